@@ -1,0 +1,27 @@
+// What this build of korch runs on: korch and Kokkos versions, enabled spaces, concurrency.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+struct BackendInfo {
+  std::string korch_version;
+  std::string backend;         // the KORCH_BACKEND korch was configured with
+  std::string kokkos_version;  // the Kokkos korch was compiled against
+  std::vector<std::string> execution_spaces;  // enabled Kokkos execution spaces
+  std::vector<std::string> memory_spaces;     // enabled Kokkos memory spaces
+  std::string default_execution_space;
+  int concurrency = 0;  // of the default execution space (needs Kokkos initialized; else 0)
+  bool kokkos_kernels = false;
+};
+
+// Collects the facts above. Safe before Kokkos::initialize (concurrency is then 0).
+BackendInfo backend_info();
+
+// Prints the facts as "key: value" lines, the format of the korch-info program.
+void print_backend_info(std::ostream& out, const BackendInfo& info);
+
+}  // namespace korch

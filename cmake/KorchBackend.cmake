@@ -1,0 +1,61 @@
+# Maps KORCH_BACKEND to a Kokkos installation and checks that the installation has that backend.
+#
+#   -DKORCH_BACKEND=serial|openmp|threads|cuda|hip   (default openmp)
+#   -DKokkos_ROOT=/path      use this Kokkos (3.4 or 4.x) instead of the one scripts/setup-kokkos built
+#
+# Without Kokkos_ROOT the prefix is $KORCH_CACHE_DIR/kokkos-3.4.01-<backend>
+# (KORCH_CACHE_DIR defaults to ~/.cache/korch), as made by `scripts/setup-kokkos <backend>`.
+
+set(KORCH_BACKENDS serial openmp threads cuda hip)
+set(KORCH_BACKEND "openmp" CACHE STRING "Kokkos backend korch runs on: ${KORCH_BACKENDS}")
+set_property(CACHE KORCH_BACKEND PROPERTY STRINGS ${KORCH_BACKENDS})
+if(NOT KORCH_BACKEND IN_LIST KORCH_BACKENDS)
+  message(FATAL_ERROR "KORCH_BACKEND='${KORCH_BACKEND}' is not a backend korch knows; use one of: ${KORCH_BACKENDS}")
+endif()
+
+if(NOT Kokkos_ROOT AND NOT DEFINED ENV{Kokkos_ROOT} AND NOT Kokkos_DIR)
+  if(DEFINED ENV{KORCH_CACHE_DIR})
+    set(_korch_cache "$ENV{KORCH_CACHE_DIR}")
+  else()
+    set(_korch_cache "$ENV{HOME}/.cache/korch")
+  endif()
+  set(Kokkos_ROOT "${_korch_cache}/kokkos-3.4.01-${KORCH_BACKEND}")
+  if(NOT EXISTS "${Kokkos_ROOT}")
+    message(FATAL_ERROR "No Kokkos for backend '${KORCH_BACKEND}' at ${Kokkos_ROOT}.\n"
+      "Build it with `scripts/setup-kokkos ${KORCH_BACKEND}`, or point -DKokkos_ROOT at your own Kokkos.")
+  endif()
+endif()
+cmake_policy(SET CMP0074 NEW)   # honour <Package>_ROOT
+find_package(Kokkos 3.4 REQUIRED)
+
+# The device name Kokkos' config uses for each backend (Kokkos 3.4 says PTHREAD, 4.x THREADS).
+set(_korch_devices_serial SERIAL)
+set(_korch_devices_openmp OPENMP)
+set(_korch_devices_threads PTHREAD THREADS)
+set(_korch_devices_cuda CUDA)
+set(_korch_devices_hip HIP)
+set(_korch_found_device FALSE)
+foreach(_dev IN LISTS _korch_devices_${KORCH_BACKEND})
+  if(_dev IN_LIST Kokkos_DEVICES)
+    set(_korch_found_device TRUE)
+  endif()
+endforeach()
+if(NOT _korch_found_device)
+  message(FATAL_ERROR "The Kokkos in ${Kokkos_DIR} was built with devices '${Kokkos_DEVICES}', "
+    "which lack the '${KORCH_BACKEND}' backend asked for by KORCH_BACKEND.\n"
+    "Build a matching Kokkos with `scripts/setup-kokkos ${KORCH_BACKEND}` or choose another KORCH_BACKEND.")
+endif()
+if(NOT "SERIAL" IN_LIST Kokkos_DEVICES)
+  message(FATAL_ERROR "korch runs each team thread's host work on Kokkos::Serial; "
+    "the Kokkos in ${Kokkos_DIR} (devices '${Kokkos_DEVICES}') must be built with -DKokkos_ENABLE_SERIAL=ON")
+endif()
+
+# Kokkos Kernels: used by the hydro app's conduction solve; optional for a user's own Kokkos.
+find_package(KokkosKernels QUIET HINTS "${Kokkos_ROOT}" "${Kokkos_DIR}/../../..")
+if(KokkosKernels_FOUND)
+  set(KORCH_HAVE_KOKKOSKERNELS ON)
+else()
+  set(KORCH_HAVE_KOKKOSKERNELS OFF)
+endif()
+message(STATUS "korch backend: ${KORCH_BACKEND}; Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR}; "
+  "devices ${Kokkos_DEVICES}; Kokkos Kernels: ${KORCH_HAVE_KOKKOSKERNELS}")

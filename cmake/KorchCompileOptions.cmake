@@ -1,0 +1,18 @@
+# Warning and sanitizer options for korch's own targets (never applied to Kokkos itself).
+
+function(korch_project_options target)
+  target_compile_options(${target} PRIVATE
+    $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra>
+    $<$<AND:$<BOOL:${KORCH_WERROR}>,$<CXX_COMPILER_ID:GNU,Clang>>:-Werror>)
+  if(KORCH_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${KORCH_SANITIZE} -fno-omit-frame-pointer -g)
+    target_link_options(${target} PRIVATE -fsanitize=${KORCH_SANITIZE})
+  endif()
+endfunction()
+
+if(KORCH_SANITIZE AND NOT KORCH_SANITIZE MATCHES "^(thread|address)$")
+  message(FATAL_ERROR "KORCH_SANITIZE='${KORCH_SANITIZE}': use thread or address (or leave it empty)")
+endif()
+if(KORCH_SANITIZE STREQUAL "thread" AND KORCH_BACKEND STREQUAL "openmp")
+  message(WARNING "ThreadSanitizer reports false races inside libgomp; use KORCH_BACKEND=serial or threads")
+endif()

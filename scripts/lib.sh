@@ -1,0 +1,66 @@
+# Shared shell helpers for korch's scripts (sourced, not run).
+
+say() { printf '[korch] %s\n' "$*" >&2; }
+die() { printf '[korch] error: %s\n' "$*" >&2; exit 1; }
+need_cmd() { command -v "$1" >/dev/null 2>&1 || die "'$1' is required but not installed"; }
+
+# Prints one deb-src line for the distribution's main archive, derived from the machine's own apt
+# sources (one-line .list files and deb822 .sources files), e.g.
+#   deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] URI bookworm main
+debian_deb_src_entry() {
+  local codename
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [[ -n $codename ]] || die "cannot tell the Debian release: /etc/os-release has no VERSION_CODENAME"
+  local files=()
+  [[ -f /etc/apt/sources.list ]] && files+=(/etc/apt/sources.list)
+  local f
+  for f in /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [[ -f $f ]] && files+=("$f")
+  done
+  local line=""
+  for f in "${files[@]}"; do
+    if [[ $f == *.sources ]]; then
+      line=$(awk -v want="$codename" '
+        function flush() {
+          if (enabled != "no" && types ~ /deb/ && uris != "" && (" " suites " ") ~ (" " want " ")) {
+            split(uris, u, " "); opt = (key != "") ? "[signed-by=" key "] " : "";
+            print "deb-src " opt u[1] " " want " main"; found = 1; exit
+          }
+          types = uris = suites = key = ""; enabled = "yes"
+        }
+        BEGIN { enabled = "yes" }
+        /^[[:space:]]*#/ { next }
+        /^[[:space:]]*$/ { flush(); next }
+        { field = tolower($1); sub(/:$/, "", field); $1 = ""; sub(/^ +/, "");
+          if (field == "types") types = $0; else if (field == "uris") uris = $0;
+          else if (field == "suites") suites = $0; else if (field == "signed-by") key = $0;
+          else if (field == "enabled") enabled = tolower($0) }
+        END { if (!found) flush() }' "$f")
+    else
+      line=$(awk -v want="$codename" '
+        /^[[:space:]]*deb(-src)?[[:space:]]/ {
+          opt = ""; i = 2
+          if ($2 ~ /^\[/) { while ($i !~ /\]$/) { opt = opt " " $i; i++ } opt = opt " " $i; i++ }
+          if ($(i + 1) == want) { sub(/^ /, "", opt); print "deb-src " (opt != "" ? opt " " : "") $i " " want " main"; exit }
+        }' "$f")
+    fi
+    [[ -n $line ]] && break
+  done
+  [[ -n $line ]] || die "no apt source for '$codename' found in /etc/apt; add the Debian archive to apt's sources"
+  echo "$line"
+}
+
+# Installs the named Debian packages that are missing (root, or sudo when available).
+ensure_apt_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  local sudo=()
+  ((EUID == 0)) || sudo=(sudo)
+  say "installing Debian packages: ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq || say "warning: apt-get update failed; trying the install anyway"
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed"
+}
