@@ -28,4 +28,41 @@ int concurrency(const ExecSpace& space = ExecSpace()) {
 // Kokkos::is_initialized() exists in both; 4.x adds is_finalized(), 3.4 does not.
 inline bool is_initialized() { return Kokkos::is_initialized(); }
 
+// HIP left the Experimental namespace in Kokkos 4.0.
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+using HIP = Kokkos::HIP;
+using HIPSpace = Kokkos::HIPSpace;
+using HIPHostPinnedSpace = Kokkos::HIPHostPinnedSpace;
+#else
+using HIP = Kokkos::Experimental::HIP;
+using HIPSpace = Kokkos::Experimental::HIPSpace;
+using HIPHostPinnedSpace = Kokkos::Experimental::HIPHostPinnedSpace;
+#endif
+#endif
+
+// ---- Execution-space instances for team threads (see thread_spaces.hpp) ----
+
+// Kokkos 4 can make a Kokkos::Serial instance with its own internal state (Serial(NewInstance)).
+// Kokkos 3.4 has one: every Kokkos::Serial object shares one global scratch/reduction buffer.
+inline constexpr bool serial_instances_are_independent = KOKKOS_VERSION >= 40000;
+
+inline Kokkos::Serial make_serial_instance() {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::Serial(Kokkos::NewInstance{});
+#else
+  return Kokkos::Serial();
+#endif
+}
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// Kokkos::Cuda(cudaStream_t) wraps a stream it does not own in 3.4 and in 4.x.
+inline Kokkos::Cuda make_stream_instance(cudaStream_t stream) { return Kokkos::Cuda(stream); }
+#endif
+
+#if defined(KOKKOS_ENABLE_HIP)
+// HIP(hipStream_t) likewise wraps a stream it does not own (compat::HIP names the space above).
+inline HIP make_stream_instance(hipStream_t stream) { return HIP(stream); }
+#endif
+
 }  // namespace korch::compat

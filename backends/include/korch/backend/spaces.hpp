@@ -2,6 +2,8 @@
 // Only backends/ names concrete Kokkos spaces; core/ and pipelines/ use these aliases.
 #pragma once
 
+#include "korch/backend/kokkos_compat.hpp"
+
 #include <Kokkos_Core.hpp>
 
 namespace korch {
@@ -19,7 +21,7 @@ using DeviceMemSpace = DeviceExecSpace::memory_space;
 #if defined(KOKKOS_ENABLE_CUDA)
 using PinnedHostMemSpace = Kokkos::CudaHostPinnedSpace;
 #elif defined(KOKKOS_ENABLE_HIP)
-using PinnedHostMemSpace = Kokkos::Experimental::HIPHostPinnedSpace;
+using PinnedHostMemSpace = compat::HIPHostPinnedSpace;
 #else
 using PinnedHostMemSpace = Kokkos::HostSpace;
 #endif
