@@ -6,27 +6,24 @@
 # Without Kokkos_ROOT the prefix is $KORCH_CACHE_DIR/kokkos-3.4.01-<backend>
 # (KORCH_CACHE_DIR defaults to ~/.cache/korch), as made by `scripts/setup-kokkos <backend>`.
 
-set(KORCH_BACKENDS serial openmp threads cuda hip)
-set(KORCH_BACKEND "openmp" CACHE STRING "Kokkos backend korch runs on: ${KORCH_BACKENDS}")
-set_property(CACHE KORCH_BACKEND PROPERTY STRINGS ${KORCH_BACKENDS})
 if(NOT KORCH_BACKEND IN_LIST KORCH_BACKENDS)
   message(FATAL_ERROR "KORCH_BACKEND='${KORCH_BACKEND}' is not a backend korch knows; use one of: ${KORCH_BACKENDS}")
 endif()
 
 if(NOT Kokkos_ROOT AND NOT DEFINED ENV{Kokkos_ROOT} AND NOT Kokkos_DIR)
-  if(DEFINED ENV{KORCH_CACHE_DIR})
-    set(_korch_cache "$ENV{KORCH_CACHE_DIR}")
-  else()
-    set(_korch_cache "$ENV{HOME}/.cache/korch")
-  endif()
-  set(Kokkos_ROOT "${_korch_cache}/kokkos-3.4.01-${KORCH_BACKEND}")
+  set(Kokkos_ROOT "${KORCH_DEFAULT_KOKKOS_PREFIX}")
   if(NOT EXISTS "${Kokkos_ROOT}")
     message(FATAL_ERROR "No Kokkos for backend '${KORCH_BACKEND}' at ${Kokkos_ROOT}.\n"
       "Build it with `scripts/setup-kokkos ${KORCH_BACKEND}`, or point -DKokkos_ROOT at your own Kokkos.")
   endif()
 endif()
 cmake_policy(SET CMP0074 NEW)   # honour <Package>_ROOT
-find_package(Kokkos 3.4 REQUIRED)
+# No version in find_package: Kokkos' version file accepts only its own major version, and korch
+# supports 3.4 through 4.x and newer.
+find_package(Kokkos REQUIRED)
+if(Kokkos_VERSION VERSION_LESS 3.4)
+  message(FATAL_ERROR "korch needs Kokkos 3.4 or newer; ${Kokkos_DIR} has ${Kokkos_VERSION}")
+endif()
 
 # The device name Kokkos' config uses for each backend (Kokkos 3.4 says PTHREAD, 4.x THREADS).
 set(_korch_devices_serial SERIAL)

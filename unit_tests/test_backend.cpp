@@ -15,7 +15,7 @@ namespace {
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
-// The Kokkos execution space name that each korch backend must make the default.
+// The Kokkos execution space that each korch backend must run its device work on.
 std::string expected_default_space(const std::string& backend) {
   if (backend == "serial") return "Serial";
   if (backend == "openmp") return "OpenMP";
@@ -29,7 +29,8 @@ std::string expected_default_space(const std::string& backend) {
 TEST_CASE("The library records the backend it was configured for, and Kokkos agrees") {
   const auto info = korch::backend_info();
   CHECK(info.backend == KORCH_BACKEND_NAME);
-  CHECK(info.default_execution_space == expected_default_space(info.backend));
+  CHECK(info.device_execution_space == expected_default_space(info.backend));
+  CHECK(std::string(korch::DeviceExecSpace::name()) == expected_default_space(info.backend));
   CHECK(contains(info.execution_spaces, expected_default_space(info.backend)));
 }
 
@@ -53,7 +54,7 @@ TEST_CASE("Kokkos version shim decodes KOKKOS_VERSION") {
 TEST_CASE("Concurrency is reported once Kokkos is initialized") {
   const auto info = korch::backend_info();
   CHECK(info.concurrency >= 1);
-  CHECK(info.concurrency == korch::compat::concurrency<Kokkos::DefaultExecutionSpace>());
+  CHECK(info.concurrency == korch::compat::concurrency<korch::DeviceExecSpace>());
 }
 
 TEST_CASE("korch-info output names version, backend, spaces and concurrency") {

@@ -1,6 +1,7 @@
 #include "korch/backend/backend_info.hpp"
 
 #include "korch/backend/kokkos_compat.hpp"
+#include "korch/backend/spaces.hpp"
 #include "korch/config.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -45,8 +46,9 @@ BackendInfo backend_info() {
 #if defined(KOKKOS_ENABLE_HIP)
   info.memory_spaces.insert(info.memory_spaces.end(), {"HIPSpace", "HIPHostPinnedSpace"});
 #endif
-  info.default_execution_space = Kokkos::DefaultExecutionSpace::name();
-  if (compat::is_initialized()) info.concurrency = compat::concurrency<Kokkos::DefaultExecutionSpace>();
+  info.device_execution_space = DeviceExecSpace::name();
+  info.kokkos_default_execution_space = Kokkos::DefaultExecutionSpace::name();
+  if (compat::is_initialized()) info.concurrency = compat::concurrency<DeviceExecSpace>();
   return info;
 }
 
@@ -56,7 +58,8 @@ void print_backend_info(std::ostream& out, const BackendInfo& info) {
       << "Kokkos version:          " << info.kokkos_version << '\n'
       << "Kokkos Kernels:          " << (info.kokkos_kernels ? "yes" : "no") << '\n'
       << "execution spaces:        " << join(info.execution_spaces) << '\n'
-      << "default execution space: " << info.default_execution_space << '\n'
+      << "device execution space:  " << info.device_execution_space << '\n'
+      << "Kokkos default space:    " << info.kokkos_default_execution_space << '\n'
       << "memory spaces:           " << join(info.memory_spaces) << '\n'
       << "concurrency:             " << info.concurrency << '\n';
 }

@@ -13,8 +13,9 @@ struct BackendInfo {
   std::string kokkos_version;  // the Kokkos korch was compiled against
   std::vector<std::string> execution_spaces;  // enabled Kokkos execution spaces
   std::vector<std::string> memory_spaces;     // enabled Kokkos memory spaces
-  std::string default_execution_space;
-  int concurrency = 0;  // of the default execution space (needs Kokkos initialized; else 0)
+  std::string device_execution_space;          // korch::DeviceExecSpace, chosen by the backend
+  std::string kokkos_default_execution_space;  // Kokkos::DefaultExecutionSpace
+  int concurrency = 0;  // of DeviceExecSpace (needs Kokkos initialized; else 0)
   bool kokkos_kernels = false;
 };
 

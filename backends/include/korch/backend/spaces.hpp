@@ -3,6 +3,7 @@
 #pragma once
 
 #include "korch/backend/kokkos_compat.hpp"
+#include "korch/config.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -13,8 +14,21 @@ namespace korch {
 // so every host team thread runs its per-item kernels on Serial.
 using HostTaskSpace = Kokkos::Serial;
 
-// The backend's primary space: the GPU for cuda/hip, the parallel host space otherwise.
-using DeviceExecSpace = Kokkos::DefaultExecutionSpace;
+// The backend's primary space, as chosen by KORCH_BACKEND (not Kokkos' default, which can differ
+// when a user's Kokkos has several backends): the GPU for cuda/hip, the parallel host space otherwise.
+#if defined(KORCH_BACKEND_SERIAL)
+using DeviceExecSpace = Kokkos::Serial;
+#elif defined(KORCH_BACKEND_OPENMP)
+using DeviceExecSpace = Kokkos::OpenMP;
+#elif defined(KORCH_BACKEND_THREADS)
+using DeviceExecSpace = Kokkos::Threads;
+#elif defined(KORCH_BACKEND_CUDA)
+using DeviceExecSpace = Kokkos::Cuda;
+#elif defined(KORCH_BACKEND_HIP)
+using DeviceExecSpace = compat::HIP;
+#else
+#error "korch/config.hpp names no backend"
+#endif
 using DeviceMemSpace = DeviceExecSpace::memory_space;
 
 // Host memory that the device can copy from asynchronously.
