@@ -1,0 +1,441 @@
+// korch-dataflow: demos of dataflow pipelines (issue 6). Each subcommand builds a graph, runs it
+// on the default execution space, compares the output with a sequential reference and prints
+// results and lane utilization.
+//
+//   korch-dataflow [filters|expander|route|parser|nested|all] [--n N] [--width W]
+//                  [--instances I] [--scale S] [--buffer B]
+#include <korch/dataflow.hpp>
+#include <korch/error.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace df = korch::dataflow;
+
+namespace {
+
+KOKKOS_INLINE_FUNCTION std::uint32_t mix(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+struct Args {
+  std::string command = "all";
+  int n = 100000;
+  df::Options opt;
+  int buffer = 4;
+};
+
+// ---- filter chain, expander, routing -----------------------------------------------------------
+struct Filter {
+  using input_type = std::uint32_t;
+  using outputs = df::Outputs<df::Out<std::uint32_t, 1>>;
+  std::uint32_t stage, percent;
+  KOKKOS_INLINE_FUNCTION bool keep(std::uint32_t x) const { return mix(x + stage) % 100u < percent; }
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const std::uint32_t& x, Emit& emit) const {
+    if (keep(x)) emit(x ^ stage);
+  }
+};
+struct Expander {
+  using input_type = std::uint32_t;
+  using outputs = df::Outputs<df::Out<std::uint32_t, 16>>;
+  KOKKOS_INLINE_FUNCTION static int count(std::uint32_t x) { return static_cast<int>(mix(x) % 17u); }
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const std::uint32_t& x, Emit& emit) const {
+    for (int j = 0; j < count(x); ++j) emit(x * 17u + static_cast<std::uint32_t>(j));
+  }
+};
+struct Router {  // accept multiples of 3, reject the rest (as their remainder)
+  using input_type = std::uint32_t;
+  using outputs = df::Outputs<df::Out<std::uint32_t, 1>, df::Out<int, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const std::uint32_t& x, Emit& emit) const {
+    if (x % 3 == 0)
+      emit(df::channel<0>, x);
+    else
+      emit(df::channel<1>, static_cast<int>(x % 3));
+  }
+};
+
+Kokkos::View<std::uint32_t*> random_input(int n, std::vector<std::uint32_t>& host) {
+  std::mt19937 rng(42);
+  host.resize(n);
+  Kokkos::View<std::uint32_t*> d("input", n);
+  auto h = Kokkos::create_mirror_view(d);
+  for (int i = 0; i < n; ++i) h(i) = host[i] = rng();
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+void print_stats(const df::RunStats& st) {
+  std::printf("  %d instances, vector width %d, %.3f ms\n", st.instances, st.vector_width,
+              st.seconds * 1e3);
+  std::printf("  %-12s %-15s %10s %10s %12s %8s %8s %8s %6s\n", "node", "kind", "firings", "runs",
+              "items", "signals", "flushes", "blocks", "util");
+  for (const auto& n : st.nodes)
+    std::printf("  %-12s %-15s %10lld %10lld %12lld %8lld %8lld %8lld %6.3f\n", n.name.c_str(),
+                df::to_string(n.kind), n.firings, n.runs, n.lanes, n.signals, n.flushes, n.blocks,
+                n.utilization);
+}
+
+template <class T>
+bool same_multiset(std::vector<T> a, std::vector<T> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+bool filters(const Args& a) {
+  std::vector<std::uint32_t> host;
+  auto d = random_input(a.n, host);
+  const Filter f[3] = {{1, 80}, {2, 50}, {3, 90}};
+  std::vector<std::uint32_t> ref;
+  for (std::uint32_t x : host) {
+    bool ok = true;
+    for (const Filter& s : f) {
+      if (!ok || !s.keep(x)) {
+        ok = false;
+        break;
+      }
+      x ^= s.stage;
+    }
+    if (ok) ref.push_back(x);
+  }
+  auto g = df::graph("filter-chain")
+               .source("in", df::from_view(d))
+               .node("f1", f[0], "in")
+               .node("f2", f[1], "f1")
+               .node("f3", f[2], "f2")
+               .sink<std::uint32_t>("out", "f3", a.n);
+  auto p = df::make_pipeline(g, a.opt);
+  const auto st = p.run();
+  const auto out = p.output<std::uint32_t>("out");
+  const bool ok = same_multiset(out.values, ref);
+  std::printf("filter chain (keep 80%% -> 50%% -> 90%%): %d items -> %zu (reference %zu): %s\n",
+              a.n, out.values.size(), ref.size(), ok ? "matches" : "MISMATCH");
+  print_stats(st);
+  return ok;
+}
+
+bool expander(const Args& a) {
+  std::vector<std::uint32_t> host;
+  auto d = random_input(a.n, host);
+  std::vector<std::uint32_t> ref;
+  for (std::uint32_t x : host)
+    for (int j = 0; j < Expander::count(x); ++j) ref.push_back(x * 17u + static_cast<std::uint32_t>(j));
+  auto g = df::graph("expander")
+               .source("in", df::from_view(d))
+               .node("expand", Expander{}, "in")
+               .sink<std::uint32_t>("out", "expand", ref.size());
+  auto p = df::make_pipeline(g, a.opt);
+  const auto st = p.run();
+  const auto out = p.output<std::uint32_t>("out");
+  const bool ok = same_multiset(out.values, ref);
+  std::printf("expander (0..16 outputs per item): %d items -> %zu (reference %zu): %s\n", a.n,
+              out.values.size(), ref.size(), ok ? "matches" : "MISMATCH");
+  print_stats(st);
+  return ok;
+}
+
+bool route(const Args& a) {
+  std::vector<std::uint32_t> host;
+  auto d = random_input(a.n, host);
+  std::vector<std::uint32_t> yes;
+  std::vector<int> no;
+  for (std::uint32_t x : host) (x % 3 == 0 ? (void)yes.push_back(x) : no.push_back(static_cast<int>(x % 3)));
+  auto g = df::graph("route")
+               .source("in", df::from_view(d))
+               .node("route", Router{}, "in", {"accept", "reject"})
+               .sink<std::uint32_t>("accepted", "route.accept", a.n)
+               .sink<int>("rejected", "route.reject", a.n);
+  auto p = df::make_pipeline(g, a.opt);
+  const auto st = p.run();
+  const auto acc = p.output<std::uint32_t>("accepted");
+  const auto rej = p.output<int>("rejected");
+  const bool ok = same_multiset(acc.values, yes) && same_multiset(rej.values, no);
+  std::printf("accept/reject routing: %d items -> %zu accepted, %zu rejected: %s\n", a.n,
+              acc.values.size(), rej.values.size(), ok ? "matches" : "MISMATCH");
+  print_stats(st);
+  return ok;
+}
+
+// ---- record parser ----------------------------------------------------------------------------
+struct Record {
+  int id, off, len;
+};
+struct Field {
+  int rec, idx, off, len;
+};
+struct Char {
+  int rec, field, c;
+};
+struct FieldValue {  // a field parsed as a number (digits only)
+  int rec, field, digits;
+  long long value;
+};
+struct RecordSummary {
+  int id, fields, numeric;
+  long long total;
+};
+
+struct Fields {
+  using parent_type = Record;
+  using element_type = Field;
+  Kokkos::View<const char*> text;
+  KOKKOS_INLINE_FUNCTION int count(const Record& r) const {
+    int n = 1;
+    for (int i = 0; i < r.len; ++i) n += text(r.off + i) == ',';
+    return n;
+  }
+  KOKKOS_INLINE_FUNCTION Field element(const Record& r, int k) const {
+    int start = r.off, f = 0;
+    for (int i = 0; i < r.len && f < k; ++i)
+      if (text(r.off + i) == ',') {
+        ++f;
+        start = r.off + i + 1;
+      }
+    int end = start;
+    while (end < r.off + r.len && text(end) != ',') ++end;
+    return Field{r.id, k, start, end - start};
+  }
+};
+struct NonEmpty {
+  using input_type = Field;
+  using outputs = df::Outputs<df::Out<Field, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const Field& f, Emit& emit) const {
+    if (f.len > 0) emit(f);
+  }
+};
+struct Chars {
+  using parent_type = Field;
+  using element_type = Char;
+  Kokkos::View<const char*> text;
+  KOKKOS_INLINE_FUNCTION int count(const Field& f) const { return f.len; }
+  KOKKOS_INLINE_FUNCTION Char element(const Field& f, int i) const {
+    return Char{f.rec, f.idx, text(f.off + i)};
+  }
+};
+struct Digit {
+  using input_type = Char;
+  using outputs = df::Outputs<df::Out<Char, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const Char& c, Emit& emit) const {
+    if (c.c >= '0' && c.c <= '9') emit(c);
+  }
+};
+struct ParseField {  // closes the chars region: digits of one field -> its value
+  using input_type = Char;
+  using parent_type = Field;
+  using accumulator_type = FieldValue;
+  using output_type = FieldValue;
+  KOKKOS_INLINE_FUNCTION FieldValue init(const Field& f) const { return FieldValue{f.rec, f.idx, 0, 0}; }
+  KOKKOS_INLINE_FUNCTION void add(FieldValue& v, const Char& c) const {
+    v.digits += 1;
+    v.value = (v.value * 10 + (c.c - '0')) % 1000000007LL;
+  }
+  KOKKOS_INLINE_FUNCTION FieldValue finish(const Field&, const FieldValue& v) const { return v; }
+};
+struct SumRecord {  // closes the fields region: field values of one record -> its summary
+  using input_type = FieldValue;
+  using parent_type = Record;
+  using accumulator_type = RecordSummary;
+  using output_type = RecordSummary;
+  KOKKOS_INLINE_FUNCTION RecordSummary init(const Record& r) const { return RecordSummary{r.id, 0, 0, 0}; }
+  KOKKOS_INLINE_FUNCTION void add(RecordSummary& s, const FieldValue& v) const {
+    s.fields += 1;
+    s.numeric += v.digits > 0;
+    s.total += v.value;
+  }
+  KOKKOS_INLINE_FUNCTION RecordSummary finish(const Record&, const RecordSummary& s) const { return s; }
+};
+struct CountFields {  // single level: closes the fields region directly
+  using input_type = Field;
+  using parent_type = Record;
+  using accumulator_type = RecordSummary;
+  using output_type = RecordSummary;
+  KOKKOS_INLINE_FUNCTION RecordSummary init(const Record& r) const { return RecordSummary{r.id, 0, 0, 0}; }
+  KOKKOS_INLINE_FUNCTION void add(RecordSummary& s, const Field& f) const {
+    s.fields += 1;
+    s.total += f.len;
+  }
+  KOKKOS_INLINE_FUNCTION RecordSummary finish(const Record&, const RecordSummary& s) const { return s; }
+};
+
+struct Corpus {
+  std::string text;
+  std::vector<Record> records;
+  Kokkos::View<char*> dtext;
+  Kokkos::View<Record*> drecords;
+};
+
+Corpus make_corpus(int n) {
+  std::mt19937 rng(7);
+  Corpus c;
+  const char* words[] = {"12", "7", "x", "", "3141", "abc", "42", "0", "9z9", "1000"};
+  for (int r = 0; r < n; ++r) {
+    Record rec{r, static_cast<int>(c.text.size()), 0};
+    const int fields = static_cast<int>(rng() % 6) + 1;
+    for (int f = 0; f < fields; ++f) {
+      if (f > 0) c.text += ',';
+      c.text += words[rng() % 10];
+    }
+    rec.len = static_cast<int>(c.text.size()) - rec.off;
+    c.records.push_back(rec);
+  }
+  c.dtext = Kokkos::View<char*>("text", c.text.size() + 1);
+  auto ht = Kokkos::create_mirror_view(c.dtext);
+  for (std::size_t i = 0; i < c.text.size(); ++i) ht(i) = c.text[i];
+  Kokkos::deep_copy(c.dtext, ht);
+  c.drecords = Kokkos::View<Record*>("records", n);
+  auto hr = Kokkos::create_mirror_view(c.drecords);
+  for (int i = 0; i < n; ++i) hr(i) = c.records[i];
+  Kokkos::deep_copy(c.drecords, hr);
+  return c;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out(1);
+  for (char ch : s) {
+    if (ch == ',') out.emplace_back();
+    else out.back() += ch;
+  }
+  return out;
+}
+
+bool in_order(const df::SinkOutput<RecordSummary>& out) {
+  std::vector<int> last(1024, -1);
+  for (std::size_t k = 0; k < out.values.size(); ++k) {
+    const int i = out.instance[k] % 1024;
+    if (out.values[k].id <= last[i]) return false;
+    last[i] = out.values[k].id;
+  }
+  return true;
+}
+
+bool parser(const Args& a) {
+  const Corpus c = make_corpus(a.n / 4 + 1);
+  auto g = df::graph("record-parser")
+               .source("records", df::from_view(c.drecords))
+               .enumerate("fields", Fields{c.dtext}, "records", a.buffer)
+               .node("nonempty", NonEmpty{}, "fields")
+               .aggregate("per_record", CountFields{}, "nonempty", "fields")
+               .sink<RecordSummary>("out", "per_record", c.records.size());
+  std::printf("record parser: records -> enumerate fields -> drop empty -> per-record aggregate\n%s",
+              g.compile().describe().c_str());
+  auto p = df::make_pipeline(g, a.opt);
+  const auto st = p.run();
+  const auto out = p.output<RecordSummary>("out");
+  bool ok = out.values.size() == c.records.size() && in_order(out);
+  for (const auto& s : out.values) {
+    int fields = 0;
+    long long total = 0;
+    for (const auto& f : split(c.text.substr(c.records[s.id].off, c.records[s.id].len)))
+      if (!f.empty()) {
+        ++fields;
+        total += static_cast<long long>(f.size());
+      }
+    ok = ok && s.fields == fields && s.total == total;
+  }
+  std::printf("  %zu records -> %zu summaries (first: record %d has %d non-empty fields, %lld "
+              "chars): %s\n", c.records.size(), out.values.size(),
+              out.values.empty() ? -1 : out.values[0].id, out.values.empty() ? 0 : out.values[0].fields,
+              out.values.empty() ? 0LL : out.values[0].total, ok ? "matches" : "MISMATCH");
+  print_stats(st);
+  return ok;
+}
+
+bool nested(const Args& a) {
+  const Corpus c = make_corpus(a.n / 4 + 1);
+  auto g = df::graph("nested-parser")
+               .source("records", df::from_view(c.drecords))
+               .enumerate("fields", Fields{c.dtext}, "records", 64)
+               .node("nonempty", NonEmpty{}, "fields")
+               .enumerate("chars", Chars{c.dtext}, "nonempty", a.buffer)
+               .node("digits", Digit{}, "chars")
+               .aggregate("per_field", ParseField{}, "digits", "chars")
+               .aggregate("per_record", SumRecord{}, "per_field", "fields")
+               .sink<RecordSummary>("out", "per_record", c.records.size());
+  std::printf("nested enumeration: records -> fields -> characters (chars buffer %d slots)\n%s",
+              a.buffer, g.compile().describe().c_str());
+  auto p = df::make_pipeline(g, a.opt);
+  const auto st = p.run();
+  const auto out = p.output<RecordSummary>("out");
+  bool ok = out.values.size() == c.records.size() && in_order(out);
+  for (const auto& s : out.values) {
+    RecordSummary ref{s.id, 0, 0, 0};
+    for (const auto& f : split(c.text.substr(c.records[s.id].off, c.records[s.id].len))) {
+      if (f.empty()) continue;
+      FieldValue v{s.id, 0, 0, 0};
+      for (char ch : f)
+        if (ch >= '0' && ch <= '9') ParseField{}.add(v, Char{0, 0, ch});
+      SumRecord{}.add(ref, v);
+    }
+    ok = ok && s.fields == ref.fields && s.numeric == ref.numeric && s.total == ref.total;
+  }
+  std::printf("  %zu records -> %zu summaries: %s\n", c.records.size(), out.values.size(),
+              ok ? "matches" : "MISMATCH");
+  print_stats(st);
+  const auto& chars = st.node("chars");
+  std::printf("  'chars' blocked %lld times on its full buffer; each block flushed region %d only: "
+              "per_field completed %lld flushes, per_record (region %d) %lld (= end of input per "
+              "instance)\n", chars.blocks, p.graph().heads[p.graph().index_of("chars")],
+              st.node("per_field").flushes, p.graph().heads[p.graph().index_of("fields")],
+              st.node("per_record").flushes);
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);
+  int rc = 0;
+  try {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+      const std::string s = argv[i];
+      auto value = [&]() -> const char* {
+        if (i + 1 >= argc) throw korch::Error::format("korch-dataflow: {} needs a value", s);
+        return argv[++i];
+      };
+      if (s == "--n") a.n = std::atoi(value());
+      else if (s == "--width") a.opt.vector_width = std::atoi(value());
+      else if (s == "--instances") a.opt.instances = std::atoi(value());
+      else if (s == "--scale") a.opt.queue_scale = std::atof(value());
+      else if (s == "--buffer") a.buffer = std::atoi(value());
+      else if (s.rfind("--", 0) == 0)
+        throw korch::Error::format("korch-dataflow: unknown option '{}'; options: --n --width "
+                                   "--instances --scale --buffer", s);
+      else a.command = s;
+    }
+    const std::string& c = a.command;
+    bool ok = true, known = false;
+    if (c == "filters" || c == "all") known = true, ok = filters(a) && ok;
+    if (c == "expander" || c == "all") known = true, ok = expander(a) && ok;
+    if (c == "route" || c == "all") known = true, ok = route(a) && ok;
+    if (c == "parser" || c == "all") known = true, ok = parser(a) && ok;
+    if (c == "nested" || c == "all") known = true, ok = nested(a) && ok;
+    if (!known)
+      throw korch::Error::format("korch-dataflow: unknown command '{}'; use filters, expander, "
+                                 "route, parser, nested or all", c);
+    rc = ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    rc = 2;
+  }
+  Kokkos::finalize();
+  return rc;
+}

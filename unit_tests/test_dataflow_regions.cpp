@@ -1,0 +1,630 @@
+// Dataflow regions and enumeration: region numbering on hand-made graphs (seed 000's two rules),
+// compile errors, parent buffers that fill (flush + BLOCK, unblock on release), nested
+// enumeration whose inner flushes stay inside the inner region, debug checks as korch::Error.
+#include <doctest/doctest.h>
+
+#include <korch/dataflow.hpp>
+#include <korch/error.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace df = korch::dataflow;
+
+namespace {
+
+// ---- int graphs for region numbering -------------------------------------------------------
+struct Range {  // parent p -> p % 4 elements p*10 + i
+  using parent_type = int;
+  using element_type = int;
+  KOKKOS_INLINE_FUNCTION int count(const int& p) const { return (p < 0 ? -p : p) % 4; }
+  KOKKOS_INLINE_FUNCTION int element(const int& p, int i) const { return p * 10 + i; }
+};
+struct Sum {  // per parent: parent + sum of elements
+  using input_type = int;
+  using parent_type = int;
+  using accumulator_type = int;
+  using output_type = int;
+  KOKKOS_INLINE_FUNCTION int init(const int& p) const { return p; }
+  KOKKOS_INLINE_FUNCTION void add(int& acc, const int& x) const { acc += x; }
+  KOKKOS_INLINE_FUNCTION int finish(const int&, const int& acc) const { return acc; }
+};
+struct Pass {
+  using input_type = int;
+  using outputs = df::Outputs<df::Out<int, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
+    emit(x);
+  }
+};
+struct Split {
+  using input_type = int;
+  using outputs = df::Outputs<df::Out<int, 1>, df::Out<int, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
+    if (x % 2) emit(x);
+    else emit(df::channel<1>, x);
+  }
+};
+struct ToDouble {
+  using input_type = int;
+  using outputs = df::Outputs<df::Out<double, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
+    emit(static_cast<double>(x));
+  }
+};
+
+Kokkos::View<int*> ints(int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  Kokkos::View<int*> d("ints", n);
+  auto h = Kokkos::create_mirror_view(d);
+  for (int i = 0; i < n; ++i) h(i) = static_cast<int>(rng() % 1000);
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+int number(const df::CompiledGraph& g, const std::string& head) {
+  for (const auto& r : g.regions)
+    if (r.name == head) return r.number;
+  return -1;
+}
+int label(const df::CompiledGraph& g, const std::string& node) {
+  return g.label[g.index_of(node)];
+}
+
+std::string compile_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const korch::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- the record parser: records -> fields -> characters ------------------------------------
+struct Record {
+  int id, off, len;
+};
+struct Field {
+  int rec, idx, off, len;
+};
+struct Char {
+  int rec, field, c;
+};
+struct FieldSum {
+  int rec, field, digits, sum;
+};
+struct RecordSum {
+  int id, fields, digits, sum, check;
+};
+
+struct Fields {  // a record's comma-separated fields
+  using parent_type = Record;
+  using element_type = Field;
+  Kokkos::View<const char*> text;
+  KOKKOS_INLINE_FUNCTION int count(const Record& r) const {
+    int n = 1;
+    for (int i = 0; i < r.len; ++i) n += text(r.off + i) == ',';
+    return n;
+  }
+  KOKKOS_INLINE_FUNCTION Field element(const Record& r, int k) const {
+    int start = r.off, f = 0;
+    for (int i = 0; i < r.len && f < k; ++i)
+      if (text(r.off + i) == ',') {
+        ++f;
+        start = r.off + i + 1;
+      }
+    int end = start;
+    while (end < r.off + r.len && text(end) != ',') ++end;
+    return Field{r.id, k, start, end - start};
+  }
+};
+struct NonEmpty {
+  using input_type = Field;
+  using outputs = df::Outputs<df::Out<Field, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const Field& f, Emit& emit) const {
+    if (f.len > 0) emit(f);
+  }
+};
+struct Chars {
+  using parent_type = Field;
+  using element_type = Char;
+  Kokkos::View<const char*> text;
+  KOKKOS_INLINE_FUNCTION int count(const Field& f) const { return f.len; }
+  KOKKOS_INLINE_FUNCTION Char element(const Field& f, int i) const {
+    return Char{f.rec, f.idx, text(f.off + i)};
+  }
+};
+struct Digits {
+  using input_type = Char;
+  using outputs = df::Outputs<df::Out<Char, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const Char& c, Emit& emit) const {
+    if (c.c >= '0' && c.c <= '9') emit(c);
+  }
+};
+struct PerField {
+  using input_type = Char;
+  using parent_type = Field;
+  using accumulator_type = FieldSum;
+  using output_type = FieldSum;
+  KOKKOS_INLINE_FUNCTION FieldSum init(const Field& f) const { return FieldSum{f.rec, f.idx, 0, 0}; }
+  KOKKOS_INLINE_FUNCTION void add(FieldSum& a, const Char& c) const {
+    a.digits += 1;
+    a.sum = a.sum * 10 % 1000003 + (c.c - '0');
+  }
+  KOKKOS_INLINE_FUNCTION FieldSum finish(const Field&, const FieldSum& a) const { return a; }
+};
+struct PerRecord {
+  using input_type = FieldSum;
+  using parent_type = Record;
+  using accumulator_type = RecordSum;
+  using output_type = RecordSum;
+  KOKKOS_INLINE_FUNCTION RecordSum init(const Record& r) const { return RecordSum{r.id, 0, 0, 0, 0}; }
+  KOKKOS_INLINE_FUNCTION void add(RecordSum& a, const FieldSum& f) const {
+    a.fields += 1;
+    a.digits += f.digits;
+    a.sum = (a.sum + f.sum) % 1000003;
+    a.check = (a.check * 31 + f.field * 7 + f.sum) % 1000003;  // order-sensitive
+  }
+  KOKKOS_INLINE_FUNCTION RecordSum finish(const Record&, const RecordSum& a) const { return a; }
+};
+// single-level: per record, count of non-empty fields and total length
+struct FieldStats {
+  using input_type = Field;
+  using parent_type = Record;
+  using accumulator_type = RecordSum;
+  using output_type = RecordSum;
+  KOKKOS_INLINE_FUNCTION RecordSum init(const Record& r) const { return RecordSum{r.id, 0, 0, 0, 0}; }
+  KOKKOS_INLINE_FUNCTION void add(RecordSum& a, const Field& f) const {
+    a.fields += 1;
+    a.sum += f.len;
+    a.check = (a.check * 31 + f.idx) % 1000003;
+  }
+  KOKKOS_INLINE_FUNCTION RecordSum finish(const Record&, const RecordSum& a) const { return a; }
+};
+
+struct Corpus {
+  std::string text;
+  std::vector<Record> records;
+  Kokkos::View<char*> dtext;
+  Kokkos::View<Record*> drecords;
+};
+
+Corpus make_corpus(int n, unsigned seed) {
+  std::mt19937 rng(seed);
+  Corpus c;
+  const std::string alphabet = "0123456789abc";
+  for (int r = 0; r < n; ++r) {
+    Record rec{r, static_cast<int>(c.text.size()), 0};
+    const int fields = static_cast<int>(rng() % 7);  // 0..6 commas
+    for (int f = 0; f <= fields; ++f) {
+      if (f > 0) c.text += ',';
+      const int len = static_cast<int>(rng() % 9);  // empty fields too
+      for (int k = 0; k < len; ++k) c.text += alphabet[rng() % alphabet.size()];
+    }
+    if (rng() % 10 == 0) {  // some empty records
+      c.text.resize(rec.off);
+    }
+    rec.len = static_cast<int>(c.text.size()) - rec.off;
+    c.records.push_back(rec);
+  }
+  c.dtext = Kokkos::View<char*>("text", c.text.size() + 1);
+  auto ht = Kokkos::create_mirror_view(c.dtext);
+  for (std::size_t i = 0; i < c.text.size(); ++i) ht(i) = c.text[i];
+  Kokkos::deep_copy(c.dtext, ht);
+  c.drecords = Kokkos::View<Record*>("records", n);
+  auto hr = Kokkos::create_mirror_view(c.drecords);
+  for (int i = 0; i < n; ++i) hr(i) = c.records[i];
+  Kokkos::deep_copy(c.drecords, hr);
+  return c;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out(1);
+  for (char ch : s) {
+    if (ch == ',') out.emplace_back();
+    else out.back() += ch;
+  }
+  return out;
+}
+
+std::vector<RecordSum> nested_reference(const Corpus& c) {
+  std::vector<RecordSum> ref;
+  for (const Record& r : c.records) {
+    RecordSum a{r.id, 0, 0, 0, 0};
+    const auto fields = split(c.text.substr(r.off, r.len));
+    for (int f = 0; f < static_cast<int>(fields.size()); ++f) {
+      if (fields[f].empty()) continue;
+      FieldSum fs{r.id, f, 0, 0};
+      for (char ch : fields[f])
+        if (ch >= '0' && ch <= '9') {
+          fs.digits += 1;
+          fs.sum = fs.sum * 10 % 1000003 + (ch - '0');
+        }
+      PerRecord{}.add(a, fs);
+    }
+    ref.push_back(a);
+  }
+  return ref;
+}
+
+std::vector<RecordSum> flat_reference(const Corpus& c) {
+  std::vector<RecordSum> ref;
+  for (const Record& r : c.records) {
+    RecordSum a{r.id, 0, 0, 0, 0};
+    const auto fields = split(c.text.substr(r.off, r.len));
+    for (int f = 0; f < static_cast<int>(fields.size()); ++f)
+      if (!fields[f].empty()) FieldStats{}.add(a, Field{r.id, f, 0, static_cast<int>(fields[f].size())});
+    ref.push_back(a);
+  }
+  return ref;
+}
+
+void check_records(const df::SinkOutput<RecordSum>& out, const std::vector<RecordSum>& ref) {
+  REQUIRE(out.values.size() == ref.size());
+  std::map<int, int> last;
+  bool ordered = true, equal = true;
+  for (std::size_t k = 0; k < out.values.size(); ++k) {
+    const RecordSum& v = out.values[k];
+    auto it = last.find(out.instance[k]);
+    if (it != last.end() && it->second >= v.id) ordered = false;
+    last[out.instance[k]] = v.id;
+    REQUIRE(v.id >= 0);
+    REQUIRE(v.id < static_cast<int>(ref.size()));
+    const RecordSum& w = ref[v.id];
+    equal = equal && v.fields == w.fields && v.digits == w.digits && v.sum == w.sum &&
+            v.check == w.check;
+  }
+  CHECK(ordered);
+  CHECK(equal);
+  std::vector<int> ids;
+  for (const auto& v : out.values) ids.push_back(v.id);
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+}
+
+struct Two {  // declares one output per input, emits two
+  using input_type = int;
+  using outputs = df::Outputs<df::Out<int, 1>>;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
+    emit(x);
+    emit(x);
+  }
+};
+
+df::Options opts(int width, double scale, int instances) {
+  df::Options o;
+  o.vector_width = width;
+  o.queue_scale = scale;
+  o.instances = instances;
+  return o;
+}
+
+auto nested_graph(const Corpus& c, int field_buffer, int char_buffer) {
+  return df::graph("parser")
+      .source("records", df::from_view(c.drecords))
+      .enumerate("fields", Fields{c.dtext}, "records", field_buffer)
+      .node("nonempty", NonEmpty{}, "fields")
+      .enumerate("chars", Chars{c.dtext}, "nonempty", char_buffer)
+      .node("digits", Digits{}, "chars")
+      .aggregate("per_field", PerField{}, "digits", "chars")
+      .aggregate("per_record", PerRecord{}, "per_field", "fields")
+      .sink<RecordSum>("out", "per_record", c.records.size());
+}
+
+}  // namespace
+
+TEST_CASE("Regions: a region contained in another gets a higher number") {
+  auto d = ints(10, 1);
+  auto g = df::graph("nested")
+               .source("in", df::from_view(d))
+               .enumerate("e1", Range{}, "in")
+               .enumerate("e2", Range{}, "e1")
+               .aggregate("a2", Sum{}, "e2", "e2")
+               .aggregate("a1", Sum{}, "a2", "e1")
+               .sink<int>("out", "a1", 100)
+               .compile();
+  CHECK(number(g, "e1") == 1);
+  CHECK(number(g, "e2") == 2);
+  CHECK(label(g, "in") == 0);
+  CHECK(label(g, "e1") == 1);
+  CHECK(label(g, "e2") == 2);
+  CHECK(label(g, "a2") == 2);
+  CHECK(label(g, "a1") == 1);
+  CHECK(label(g, "out") == 0);
+}
+
+TEST_CASE("Regions: a region disjoint from one whose head precedes it gets a lower number (the "
+          "seed's FIXME rule), so the upstream region's flush stops at its terminal") {
+  auto d = ints(10, 1);
+  auto g = df::graph("sequence")
+               .source("in", df::from_view(d))
+               .enumerate("e1", Range{}, "in")
+               .aggregate("a1", Sum{}, "e1", "e1")
+               .node("mid", Pass{}, "a1")
+               .enumerate("e2", Range{}, "mid")
+               .aggregate("a2", Sum{}, "e2", "e2")
+               .sink<int>("out", "a2", 100)
+               .compile();
+  CHECK(number(g, "e2") < number(g, "e1"));
+  CHECK(number(g, "e2") >= 1);
+  CHECK(label(g, "mid") == 0);
+  // directly adjacent: e2 heads right after a1
+  auto h = df::graph("adjacent")
+               .source("in", df::from_view(d))
+               .enumerate("e1", Range{}, "in")
+               .aggregate("a1", Sum{}, "e1", "e1")
+               .enumerate("e2", Range{}, "a1")
+               .aggregate("a2", Sum{}, "e2", "e2")
+               .sink<int>("out", "a2", 100)
+               .compile();
+  CHECK(number(h, "e2") == 1);
+  CHECK(number(h, "e1") == 2);
+  CHECK(label(h, "a1") == 2);
+  CHECK(label(h, "e2") == 1);
+}
+
+TEST_CASE("Regions: two sequential regions nested in a third satisfy both rules") {
+  auto d = ints(10, 1);
+  auto g = df::graph("siblings")
+               .source("in", df::from_view(d))
+               .enumerate("e1", Range{}, "in")
+               .enumerate("e2", Range{}, "e1")
+               .aggregate("a2", Sum{}, "e2", "e2")
+               .enumerate("e3", Range{}, "a2")
+               .aggregate("a3", Sum{}, "e3", "e3")
+               .aggregate("a1", Sum{}, "a3", "e1")
+               .sink<int>("out", "a1", 100)
+               .compile();
+  const int n1 = number(g, "e1"), n2 = number(g, "e2"), n3 = number(g, "e3");
+  CHECK(n1 < n2);
+  CHECK(n1 < n3);
+  CHECK(n3 < n2);
+  CHECK(g.regions[n1].terminals == std::vector<int>{g.index_of("a1")});
+  CHECK(g.regions[n2].members.size() == 2);  // e2, a2
+}
+
+TEST_CASE("Regions: a region reaching two sinks through a router has two terminal nodes") {
+  auto d = ints(10, 1);
+  auto g = df::graph("branches")
+               .source("in", df::from_view(d))
+               .enumerate("e1", Range{}, "in")
+               .node("split", Split{}, "e1", {"odd", "even"})
+               .sink<int>("odd", "split.odd", 100)
+               .sink<int>("even", "split.even", 100)
+               .compile();
+  CHECK(g.regions[1].terminals.size() == 2);
+  CHECK(label(g, "odd") == 1);
+}
+
+TEST_CASE("Regions: overlapping regions are rejected with an error naming both") {
+  auto d = ints(10, 1);
+  const std::string e = compile_error([&] {
+    df::graph("overlap")
+        .source("in", df::from_view(d))
+        .enumerate("e1", Range{}, "in")
+        .enumerate("e2", Range{}, "e1")
+        .aggregate("a1", Sum{}, "e2", "e1")
+        .aggregate("a2", Sum{}, "a1", "e2")
+        .sink<int>("out", "a2", 100)
+        .compile();
+  });
+  CHECK(e.find("overlap") != std::string::npos);
+  CHECK(e.find("'e1'") != std::string::npos);
+  CHECK(e.find("'e2'") != std::string::npos);
+}
+
+TEST_CASE("Graph compiler: invalid graphs are rejected with errors that name the fix") {
+  auto d = ints(10, 1);
+  auto src = df::graph("bad").source("in", df::from_view(d));
+  CHECK(compile_error([&] {
+          src.enumerate("e1", Range{}, "in").aggregate("a1", Sum{}, "e1", "e1")
+              .aggregate("a1b", Sum{}, "a1", "e1").sink<int>("out", "a1b", 1).compile();
+        }).find("not inside") != std::string::npos);
+  CHECK(compile_error([&] {
+          src.node("p", Pass{}, "in").aggregate("a", Sum{}, "p", "p").sink<int>("o", "a", 1)
+              .compile();
+        }).find("not an enumerate node") != std::string::npos);
+  CHECK(compile_error([&] {
+          src.node("p", ToDouble{}, "in").node("q", Pass{}, "p").sink<int>("o", "q", 1).compile();
+        }).find("make the types equal") != std::string::npos);
+  CHECK(compile_error([&] {
+          src.node("s", Split{}, "in").sink<int>("o", "s.out0", 1).compile();
+        }).find("not connected") != std::string::npos);
+  CHECK(compile_error([&] {
+          src.node("s", Split{}, "in").sink<int>("o", "s", 1).compile();
+        }).find("name one") != std::string::npos);
+  CHECK(compile_error([&] {
+          src.node("p", Pass{}, "in").sink<int>("o", "p", 1).sink<int>("o2", "p", 1).compile();
+        }).find("already feeds") != std::string::npos);
+  CHECK(compile_error([&] { src.sink<int>("o", "nowhere", 1).compile(); })
+            .find("not a node defined before it") != std::string::npos);
+  CHECK(compile_error([&] { src.sink<int>("in", "in", 1).compile(); })
+            .find("two nodes are named") != std::string::npos);
+  CHECK(compile_error([&] {
+          df::graph("nosource").sink<int>("o", "x", 1).compile();
+        }).find("must be the source") != std::string::npos);
+  CHECK(compile_error([&] {
+          df::make_pipeline(src.sink<int>("o", "in", 10), opts(4, 0.5, 1));
+        }).find("below the minimum") != std::string::npos);
+}
+
+TEST_CASE("Regions: sequential disjoint regions run correctly (flush of the first stops at its "
+          "terminal)") {
+  const int n = 500;
+  auto d = ints(n, 7);
+  auto hd = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  std::vector<int> ref;
+  auto enum_sum = [](int p) {
+    int acc = p;
+    for (int i = 0; i < Range{}.count(p); ++i) acc += Range{}.element(p, i);
+    return acc;
+  };
+  for (int i = 0; i < n; ++i) ref.push_back(enum_sum(enum_sum(hd(i))));
+  auto g = df::graph("sequence")
+               .source("in", df::from_view(d))
+               .enumerate("e1", Range{}, "in", 2)
+               .aggregate("a1", Sum{}, "e1", "e1")
+               .enumerate("e2", Range{}, "a1", 3)
+               .aggregate("a2", Sum{}, "e2", "e2")
+               .sink<int>("out", "a2", n);
+  for (int width : {1, 4, 32})
+    for (int instances : {1, 4}) {
+      auto p = df::make_pipeline(g, opts(width, 1.0, instances));
+      p.run();
+      auto out = p.output<int>("out");
+      std::vector<int> got = out.values, want = ref;
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      CHECK(got == want);
+    }
+}
+
+TEST_CASE("Enumeration: the record parser aggregates each record's fields, closed by the region "
+          "boundary signal") {
+  const Corpus c = make_corpus(400, 21);
+  const auto ref = flat_reference(c);
+  auto g = df::graph("fields")
+               .source("records", df::from_view(c.drecords))
+               .enumerate("fields", Fields{c.dtext}, "records", 8)
+               .node("nonempty", NonEmpty{}, "fields")
+               .aggregate("per_record", FieldStats{}, "nonempty", "fields")
+               .sink<RecordSum>("out", "per_record", c.records.size());
+  for (int width : {1, 5, 32, 128})
+    for (double scale : {1.0, 4.0})
+      for (int instances : {1, 6}) {
+        CAPTURE(width);
+        CAPTURE(scale);
+        CAPTURE(instances);
+        auto p = df::make_pipeline(g, opts(width, scale, instances));
+        const auto st = p.run();
+        check_records(p.output<RecordSum>("out"), ref);
+        CHECK(st.node("fields").signals == 0);
+        CHECK(st.node("per_record").signals == static_cast<long long>(c.records.size()));
+      }
+}
+
+TEST_CASE("Enumeration: a full parent buffer makes the enumerate node flush its region and "
+          "block; releases unblock it and the results stay correct") {
+  const Corpus c = make_corpus(300, 4);
+  const auto ref = flat_reference(c);
+  auto g = df::graph("small-buffer")
+               .source("records", df::from_view(c.drecords))
+               .enumerate("fields", Fields{c.dtext}, "records", 1)
+               .node("nonempty", NonEmpty{}, "fields")
+               .aggregate("per_record", FieldStats{}, "nonempty", "fields")
+               .sink<RecordSum>("out", "per_record", c.records.size());
+  for (int slots : {1, 2, 3}) {
+    auto g2 = df::graph("small-buffer")
+                  .source("records", df::from_view(c.drecords))
+                  .enumerate("fields", Fields{c.dtext}, "records", slots)
+                  .node("nonempty", NonEmpty{}, "fields")
+                  .aggregate("per_record", FieldStats{}, "nonempty", "fields")
+                  .sink<RecordSum>("out", "per_record", c.records.size());
+    for (int width : {1, 16, 64}) {
+      CAPTURE(slots);
+      CAPTURE(width);
+      auto p = df::make_pipeline(g2, opts(width, 4.0, 3));
+      const auto st = p.run();
+      check_records(p.output<RecordSum>("out"), ref);
+      CHECK(st.node("fields").blocks > 0);
+      // every block ends with a region flush completed by the aggregate
+      CHECK(st.node("per_record").flushes >= st.node("fields").blocks);
+    }
+  }
+  (void)g;
+}
+
+TEST_CASE("Enumeration: nested records -> fields -> characters match the reference; the inner "
+          "region's flushes never reach nodes outside it") {
+  const Corpus c = make_corpus(300, 9);
+  const auto ref = nested_reference(c);
+  {
+    const auto cg = nested_graph(c, 4, 4).compile();
+    CHECK(number(cg, "fields") == 1);
+    CHECK(number(cg, "chars") == 2);
+    CHECK(label(cg, "nonempty") == 1);
+    CHECK(label(cg, "digits") == 2);
+    CHECK(label(cg, "per_field") == 2);
+    CHECK(label(cg, "per_record") == 1);
+  }
+  for (int fb : {1, 64})
+    for (int cb : {1, 2, 64})
+      for (int width : {1, 8, 128})
+        for (int instances : {1, 4}) {
+          CAPTURE(fb);
+          CAPTURE(cb);
+          CAPTURE(width);
+          CAPTURE(instances);
+          auto p = df::make_pipeline(nested_graph(c, fb, cb), opts(width, 1.0, instances));
+          const auto st = p.run();
+          check_records(p.output<RecordSum>("out"), ref);
+          if (cb == 1) CHECK(st.node("chars").blocks > 0);
+          if (fb == 64 && cb == 1) {
+            // the fields buffer never fills: per_record (region 1, outside the chars region)
+            // completes only the end-of-input flush, once per instance, while the chars region
+            // completed one flush per block of 'chars'
+            CHECK(st.node("fields").blocks == 0);
+            CHECK(st.node("per_record").flushes == instances);
+            CHECK(st.node("nonempty").flushes == instances);
+            CHECK(st.node("per_field").flushes >= st.node("chars").blocks);
+            CHECK(st.node("digits").flushes >= st.node("chars").blocks);
+          }
+        }
+}
+
+TEST_CASE("Debug checks: emitting more than the declared maximum is reported as korch::Error") {
+  Kokkos::View<int*> d("d", 50);
+  auto g = df::graph("liar").source("in", df::from_view(d)).node("two", Two{}, "in")
+               .sink<int>("out", "two", 100);
+  auto p = df::make_pipeline(g, opts(4, 2.0, 1));
+  const std::string e = compile_error([&] { p.run(); });
+  CHECK(e.find("declares") != std::string::npos);
+  CHECK(e.find("'two'") != std::string::npos);
+}
+
+TEST_CASE("Debug checks: a sink over its capacity is reported as korch::Error") {
+  Kokkos::View<int*> d("d", 50);
+  auto g = df::graph("small").source("in", df::from_view(d)).sink<int>("out", "in", 10);
+  auto p = df::make_pipeline(g, opts(4, 2.0, 2));
+  CHECK(compile_error([&] { p.run(); }).find("capacity") != std::string::npos);
+}
+
+TEST_CASE("Pipelines run on Kokkos::Serial (the host task space) as well") {
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)  // host-accessible Views only
+  const Corpus c = make_corpus(100, 2);
+  auto p = df::make_pipeline<korch::HostTaskSpace>(nested_graph(c, 2, 2), opts(8, 2.0, 3));
+  p.run();
+  check_records(p.output<RecordSum>("out"), nested_reference(c));
+#endif
+}
+
+TEST_CASE("Enumeration: multi-lane teams run the nested parser like one-lane teams") {
+  const int team = std::min(4, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
+  if (team < 2) {
+    MESSAGE("one thread per team here; covered by the openmp build");
+    return;
+  }
+  const Corpus c = make_corpus(200, 13);
+  const auto ref = nested_reference(c);
+  for (int width : {1, 7, 64})
+    for (int buffer : {1, 8}) {
+      CAPTURE(width);
+      CAPTURE(buffer);
+      df::Options o = opts(width, 1.0, 2);
+      o.team_size = team;
+      auto p = df::make_pipeline(nested_graph(c, buffer, buffer), o);
+      p.run();
+      check_records(p.output<RecordSum>("out"), ref);
+    }
+}
