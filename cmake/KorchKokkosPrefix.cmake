@@ -23,3 +23,10 @@ if(KORCH_BACKEND STREQUAL "cuda" AND NOT CMAKE_CXX_COMPILER AND NOT DEFINED ENV{
     set(CMAKE_CXX_COMPILER "${_korch_wrapper}" CACHE FILEPATH "C++ compiler (Kokkos' nvcc_wrapper)")
   endif()
 endif()
+# Kokkos with HIP compiles through hipcc.
+if(KORCH_BACKEND STREQUAL "hip" AND NOT CMAKE_CXX_COMPILER AND NOT DEFINED ENV{CXX})
+  find_program(KORCH_HIPCC hipcc PATHS /opt/rocm/bin)
+  if(KORCH_HIPCC)
+    set(CMAKE_CXX_COMPILER "${KORCH_HIPCC}" CACHE FILEPATH "C++ compiler (hipcc)")
+  endif()
+endif()
