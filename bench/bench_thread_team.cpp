@@ -1,0 +1,241 @@
+// ThreadTeam against its peers, measured in the same run (prints figures and ratios; asserts nothing).
+//
+//  * throughput: N items through one team whose action routine does nothing, with 1 and 2 team
+//    threads, against oneTBB's flow graph (a function_node of concurrency 1 / 2 fed by try_put,
+//    then wait_for_all) and OpenMP tasks (one producer creating a task per item). Every peer gets the
+//    same items (std::shared_ptr<DataItem>, copied per item) and calls the same empty
+//    std::function<void(DataItem&)>; every peer has the producer thread plus T consumer threads.
+//  * latency of an empty cycle (start_cycle, close_queue, wait) and of a 1-item cycle.
+//  * a 100-item no-op cycle with 1 and 10 threads.
+// Also printed: the ratios to the better peer and to the reference figures of the existing
+// implementation of this design, measured on the same 2-core machine.
+//
+//   korch-bench-thread_team [items=200000] [rounds=7]
+#include <korch/thread_team.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#if defined(KORCH_BENCH_HAVE_TBB)
+#include <tbb/flow_graph.h>
+#include <tbb/task_arena.h>
+#endif
+#if defined(KORCH_BENCH_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using korch::DataItem;
+
+struct BenchItem : DataItem {};
+
+// The work every peer does per item: one call through a std::function that does nothing.
+std::function<void(DataItem&)> empty_work = [](DataItem&) {};
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Best of `reps` runs of f() (seconds).
+template <class F>
+double best_of(int reps, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) best = std::min(best, f());
+  return best;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double korch_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsigned threads, int reps,
+                        korch::TeamOptions options = {}) {
+  korch::ThreadTeam team("bench", threads, options);
+  const korch::ActionRoutine routine("empty", [](const korch::ActionContext&, DataItem& item) { empty_work(item); });
+  return best_of(reps, [&] {
+    const auto t0 = Clock::now();
+    team.start_cycle(routine, threads);
+    for (const auto& item : items) team.enqueue(item);
+    team.close_queue();
+    team.wait();
+    return seconds_since(t0);
+  });
+}
+
+#if defined(KORCH_BENCH_HAVE_TBB)
+double tbb_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsigned threads, int reps) {
+  tbb::task_arena arena(static_cast<int>(threads) + 1);
+  double best = 0;
+  arena.execute([&] {
+    tbb::flow::graph g;
+    tbb::flow::function_node<std::shared_ptr<DataItem>, tbb::flow::continue_msg> node(
+        g, threads, [](const std::shared_ptr<DataItem>& item) {
+          empty_work(*item);
+          return tbb::flow::continue_msg();
+        });
+    best = best_of(reps, [&] {
+      const auto t0 = Clock::now();
+      for (const auto& item : items) node.try_put(item);
+      g.wait_for_all();
+      return seconds_since(t0);
+    });
+  });
+  return best;
+}
+#endif
+
+#if defined(KORCH_BENCH_HAVE_OPENMP)
+double openmp_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsigned threads, int reps) {
+  return best_of(reps, [&] {
+    const auto t0 = Clock::now();
+#pragma omp parallel num_threads(threads + 1)
+#pragma omp single
+    {
+      for (const auto& item : items) {
+        std::shared_ptr<DataItem> p = item;
+#pragma omp task firstprivate(p)
+        empty_work(*p);
+      }
+    }
+    return seconds_since(t0);
+  });
+}
+#endif
+
+// Per-cycle times (seconds) of `cycles` cycles of `n_items` no-op items.
+std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korch::TeamOptions options = {}) {
+  korch::ThreadTeam team("cycle", threads, options);
+  const korch::ActionRoutine routine("empty", [](const korch::ActionContext&, DataItem& item) { empty_work(item); });
+  std::vector<std::shared_ptr<DataItem>> items;
+  for (int i = 0; i < n_items; ++i) items.push_back(std::make_shared<BenchItem>());
+  std::vector<double> times;
+  times.reserve(cycles);
+  for (int c = 0; c < cycles + cycles / 10; ++c) {
+    const auto t0 = Clock::now();
+    team.start_cycle(routine, threads);
+    for (const auto& item : items) team.enqueue(item);
+    team.close_queue();
+    team.wait();
+    if (c >= cycles / 10) times.push_back(seconds_since(t0));  // the first tenth warms up
+  }
+  return times;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long n_items = argc > 1 ? std::atol(argv[1]) : 200000;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 7;
+  Kokkos::initialize(argc, argv);
+  {
+    std::vector<std::shared_ptr<DataItem>> items;
+    items.reserve(static_cast<std::size_t>(n_items));
+    for (long i = 0; i < n_items; ++i) items.push_back(std::make_shared<BenchItem>());
+
+    std::printf("bench_thread_team: %ld no-op items per run, %d rounds; %u hardware threads\n", n_items, reps,
+                std::thread::hardware_concurrency());
+    std::printf("every peer: the producer thread + T consumer threads, same items, same empty std::function\n\n");
+
+    // Reference: the existing implementation of this design on this machine (us per no-op item).
+    const double reference_us_per_item[3] = {0, 0.74, 1.08};
+    korch::TeamOptions sleepy;
+    sleepy.spin = std::chrono::microseconds(0);
+    struct Peer {
+      std::string name;
+      std::function<double(unsigned)> seconds;  // better of a warm-up run and a run, T consumer threads
+      bool is_korch;
+    };
+    std::vector<Peer> peers;
+    peers.push_back({"korch ThreadTeam       ", [&](unsigned t) { return korch_throughput(items, t, 2); }, true});
+    peers.push_back({"korch ThreadTeam spin=0", [&](unsigned t) { return korch_throughput(items, t, 2, sleepy); }, true});
+#if defined(KORCH_BENCH_HAVE_TBB)
+    peers.push_back({"oneTBB flow graph      ", [&](unsigned t) { return tbb_throughput(items, t, 2); }, false});
+#endif
+#if defined(KORCH_BENCH_HAVE_OPENMP)
+    peers.push_back({"OpenMP tasks           ", [&](unsigned t) { return openmp_throughput(items, t, 2); }, false});
+#endif
+    for (unsigned t = 1; t <= 2; ++t) {
+      // The peers take turns, round after round (in rotating order), so that they all see the same
+      // load on a shared machine; each peer's best round and the median of the per-round ratios
+      // are reported.
+      std::vector<std::vector<double>> us(peers.size());
+      std::vector<double> round_ratio;
+      for (int r = 0; r < reps; ++r) {
+        std::vector<double> this_round(peers.size());
+        for (std::size_t k = 0; k < peers.size(); ++k) {
+          const std::size_t p = (k + static_cast<std::size_t>(r)) % peers.size();
+          this_round[p] = peers[p].seconds(t) / static_cast<double>(n_items) * 1e6;
+          us[p].push_back(this_round[p]);
+        }
+        double best_peer = 0;
+        for (std::size_t p = 0; p < peers.size(); ++p) {
+          if (!peers[p].is_korch && (best_peer == 0 || this_round[p] < best_peer)) best_peer = this_round[p];
+        }
+        if (best_peer > 0) round_ratio.push_back(best_peer / this_round[0]);
+      }
+      double best_peer = 0;
+      std::string best_name;
+      for (std::size_t p = 0; p < peers.size(); ++p) {
+        const double best = *std::min_element(us[p].begin(), us[p].end());
+        std::printf("T=%u  %s  best %7.3f us/item (%6.2f M items/s), median %7.3f us/item\n", t, peers[p].name.c_str(),
+                    best, 1.0 / best, median(us[p]));
+        if (!peers[p].is_korch && (best_peer == 0 || best < best_peer)) {
+          best_peer = best;
+          best_name = peers[p].name.substr(0, peers[p].name.find_last_not_of(' ') + 1);
+        }
+      }
+      const double korch_best = *std::min_element(us[0].begin(), us[0].end());
+      if (best_peer > 0) {
+        std::printf("T=%u  ratio korch / better peer (%s), throughput, best rounds: %.2f; median of per-round ratios: "
+                    "%.2f  (goal >= 0.67)\n",
+                    t, best_name.c_str(), best_peer / korch_best, median(round_ratio));
+      }
+      std::printf("T=%u  ratio korch / reference (%.2f us/item), throughput: %.2f  (goal > 1)\n\n", t,
+                  reference_us_per_item[t], reference_us_per_item[t] / korch_best);
+    }
+
+    const int cycles = std::max(1000, static_cast<int>(n_items / 10));
+    const std::vector<double> empty = korch_cycles(1, 0, cycles);
+    const std::vector<double> empty0 = korch_cycles(1, 0, cycles, sleepy);
+    std::printf("empty cycle (start_cycle, close_queue, wait), 1 thread: median %.2f us, mean %.2f us  (goal < 20 us)\n",
+                median(empty) * 1e6, mean(empty) * 1e6);
+    std::printf("empty cycle, 1 thread, spin=0:                         median %.2f us, mean %.2f us\n",
+                median(empty0) * 1e6, mean(empty0) * 1e6);
+    // An empty cycle never needs its thread (the activation is taken back at close_queue); one item
+    // makes the thread take part: the round trip caller -> team thread -> caller.
+    const std::vector<double> one = korch_cycles(1, 1, cycles);
+    const std::vector<double> one0 = korch_cycles(1, 1, cycles, sleepy);
+    std::printf("1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
+                "spin=0: median %.2f us\n",
+                median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6);
+
+    const double reference_cycle_us[2] = {55, 237};
+    const unsigned cycle_threads[2] = {1, 10};
+    for (int c = 0; c < 2; ++c) {
+      const std::vector<double> v = korch_cycles(cycle_threads[c], 100, cycles / 4);
+      const std::vector<double> v0 = korch_cycles(cycle_threads[c], 100, cycles / 4, sleepy);
+      std::printf("100-item no-op cycle, %2u threads: median %7.2f us, mean %7.2f us; spin=0: median %7.2f us; "
+                  "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)\n",
+                  cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
+                  reference_cycle_us[c] / (median(v) * 1e6));
+    }
+  }
+  Kokkos::finalize();
+  return 0;
+}

@@ -1,0 +1,260 @@
+// ThreadTeam: the orchestration runtime's thread team (seed 004, "Runtime design" and "Thread Teams").
+//
+// A team owns N_max threads, created at construction and kept until destruction. In each execution
+// cycle it applies one action routine to every data item given to it:
+//
+//   team.start_cycle(routine, n_active, params);   // Idle -> RunningOpen, activates n_active threads
+//   team.enqueue(item); ...                        // RunningOpen only
+//   team.close_queue();                            // -> RunningClosed / RunningNoMoreWork / Idle
+//   team.wait();                                   // blocks until the team is Idle again
+//
+// The team is an extended finite-state machine: the mode (TeamMode) and the counters
+// N_i (Idle threads), N_w (Waiting), N_c (Computing), N_Q (queued items) and the threads pending
+// activation change only in atomic transitions under the team's one mutex. Public events are the
+// methods above and increase_thread_count; internal events are activateThread, transitionThread and
+// computationFinished, each received by one team thread.
+//
+// Publishers and subscribers (one-directional observers):
+//  * work subscriber: every item this team finished is enqueued with the subscriber; when this team
+//    goes Idle it closes the subscriber's queue (after its last item). A subscriber with several
+//    work publishers leaves RunningOpen only after each of them has closed it.
+//  * thread subscriber: every thread of this team that goes Idle (and every activation this team
+//    does not need) is handed on with subscriber.increase_thread_count(1).
+// A team publishes to at most one work and one thread subscriber, never to itself, and the
+// publisher graph may not contain a cycle. Call wait() on a publisher before its subscribers.
+//
+// Errors: misuse (wrong mode, too many threads, ...) throws korch::Error from the call, naming the
+// team, its mode and the fix. An exception from an action routine (or a failed delivery to a
+// subscriber) does not stop the cycle: the remaining items are drained and counted as skipped, the
+// subscribers are still closed, the team returns to Idle and wait() throws a korch::Error (with the
+// original exception nested) naming the team, the routine and the item.
+#pragma once
+
+#include <korch/action_parameters.hpp>
+#include <korch/action_routine.hpp>
+#include <korch/data_item.hpp>
+#include <korch/team_mode.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+// What happened to the items of one execution cycle. At the end of a cycle
+// enqueued == processed + failed + skipped, and with a work subscriber processed == forwarded + undelivered.
+struct CycleReport {
+  std::uint64_t cycle = 0;       // 1 for the team's first cycle; 0: no cycle yet
+  std::string routine;           // the action routine's name
+  std::size_t enqueued = 0;      // items the team accepted
+  std::size_t processed = 0;     // the routine returned normally
+  std::size_t failed = 0;        // the routine threw
+  std::size_t skipped = 0;       // not given to the routine: the cycle had already failed, or the team was destroyed
+  std::size_t forwarded = 0;     // handed to the work subscriber
+  std::size_t undelivered = 0;   // processed, but the work subscriber refused them (see error)
+  std::size_t threads_forwarded = 0;  // threads handed to the thread subscriber
+  std::size_t errors = 0;        // errors in this cycle; `error` describes the first
+  std::string error;
+};
+
+// The team's state at one instant, read in one critical section (consistent, never torn).
+struct TeamSnapshot {
+  TeamMode mode = TeamMode::Idle;
+  unsigned n_max = 0;
+  unsigned n_idle = 0;        // N_i, threads pending activation included
+  unsigned n_waiting = 0;     // N_w
+  unsigned n_computing = 0;   // N_c (a thread delivering its outputs counts as Computing)
+  unsigned n_to_activate = 0; // activations sent but not yet received
+  std::size_t n_queued = 0;   // N_Q
+  bool finishing = false;     // Idle, but the outputs of the last transition are still being delivered
+  bool waiter_blocked = false;
+  unsigned closes_pending = 0;  // close_queue calls (from publishers or external code) still needed
+  unsigned work_publishers = 0;
+  unsigned external_work_publishers = 0;
+  unsigned thread_publishers = 0;
+  bool has_work_subscriber = false;
+  bool has_thread_subscriber = false;
+  CycleReport cycle;          // the running cycle, or the last one when Idle
+};
+
+// Events of the EFSM, reported to a TransitionObserver.
+enum class TeamEvent {
+  start_cycle,
+  increase_thread_count,   // from external code
+  threads_received,        // from a thread publisher
+  enqueue,                 // from external code
+  item_received,           // from a work publisher
+  close_queue,             // from external code
+  publisher_closed,        // from a work publisher
+  activate_thread,         // received by a team thread
+  transition_thread,       // received by a team thread
+  computation_finished,    // a team thread finished an item
+  cycle_finished,          // the Idle transition's outputs were delivered; wait() is released
+};
+const char* to_string(TeamEvent event) noexcept;
+
+struct TeamTransition {
+  TeamEvent event;
+  int thread;               // team thread index, or -1 for a caller outside the team
+  std::uint64_t cycle;
+  TeamMode mode;            // after the transition
+  unsigned n_idle, n_waiting, n_computing, n_to_activate;
+  std::size_t n_queued;
+};
+
+// Called at the end of every transition, inside the team's critical section: it sees each state the
+// EFSM passes through, in order. It must be quick and must not call the team (or teams linked to it).
+using TransitionObserver = std::function<void(const TeamTransition&)>;
+
+struct TeamOptions {
+  // How long an out-of-work thread (and a caller in wait()) polls for its next event before it
+  // sleeps on its condition variable. Polling saves two context switches when work arrives within
+  // the window. At most one thread per hardware thread polls at a time in the whole process (team
+  // threads and callers in wait()); the others sleep at once. After 2 us a poller yields its core
+  // to any runnable thread between polls. 0: always sleep at once.
+  std::chrono::microseconds spin{20};
+};
+
+class ThreadTeam {
+ public:
+  // Starts n_max >= 1 threads, all Idle. Kokkos must be initialized (each thread owns instances).
+  ThreadTeam(std::string name, unsigned n_max, TeamOptions options = {});
+  // Possible in any mode: running threads finish the item in hand, queued items are released and
+  // counted as skipped, subscribers are closed, and links with other teams are removed.
+  ~ThreadTeam();
+
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
+  ThreadTeam(ThreadTeam&&) = delete;
+  ThreadTeam& operator=(ThreadTeam&&) = delete;
+
+  const std::string& name() const noexcept { return name_; }
+  unsigned id() const noexcept { return id_; }
+  unsigned n_max() const noexcept { return n_max_; }
+
+  // ---- public events ----
+  // Idle -> RunningOpen: `routine` is applied to every item of this cycle; n_active (<= N_max)
+  // threads are activated at once. Needs Idle and the previous cycle's error collected by wait().
+  void start_cycle(ActionRoutine routine, unsigned n_active, ActionParameters parameters = {});
+  // Activates n more Idle threads (RunningOpen/RunningClosed), or hands them to the thread
+  // subscriber when the team does not need them (Idle/RunningNoMoreWork). In a running cycle it is
+  // an error to ask for more threads than are Idle and not already pending activation.
+  void increase_thread_count(unsigned n);
+  // Gives the team one item (RunningOpen only). The team owns it from now on.
+  void enqueue(std::shared_ptr<DataItem> item);
+  // Says that external code will enqueue nothing more this cycle (RunningOpen only). A team with
+  // work publishers is closed by them instead; see add_external_work_publisher.
+  void close_queue();
+  // Blocks until the running cycle is over (all items processed, outputs delivered, Idle); returns
+  // at once in Idle. Allowed in RunningOpen. At most one thread may wait per cycle. Throws the
+  // cycle's error if it failed.
+  void wait();
+
+  // ---- publishers and subscribers (both teams Idle) ----
+  void attach_work_subscriber(ThreadTeam& subscriber);
+  void detach_work_subscriber();
+  void attach_thread_subscriber(ThreadTeam& subscriber);
+  void detach_thread_subscriber();
+  // For a team that has team work publishers and is also fed by external code (a distributor, a
+  // helper): each registered external publisher must call close_queue() once per cycle. Without
+  // team publishers, one close_queue() from external code closes the queue.
+  void add_external_work_publisher();
+  void remove_external_work_publisher();
+
+  // ---- observation (thread-safe; each call is one consistent reading) ----
+  TeamMode mode() const;
+  TeamSnapshot snapshot() const;
+  CycleReport last_cycle() const;  // the last finished cycle
+  void set_transition_observer(TransitionObserver observer);  // Idle only; empty to remove
+
+ private:
+  struct Worker;
+  class ItemRing;
+  struct WaitSlot;
+  struct WakeList;
+  struct PublisherLink {
+    ThreadTeam* team;
+    bool closed;  // closed this cycle
+  };
+  enum class Origin { external, publisher };
+
+  void worker_main(Worker& w);
+  bool run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent first_event);
+  void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
+  void park(Worker& w, std::unique_lock<std::mutex>& lk);
+  void activate(unsigned n, WakeList& wake);
+  static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
+  void wake_all_waiting(WakeList& wake);
+  void wake_one_waiting(WakeList& wake);
+  void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n, bool count_in_report);
+  void release_outbound();
+  void after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake);
+  void finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);
+  void wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done);
+  void observe(TeamEvent event, int thread);
+  void record_error(std::string message, std::exception_ptr cause);
+  void require_quiescent_idle(const char* what) const;
+  std::string describe_state() const;
+
+  // Entry points for publisher teams: they never throw; a refusal comes back as a message.
+  std::string receive_item(std::shared_ptr<DataItem>& item, const ThreadTeam& from);
+  std::string receive_close(const ThreadTeam& from);
+  void receive_threads(unsigned n, const ThreadTeam& from);
+  std::string accept_item(std::shared_ptr<DataItem>& item, Origin origin, const char* caller);
+  void unlink_on_destruction();
+  static std::mutex& topology_mutex();
+
+  // ---- constant after construction ----
+  const std::string name_;
+  const unsigned id_;
+  const unsigned n_max_;
+  const TeamOptions options_;
+
+  // ---- EFSM state: all guarded by mutex_ ----
+  mutable std::mutex mutex_;
+  TeamMode mode_ = TeamMode::Idle;
+  unsigned n_idle_ = 0;
+  unsigned n_waiting_ = 0;
+  unsigned n_computing_ = 0;
+  unsigned n_to_activate_ = 0;
+  unsigned transitions_in_flight_ = 0;  // transitionThread sent, not yet received
+  std::unique_ptr<ItemRing> queue_;
+  std::vector<Worker*> idle_parked_;     // Idle threads not yet sent activateThread
+  std::vector<Worker*> waiting_parked_;  // Waiting threads not yet sent transitionThread
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  ActionRoutine routine_;       // written only in Idle, read by threads during the cycle
+  ActionParameters parameters_;
+  std::uint64_t cycle_ = 0;
+  CycleReport report_;
+  CycleReport last_report_;
+  bool cycle_failed_ = false;
+  std::exception_ptr first_cause_;
+  std::exception_ptr pending_error_;   // a finished cycle's error not yet collected by wait()
+
+  bool finishing_ = false;       // Idle, but delivering the Idle transition's outputs
+  bool terminating_ = false;
+  WaitSlot* waiter_ = nullptr;   // the one thread blocked in wait() this cycle
+  unsigned n_blocked_ = 0;       // callers blocked on done_cv_
+  unsigned outbound_ = 0;        // calls into subscribers in flight (unlocked)
+  std::condition_variable done_cv_;
+
+  ThreadTeam* work_subscriber_ = nullptr;
+  ThreadTeam* thread_subscriber_ = nullptr;
+  std::vector<PublisherLink> work_publishers_;
+  std::vector<ThreadTeam*> thread_publishers_;
+  unsigned external_publishers_ = 0;
+  unsigned publisher_closes_pending_ = 0;
+  unsigned external_closes_pending_ = 0;
+
+  TransitionObserver observer_;
+};
+
+}  // namespace korch
