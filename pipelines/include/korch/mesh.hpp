@@ -1,0 +1,13 @@
+// Mesh loops (seed 002, OP2 style): sets, dats, maps, globals, par_loops and their executors.
+#pragma once
+
+#include <korch/mesh/access.hpp>
+#include <korch/mesh/arg.hpp>
+#include <korch/mesh/dat.hpp>
+#include <korch/mesh/direct_executor.hpp>
+#include <korch/mesh/executor.hpp>
+#include <korch/mesh/global.hpp>
+#include <korch/mesh/map.hpp>
+#include <korch/mesh/message_executor.hpp>
+#include <korch/mesh/par_loop.hpp>
+#include <korch/mesh/set.hpp>

@@ -1,0 +1,44 @@
+// mesh::DirectExecutor: par_loops as Kokkos parallel_for over the iteration set on the backend's
+// DeviceExecSpace.
+//
+// Indirectly modified arguments (INC, and WRITE/RW through a map) would race when two elements share
+// a target. With IncMode::Colouring (default) the executor colours the iteration set once per loop
+// (greedy, on the host, in element order): elements of one colour share no target of any indirectly
+// modified dat, colours run one after another, so every target receives its updates in the same
+// order on every backend and thread count. With IncMode::Atomics, indirect INC is staged per element
+// and added with Kokkos::atomic_add in one pass (indirect WRITE/RW are still coloured).
+// Global reductions (INC/MIN/MAX) stage one value per element and reduce with Kokkos::parallel_reduce.
+//
+// Call run() from the thread that initialized Kokkos (Kokkos 3.4 OpenMP accepts no other).
+#pragma once
+
+#include <korch/mesh/executor.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace korch::mesh {
+
+struct DirectOptions {
+  IncMode inc_mode = IncMode::Colouring;
+};
+
+class DirectExecutor final : public Executor {
+ public:
+  explicit DirectExecutor(DirectOptions options = {}) : options_(options) {}
+  std::string name() const override;
+  void run(ParLoopBase& loop) override;
+  // The plan used for this loop (computed on first use).
+  const DirectPlan& plan(const ParLoopBase& loop);
+
+ private:
+  DirectOptions options_;
+  std::map<std::uint64_t, std::unique_ptr<DirectPlan>> plans_;
+};
+
+// Builds the colouring plan of a loop (exposed for tests and benchmarks).
+DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode);
+
+}  // namespace korch::mesh

@@ -1,0 +1,125 @@
+// The direct executor's plan: greedy colouring of the iteration set so that elements of one colour
+// share no target of an indirectly modified dat, plus reduction staging.
+#include <korch/mesh/direct_executor.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace korch::mesh {
+
+std::string DirectExecutor::name() const {
+  return fmt::format("direct ({}, {})", DeviceExecSpace::name(),
+                     options_.inc_mode == IncMode::Colouring ? "colouring" : "atomics");
+}
+
+const DirectPlan& DirectExecutor::plan(const ParLoopBase& loop) {
+  auto& slot = plans_[loop.uid()];
+  if (!slot) slot = std::make_unique<DirectPlan>(make_direct_plan(loop, options_.inc_mode));
+  return *slot;
+}
+
+void DirectExecutor::run(ParLoopBase& loop) { loop.run_direct(plan(loop)); }
+
+DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
+  const auto& args = loop.args();
+  const int n = loop.set().size();
+  DirectPlan plan;
+  plan.inc_mode = inc_mode;
+  plan.staged.assign(args.size(), 0);
+  plan.stage.resize(args.size());
+
+  // Which (map, index) pairs write which dat: conflicts are per dat. A direct INC of a dat that is
+  // also modified indirectly conflicts too (its target is the element itself, map == nullptr); such
+  // dats are coloured even in atomics mode (a direct INC is never staged).
+  struct Target {
+    const int* map;
+    int arity, index;
+    int of(int e) const { return map ? map[static_cast<std::size_t>(e) * arity + index] : e; }
+  };
+  std::map<const void*, std::vector<Target>> by_dat;
+  std::map<const void*, int> target_size;
+  std::map<const void*, bool> indirectly_modified, direct_inc;
+  for (const ArgInfo& a : args) {
+    if (!a.is_dat() || !modifies(a.access)) continue;
+    if (a.indirect()) indirectly_modified[a.dat.get()] = true;
+    else if (a.access == Access::Inc) direct_inc[a.dat.get()] = true;
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgInfo& a = args[i];
+    if (a.kind == ArgInfo::Kind::Global && modifies(a.access)) {
+      plan.stage[i] = Kokkos::View<unsigned char*, DeviceMemSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::reduction " + a.global->name()),
+          static_cast<std::size_t>(n) * a.element_bytes);
+      continue;
+    }
+    if (!a.is_dat() || !modifies(a.access)) continue;
+    if (!a.indirect()) {
+      if (a.access == Access::Inc && indirectly_modified.count(a.dat.get())) {
+        by_dat[a.dat.get()].push_back(Target{nullptr, 0, 0});
+        target_size[a.dat.get()] = a.dat->set().size();
+      }
+      continue;
+    }
+    if (a.access == Access::Inc && inc_mode == IncMode::Atomics && !direct_inc.count(a.dat.get())) {
+      plan.staged[i] = 1;
+      continue;
+    }
+    by_dat[a.dat.get()].push_back(Target{a.map.host_data(), a.map.arity(), a.index});
+    target_size[a.dat.get()] = a.dat->set().size();
+  }
+
+  if (by_dat.empty()) {
+    plan.natural_order = true;
+    plan.colour_offsets = {0, n};
+    return plan;
+  }
+
+  // Greedy colouring in rounds of 64 colours: an element takes the lowest colour none of its
+  // targets has seen in this round; elements that find all 64 taken wait for the next round.
+  std::vector<std::vector<std::uint64_t>> masks;  // per dat: per target element
+  std::vector<std::vector<Target>> groups;
+  for (auto& [dat, targets] : by_dat) {
+    groups.push_back(targets);
+    masks.emplace_back(static_cast<std::size_t>(target_size[dat]), 0);
+  }
+  std::vector<int> colour(static_cast<std::size_t>(n), -1);
+  int left = n, base = 0, n_colours = 0;
+  while (left > 0) {
+    for (auto& m : masks) std::fill(m.begin(), m.end(), 0);
+    for (int e = 0; e < n; ++e) {
+      if (colour[static_cast<std::size_t>(e)] >= 0) continue;
+      std::uint64_t used = 0;
+      for (std::size_t g = 0; g < groups.size(); ++g)
+        for (const Target& t : groups[g]) used |= masks[g][static_cast<std::size_t>(t.of(e))];
+      if (used == ~std::uint64_t{0}) continue;
+      int c = 0;
+      while (used & (std::uint64_t{1} << c)) ++c;
+      colour[static_cast<std::size_t>(e)] = base + c;
+      n_colours = std::max(n_colours, base + c + 1);
+      for (std::size_t g = 0; g < groups.size(); ++g)
+        for (const Target& t : groups[g]) masks[g][static_cast<std::size_t>(t.of(e))] |= std::uint64_t{1} << c;
+      --left;
+    }
+    base += 64;
+  }
+
+  // Elements sorted by colour, in element order within a colour.
+  plan.natural_order = false;
+  plan.colour_offsets.assign(static_cast<std::size_t>(n_colours) + 1, 0);
+  for (int e = 0; e < n; ++e) ++plan.colour_offsets[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)]) + 1];
+  for (int c = 0; c < n_colours; ++c) plan.colour_offsets[static_cast<std::size_t>(c) + 1] += plan.colour_offsets[static_cast<std::size_t>(c)];
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::vector<int> fill(plan.colour_offsets.begin(), plan.colour_offsets.end() - 1);
+  for (int e = 0; e < n; ++e) order[static_cast<std::size_t>(fill[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)])]++)] = e;
+  plan.order = Kokkos::View<int*, DeviceMemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::order " + loop.name()),
+                                                  static_cast<std::size_t>(n));
+  Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> src(order.data(), order.size());
+  Kokkos::deep_copy(plan.order, src);
+  return plan;
+}
+
+}  // namespace korch::mesh
