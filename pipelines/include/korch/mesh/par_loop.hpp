@@ -257,6 +257,8 @@ class ParLoop final : public ParLoopBase {
   }
 
   // ---- direct (Kokkos) ----
+  // Public: nvcc rejects extended (KOKKOS_LAMBDA) lambdas in private or protected member functions.
+ public:
   template <class T, int D, bool Ind>
   static detail::DatAccess<T, D, Ind> direct_access(DatArg<T, D, Ind>& a, const DirectPlan& plan, std::size_t i) {
     detail::DatAccess<T, D, Ind> acc;
@@ -339,6 +341,7 @@ class ParLoop final : public ParLoopBase {
     Kokkos::fence();
   }
 
+ private:
   Kernel kernel_;
   std::tuple<Args...> args_;
 };
