@@ -5,6 +5,7 @@
 //
 //   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]
 #include <korch/dataflow.hpp>
+#include "record_nodes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -20,14 +21,7 @@ using Exec = Kokkos::DefaultExecutionSpace;
 
 namespace {
 
-KOKKOS_INLINE_FUNCTION std::uint32_t mix(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
+using korch::dataflow::demo::mix;
 
 // A filter stage: keeps x with probability percent/100 and transforms it.
 struct Stage {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <korch/dataflow.hpp>
+#include "record_nodes.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -17,14 +18,7 @@ namespace df = korch::dataflow;
 
 namespace {
 
-KOKKOS_INLINE_FUNCTION std::uint32_t mix(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
+using korch::dataflow::demo::mix;
 
 struct Item {
   int idx;    // input position

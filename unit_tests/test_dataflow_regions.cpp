@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <korch/dataflow.hpp>
+#include "record_nodes.hpp"
 #include <korch/error.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -89,15 +90,9 @@ std::string compile_error(const std::function<void()>& f) {
 }
 
 // ---- the record parser: records -> fields -> characters ------------------------------------
-struct Record {
-  int id, off, len;
-};
-struct Field {
-  int rec, idx, off, len;
-};
-struct Char {
-  int rec, field, c;
-};
+using korch::dataflow::demo::Char;
+using korch::dataflow::demo::Field;
+using korch::dataflow::demo::Record;
 struct FieldSum {
   int rec, field, digits, sum;
 };
@@ -105,52 +100,10 @@ struct RecordSum {
   int id, fields, digits, sum, check;
 };
 
-struct Fields {  // a record's comma-separated fields
-  using parent_type = Record;
-  using element_type = Field;
-  Kokkos::View<const char*> text;
-  KOKKOS_INLINE_FUNCTION int count(const Record& r) const {
-    int n = 1;
-    for (int i = 0; i < r.len; ++i) n += text(r.off + i) == ',';
-    return n;
-  }
-  KOKKOS_INLINE_FUNCTION Field element(const Record& r, int k) const {
-    int start = r.off, f = 0;
-    for (int i = 0; i < r.len && f < k; ++i)
-      if (text(r.off + i) == ',') {
-        ++f;
-        start = r.off + i + 1;
-      }
-    int end = start;
-    while (end < r.off + r.len && text(end) != ',') ++end;
-    return Field{r.id, k, start, end - start};
-  }
-};
-struct NonEmpty {
-  using input_type = Field;
-  using outputs = df::Outputs<df::Out<Field, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const Field& f, Emit& emit) const {
-    if (f.len > 0) emit(f);
-  }
-};
-struct Chars {
-  using parent_type = Field;
-  using element_type = Char;
-  Kokkos::View<const char*> text;
-  KOKKOS_INLINE_FUNCTION int count(const Field& f) const { return f.len; }
-  KOKKOS_INLINE_FUNCTION Char element(const Field& f, int i) const {
-    return Char{f.rec, f.idx, text(f.off + i)};
-  }
-};
-struct Digits {
-  using input_type = Char;
-  using outputs = df::Outputs<df::Out<Char, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const Char& c, Emit& emit) const {
-    if (c.c >= '0' && c.c <= '9') emit(c);
-  }
-};
+using korch::dataflow::demo::Chars;
+using korch::dataflow::demo::Digits;
+using korch::dataflow::demo::Fields;
+using korch::dataflow::demo::NonEmpty;
 struct PerField {
   using input_type = Char;
   using parent_type = Field;

@@ -5,6 +5,7 @@
 //   korch-dataflow [filters|expander|route|parser|nested|all] [--n N] [--width W]
 //                  [--instances I] [--scale S] [--buffer B]
 #include <korch/dataflow.hpp>
+#include "record_nodes.hpp"
 #include <korch/error.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -22,14 +23,7 @@ namespace df = korch::dataflow;
 
 namespace {
 
-KOKKOS_INLINE_FUNCTION std::uint32_t mix(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
+using korch::dataflow::demo::mix;
 
 struct Args {
   std::string command = "all";
@@ -173,15 +167,9 @@ bool route(const Args& a) {
 }
 
 // ---- record parser ----------------------------------------------------------------------------
-struct Record {
-  int id, off, len;
-};
-struct Field {
-  int rec, idx, off, len;
-};
-struct Char {
-  int rec, field, c;
-};
+using korch::dataflow::demo::Char;
+using korch::dataflow::demo::Field;
+using korch::dataflow::demo::Record;
 struct FieldValue {  // a field parsed as a number (digits only)
   int rec, field, digits;
   long long value;
@@ -191,52 +179,9 @@ struct RecordSummary {
   long long total;
 };
 
-struct Fields {
-  using parent_type = Record;
-  using element_type = Field;
-  Kokkos::View<const char*> text;
-  KOKKOS_INLINE_FUNCTION int count(const Record& r) const {
-    int n = 1;
-    for (int i = 0; i < r.len; ++i) n += text(r.off + i) == ',';
-    return n;
-  }
-  KOKKOS_INLINE_FUNCTION Field element(const Record& r, int k) const {
-    int start = r.off, f = 0;
-    for (int i = 0; i < r.len && f < k; ++i)
-      if (text(r.off + i) == ',') {
-        ++f;
-        start = r.off + i + 1;
-      }
-    int end = start;
-    while (end < r.off + r.len && text(end) != ',') ++end;
-    return Field{r.id, k, start, end - start};
-  }
-};
-struct NonEmpty {
-  using input_type = Field;
-  using outputs = df::Outputs<df::Out<Field, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const Field& f, Emit& emit) const {
-    if (f.len > 0) emit(f);
-  }
-};
-struct Chars {
-  using parent_type = Field;
-  using element_type = Char;
-  Kokkos::View<const char*> text;
-  KOKKOS_INLINE_FUNCTION int count(const Field& f) const { return f.len; }
-  KOKKOS_INLINE_FUNCTION Char element(const Field& f, int i) const {
-    return Char{f.rec, f.idx, text(f.off + i)};
-  }
-};
-struct Digit {
-  using input_type = Char;
-  using outputs = df::Outputs<df::Out<Char, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const Char& c, Emit& emit) const {
-    if (c.c >= '0' && c.c <= '9') emit(c);
-  }
-};
+using korch::dataflow::demo::Chars;
+using korch::dataflow::demo::Fields;
+using korch::dataflow::demo::NonEmpty;
 struct ParseField {  // closes the chars region: digits of one field -> its value
   using input_type = Char;
   using parent_type = Field;
@@ -365,7 +310,7 @@ bool nested(const Args& a) {
                .enumerate("fields", Fields{c.dtext}, "records", 64)
                .node("nonempty", NonEmpty{}, "fields")
                .enumerate("chars", Chars{c.dtext}, "nonempty", a.buffer)
-               .node("digits", Digit{}, "chars")
+               .node("digits", korch::dataflow::demo::Digits{}, "chars")
                .aggregate("per_field", ParseField{}, "digits", "chars")
                .aggregate("per_record", SumRecord{}, "per_field", "fields")
                .sink<RecordSummary>("out", "per_record", c.records.size());
