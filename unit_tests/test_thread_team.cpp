@@ -96,6 +96,8 @@ TEST_CASE("Spec: every transition is atomic under the team's one mutex (observed
     }
   });
   std::atomic<int> calls{0};
+  // The cycles below can finish before a loaded machine schedules the reader: start once it reads.
+  while (snapshots.load() == 0 && !stop.load()) std::this_thread::yield();
   for (int cycle = 0; cycle < 200; ++cycle) {
     team.start_cycle(counting_routine(calls), 1 + cycle % 4);
     for (int i = 0; i < cycle % 13; ++i) team.enqueue(item(i));
