@@ -1,0 +1,11 @@
+// Stream programs with Ziria-style composition (seed 003): the DSL, the sequential interpreter, the
+// queues, execution maps and plans, and the parallel executor.
+#pragma once
+
+#include <korch/streams/cardinality.hpp>
+#include <korch/streams/commit_queue.hpp>
+#include <korch/streams/parallel.hpp>
+#include <korch/streams/plan.hpp>
+#include <korch/streams/program.hpp>
+#include <korch/streams/sequential.hpp>
+#include <korch/streams/spsc_ring.hpp>

@@ -1,0 +1,158 @@
+// Stream programs: Ziria-style components and combinators as a C++ embedded DSL (seed 003).
+//
+// A program reads one input stream and writes one output stream of `Item`s. Components are
+//   transformers - run forever; a leaf transformer declares its cardinality n/m (per round it
+//                  consumes n items and emits m), and
+//   computers    - take and emit some items, then finish with a `Value`.
+// Combinators (the Ziria name on the left):
+//   a >>> b        pipe(a, b)        or  a >> b    at most one side a computer; the pipe is a
+//                                                    computer iff one side is, finishing with it
+//   a |>>>| b      par_pipe(a, b)    or  a | b     the same, but a and b run as separate tasks
+//   x <- c1 ; c2   bind("x", c1, c2)                 c2's leaves read x from their Env
+//   c1 ; c2        seq(c1, c2)
+//   repeat c       repeat(c)                         restarts c whenever it finishes normally
+//   times n c      times(n, c)                       n read from the Env when the loop starts
+//   until p c      until(p, c)                       runs c until p(c's value) holds
+//   if e a b       if_(e, a, b)
+//   standalone c   standalone(c)                     c runs in its own task, on its own thread if any
+// Note C++ precedence: `>>` binds tighter than `|`, so `t | c1 >> c2` is `t |>>>| (c1 >>> c2)`.
+//
+// The element type is fixed (`Item` = double: bits, soft bits, I/Q pairs and lengths all fit
+// exactly) and computers return an integer `Value`; values reach later components only through
+// bind and the Env, which keeps the program's structure static, so the execution map and plan can
+// be built before the program runs.
+//
+// Every program instance executes through the tick/process interface (seed 003 section 6): tick()
+// either yields an item, skips (call tick again), asks to consume an input, or is done with a value;
+// process(x) receives the input asked for. The sequential interpreter (the reference semantics) and
+// the tasks of the parallel executor drive the very same instances.
+#pragma once
+
+#include <korch/error.hpp>
+#include <korch/streams/cardinality.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace korch::streams {
+
+using Item = double;
+using Value = std::int64_t;
+
+// The values bound so far (bind's variables), innermost last.
+class Env {
+ public:
+  Value at(const std::string& name) const;  // throws korch::Error naming the variable
+  bool has(const std::string& name) const;
+  Env with(const std::string& name, Value value) const;
+ private:
+  std::vector<std::pair<std::string, Value>> vars_;
+};
+
+// ---- the tick/process interface ----
+struct Signal {
+  enum Kind { Yield, Skip, Consume, Done } kind = Skip;
+  Item item = 0;    // Yield
+  Value value = 0;  // Done
+  static Signal yield(Item x) { return {Yield, x, 0}; }
+  static Signal skip() { return {Skip, 0, 0}; }
+  static Signal consume() { return {Consume, 0, 0}; }
+  static Signal done(Value v) { return {Done, 0, v}; }
+};
+
+class Proc {
+ public:
+  virtual ~Proc();
+  virtual Signal tick() = 0;             // never called while a Consume awaits its process()
+  virtual Signal process(Item x) = 0;    // answers a Consume; returns Yield, Skip or Done
+};
+
+// ---- leaves ----
+// A transformer round: reads in[0..n), writes out[0..m).
+using Kernel = std::function<void(const Item* in, Item* out)>;
+// A computer's body, one per activation: need() says how many inputs the next step takes (0 is
+// allowed); step() gets exactly that many, appends what it emits to `out` and returns true when the
+// computer is finished, with `result` set.
+class ComputerBody {
+ public:
+  virtual ~ComputerBody();
+  virtual std::size_t need() = 0;
+  virtual bool step(const Item* in, std::vector<Item>& out, Value& result) = 0;
+};
+
+enum class Op { Transformer, Computer, Pipe, ParPipe, Bind, Repeat, Times, Until, If, Standalone };
+const char* to_string(Op op) noexcept;
+
+struct Node;
+// A program (or component): an immutable tree, cheap to copy and share.
+class Comp {
+ public:
+  Comp() = default;
+  explicit Comp(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+  const Node& node() const;
+  const std::shared_ptr<const Node>& ptr() const noexcept { return node_; }
+  bool is_computer() const;
+  bool has_barrier() const;         // contains |>>>| or standalone
+  const std::string& name() const;
+  // The chain's cardinalities when this is a leaf transformer or a pipe of them; nullopt otherwise.
+  std::optional<Cards> cards() const;
+  explicit operator bool() const noexcept { return node_ != nullptr; }
+ private:
+  std::shared_ptr<const Node> node_;
+};
+
+struct Node {
+  Op op;
+  std::string name;
+  bool computer = false;
+  bool barrier = false;
+  Cardinality card{};                                       // Transformer
+  std::function<Kernel(const Env&)> make_kernel;            // Transformer
+  std::function<std::unique_ptr<ComputerBody>(const Env&)> make_body;  // Computer
+  Comp a, b;                                                // children
+  std::string var;                                          // Bind
+  std::function<Value(const Env&)> count;                   // Times
+  std::function<bool(Value)> pred;                          // Until
+  std::function<bool(const Env&)> cond;                     // If
+};
+
+// Leaf transformer with state: make(env) returns the round function of one activation.
+Comp transformer(std::string name, Cardinality card, std::function<Kernel(const Env&)> make);
+// Stateless leaf transformer.
+Comp map(std::string name, Cardinality card, Kernel kernel);
+// Leaf computer: make(env) returns the body of one activation.
+Comp computer(std::string name, std::function<std::unique_ptr<ComputerBody>(const Env&)> make);
+// Computer that takes n(env) items, emits f's output and returns f's value:
+// f(in, n, out) -> Value.
+Comp take_block(std::string name, std::function<std::size_t(const Env&)> n,
+                std::function<Value(const Item*, std::size_t, std::vector<Item>&)> f);
+// Computer that emits nothing, takes nothing and returns v(env).
+Comp ret(std::string name, std::function<Value(const Env&)> v);
+
+Comp pipe(Comp a, Comp b);
+Comp par_pipe(Comp a, Comp b);
+Comp bind(std::string var, Comp c1, Comp c2);
+Comp seq(Comp c1, Comp c2);
+Comp repeat(Comp body);
+Comp times(std::function<Value(const Env&)> n, Comp body);
+Comp times(Value n, Comp body);
+Comp until(std::function<bool(Value)> pred, Comp body);
+Comp if_(std::function<bool(const Env&)> cond, Comp then_branch, Comp else_branch);
+Comp standalone(Comp c);
+
+inline Comp operator>>(Comp a, Comp b) { return pipe(std::move(a), std::move(b)); }
+inline Comp operator|(Comp a, Comp b) { return par_pipe(std::move(a), std::move(b)); }
+
+// One activation of `c` (|>>>| runs as >>>, standalone as its child): the reference semantics.
+std::unique_ptr<Proc> instantiate(const Comp& c, const Env& env);
+
+// Text form of the program tree, e.g. "bind x (par_pipe t c1) c2".
+std::string to_string(const Comp& c);
+
+}  // namespace korch::streams
