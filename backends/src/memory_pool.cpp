@@ -1,0 +1,145 @@
+#include <korch/backend/memory_pool.hpp>
+#include <korch/backend/spaces.hpp>
+#include <korch/error.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace korch {
+
+const char* to_string(PoolMemory memory) noexcept {
+  return memory == PoolMemory::pinned_host ? "pinned host" : "device";
+}
+
+namespace detail {
+
+struct PoolState {
+  std::string name;
+  PoolMemory memory;
+  mutable std::mutex mutex;
+  std::map<std::size_t, std::vector<void*>> free_blocks;  // by capacity
+  PoolStats stats;
+
+  ~PoolState() {
+    for (auto& [capacity, blocks] : free_blocks) {
+      for (void* p : blocks) free_block(p);
+    }
+  }
+
+  void* allocate_block(std::size_t capacity) {
+    if (memory == PoolMemory::pinned_host) {
+      return Kokkos::kokkos_malloc<PinnedHostMemSpace>("korch pool " + name, capacity);
+    }
+    return Kokkos::kokkos_malloc<DeviceMemSpace>("korch pool " + name, capacity);
+  }
+  void free_block(void* p) const {
+    if (memory == PoolMemory::pinned_host) {
+      Kokkos::kokkos_free<PinnedHostMemSpace>(p);
+    } else {
+      Kokkos::kokkos_free<DeviceMemSpace>(p);
+    }
+  }
+  void give_back(void* p, std::size_t size, std::size_t capacity) noexcept {
+    std::lock_guard<std::mutex> lock(mutex);
+    stats.outstanding_bytes -= size;
+    ++stats.releases;
+    try {
+      free_blocks[capacity].push_back(p);
+    } catch (...) {
+      stats.allocated_bytes -= capacity;
+      free_block(p);
+    }
+  }
+};
+
+}  // namespace detail
+
+PoolBuffer::PoolBuffer(PoolBuffer&& other) noexcept
+    : pool_(std::move(other.pool_)), data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+  other.data_ = nullptr;
+  other.size_ = other.capacity_ = 0;
+}
+
+PoolBuffer& PoolBuffer::operator=(PoolBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    pool_ = std::move(other.pool_);
+    data_ = other.data_;
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    other.data_ = nullptr;
+    other.size_ = other.capacity_ = 0;
+  }
+  return *this;
+}
+
+void PoolBuffer::release() noexcept {
+  if (data_ == nullptr) return;
+  pool_->give_back(data_, size_, capacity_);
+  data_ = nullptr;
+  size_ = capacity_ = 0;
+  pool_.reset();
+}
+
+MemoryPool::MemoryPool(std::string name, PoolMemory memory) : state_(std::make_shared<detail::PoolState>()) {
+  state_->name = std::move(name);
+  state_->memory = memory;
+}
+
+MemoryPool::~MemoryPool() = default;
+
+const std::string& MemoryPool::name() const noexcept { return state_->name; }
+PoolMemory MemoryPool::memory() const noexcept { return state_->memory; }
+
+PoolBuffer MemoryPool::acquire(std::size_t bytes) {
+  if (bytes == 0) {
+    throw Error::format("memory pool '{}' ({}): acquire(0) asks for nothing: ask for at least one byte",
+                        state_->name, to_string(state_->memory));
+  }
+  std::size_t capacity = 4096;
+  while (capacity < bytes) capacity *= 2;
+  PoolBuffer buffer;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    auto it = state_->free_blocks.find(capacity);
+    if (it != state_->free_blocks.end() && !it->second.empty()) {
+      buffer.data_ = it->second.back();
+      it->second.pop_back();
+    }
+  }
+  if (buffer.data_ == nullptr) {
+    try {
+      buffer.data_ = state_->allocate_block(capacity);
+    } catch (const std::exception& e) {
+      throw Error::format("memory pool '{}' ({}): could not allocate {} bytes ({}): use smaller data packets",
+                          state_->name, to_string(state_->memory), capacity, e.what());
+    }
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->stats.allocated_bytes += capacity;
+  }
+  buffer.pool_ = state_;
+  buffer.size_ = bytes;
+  buffer.capacity_ = capacity;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->stats.outstanding_bytes += bytes;
+  ++state_->stats.acquisitions;
+  if (state_->stats.outstanding_bytes > state_->stats.high_water_bytes) {
+    state_->stats.high_water_bytes = state_->stats.outstanding_bytes;
+  }
+  return buffer;
+}
+
+PoolStats MemoryPool::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->stats;
+}
+
+void MemoryPool::reset_high_water() {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->stats.high_water_bytes = state_->stats.outstanding_bytes;
+}
+
+}  // namespace korch

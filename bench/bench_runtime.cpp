@@ -1,0 +1,146 @@
+// Runtime overhead: the CPU-only configuration applying a per-cell update to 16^3 tiles, against a
+// plain Kokkos loop over the same tiles with the same number of threads (Kokkos' default host
+// space: OpenMP with OMP_NUM_THREADS threads on the openmp build, Serial on the serial build),
+// measured in the same run; and against the same per-tile kernel run by as many std::threads taking
+// tiles from an atomic counter (no teams, no queues). Prints medians and the ratios (goal <= 1.15).
+//
+//   korch-bench-runtime [threads] [repetitions] [flops-per-cell-iterations]
+#include <korch/block.hpp>
+#include <korch/bundle.hpp>
+#include <korch/configurations/builtin.hpp>
+#include <korch/grid.hpp>
+#include <korch/runtime.hpp>
+#include <korch/tile.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Update {
+  int iterations;
+  KOKKOS_INLINE_FUNCTION double operator()(double u) const {
+    for (int n = 0; n < iterations; ++n) u = 0.999 * u + 0.001;
+    return u;
+  }
+};
+
+// The per-tile work, identical in all three variants: rows i of the tile dispatched as a RangePolicy
+// on the given space, the j and k loops inside.
+template <class Space, class View>
+void update_tile(const Space& space, const View& d, const korch::Box& b, const Update update) {
+  const int j0 = b.lo[1], j1 = b.hi[1], k0 = b.lo[2], k1 = b.hi[2];
+  Kokkos::parallel_for("tile update", Kokkos::RangePolicy<Space>(space, b.lo[0], b.hi[0]), [=](int i) {
+    for (int j = j0; j < j1; ++j)
+      for (int k = k0; k < k1; ++k) d(0, i, j, k) = update(d(0, i, j, k));
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);
+  {
+    using Host = Kokkos::DefaultHostExecutionSpace;
+    const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1]))
+                                      : static_cast<unsigned>(std::max(1, korch::compat::concurrency(Host())));
+    const int reps = argc > 2 ? std::atoi(argv[2]) : 21;
+    korch::GridSpec spec;
+    spec.block_cells = {32, 32, 32};
+    spec.blocks = {4, 4, 2};
+    spec.guard = 1;
+    spec.n_vars = 1;
+    spec.tile_cells = {16, 16, 16};
+    korch::Grid grid(spec);
+    grid.fill([](int, int, int, int, int) { return 1.0; });
+    const auto tiles = korch::all_tiles(grid);
+    std::printf("korch-bench-runtime: %zu tiles of 16^3 cells, %u threads (plain loop on %s with %d threads), %d repetitions\n",
+                tiles.size(), threads, Host::name(), korch::compat::concurrency(Host()), reps);
+
+    for (int iterations : {1, 16}) {
+      const Update update{iterations};
+      auto data = grid.data();
+      std::vector<std::array<int, 7>> boxes;
+      for (const auto& t : tiles) {
+        const auto& b = t->box();
+        boxes.push_back({t->block_id(), b.lo[0], b.hi[0], b.lo[1], b.hi[1], b.lo[2], b.hi[2]});
+      }
+      Kokkos::View<int* [7], Kokkos::HostSpace> box_view("boxes", boxes.size());
+      for (std::size_t i = 0; i < boxes.size(); ++i)
+        for (int k = 0; k < 7; ++k) box_view(i, k) = boxes[i][static_cast<std::size_t>(k)];
+      korch::Runtime rt(korch::RuntimeOptions{1, threads, 1, 1, {}});
+      auto config = korch::configurations::get("cpu_only");
+      config.teams[0].initial_threads = threads;
+      korch::Bundle bundle("bench");
+      bundle.add(korch::ActionRoutine("A", [update](const korch::ActionContext& ctx, korch::DataItem& item) {
+        auto& tile = static_cast<korch::Tile&>(item);
+        update_tile(ctx.host_space(), tile.data(), tile.box(), update);
+      }));
+      // The three variants take turns in every repetition, so that load from other processes on the
+      // machine hits them alike; medians are reported.
+      std::vector<double> plain, threaded, runtime;
+      for (int r = 0; r < reps; ++r) {
+        // ---- plain Kokkos loop over the same tiles ----
+        auto t0 = Clock::now();
+        Kokkos::parallel_for(
+            "plain tiles", Kokkos::RangePolicy<Host>(0, static_cast<int>(boxes.size())), [=](int t) {
+              const int blk = box_view(t, 0);
+              const int i0 = box_view(t, 1), i1 = box_view(t, 2), j0 = box_view(t, 3), j1 = box_view(t, 4);
+              const int k0 = box_view(t, 5), k1 = box_view(t, 6);
+              auto d = Kokkos::subview(data, blk, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+              for (int i = i0; i < i1; ++i)
+                for (int j = j0; j < j1; ++j)
+                  for (int k = k0; k < k1; ++k) d(0, i, j, k) = update(d(0, i, j, k));
+            });
+        Kokkos::fence();
+        plain.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+
+        // ---- the same per-tile kernel on `threads` std::threads taking tiles from a counter ----
+        t0 = Clock::now();
+        std::atomic<std::size_t> next{0};
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t) {
+          pool.emplace_back([&] {
+            korch::HostTaskSpace space = korch::compat::make_serial_instance();
+            for (std::size_t i = next++; i < tiles.size(); i = next++) update_tile(space, tiles[i]->data(), tiles[i]->box(), update);
+          });
+        }
+        for (auto& th : pool) th.join();
+        threaded.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+
+        // ---- the CPU-only configuration ----
+        t0 = Clock::now();
+        rt.execute(bundle, config, grid);
+        runtime.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      const double p = median(plain), h = median(threaded), q = median(runtime);
+      const double pm = *std::min_element(plain.begin(), plain.end());
+      const double hm = *std::min_element(threaded.begin(), threaded.end());
+      const double qm = *std::min_element(runtime.begin(), runtime.end());
+      std::printf("  per-cell update, %2d fused iterations (median | best of %d):\n"
+                  "    plain Kokkos loop          %8.3f ms | %8.3f ms\n"
+                  "    same kernel, %u std::threads %8.3f ms | %8.3f ms\n"
+                  "    runtime, cpu_only          %8.3f ms | %8.3f ms\n"
+                  "    ratio runtime / plain loop    %6.3f | %6.3f   (goal <= 1.15)\n"
+                  "    ratio runtime / std::threads  %6.3f | %6.3f\n",
+                  iterations, reps, p * 1e3, pm * 1e3, threads, h * 1e3, hm * 1e3, q * 1e3, qm * 1e3, q / p, qm / pm,
+                  q / h, qm / hm);
+    }
+  }
+  Kokkos::finalize();
+  return 0;
+}

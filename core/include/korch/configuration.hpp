@@ -1,0 +1,126 @@
+// A thread team configuration (seed 004, "thread team configuration"): teams, helpers, the work
+// publisher/subscriber edges that make pipelines, thread publisher/subscriber edges, the distributor
+// and the initial thread counts. Describable in JSON; validated by the thin scheduler
+// (validate(), configuration_validation.cpp) before Runtime::execute runs it.
+//
+// JSON form (every key but "name", "teams" and "distributor" optional):
+// {
+//   "name": "cpu_gpu_data_parallel",
+//   "teams":   [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2}, ... ],
+//   "helpers": [ {"name": "to_gpu", "kind": "aggregator_mover", "input": "block",
+//                 "output": "packet_of_blocks", "threads": 1, "packet_blocks": 2,
+//                 "variables": {"copy_in": [], "copy_in_out": [0], "copy_out": [], "scratch": 0}},
+//                {"name": "dm", "kind": "mover", "direction": "device_to_host", ...} ],
+//   "work":    [ {"from": "to_gpu", "to": "gpu"}, ... ],
+//   "threads": [ {"from": "cpu", "to": "post"} ],
+//   "distributor": {"kind": "data_parallel",
+//                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static",
+//                                "weights": [1, 3], "unit": "block"} ]}
+// }
+// Data types: tile, block, packet_of_blocks, packet_of_tiles, action_metadata. Helper kinds: mover,
+// unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover.
+// Distributor kinds: action_parallel (each group one pipeline: every item goes into every
+// pipeline), data_parallel (one group: every item into exactly one pipeline), hybrid (several
+// groups: action parallel across groups, data parallel inside each). Policies: static (fixed
+// fractions given by weights) and dynamic (the pipeline whose entry queue is shortest relative to
+// its weight). Units: block (every tile of a block goes the same way; required upstream of an
+// aggregator) or tile.
+#pragma once
+
+#include <korch/data_packet.hpp>
+#include <korch/data_type.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+class Bundle;
+
+enum class HelperKind { mover, unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover };
+enum class MoveDirection { host_to_device, device_to_host, device_to_device };
+enum class DistributorKind { action_parallel, data_parallel, hybrid };
+enum class DistributionPolicy { fixed_fraction, queue_depth };  // JSON: "static", "dynamic"
+enum class RoutingUnit { block, tile };
+
+const char* to_string(HelperKind kind) noexcept;
+const char* to_string(MoveDirection direction) noexcept;
+const char* to_string(DistributorKind kind) noexcept;
+const char* to_string(DistributionPolicy policy) noexcept;
+const char* to_string(RoutingUnit unit) noexcept;
+
+struct TeamConfig {
+  std::string name;
+  DataType type = DataType::tile;
+  std::string action;            // the bundle routine this team applies
+  unsigned initial_threads = 1;  // activated at start_cycle; more may arrive from thread publishers
+};
+
+struct HelperConfig {
+  std::string name;
+  HelperKind kind = HelperKind::mover;
+  DataType input = DataType::packet_of_blocks;
+  DataType output = DataType::packet_of_blocks;
+  unsigned threads = 1;
+  MoveDirection direction = MoveDirection::host_to_device;  // mover only
+  std::size_t packet_blocks = 4;   // aggregators: blocks per packet
+  PacketVariables variables;       // aggregators: what the packets carry
+};
+
+struct Edge {
+  std::string from;
+  std::string to;
+};
+
+struct DistributorGroup {
+  std::vector<std::string> pipelines;  // entry nodes (teams or helpers)
+  DistributionPolicy policy = DistributionPolicy::fixed_fraction;
+  std::vector<double> weights;         // empty: equal
+  RoutingUnit unit = RoutingUnit::block;
+};
+
+struct DistributorConfig {
+  DistributorKind kind = DistributorKind::action_parallel;
+  std::vector<DistributorGroup> groups;
+};
+
+struct Configuration {
+  std::string name;
+  std::vector<TeamConfig> teams;
+  std::vector<HelperConfig> helpers;
+  std::vector<Edge> work;
+  std::vector<Edge> threads;
+  DistributorConfig distributor;
+
+  // Parses the JSON form above. Throws korch::Error naming the offending field, e.g.
+  // "configuration 'x': field teams[1].threads: expected an unsigned integer, got \"two\"".
+  static Configuration from_json(const std::string& text);
+  std::string to_json() const;
+
+  const TeamConfig* find_team(const std::string& name) const noexcept;
+  const HelperConfig* find_helper(const std::string& name) const noexcept;
+};
+
+// What a configuration must fit into (the Runtime's fixed teams and helper teams).
+struct RuntimeShape {
+  unsigned n_teams = 0;
+  unsigned threads_per_team = 0;
+  unsigned n_helpers = 0;
+  unsigned helper_threads = 0;
+};
+
+// The thin scheduler's checks (throws korch::Error naming the team, helper or edge): names unique
+// and known; data types match along every edge (or a splitter/aggregator sits between); the
+// distributor feeds only tile/block/action_metadata entries; no self-loops or cycles; one work
+// subscriber per node; helpers have exactly one publisher; aggregators receive complete blocks;
+// every packet comes back to the grid (ends in an unpacker); teams and threads fit the shape; thread
+// budgets fit team sizes (Req ThreadBalance); with a bundle: every team's action is in it, every
+// routine is used, and the bundle has no more routines than the runtime has teams.
+void validate(const Configuration& configuration, const RuntimeShape& shape, const Bundle* bundle = nullptr);
+
+// The most threads team `team` can have active in one cycle: its initial threads plus everything
+// its thread publishers can hand on (transitively).
+unsigned max_active_threads(const Configuration& configuration, const std::string& team);
+
+}  // namespace korch

@@ -1,0 +1,136 @@
+// DataPacket: blocks or tiles gathered into one pool buffer so that each transfer direction is a
+// single contiguous copy (seed 004, "data packets").
+//
+// Layout of the buffer (the same on the pinned host side and on the device side), in doubles:
+//   [ entry metadata | copy-in | copy-in-out | copy-out | scratch ]
+//   host -> device: metadata + copy-in + copy-in-out   (one copy)
+//   device -> host: copy-in-out + copy-out              (one copy)
+// The metadata section holds one PacketEntryMeta per block/tile (box, deltas, level, the offsets and
+// device addresses of the entry's data), so kernels on the device find everything inside the packet.
+// Within a section each entry stores its variables one after the other, each as a LayoutRight
+// (i, j, k) array over the entry's box: a packet of blocks stores whole blocks (guard cells
+// included), a packet of tiles stores the tiles' interior boxes.
+//
+// Life cycle (State): building -> pack() -> packed -> copy_to_device() -> on_device
+//   -> copy_to_host() -> on_host -> unpack() -> unpacked (buffers released).
+// Copies are asynchronous on the given instance (the calling thread's own stream on CUDA/HIP): fence
+// that instance before another thread touches the packet. release() returns both buffers to their
+// pools; it is safe early and twice, and the destructor calls it (the last owner releases).
+#pragma once
+
+#include <korch/backend/memory_pool.hpp>
+#include <korch/backend/spaces.hpp>
+#include <korch/backend/thread_spaces.hpp>
+#include <korch/data_item.hpp>
+#include <korch/data_type.hpp>
+#include <korch/grid.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+// Which grid variables a packet carries in which direction. All empty: every variable copy-in-out.
+struct PacketVariables {
+  std::vector<int> copy_in;
+  std::vector<int> copy_in_out;
+  std::vector<int> copy_out;
+  int scratch = 0;  // scratch variables per entry (device only, never transferred)
+};
+
+enum class PacketSection : int { copy_in = 0, copy_in_out = 1, copy_out = 2, scratch = 3 };
+
+struct PacketEntryMeta {
+  std::int32_t block;
+  std::int32_t tile;      // -1 in a packet of blocks
+  std::int32_t level;
+  std::int32_t n_cells;
+  std::int32_t lo[3];     // block-local box stored in the packet
+  std::int32_t hi[3];
+  std::int32_t interior_lo[3];  // block-local interior (of the block, or the tile's box)
+  std::int32_t interior_hi[3];
+  double delta[3];
+  std::uint64_t offset[4];      // first double of the entry in each section, from the buffer start
+  std::uint64_t device_address[4];  // the same on the device (valid once on the device)
+};
+
+class DataPacket : public DataItem {
+ public:
+  enum class State { building, packed, on_device, on_host, unpacked, released };
+  using DeviceVar = Kokkos::View<double***, Kokkos::LayoutRight, DeviceMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using HostVar = Kokkos::View<double***, Kokkos::LayoutRight, PinnedHostMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  // type: packet_of_blocks or packet_of_tiles. The pools must outlive the packet's transfers.
+  DataPacket(const Grid& grid, DataType type, PacketVariables variables, MemoryPool& pinned_pool,
+             MemoryPool& device_pool);
+  ~DataPacket() override;
+  std::string describe() const override;
+
+  DataType data_type() const noexcept { return type_; }
+  State state() const noexcept { return state_; }
+  const Grid& grid() const noexcept { return *grid_; }
+  std::uint64_t id() const noexcept { return id_; }
+
+  // building only
+  void add_block(int block);
+  void add_tile(int block, int tile);
+
+  std::size_t size() const noexcept { return entries_.size(); }
+  bool empty() const noexcept { return entries_.empty(); }
+  const PacketEntryMeta& entry(std::size_t i) const { return entries_.at(i); }
+  // The block ids in the packet, in order (each once).
+  std::vector<int> block_ids() const;
+
+  // building -> packed: takes a pinned buffer, writes metadata, copy-in and copy-in-out data.
+  void pack();
+  // packed -> on_device: takes a device buffer; one asynchronous copy on `instance`.
+  void copy_to_device(const DeviceTaskSpace& instance);
+  // on_device -> on_device in a fresh device allocation (device-to-device mover).
+  void move_on_device(const DeviceTaskSpace& instance);
+  // on_device -> on_host: one asynchronous copy of copy-in-out + copy-out on `instance`.
+  void copy_to_host(const DeviceTaskSpace& instance);
+  // on_host -> unpacked: copy-in-out and copy-out data back into the grid; releases the buffers.
+  void unpack();
+  // Returns both buffers to their pools (safe in any state, and twice).
+  void release() noexcept;
+
+  // A variable of entry i on the device (state on_device); index it with entry-local (i, j, k),
+  // 0 being the entry's lo. Copy-in variables are read-only by contract.
+  DeviceVar device_var(std::size_t i, int var) const;
+  DeviceVar device_scratch(std::size_t i, int scratch) const;
+  // The same on the pinned host buffer (states packed and on_host).
+  HostVar host_var(std::size_t i, int var) const;
+
+  std::size_t bytes_to_device() const noexcept;
+  std::size_t bytes_to_host() const noexcept;
+  std::size_t buffer_bytes() const noexcept { return total_doubles_ * sizeof(double); }
+  static const char* to_string(State state) noexcept;
+
+ private:
+  void require(State state, const char* operation) const;
+  std::pair<int, int> locate(int var) const;  // (section, slot)
+  double* entry_pointer(double* base, std::size_t i, int section, int slot) const;
+  void append(int block, int tile, const Box& box, const Box& interior);
+
+  const Grid* grid_;
+  DataType type_;
+  PacketVariables vars_;
+  std::vector<int> section_of_;  // per grid variable: section or -1
+  std::vector<int> slot_of_;
+  int n_section_vars_[4] = {0, 0, 0, 0};
+  MemoryPool* pinned_pool_;
+  MemoryPool* device_pool_;
+  std::vector<PacketEntryMeta> entries_;
+  std::size_t section_begin_[5] = {0, 0, 0, 0, 0};  // in doubles
+  std::size_t total_doubles_ = 0;
+  PoolBuffer host_;
+  PoolBuffer device_;
+  State state_ = State::building;
+  std::uint64_t id_;
+};
+
+}  // namespace korch

@@ -1,0 +1,64 @@
+// Distributors (seed 004, "Mapping computation to hardware"): what the Runtime's calling thread
+// runs to feed the pipelines of a configuration with the grid's blocks.
+//
+// A distributor has groups. Every group gets every block of the grid (action parallel across
+// groups: each item exactly once into each group); inside a group each block (or, with unit tile,
+// each tile) goes to exactly one pipeline (data parallel), chosen by a fixed fraction (static:
+// smooth weighted round robin, deterministic) or by queue depth (dynamic: the pipeline whose entry
+// queue is shortest relative to its weight). For each block, the items for all groups are made
+// before the first of them is pushed (seed: "all copies made before the first push").
+// ActionParallelDistributor and DataParallelDistributor are the two pure cases; a hybrid is a
+// Distributor with several groups, one of them data parallel.
+#pragma once
+
+#include <korch/configuration.hpp>
+#include <korch/data_item.hpp>
+#include <korch/data_type.hpp>
+#include <korch/grid.hpp>
+#include <korch/trace.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+struct DistributorTarget {
+  std::string name;  // the entry node
+  DataType type;     // tile, block or action_metadata
+  std::function<void(std::shared_ptr<DataItem>)> push;
+  std::function<std::size_t()> queue_depth;  // for the dynamic policy; may be empty (treated as 0)
+};
+
+class Distributor {
+ public:
+  // `targets[g]` are the entries of group g, in the order of config.groups[g].pipelines.
+  Distributor(DistributorConfig config, std::vector<std::vector<DistributorTarget>> targets);
+  virtual ~Distributor() = default;
+
+  // Feeds every block of `grid` (on the calling thread). Returns how many items went to each
+  // group's pipelines ([group][pipeline]).
+  std::vector<std::vector<std::size_t>> distribute(const Grid& grid, Trace* trace = nullptr);
+  const DistributorConfig& config() const noexcept { return config_; }
+
+ private:
+  std::size_t choose(std::size_t group);
+  DistributorConfig config_;
+  std::vector<std::vector<DistributorTarget>> targets_;
+  std::vector<std::vector<double>> credit_;
+};
+
+class ActionParallelDistributor : public Distributor {
+ public:
+  explicit ActionParallelDistributor(std::vector<DistributorTarget> pipelines);
+};
+
+class DataParallelDistributor : public Distributor {
+ public:
+  DataParallelDistributor(std::vector<DistributorTarget> pipelines, DistributionPolicy policy,
+                          std::vector<double> weights = {}, RoutingUnit unit = RoutingUnit::block);
+};
+
+}  // namespace korch

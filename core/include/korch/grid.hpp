@@ -1,0 +1,104 @@
+// A minimal grid substrate for the orchestration runtime's tests and apps (seed 004, "Grid unit"):
+// a uniform 3-D grid of blocks, each with nxb x nyb x nzb interior cells and `guard` guard cells on
+// every side, n_vars cell-centred variables, one refinement level (its index kept in the metadata).
+// Tiles are sub-boxes of a block's interior (tile size configurable; the whole block allowed).
+//
+// Storage: one host View (block, var, i, j, k), LayoutRight, so each block (all variables, guard
+// cells included) is one contiguous range of doubles. Indices i, j, k are block-local and count
+// guard cells: the interior is [guard, guard + nxb).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+// A half-open box [lo, hi) of block-local cell indices.
+struct Box {
+  std::array<int, 3> lo{0, 0, 0};
+  std::array<int, 3> hi{0, 0, 0};
+  std::size_t cells() const noexcept {
+    return static_cast<std::size_t>(hi[0] - lo[0]) * static_cast<std::size_t>(hi[1] - lo[1]) *
+           static_cast<std::size_t>(hi[2] - lo[2]);
+  }
+  int extent(int d) const noexcept { return hi[d] - lo[d]; }
+  bool operator==(const Box& o) const noexcept { return lo == o.lo && hi == o.hi; }
+};
+
+struct GridSpec {
+  std::array<int, 3> block_cells{16, 16, 16};  // interior cells per block
+  std::array<int, 3> blocks{2, 2, 2};          // blocks per direction
+  int guard = 1;                               // guard cells per side
+  int n_vars = 1;                              // cell-centred variables
+  int level = 0;                               // refinement level index (metadata)
+  std::array<double, 3> domain_lo{0.0, 0.0, 0.0};
+  std::array<double, 3> domain_hi{1.0, 1.0, 1.0};
+  std::array<int, 3> tile_cells{0, 0, 0};      // tile size; 0 in a direction: the whole block
+};
+
+// Everything the runtime knows about a block besides its data.
+struct BlockMeta {
+  int id = 0;
+  int level = 0;
+  std::array<int, 3> index{0, 0, 0};      // block coordinates in the grid
+  std::array<double, 3> delta{0, 0, 0};   // cell size
+  std::array<double, 3> lo_coord{0, 0, 0};  // physical coordinate of the interior's low corner
+  Box interior;                           // block-local
+  Box stored;                             // interior plus guard cells
+};
+
+class Grid {
+ public:
+  using HostData = Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using BlockData = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  // Throws korch::Error naming the field when the spec is not usable.
+  explicit Grid(GridSpec spec);
+
+  const GridSpec& spec() const noexcept { return spec_; }
+  int n_blocks() const noexcept { return static_cast<int>(meta_.size()); }
+  int n_vars() const noexcept { return spec_.n_vars; }
+  const BlockMeta& block(int id) const;
+  const std::vector<BlockMeta>& blocks() const noexcept { return meta_; }
+
+  // Tiles of every block (identical tiling for every block).
+  int tiles_per_block() const noexcept { return static_cast<int>(tile_boxes_.size()); }
+  const Box& tile_box(int tile) const { return tile_boxes_.at(static_cast<std::size_t>(tile)); }
+  const std::vector<Box>& tile_boxes() const noexcept { return tile_boxes_; }
+
+  HostData data() const noexcept { return data_; }
+  // One block's storage (var, i, j, k), guard cells included.
+  BlockData block_data(int id) const;
+  double* block_pointer(int id) const;
+  std::size_t doubles_per_block() const noexcept { return doubles_per_block_; }
+  std::array<int, 3> stored_extent() const noexcept;
+
+  // Fill every variable of every cell (guard cells included) with f(block, var, i, j, k).
+  template <class F>
+  void fill(F&& f) {
+    auto h = data_;
+    for (int b = 0; b < n_blocks(); ++b)
+      for (int v = 0; v < spec_.n_vars; ++v)
+        for (int i = 0; i < static_cast<int>(h.extent(2)); ++i)
+          for (int j = 0; j < static_cast<int>(h.extent(3)); ++j)
+            for (int k = 0; k < static_cast<int>(h.extent(4)); ++k) h(b, v, i, j, k) = f(b, v, i, j, k);
+  }
+  // Largest absolute difference between the interiors of two grids of the same spec.
+  double max_interior_difference(const Grid& other) const;
+  // A copy of this grid (data included).
+  Grid clone() const;
+
+ private:
+  GridSpec spec_;
+  std::vector<BlockMeta> meta_;
+  std::vector<Box> tile_boxes_;
+  HostData data_;
+  std::size_t doubles_per_block_ = 0;
+};
+
+}  // namespace korch

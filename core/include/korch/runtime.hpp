@@ -1,0 +1,88 @@
+// The orchestration runtime (seed 004, "Runtime design"): N thread teams of M threads each and a
+// few helper teams, all created at construction and kept for the runtime's life, plus the memory
+// pools for data packets.
+//
+//   korch::Runtime runtime({.n_teams = 6, .threads_per_team = 4});
+//   runtime.execute(bundle, korch::configurations::get("cpu_gpu_data_parallel"), grid);
+//
+// execute() runs one execution cycle: the thin scheduler validates the configuration against the
+// bundle and the runtime's shape (errors name the team, helper or edge), links the teams, helpers
+// and distributor as the configuration says, starts every team, distributes the grid's blocks on the
+// calling thread, and blocks until every team and helper is Idle again. Errors from routines,
+// helpers or the distributor reach the caller as one korch::Error (the first one, with a count of
+// the others) after the cycle has been wound down; nothing is left running and the pools balance
+// (outstanding bytes zero after every cycle, or execute() throws).
+//
+// One Runtime at a time: constructing a second one while the first exists throws.
+#pragma once
+
+#include <korch/backend/memory_pool.hpp>
+#include <korch/bundle.hpp>
+#include <korch/configuration.hpp>
+#include <korch/grid.hpp>
+#include <korch/record_replay.hpp>
+#include <korch/thread_team.hpp>
+#include <korch/trace.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace korch {
+
+struct RuntimeOptions {
+  unsigned n_teams = 6;           // N
+  unsigned threads_per_team = 4;  // M
+  unsigned n_helpers = 6;         // helper teams (movers, unpackers, splitters, aggregators)
+  unsigned helper_threads = 2;    // threads per helper team
+  TeamOptions team_options{};
+};
+
+struct NodeReport {
+  std::string node;  // team or helper name
+  CycleReport cycle;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // True while a Runtime exists.
+  static bool exists() noexcept;
+
+  void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid);
+
+  RuntimeShape shape() const noexcept;
+  const RuntimeOptions& options() const noexcept { return options_; }
+  ThreadTeam& team(unsigned i);
+  ThreadTeam& helper_team(unsigned i);
+  MemoryPool& pinned_pool() noexcept { return *pinned_; }
+  MemoryPool& device_pool() noexcept { return *device_; }
+
+  // Attach (or detach with nullptr) a trace / recorder for the following cycles. Not during execute.
+  void set_trace(Trace* trace) noexcept { trace_ = trace; }
+  void set_recorder(Recorder* recorder) noexcept { recorder_ = recorder; }
+
+  // Each node's report of the last execute(), in the order the nodes were waited for
+  // (publishers before subscribers).
+  const std::vector<NodeReport>& last_reports() const noexcept { return reports_; }
+  // Items the distributor pushed into each pipeline entry during the last execute().
+  const std::vector<std::pair<std::string, std::size_t>>& last_distribution() const noexcept { return distribution_; }
+
+ private:
+  RuntimeOptions options_;
+  std::vector<std::unique_ptr<ThreadTeam>> teams_;
+  std::vector<std::unique_ptr<ThreadTeam>> helpers_;
+  std::unique_ptr<MemoryPool> pinned_;
+  std::unique_ptr<MemoryPool> device_;
+  Trace* trace_ = nullptr;
+  Recorder* recorder_ = nullptr;
+  std::vector<NodeReport> reports_;
+  std::vector<std::pair<std::string, std::size_t>> distribution_;
+};
+
+}  // namespace korch

@@ -1,0 +1,282 @@
+#include <korch/backend/async_copy.hpp>
+#include <korch/data_packet.hpp>
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace korch {
+
+namespace {
+std::atomic<std::uint64_t> next_packet_id{1};
+constexpr std::size_t meta_doubles_per_entry = (sizeof(PacketEntryMeta) + sizeof(double) - 1) / sizeof(double);
+}  // namespace
+
+const char* DataPacket::to_string(State state) noexcept {
+  switch (state) {
+    case State::building: return "building";
+    case State::packed: return "packed (on the host)";
+    case State::on_device: return "on the device";
+    case State::on_host: return "back on the host";
+    case State::unpacked: return "unpacked";
+    case State::released: return "released";
+  }
+  return "?";
+}
+
+DataPacket::DataPacket(const Grid& grid, DataType type, PacketVariables variables, MemoryPool& pinned_pool,
+                       MemoryPool& device_pool)
+    : grid_(&grid),
+      type_(type),
+      vars_(std::move(variables)),
+      pinned_pool_(&pinned_pool),
+      device_pool_(&device_pool),
+      id_(next_packet_id.fetch_add(1, std::memory_order_relaxed)) {
+  if (!is_packet(type)) {
+    throw Error::format("data packet: type {} is not a packet type: use packet_of_blocks or packet_of_tiles",
+                        korch::to_string(type));
+  }
+  if (pinned_pool.memory() != PoolMemory::pinned_host || device_pool.memory() != PoolMemory::device) {
+    throw Error("data packet: give a pinned-host pool and then a device pool");
+  }
+  if (vars_.copy_in.empty() && vars_.copy_in_out.empty() && vars_.copy_out.empty()) {
+    for (int v = 0; v < grid.n_vars(); ++v) vars_.copy_in_out.push_back(v);
+  }
+  if (vars_.scratch < 0) throw Error::format("data packet: scratch is {}: use 0 or more", vars_.scratch);
+  section_of_.assign(static_cast<std::size_t>(grid.n_vars()), -1);
+  slot_of_.assign(static_cast<std::size_t>(grid.n_vars()), -1);
+  const std::vector<int>* lists[3] = {&vars_.copy_in, &vars_.copy_in_out, &vars_.copy_out};
+  static const char* names[3] = {"copy_in", "copy_in_out", "copy_out"};
+  for (int s = 0; s < 3; ++s) {
+    for (int v : *lists[s]) {
+      if (v < 0 || v >= grid.n_vars()) {
+        throw Error::format("data packet: {} names variable {}, but the grid has variables 0..{}", names[s], v,
+                            grid.n_vars() - 1);
+      }
+      auto& sec = section_of_[static_cast<std::size_t>(v)];
+      if (sec != -1) {
+        throw Error::format("data packet: variable {} is in {} and in {}: give each variable one direction", v,
+                            names[sec], names[s]);
+      }
+      sec = s;
+      slot_of_[static_cast<std::size_t>(v)] = n_section_vars_[s]++;
+    }
+  }
+  n_section_vars_[3] = vars_.scratch;
+}
+
+DataPacket::~DataPacket() { release(); }
+
+std::string DataPacket::describe() const {
+  std::string blocks;
+  for (std::size_t i = 0; i < entries_.size() && i < 8; ++i) {
+    blocks += (i ? "," : "") + std::to_string(entries_[i].block);
+    if (entries_[i].tile >= 0) blocks += "." + std::to_string(entries_[i].tile);
+  }
+  if (entries_.size() > 8) blocks += ",...";
+  return fmt::format("data packet #{} ({}, {} entries [{}], {})", id_, korch::to_string(type_), entries_.size(),
+                     blocks, to_string(state_));
+}
+
+void DataPacket::require(State state, const char* operation) const {
+  if (state_ != state) {
+    throw Error::format("{}: {} needs the packet {}, but it is {}: {}", describe(), operation, to_string(state),
+                        to_string(state_),
+                        state == State::on_device ? "put a data mover (host -> device) in front of this step"
+                        : state == State::on_host ? "move the packet back to the host first (data mover device -> host)"
+                        : state == State::building ? "add entries before pack()"
+                                                   : "follow building -> packed -> on device -> on host -> unpacked");
+  }
+}
+
+void DataPacket::append(int block, int tile, const Box& box, const Box& interior) {
+  require(State::building, "adding an entry");
+  PacketEntryMeta m{};
+  const auto& bm = grid_->block(block);
+  m.block = block;
+  m.tile = tile;
+  m.level = bm.level;
+  m.n_cells = static_cast<std::int32_t>(box.cells());
+  for (int d = 0; d < 3; ++d) {
+    m.lo[d] = box.lo[d];
+    m.hi[d] = box.hi[d];
+    m.interior_lo[d] = interior.lo[d];
+    m.interior_hi[d] = interior.hi[d];
+    m.delta[d] = bm.delta[d];
+  }
+  entries_.push_back(m);
+}
+
+void DataPacket::add_block(int block) {
+  if (type_ != DataType::packet_of_blocks) {
+    throw Error::format("{}: add_block on a packet of tiles: add its tiles with add_tile", describe());
+  }
+  const auto& bm = grid_->block(block);
+  append(block, -1, bm.stored, bm.interior);
+}
+
+void DataPacket::add_tile(int block, int tile) {
+  if (type_ != DataType::packet_of_tiles) {
+    throw Error::format("{}: add_tile on a packet of blocks: add whole blocks with add_block", describe());
+  }
+  (void)grid_->block(block);
+  const Box& box = grid_->tile_box(tile);
+  append(block, tile, box, box);
+}
+
+std::vector<int> DataPacket::block_ids() const {
+  std::vector<int> ids;
+  for (const auto& e : entries_) {
+    if (ids.empty() || ids.back() != e.block) ids.push_back(e.block);
+  }
+  return ids;
+}
+
+std::pair<int, int> DataPacket::locate(int var) const {
+  if (var < 0 || var >= grid_->n_vars() || section_of_[static_cast<std::size_t>(var)] < 0) {
+    throw Error::format("{}: variable {} is not in this packet: list it in copy_in, copy_in_out or copy_out", describe(),
+                        var);
+  }
+  return {section_of_[static_cast<std::size_t>(var)], slot_of_[static_cast<std::size_t>(var)]};
+}
+
+double* DataPacket::entry_pointer(double* base, std::size_t i, int section, int slot) const {
+  const auto& e = entries_.at(i);
+  return base + e.offset[section] + static_cast<std::size_t>(slot) * static_cast<std::size_t>(e.n_cells);
+}
+
+namespace {
+// Copies box `m` of the variables `vars` between a block's storage and a packed array.
+template <bool ToPacket>
+void copy_box(const Grid& grid, const PacketEntryMeta& m, const std::vector<int>& vars, double* packed) {
+  auto data = grid.block_data(m.block);
+  std::size_t n = 0;
+  for (int v : vars)
+    for (int i = m.lo[0]; i < m.hi[0]; ++i)
+      for (int j = m.lo[1]; j < m.hi[1]; ++j)
+        for (int k = m.lo[2]; k < m.hi[2]; ++k, ++n) {
+          if constexpr (ToPacket) {
+            packed[n] = data(v, i, j, k);
+          } else {
+            data(v, i, j, k) = packed[n];
+          }
+        }
+}
+}  // namespace
+
+void DataPacket::pack() {
+  require(State::building, "pack()");
+  if (entries_.empty()) throw Error::format("{}: pack() on an empty packet: add blocks or tiles first", describe());
+  // Section sizes.
+  std::size_t at = entries_.size() * meta_doubles_per_entry;
+  at = (at + 7) / 8 * 8;  // 64-byte aligned sections
+  for (int s = 0; s < 4; ++s) {
+    section_begin_[s] = at;
+    for (auto& e : entries_) {
+      e.offset[s] = at;
+      at += static_cast<std::size_t>(n_section_vars_[s]) * static_cast<std::size_t>(e.n_cells);
+    }
+    at = (at + 7) / 8 * 8;
+  }
+  section_begin_[4] = at;
+  total_doubles_ = at;
+  host_ = pinned_pool_->acquire(total_doubles_ * sizeof(double));
+  auto* base = static_cast<double*>(host_.data());
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const auto& e = entries_[i];
+    copy_box<true>(*grid_, e, vars_.copy_in, base + e.offset[0]);
+    copy_box<true>(*grid_, e, vars_.copy_in_out, base + e.offset[1]);
+  }
+  state_ = State::packed;
+}
+
+void DataPacket::copy_to_device(const DeviceTaskSpace& instance) {
+  require(State::packed, "copy_to_device()");
+  device_ = device_pool_->acquire(total_doubles_ * sizeof(double));
+  auto* dev = static_cast<double*>(device_.data());
+  auto* base = static_cast<double*>(host_.data());
+  for (auto& e : entries_) {
+    for (int s = 0; s < 4; ++s) e.device_address[s] = reinterpret_cast<std::uintptr_t>(dev + e.offset[s]);
+  }
+  std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
+  copy_to_device_async(instance, dev, base, bytes_to_device());
+  state_ = State::on_device;
+}
+
+void DataPacket::move_on_device(const DeviceTaskSpace& instance) {
+  require(State::on_device, "move_on_device()");
+  PoolBuffer target = device_pool_->acquire(total_doubles_ * sizeof(double));
+  copy_device_to_device_async(instance, target.data(), device_.data(), total_doubles_ * sizeof(double));
+  instance.fence();  // the source buffer goes back to the pool below
+  device_ = std::move(target);
+  auto* dev = static_cast<double*>(device_.data());
+  for (auto& e : entries_) {
+    for (int s = 0; s < 4; ++s) e.device_address[s] = reinterpret_cast<std::uintptr_t>(dev + e.offset[s]);
+  }
+}
+
+void DataPacket::copy_to_host(const DeviceTaskSpace& instance) {
+  require(State::on_device, "copy_to_host()");
+  auto* dev = static_cast<char*>(device_.data());
+  auto* host = static_cast<char*>(host_.data());
+  const std::size_t begin = section_begin_[1] * sizeof(double);
+  copy_to_host_async(instance, host + begin, dev + begin, bytes_to_host());
+  state_ = State::on_host;
+}
+
+void DataPacket::unpack() {
+  require(State::on_host, "unpack()");
+  device_.release();
+  auto* base = static_cast<double*>(host_.data());
+  for (const auto& e : entries_) {
+    copy_box<false>(*grid_, e, vars_.copy_in_out, base + e.offset[1]);
+    copy_box<false>(*grid_, e, vars_.copy_out, base + e.offset[2]);
+  }
+  host_.release();
+  state_ = State::unpacked;
+}
+
+void DataPacket::release() noexcept {
+  device_.release();
+  host_.release();
+  if (state_ != State::unpacked) state_ = State::released;
+}
+
+std::size_t DataPacket::bytes_to_device() const noexcept { return section_begin_[2] * sizeof(double); }
+std::size_t DataPacket::bytes_to_host() const noexcept {
+  return (section_begin_[3] - section_begin_[1]) * sizeof(double);
+}
+
+DataPacket::DeviceVar DataPacket::device_var(std::size_t i, int var) const {
+  require(State::on_device, "device_var()");
+  auto [section, slot] = locate(var);
+  const auto& e = entries_.at(i);
+  return DeviceVar(entry_pointer(static_cast<double*>(device_.data()), i, section, slot),
+                   static_cast<std::size_t>(e.hi[0] - e.lo[0]), static_cast<std::size_t>(e.hi[1] - e.lo[1]),
+                   static_cast<std::size_t>(e.hi[2] - e.lo[2]));
+}
+
+DataPacket::DeviceVar DataPacket::device_scratch(std::size_t i, int scratch) const {
+  require(State::on_device, "device_scratch()");
+  if (scratch < 0 || scratch >= n_section_vars_[3]) {
+    throw Error::format("{}: scratch variable {} does not exist: the packet has {}", describe(), scratch,
+                        n_section_vars_[3]);
+  }
+  const auto& e = entries_.at(i);
+  return DeviceVar(entry_pointer(static_cast<double*>(device_.data()), i, 3, scratch),
+                   static_cast<std::size_t>(e.hi[0] - e.lo[0]), static_cast<std::size_t>(e.hi[1] - e.lo[1]),
+                   static_cast<std::size_t>(e.hi[2] - e.lo[2]));
+}
+
+DataPacket::HostVar DataPacket::host_var(std::size_t i, int var) const {
+  if (state_ != State::packed && state_ != State::on_host) require(State::on_host, "host_var()");
+  auto [section, slot] = locate(var);
+  const auto& e = entries_.at(i);
+  return HostVar(entry_pointer(static_cast<double*>(host_.data()), i, section, slot),
+                 static_cast<std::size_t>(e.hi[0] - e.lo[0]), static_cast<std::size_t>(e.hi[1] - e.lo[1]),
+                 static_cast<std::size_t>(e.hi[2] - e.lo[2]));
+}
+
+}  // namespace korch

@@ -1,0 +1,141 @@
+#include <korch/action_metadata.hpp>
+#include <korch/block.hpp>
+#include <korch/distributor.hpp>
+#include <korch/error.hpp>
+#include <korch/tile.hpp>
+
+namespace korch {
+
+Distributor::Distributor(DistributorConfig config, std::vector<std::vector<DistributorTarget>> targets)
+    : config_(std::move(config)), targets_(std::move(targets)) {
+  if (targets_.size() != config_.groups.size()) {
+    throw Error::format("distributor: {} target groups for {} configured groups: give targets for each group",
+                        targets_.size(), config_.groups.size());
+  }
+  for (std::size_t g = 0; g < targets_.size(); ++g) {
+    if (targets_[g].empty()) throw Error::format("distributor: group {} has no pipeline", g);
+    auto& w = config_.groups[g].weights;
+    if (w.empty()) w.assign(targets_[g].size(), 1.0);
+    if (w.size() != targets_[g].size()) {
+      throw Error::format("distributor: group {} has {} weights for {} pipelines", g, w.size(), targets_[g].size());
+    }
+    credit_.emplace_back(targets_[g].size(), 0.0);
+  }
+}
+
+std::size_t Distributor::choose(std::size_t g) {
+  const auto& group = config_.groups[g];
+  const auto& w = group.weights;
+  const std::size_t n = targets_[g].size();
+  if (n == 1) return 0;
+  std::size_t best = 0;
+  if (group.policy == DistributionPolicy::queue_depth) {
+    double best_load = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& q = targets_[g][i].queue_depth;
+      const double load = (static_cast<double>(q ? q() : 0) + 1.0) / w[i];
+      if (i == 0 || load < best_load) {
+        best = i;
+        best_load = load;
+      }
+    }
+    return best;
+  }
+  double total = 0;
+  auto& c = credit_[g];
+  for (std::size_t i = 0; i < n; ++i) {
+    c[i] += w[i];
+    total += w[i];
+    if (c[i] > c[best]) best = i;
+  }
+  c[best] -= total;
+  return best;
+}
+
+namespace {
+void make_items(const Grid& grid, int block, DataType type, std::vector<std::shared_ptr<DataItem>>& out) {
+  switch (type) {
+    case DataType::tile:
+      for (int t = 0; t < grid.tiles_per_block(); ++t) out.push_back(std::make_shared<Tile>(grid, block, t));
+      break;
+    case DataType::block: out.push_back(std::make_shared<Block>(grid, block)); break;
+    case DataType::action_metadata: out.push_back(std::make_shared<ActionMetadata>(block)); break;
+    default:
+      throw Error::format("distributor: cannot make {} items from the grid: put an aggregator in front of that pipeline",
+                          to_string(type));
+  }
+}
+}  // namespace
+
+std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, Trace* trace) {
+  std::vector<std::vector<std::size_t>> counts;
+  for (const auto& g : targets_) counts.emplace_back(g.size(), 0);
+  struct Push {
+    std::size_t group, target;
+    std::vector<std::shared_ptr<DataItem>> items;
+  };
+  std::vector<Push> pushes;
+  for (int b = 0; b < grid.n_blocks(); ++b) {
+    TraceScope scope(trace, "distribute", "distributor", "distributor", 0, trace ? "block " + std::to_string(b) : std::string());
+    pushes.clear();
+    // Every copy of this block for every group is made first ...
+    for (std::size_t g = 0; g < targets_.size(); ++g) {
+      if (config_.groups[g].unit == RoutingUnit::tile && targets_[g].size() > 1) {
+        for (int t = 0; t < grid.tiles_per_block(); ++t) {
+          const std::size_t i = choose(g);
+          Push p{g, i, {}};
+          p.items.push_back(std::make_shared<Tile>(grid, b, t));
+          pushes.push_back(std::move(p));
+        }
+      } else {
+        const std::size_t i = choose(g);
+        Push p{g, i, {}};
+        make_items(grid, b, targets_[g][i].type, p.items);
+        pushes.push_back(std::move(p));
+      }
+    }
+    // ... and then pushed.
+    for (auto& p : pushes) {
+      for (auto& item : p.items) {
+        targets_[p.group][p.target].push(std::move(item));
+        ++counts[p.group][p.target];
+      }
+    }
+  }
+  return counts;
+}
+
+namespace {
+DistributorConfig ap_config(const std::vector<DistributorTarget>& pipelines) {
+  DistributorConfig c;
+  c.kind = DistributorKind::action_parallel;
+  for (const auto& p : pipelines) c.groups.push_back(DistributorGroup{{p.name}, DistributionPolicy::fixed_fraction, {}, RoutingUnit::block});
+  return c;
+}
+std::vector<std::vector<DistributorTarget>> one_each(std::vector<DistributorTarget> pipelines) {
+  std::vector<std::vector<DistributorTarget>> t;
+  for (auto& p : pipelines) t.push_back({std::move(p)});
+  return t;
+}
+DistributorConfig dp_config(const std::vector<DistributorTarget>& pipelines, DistributionPolicy policy,
+                            std::vector<double> weights, RoutingUnit unit) {
+  DistributorConfig c;
+  c.kind = DistributorKind::data_parallel;
+  DistributorGroup g;
+  for (const auto& p : pipelines) g.pipelines.push_back(p.name);
+  g.policy = policy;
+  g.weights = std::move(weights);
+  g.unit = unit;
+  c.groups.push_back(g);
+  return c;
+}
+}  // namespace
+
+ActionParallelDistributor::ActionParallelDistributor(std::vector<DistributorTarget> pipelines)
+    : Distributor(ap_config(pipelines), one_each(pipelines)) {}
+
+DataParallelDistributor::DataParallelDistributor(std::vector<DistributorTarget> pipelines, DistributionPolicy policy,
+                                                 std::vector<double> weights, RoutingUnit unit)
+    : Distributor(dp_config(pipelines, policy, std::move(weights), unit), {pipelines}) {}
+
+}  // namespace korch

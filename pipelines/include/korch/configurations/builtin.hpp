@@ -1,0 +1,41 @@
+// The named built-in configurations: one for each figure of seed 004's "A Menagerie of
+// Configurations" and for ConcurrentItor. Each is a JSON text (see korch/configuration.hpp) parsed
+// by Configuration::from_json, so they double as examples of the JSON form. "gpu" means the backend's
+// device space (a distinct HostSpace allocation on CPU-only builds); "fpga" teams of the figures are
+// further device teams. Actions are named A, B, C as in the figures; every built-in fits a Runtime
+// with 6 teams of 4 threads and 6 helper teams of 2 threads (RuntimeOptions' defaults).
+//
+// Variables: where pipelines run concurrently on the same blocks (action parallel), a packet may
+// copy back only what its pipeline writes, or it would overwrite the other pipeline's results. The
+// built-ins therefore follow one convention: action A writes variable 0, B writes 1, C writes 2
+// (B may read 0 where it runs after A, C may read 1 where it runs after B), and their aggregators
+// carry exactly those variables. An application with other variables edits the helpers' `variables`
+// of the returned Configuration (a plain struct) before executing it.
+//
+//   cpu_only                  distributor -> cpu(tile, A)
+//   gpu_only                  distributor -> to_gpu(aggregator_mover) -> gpu(packet_of_blocks, A) -> from_gpu(mover_unpacker)
+//   gpu_internal              distributor -> gpu(action_metadata, A)
+//   cpu_gpu_action_parallel   action parallel: cpu(tile, A) | to_gpu -> gpu(B) -> from_gpu
+//   cpu_gpu_data_parallel     data parallel:   cpu(tile, A) | to_gpu -> gpu(A) -> from_gpu
+//   hybrid_distributor        hybrid: [cpu(A) | to_gpu -> gpu(A) -> from_gpu] + to_fpga -> fpga(packet_of_tiles, B) -> from_fpga
+//   data_parallel_accumulator data parallel A on cpu | gpu, merged into fpga(packet_of_blocks, B):
+//                             cpu -> cpu_to_fpga(aggregator_mover) -> fpga; gpu -> gpu_to_fpga(mover d2d) -> fpga -> from_fpga
+//   mashup                    data_parallel_accumulator + an action-parallel pipeline to_fpga2 -> fpga2(packet_of_tiles, C)
+//                             -> from_fpga2, with fpga2 a thread publisher of fpga (another pipeline)
+//   concurrent_itor           action parallel: host(tile, A) | to_gpu -> gpu(B) -> from_gpu(mover_unpacker_splitter)
+//                             -> post(tile, C, 0 threads); host and gpu are thread publishers of post
+#pragma once
+
+#include <korch/configuration.hpp>
+
+#include <string>
+#include <vector>
+
+namespace korch::configurations {
+
+std::vector<std::string> names();
+// The JSON text of a built-in; throws korch::Error listing the names when `name` is unknown.
+const std::string& json(const std::string& name);
+Configuration get(const std::string& name);
+
+}  // namespace korch::configurations

@@ -1,0 +1,141 @@
+#include <korch/configurations/builtin.hpp>
+#include <korch/error.hpp>
+
+#include <map>
+
+namespace korch::configurations {
+
+namespace {
+
+const std::map<std::string, std::string>& table() {
+  static const std::map<std::string, std::string> t = {
+      {"cpu_only", R"({
+  "name": "cpu_only",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2} ],
+  "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["cpu"]} ]}
+})"},
+      {"gpu_only", R"({
+  "name": "gpu_only",
+  "teams": [ {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2},
+    {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"} ],
+  "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["to_gpu"]} ]}
+})"},
+      {"gpu_internal", R"({
+  "name": "gpu_internal",
+  "teams": [ {"name": "gpu", "type": "action_metadata", "action": "A", "threads": 2} ],
+  "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["gpu"]} ]}
+})"},
+      {"cpu_gpu_action_parallel", R"({
+  "name": "cpu_gpu_action_parallel",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 1},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "B", "threads": 3} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in_out": [1]}},
+    {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"} ],
+  "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["cpu"]}, {"pipelines": ["to_gpu"]} ]}
+})"},
+      {"cpu_gpu_data_parallel", R"({
+  "name": "cpu_gpu_data_parallel",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2},
+    {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"} ],
+  "distributor": {"kind": "data_parallel",
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static", "weights": [1, 1]} ]}
+})"},
+      {"hybrid_distributor", R"({
+  "name": "hybrid_distributor",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 1},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2},
+             {"name": "fpga", "type": "packet_of_tiles", "action": "B", "threads": 1} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in_out": [0]}},
+    {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"},
+    {"name": "to_fpga", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_tiles", "packet_blocks": 1, "variables": {"copy_in_out": [1]}},
+    {"name": "from_fpga", "kind": "mover_unpacker", "input": "packet_of_tiles"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"},
+            {"from": "to_fpga", "to": "fpga"}, {"from": "fpga", "to": "from_fpga"} ],
+  "distributor": {"kind": "hybrid",
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "dynamic"},
+                              {"pipelines": ["to_fpga"]} ]}
+})"},
+      {"data_parallel_accumulator", R"({
+  "name": "data_parallel_accumulator",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2},
+             {"name": "fpga", "type": "packet_of_blocks", "action": "B", "threads": 2} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in_out": [0, 1]}},
+    {"name": "gpu_to_fpga", "kind": "mover", "input": "packet_of_blocks", "direction": "device_to_device"},
+    {"name": "cpu_to_fpga", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [0], "copy_in_out": [1]}},
+    {"name": "from_fpga", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "gpu_to_fpga"}, {"from": "gpu_to_fpga", "to": "fpga"},
+            {"from": "cpu", "to": "cpu_to_fpga"}, {"from": "cpu_to_fpga", "to": "fpga"},
+            {"from": "fpga", "to": "from_fpga"} ],
+  "distributor": {"kind": "data_parallel",
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static", "weights": [1, 1]} ]}
+})"},
+      {"mashup", R"({
+  "name": "mashup",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 1},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2},
+             {"name": "fpga", "type": "packet_of_blocks", "action": "B", "threads": 1},
+             {"name": "fpga2", "type": "packet_of_tiles", "action": "C", "threads": 2} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in_out": [0, 1]}},
+    {"name": "gpu_to_fpga", "kind": "mover", "input": "packet_of_blocks", "direction": "device_to_device"},
+    {"name": "cpu_to_fpga", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [0], "copy_in_out": [1]}},
+    {"name": "from_fpga", "kind": "mover_unpacker", "input": "packet_of_blocks"},
+    {"name": "to_fpga2", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_tiles", "packet_blocks": 1, "variables": {"copy_in_out": [2]}},
+    {"name": "from_fpga2", "kind": "mover_unpacker", "input": "packet_of_tiles"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "gpu_to_fpga"}, {"from": "gpu_to_fpga", "to": "fpga"},
+            {"from": "cpu", "to": "cpu_to_fpga"}, {"from": "cpu_to_fpga", "to": "fpga"},
+            {"from": "fpga", "to": "from_fpga"},
+            {"from": "to_fpga2", "to": "fpga2"}, {"from": "fpga2", "to": "from_fpga2"} ],
+  "threads": [ {"from": "fpga2", "to": "fpga"} ],
+  "distributor": {"kind": "hybrid",
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static", "weights": [1, 1]},
+                              {"pipelines": ["to_fpga2"]} ]}
+})"},
+      {"concurrent_itor", R"({
+  "name": "concurrent_itor",
+  "teams": [ {"name": "host", "type": "tile", "action": "A", "threads": 1},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "B", "threads": 2},
+             {"name": "post", "type": "tile", "action": "C", "threads": 0} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in_out": [1]}},
+    {"name": "from_gpu", "kind": "mover_unpacker_splitter", "input": "packet_of_blocks", "output": "tile"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"}, {"from": "from_gpu", "to": "post"} ],
+  "threads": [ {"from": "host", "to": "post"}, {"from": "gpu", "to": "post"} ],
+  "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["host"]}, {"pipelines": ["to_gpu"]} ]}
+})"},
+  };
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> names() {
+  return {"cpu_only",           "gpu_only",   "gpu_internal",          "cpu_gpu_action_parallel", "cpu_gpu_data_parallel",
+          "hybrid_distributor", "data_parallel_accumulator", "mashup", "concurrent_itor"};
+}
+
+const std::string& json(const std::string& name) {
+  auto it = table().find(name);
+  if (it == table().end()) {
+    std::string all;
+    for (const auto& n : names()) all += (all.empty() ? "" : ", ") + n;
+    throw Error::format("configurations: no built-in configuration '{}': use one of {}", name, all);
+  }
+  return it->second;
+}
+
+Configuration get(const std::string& name) { return Configuration::from_json(json(name)); }
+
+}  // namespace korch::configurations
