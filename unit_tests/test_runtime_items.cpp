@@ -127,7 +127,7 @@ TEST_CASE("Packet: each direction is one contiguous range; the device copy is a 
 
   void* host_side = p.host_var(1, 1).data();
   ThreadSpaces spaces;
-  DataMover(MoveDirection::host_to_device)(p, spaces.device());
+  DataMover{MoveDirection::host_to_device}(p, spaces.device());
   auto d1 = p.device_var(1, 1);
   CHECK(static_cast<void*>(d1.data()) != host_side);
   CHECK(static_cast<void*>(d1.data()) != static_cast<void*>(g.block_pointer(3)));
@@ -154,8 +154,8 @@ TEST_CASE("Packet: each direction is one contiguous range; the device copy is a 
                          });
   }
   Grid before = g.clone();
-  DataMover(MoveDirection::device_to_device)(p, spaces.device());
-  DataMover(MoveDirection::device_to_host)(p, spaces.device());
+  DataMover{MoveDirection::device_to_device}(p, spaces.device());
+  DataMover{MoveDirection::device_to_host}(p, spaces.device());
   Unpacker()(p);
   CHECK(p.state() == DataPacket::State::unpacked);
   CHECK(pinned.outstanding_bytes() == 0);
@@ -210,8 +210,8 @@ TEST_CASE("Splitter: packets split into their blocks and tiles only once unpacke
   CHECK_THROWS_WITH_AS(Splitter(DataType::tile).split(p), doctest::Contains("not unpacked"), Error);
   p.pack();
   ThreadSpaces spaces;
-  DataMover(MoveDirection::host_to_device)(p, spaces.device());
-  DataMover(MoveDirection::device_to_host)(p, spaces.device());
+  DataMover{MoveDirection::host_to_device}(p, spaces.device());
+  DataMover{MoveDirection::device_to_host}(p, spaces.device());
   Unpacker()(p);
   auto tiles = Splitter(DataType::tile).split(p);
   CHECK(tiles.size() == 8);

@@ -140,7 +140,7 @@ std::size_t Aggregator::incomplete_blocks() const {
 }
 
 Helper::Helper(HelperConfig config, const Grid& grid, MemoryPool& pinned_pool, MemoryPool& device_pool)
-    : config_(std::move(config)), grid_(&grid) {
+    : config_(std::move(config)) {
   if (config_.kind == HelperKind::aggregator || config_.kind == HelperKind::aggregator_mover) {
     aggregator_.emplace(config_.name, grid, config_.input, config_.output, config_.packet_blocks, config_.variables,
                         pinned_pool, device_pool);
@@ -159,7 +159,7 @@ void Helper::finish_aggregate(const DeviceTaskSpace& instance, std::shared_ptr<D
                               Trace* trace, unsigned thread) {
   if (config_.kind == HelperKind::aggregator_mover) {
     TraceScope s(trace, "host_to_device", "transfer", config_.name, thread, trace ? item->describe() : std::string());
-    DataMover(MoveDirection::host_to_device)(static_cast<DataPacket&>(*item), instance);
+    DataMover{MoveDirection::host_to_device}(static_cast<DataPacket&>(*item), instance);
   }
   emit(std::move(item));
 }
@@ -170,7 +170,7 @@ void Helper::process(const ActionContext& ctx, DataItem& item, const Emit& emit,
   switch (config_.kind) {
     case HelperKind::mover: {
       TraceScope s(trace, to_string(config_.direction), "transfer", config_.name, th, what);
-      DataMover(config_.direction)(as_packet(item, config_.name), ctx.device_space());
+      DataMover{config_.direction}(as_packet(item, config_.name), ctx.device_space());
       return;
     }
     case HelperKind::unpacker: {
@@ -183,7 +183,7 @@ void Helper::process(const ActionContext& ctx, DataItem& item, const Emit& emit,
       auto& p = as_packet(item, config_.name);
       {
         TraceScope s(trace, "device_to_host", "transfer", config_.name, th, what);
-        DataMover(MoveDirection::device_to_host)(p, ctx.device_space());
+        DataMover{MoveDirection::device_to_host}(p, ctx.device_space());
       }
       {
         TraceScope s(trace, "unpack", "helper", config_.name, th, what);

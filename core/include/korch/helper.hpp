@@ -39,7 +39,6 @@ class Helper {
   void finish_aggregate(const DeviceTaskSpace& instance, std::shared_ptr<DataItem> item, const Emit& emit, Trace* trace,
                         unsigned thread);
   HelperConfig config_;
-  const Grid* grid_;
   std::optional<Aggregator> aggregator_;
 };
 
