@@ -127,8 +127,10 @@ class Emitter<Outputs<Outs...>> {
   bool overflow_ = false;
 };
 
-// The emitter of a one-lane team (host spaces): writes straight into the downstream ring queues,
-// so no staging or scan is needed when the lanes of a run are processed in order by one thread.
+// The emitter of a one-lane team (host spaces) for nodes with a channel that may emit more than
+// one item per input: writes straight into the downstream ring queues, contiguously from each
+// queue's tail (a run may extend into the queue's overhang, see wrap_overhang), so the hot path
+// has neither staging nor a per-item wrap check.
 template <class OutputsT>
 class DirectEmitter;
 
@@ -139,26 +141,24 @@ class DirectEmitter<Outputs<Outs...>> {
   template <int C>
   using channel_type = typename detail::type_at<C, Outs...>::type::type;
 
-  KOKKOS_INLINE_FUNCTION DirectEmitter(char* const* data, const int* cap, const int* pos) {
+  // out[c]: where channel c's first item of the run goes
+  KOKKOS_INLINE_FUNCTION explicit DirectEmitter(char* const* out) {
     for (int c = 0; c < channels; ++c) {
-      data_[c] = data[c];
-      cap_[c] = cap[c];
-      pos_[c] = pos[c];
+      out_[c] = out[c];
       total_[c] = 0;
-      now_[c] = 0;
+      limit_[c] = 0;
     }
   }
   KOKKOS_INLINE_FUNCTION void next_input() {
-    for (int c = 0; c < channels; ++c) now_[c] = 0;
+    detail::static_for<channels>([&](auto ic) {
+      constexpr int c = decltype(ic)::value;
+      limit_[c] = total_[c] + detail::type_at<c, Outs...>::type::max;
+    });
   }
   template <int C>
   KOKKOS_INLINE_FUNCTION void to(const channel_type<C>& value) {
-    constexpr int max = detail::type_at<C, Outs...>::type::max;
-    if (now_[C] < max) {
-      ++now_[C];
-      reinterpret_cast<channel_type<C>*>(data_[C])[pos_[C]] = value;
-      pos_[C] = pos_[C] + 1 == cap_[C] ? 0 : pos_[C] + 1;
-      ++total_[C];
+    if (total_[C] < limit_[C]) {
+      reinterpret_cast<channel_type<C>*>(out_[C])[total_[C]++] = value;
     } else {
       overflow_ = true;
     }
@@ -172,12 +172,91 @@ class DirectEmitter<Outputs<Outs...>> {
   KOKKOS_INLINE_FUNCTION bool overflow() const { return overflow_; }
 
  private:
-  char* data_[channels];
-  int cap_[channels];
-  int pos_[channels];
+  char* out_[channels];
   int total_[channels];
-  int now_[channels];
+  int limit_[channels];  // total_ + the channel's maximum at the start of the current input
   bool overflow_ = false;
+};
+
+namespace detail {
+template <class... Outs>
+struct RegisterSlots;
+template <>
+struct RegisterSlots<> {};
+template <class O, class... Rest>
+struct RegisterSlots<O, Rest...> {
+  typename O::type value{};
+  int n = 0;
+  RegisterSlots<Rest...> rest;
+};
+template <int C>
+struct SlotAt {
+  template <class S>
+  KOKKOS_INLINE_FUNCTION static auto& get(S& s) {
+    return SlotAt<C - 1>::get(s.rest);
+  }
+};
+template <>
+struct SlotAt<0> {
+  template <class S>
+  KOKKOS_INLINE_FUNCTION static S& get(S& s) {
+    return s;
+  }
+};
+}  // namespace detail
+
+// Whether every channel emits at most one item per input (and its items are default
+// constructible): such nodes use the RegisterEmitter on one-lane teams.
+template <class OutputsT>
+struct single_outputs : std::false_type {};
+template <class... Outs>
+struct single_outputs<Outputs<Outs...>>
+    : std::integral_constant<bool, ((Outs::max == 1) && ...) &&
+                                       (std::is_default_constructible<typename Outs::type>::value &&
+                                        ...)> {};
+
+// The emitter of a one-lane team for nodes whose channels emit at most one item per input: the
+// outputs of one input stay in registers (no store depends on the functor's decisions), so the
+// loop over a contiguous input span has no branches left after if-conversion and the compiler can
+// vectorize it; a second, branch-free pass compacts the outputs into the downstream queues.
+template <class OutputsT>
+class RegisterEmitter;
+
+template <class... Outs>
+class RegisterEmitter<Outputs<Outs...>> {
+ public:
+  static constexpr int channels = sizeof...(Outs);
+  template <int C>
+  using channel_type = typename detail::type_at<C, Outs...>::type::type;
+
+  template <int C>
+  KOKKOS_INLINE_FUNCTION void to(const channel_type<C>& value) {
+    auto& s = detail::SlotAt<C>::get(slots_);
+    if (s.n == 0) {
+      s.value = value;
+      s.n = 1;
+    } else {
+      overflow_ = 1;
+    }
+  }
+  template <int C>
+  KOKKOS_INLINE_FUNCTION void operator()(ChannelId<C>, const channel_type<C>& value) {
+    to<C>(value);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const channel_type<0>& value) { to<0>(value); }
+  template <int C>
+  KOKKOS_INLINE_FUNCTION const channel_type<C>& value() const {
+    return detail::SlotAt<C>::get(slots_).value;
+  }
+  template <int C>
+  KOKKOS_INLINE_FUNCTION int count() const {
+    return detail::SlotAt<C>::get(slots_).n;
+  }
+  KOKKOS_INLINE_FUNCTION int overflow() const { return overflow_; }
+
+ private:
+  detail::RegisterSlots<Outs...> slots_;
+  int overflow_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -280,7 +359,8 @@ struct SourceNode : Node<SourceNode<Src>> {
 
 // A node whose functor emits 0..K items per input on each of its channels. A run: every lane
 // calls the functor on one input and stages its outputs; a team scan per channel gives each lane
-// its offset in the downstream queue; the boss publishes the totals.
+// its offset in the downstream queue; the boss publishes the totals. One-lane teams (host
+// spaces) skip staging and scan: see lanes_one_lane.
 template <class F>
 struct MapNode : Node<MapNode<F>> {
   static constexpr NodeKind kind = NodeKind::Map;
@@ -300,27 +380,8 @@ struct MapNode : Node<MapNode<F>> {
                                     int n) const {
     const auto& nd = m.desc(id);
     const DataQueue<input_type> q = m.template queue<input_type>(in, id);
-    if (t.team_size() == 1) {  // one lane: emit straight into the downstream queues, in order
-      char* data[n_channels];
-      int cap[n_channels], pos[n_channels];
-      for (int c = 0; c < n_channels; ++c) {
-        const int* qs = in.state + m.queue_desc(nd.child[c]).state_off;
-        data[c] = in.arena + m.queue_desc(nd.child[c]).data_off;
-        cap[c] = m.queue_desc(nd.child[c]).cap;
-        pos[c] = qs[Q_HEAD] + qs[Q_COUNT];
-        if (pos[c] >= cap[c]) pos[c] -= cap[c];
-      }
-      DirectEmitter<outputs> emit(data, cap, pos);
-      const input_type* src = q.data;
-      const int qcap = q.cap;
-      int k = q.index(0);
-      for (int l = 0; l < n; ++l) {
-        emit.next_input();
-        fn(src[k], emit);
-        k = k + 1 == qcap ? 0 : k + 1;
-      }
-      for (int c = 0; c < n_channels; ++c) in.state[nd.counts_off[c] + m.vector_width()] = emit.total(c);
-      if (emit.overflow()) m.flag(E_EMIT_OVERFLOW, id);
+    if (t.team_size() == 1) {  // one lane: no staging, scan or barrier (see lanes_one_lane)
+      lanes_one_lane(m, in, id, n);
       return;
     }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
@@ -336,6 +397,105 @@ struct MapNode : Node<MapNode<F>> {
       for (int c = 0; c < n_channels; ++c) in.state[nd.counts_off[c] + l] = emit.count(c);
       if (emit.overflow()) m.flag(E_EMIT_OVERFLOW, id);
     });
+  }
+
+  // A run on a one-lane team (host spaces): the input is read as up to two contiguous spans
+  // (split where the ring wraps) and every channel's outputs are written contiguously from its
+  // queue's tail into the ring and its overhang; the overhang is wrapped after the run.
+  template <class M, class Inst>
+  KOKKOS_INLINE_FUNCTION void lanes_one_lane(const M& m, const Inst& in, int id, int n) const {
+    const auto& nd = m.desc(id);
+    const DataQueue<input_type> q = m.template queue<input_type>(in, id);
+    const F f = fn;  // a local copy: the functor's fields stay in registers in the loops
+    const input_type* const src = q.data;
+    const int k0 = q.index(0);
+    const int n1 = n < q.cap - k0 ? n : q.cap - k0;  // up to the ring's end, then from its start
+    // where each channel's outputs start (downstream tail) and whether the overhang fits a run
+    char* data[n_channels];
+    int cap[n_channels], pos[n_channels];
+    bool room = true;
+    detail::static_for<n_channels>([&](auto ic) {
+      constexpr int c = decltype(ic)::value;
+      constexpr int K = Emitter<outputs>::template channel_max<c>;
+      const QueueDesc& od = m.queue_desc(nd.child[c]);
+      const int* qs = in.state + od.state_off;
+      data[c] = in.arena + od.data_off;
+      cap[c] = od.cap;
+      pos[c] = qs[Q_HEAD] + qs[Q_COUNT];
+      if (pos[c] >= cap[c]) pos[c] -= cap[c];
+      if (od.overhang < n * K) room = false;
+    });
+    if (!room) {  // cannot happen: one-lane pipelines allocate an overhang of one producer run
+      m.flag(E_QUEUE_OVERFLOW, id);
+      return;
+    }
+    int ovf = 0;
+    if constexpr (single_outputs<outputs>::value) {
+      // Pass 1: every lane's output value and count per channel, into the stage (the outputs
+      // are kept in registers during the functor call, see RegisterEmitter).
+      char* stage[n_channels];
+      int* counts[n_channels];
+      for (int c = 0; c < n_channels; ++c) {
+        stage[c] = in.arena + nd.stage_off[c];
+        counts[c] = in.state + nd.counts_off[c];
+      }
+      auto span = [&](const input_type* s, const int l0, const int len) {
+        for (int i = 0; i < len; ++i) {
+          RegisterEmitter<outputs> e;
+          f(s[i], e);
+          detail::static_for<n_channels>([&](auto ic) {
+            constexpr int c = decltype(ic)::value;
+            using T = typename RegisterEmitter<outputs>::template channel_type<c>;
+            reinterpret_cast<T*>(stage[c])[l0 + i] = e.template value<c>();
+            counts[c][l0 + i] = e.template count<c>();
+          });
+          ovf |= e.overflow();
+        }
+      };
+      span(src + k0, 0, n1);
+      span(src, n1, n - n1);
+      // Pass 2: branch-free compaction into the downstream queues, in lane order (a lane
+      // without output writes a free slot that the next one overwrites).
+      detail::static_for<n_channels>([&](auto ic) {
+        constexpr int c = decltype(ic)::value;
+        using T = typename RegisterEmitter<outputs>::template channel_type<c>;
+        const T* vals = reinterpret_cast<const T*>(stage[c]);
+        const int* cnt = counts[c];
+        T* const ring = reinterpret_cast<T*>(data[c]);
+        T* const out = ring + pos[c];
+        int p = 0;
+        for (int l = 0; l < n; ++l) {
+          out[p] = vals[l];
+          p += cnt[l];
+        }
+        wrap_overhang(ring, cap[c], pos[c], p);
+        in.state[nd.counts_off[c] + m.vector_width()] = p;
+      });
+    } else {
+      char* out[n_channels];
+      detail::static_for<n_channels>([&](auto ic) {
+        constexpr int c = decltype(ic)::value;
+        using T = typename DirectEmitter<outputs>::template channel_type<c>;
+        out[c] = reinterpret_cast<char*>(reinterpret_cast<T*>(data[c]) + pos[c]);
+      });
+      DirectEmitter<outputs> emit(out);
+      for (int l = 0; l < n1; ++l) {
+        emit.next_input();
+        f(src[k0 + l], emit);
+      }
+      for (int l = n1; l < n; ++l) {
+        emit.next_input();
+        f(src[l - n1], emit);
+      }
+      ovf = emit.overflow();
+      detail::static_for<n_channels>([&](auto ic) {
+        constexpr int c = decltype(ic)::value;
+        using T = typename DirectEmitter<outputs>::template channel_type<c>;
+        wrap_overhang(reinterpret_cast<T*>(data[c]), cap[c], pos[c], emit.total(c));
+        in.state[nd.counts_off[c] + m.vector_width()] = emit.total(c);
+      });
+    }
+    if (ovf) m.flag(E_EMIT_OVERFLOW, id);
   }
 
   template <class M, class Member, class Inst>
@@ -494,6 +654,15 @@ struct SinkNode : Node<SinkNode<T>> {
     const int qcap = q.cap;
     const int head = q.index(0);
     const int rank = in.rank;
+    if (t.team_size() == 1 && base + n <= cap) {  // one lane: contiguous copies, split at the wrap
+      const int n1 = n < qcap - head ? n : qcap - head;
+      T* const o = out + base;
+      for (int l = 0; l < n1; ++l) o[l] = src[head + l];
+      for (int l = n1; l < n; ++l) o[l] = src[l - n1];
+      int* const org = origin + base;
+      for (int l = 0; l < n; ++l) org[l] = rank;
+      return;
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
       const long long k = base + l;
       if (k < cap) {

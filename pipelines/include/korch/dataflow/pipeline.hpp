@@ -567,6 +567,13 @@ class Machine {
       const int tail = out.index(out.count());
       T* const data = out.data;
       const int cap = out.cap;
+      if (t.team_size() == 1 && n <= qd[child].overhang) {
+        // one lane: a contiguous copy from the tail (into the overhang), then wrap the overhang
+        T* const dst = data + tail;
+        for (int l = 0; l < n; ++l) dst[l] = node.src(first + l);
+        wrap_overhang(data, cap, tail, n);
+        continue;
+      }
       Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
         const int k = tail + l;
         data[k >= cap ? k - cap : k] = node.src(first + l);
@@ -649,6 +656,14 @@ class Machine {
         const DataQueue<T> out = queue<T>(in, child);
         const P& p = reinterpret_cast<const P*>(in.arena + nd[id].arena_off)[ns(in, id, N_SLOT)];
         const int first = ns(in, id, N_NEXT);
+        if (t.team_size() == 1 && n <= qd[child].overhang) {
+          // one lane: contiguous from the tail (into the overhang), then wrap the overhang
+          const int tail = out.index(out.count());
+          T* const dst = out.data + tail;
+          for (int l = 0; l < n; ++l) dst[l] = node.fn.element(p, first + l);
+          wrap_overhang(out.data, out.cap, tail, n);
+          continue;
+        }
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
           out.after_tail(l) = node.fn.element(p, first + l);
         });
@@ -859,8 +874,11 @@ class Pipeline {
       q.input_width = input_width;
       q.cap = static_cast<int>(std::ceil(options.queue_scale * per_run)) + input_width - 1;
       q.sig_cap = static_cast<int>(std::ceil(options.queue_scale * SIGNAL_FULL_MARGIN));
+      // one-lane teams write a producer run contiguously past the tail (see wrap_overhang)
+      q.overhang = team == 1 ? per_run : 0;
       q.data_off = static_cast<int>(bytes);
-      bytes = detail::align64(bytes + static_cast<std::size_t>(q.cap) * graph_.nodes[c].input_size);
+      bytes = detail::align64(bytes + static_cast<std::size_t>(q.cap + q.overhang) *
+                                          graph_.nodes[c].input_size);
       q.sig_off = static_cast<int>(bytes);
       bytes = detail::align64(bytes + static_cast<std::size_t>(q.sig_cap) * sizeof(Signal));
       q.state_off = m.queue_off + c * Q_FIELDS;

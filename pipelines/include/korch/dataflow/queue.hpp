@@ -19,7 +19,19 @@ struct QueueDesc {
   int full_margin = 0;  // data queue is FULL when fewer slots than this are free: the most one
                         // run of the producer can write
   int input_width = 1;  // most items the consumer processes in one run (EMPTY threshold)
+  int overhang = 0;     // slots allocated past `cap` (one-lane teams: full_margin). A producer
+                        // writes a run contiguously from the tail, possibly into the overhang,
+                        // then moves what landed past `cap` to the start of the ring (see
+                        // wrap_overhang), so its hot loop has no per-item wrap check.
 };
+
+// After a run wrote `total` items contiguously at data[pos..pos+total) (pos < cap, the run may
+// extend into the overhang past cap), moves the part past the end to the start of the ring.
+template <class T>
+KOKKOS_INLINE_FUNCTION void wrap_overhang(T* data, int cap, int pos, int total) {
+  const int end = pos + total;
+  for (int k = cap; k < end; ++k) data[k - cap] = data[k];
+}
 
 // The counters of one edge (ints in the instance state).
 enum QueueField : int {
