@@ -1,0 +1,887 @@
+#include "simulation.hpp"
+
+#include "image.hpp"
+#if __has_include("timeline.hpp")
+#include "timeline.hpp"
+#define KORCH_HYDRO_HAVE_TIMELINE 1
+#endif
+#if __has_include("conduction.hpp")
+#include "conduction.hpp"
+#define KORCH_HYDRO_HAVE_CONDUCTION 1
+#endif
+
+#include <korch/block.hpp>
+#include <korch/bundle.hpp>
+#include <korch/configurations/builtin.hpp>
+#include <korch/data_packet.hpp>
+#include <korch/error.hpp>
+#include <korch/tile.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <type_traits>
+
+namespace korch::hydro {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr double kPi = 3.14159265358979323846;
+
+using HostVar = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+HostVar host_var(const Grid& grid, int block, int var) {
+  const auto e = grid.stored_extent();
+  const std::size_t n = static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
+  return HostVar(grid.block_pointer(block) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
+}
+
+template <class Space, class View>
+void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+            const int hi[3]) {
+  EulerKernel<View> k;
+  for (int v = 0; v < n_cons; ++v) {
+    k.u[v] = vars[v];
+    k.unew[v] = vars[var_new + v];
+  }
+  k.p = p;
+  using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
+  Kokkos::parallel_for("korch hydro update", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+}
+
+// The work between cycles runs on the main thread: on Kokkos::Serial by default, or on the backend's
+// host space (OpenMP on the openmp build) with Options::host_parallel. Why not OpenMP always: after
+// a parallel region libgomp's workers spin-wait (unless OMP_WAIT_POLICY=passive) on the cores the
+// runtime's team threads need; on a 2-core machine that made a step of the openmp build ~20x slower.
+template <class F>
+void on_host_space(bool parallel, F&& f) {
+  if (parallel) f(Kokkos::DefaultHostExecutionSpace());
+  else f(Kokkos::Serial());
+}
+
+// The host version of the hydro update of a box: the same per-cell arithmetic as EulerKernel (the
+// same predict() and hllc_flux(), the same update expression), but each cell's Hancock prediction
+// and each face flux computed once into thread-local scratch instead of once per neighbour, so the
+// results are bitwise those of EulerKernel (the device path) at about a quarter of the work in 2D.
+void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  EulerKernel<HostVar> kern;
+  for (int v = 0; v < n_cons; ++v) {
+    kern.u[v] = vars[v];
+    kern.unew[v] = vars[var_new + v];
+  }
+  kern.p = p;
+  const int dim = p.dim;
+  int a0[3], n[3];
+  for (int d = 0; d < 3; ++d) {
+    const bool active = d < dim;
+    a0[d] = active ? lo[d] - 1 : lo[d];
+    n[d] = active ? hi[d] - lo[d] + 2 : hi[d] - lo[d];
+  }
+  const std::size_t np = static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]);
+  const int nv = n_cons + n_cons * dim;
+  thread_local std::vector<double> pred, flux;
+  pred.resize(static_cast<std::size_t>(nv) * np);
+  double* pr = pred.data();
+  auto P = [a0, n](int i, int j, int k) {
+    return (static_cast<std::size_t>(i - a0[0]) * static_cast<std::size_t>(n[1]) + static_cast<std::size_t>(j - a0[1])) *
+               static_cast<std::size_t>(n[2]) + static_cast<std::size_t>(k - a0[2]);
+  };
+  using Policy = Kokkos::MDRangePolicy<Kokkos::Serial, Kokkos::Rank<3>>;
+  Kokkos::parallel_for("korch hydro predict", Policy({a0[0], a0[1], a0[2]}, {a0[0] + n[0], a0[1] + n[1], a0[2] + n[2]}),
+                       [=](int i, int j, int k) {
+                         double Wh[5], S[3][5];
+                         kern.predict(i, j, k, Wh, S);
+                         const std::size_t c = P(i, j, k);
+                         for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(v) * np + c] = Wh[v];
+                         for (int d = 0; d < dim; ++d)
+                           for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(5 + 5 * d + v) * np + c] = S[d][v];
+                       });
+  // Face fluxes: face (i, j, k) along d lies between cells (i, j, k) - e_d and (i, j, k); faces are
+  // stored on the prediction box's index space.
+  flux.resize(static_cast<std::size_t>(5 * dim) * np);
+  double* fl = flux.data();
+  for (int d = 0; d < dim; ++d) {
+    int f1[3] = {hi[0], hi[1], hi[2]};
+    f1[d] = hi[d] + 1;
+    const std::size_t off = static_cast<std::size_t>(5 * d) * np;
+    const std::size_t step = d == 0 ? static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2])
+                                    : (d == 1 ? static_cast<std::size_t>(n[2]) : 1);
+    const double gamma = p.gamma;
+    Kokkos::parallel_for("korch hydro flux", Policy({lo[0], lo[1], lo[2]}, {f1[0], f1[1], f1[2]}), [=](int i, int j, int k) {
+      const std::size_t cr = P(i, j, k), cl = cr - step;
+      double L[5], R[5], F[5];
+      for (int v = 0; v < 5; ++v) {
+        const std::size_t sv = static_cast<std::size_t>(5 + 5 * d + v) * np;
+        L[v] = pr[static_cast<std::size_t>(v) * np + cl] + 0.5 * pr[sv + cl];
+        R[v] = pr[static_cast<std::size_t>(v) * np + cr] - 0.5 * pr[sv + cr];
+      }
+      hllc_flux(L, R, d, gamma, F);
+      for (int v = 0; v < 5; ++v) fl[off + static_cast<std::size_t>(v) * np + cr] = F[v];
+    });
+  }
+  Kokkos::parallel_for("korch hydro update", Policy({lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), [=](int i, int j, int k) {
+    const std::size_t c = P(i, j, k);
+    double dU[5] = {0, 0, 0, 0, 0};
+    for (int d = 0; d < dim; ++d) {
+      const std::size_t step = d == 0 ? static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2])
+                                      : (d == 1 ? static_cast<std::size_t>(n[2]) : 1);
+      const std::size_t off = static_cast<std::size_t>(5 * d) * np;
+      const double l = kern.p.dt / kern.p.dx[d];
+      for (int v = 0; v < 5; ++v) {
+        const double Fm = fl[off + static_cast<std::size_t>(v) * np + c];
+        const double Fp = fl[off + static_cast<std::size_t>(v) * np + c + step];
+        dU[v] -= l * (Fp - Fm);
+      }
+    }
+    for (int v = 0; v < 5; ++v) kern.unew[v](i, j, k) = kern.u[v](i, j, k) + dU[v];
+  });
+  Kokkos::Serial().fence();
+}
+
+// A packet entry: on host-only builds the "device" is host memory, so the host version runs there
+// too (same bits); on CUDA/HIP builds the per-cell EulerKernel runs on the thread's stream.
+template <class Space, class View>
+void update_packet_entry(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+                         const int hi[3]) {
+  if constexpr (std::is_same_v<View, HostVar>) {
+    (void)space;
+    update_box_host(vars, p, lo, hi);
+  } else {
+    launch(space, vars, p, lo, hi);
+  }
+}
+
+int parse_int(const std::string& option, const std::string& value) {
+  try {
+    std::size_t used = 0;
+    const long v = std::stol(value, &used);
+    if (used != value.size() || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) throw 0;
+    return static_cast<int>(v);
+  } catch (...) {
+    throw Error::format("option {}: expected an integer, got '{}'", option, value);
+  }
+}
+
+double parse_double(const std::string& option, const std::string& value) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(value, &used);
+    if (used != value.size() || !std::isfinite(v)) throw 0;
+    return v;
+  } catch (...) {
+    throw Error::format("option {}: expected a finite number, got '{}'", option, value);
+  }
+}
+
+}  // namespace
+
+const char* to_string(Problem problem) noexcept {
+  switch (problem) {
+    case Problem::sedov: return "sedov";
+    case Problem::sod_x: return "sod-x";
+    case Problem::sod_y: return "sod-y";
+    case Problem::sod_z: return "sod-z";
+    case Problem::wave: return "wave";
+  }
+  return "?";
+}
+
+double default_tmax(Problem problem) {
+  switch (problem) {
+    case Problem::sedov: return 0.05;
+    case Problem::wave: return 0.25;
+    default: return 0.2;
+  }
+}
+
+std::string usage() {
+  return "usage: korch-hydro [options]\n"
+         "  --config cpu|device|split|action-parallel   runtime configuration (default cpu)\n"
+         "  --threads N          threads per team (default 2)\n"
+         "  --tile N             tile cells per direction, host teams (default: whole block)\n"
+         "  --packet-blocks N    blocks per device packet (device, split, action-parallel; default 2)\n"
+         "  --blocks N           blocks per direction (default 4)\n"
+         "  --cells-per-block N  interior cells per block per direction (default 32)\n"
+         "  --steps N | --tmax T run N steps, or to time T (default: the problem's end time)\n"
+         "  --problem sedov|sod-x|sod-y|sod-z|wave  (default sedov)\n"
+         "  --dim 2|3            (default 2)\n"
+         "  --boundary periodic|outflow  (default: periodic for wave, outflow otherwise)\n"
+         "  --limiter minmod|mc  (default mc)\n"
+         "  --cfl C              CFL number (default 0.4)\n"
+         "  --conduction KAPPA   implicit thermal conduction between cycles (default off)\n"
+         "  --out DIR            density.png, trace.json, timeline.png (default out)\n"
+         "  --host-parallel      guard fill, commit and CFL reduction on the backend's host space (OpenMP)\n"
+         "                       instead of Serial; set OMP_WAIT_POLICY=passive with it\n"
+         "  --quiet              no progress bar\n";
+}
+
+void validate(const Options& o) {
+  if (o.config != "cpu" && o.config != "device" && o.config != "split" && o.config != "action-parallel")
+    throw Error::format("option --config: unknown configuration '{}': use cpu, device, split or action-parallel", o.config);
+  if (o.dim != 2 && o.dim != 3) throw Error::format("option --dim: {} is not supported: use 2 or 3", o.dim);
+  if (o.threads < 1 || o.threads > 64) throw Error::format("option --threads: {} is out of range: use 1 to 64", o.threads);
+  if (o.blocks < 1) throw Error::format("option --blocks: {} blocks per direction: use 1 or more", o.blocks);
+  if (o.cells_per_block < guard_cells)
+    throw Error::format("option --cells-per-block: {} is below the stencil's {} guard cells: use {} or more",
+                        o.cells_per_block, guard_cells, guard_cells);
+  if (o.tile < 0 || o.tile > o.cells_per_block)
+    throw Error::format("option --tile: {} must be between 1 and --cells-per-block ({}), or 0 for whole blocks", o.tile,
+                        o.cells_per_block);
+  if (o.tile > 0 && o.config == "device")
+    throw Error("option --tile makes no sense with --config device: the device team processes whole blocks in "
+                "packets; use --packet-blocks, or --config cpu|split|action-parallel");
+  if (o.packet_blocks < 1) throw Error::format("option --packet-blocks: {}: use 1 or more", o.packet_blocks);
+  if (o.steps < 0) throw Error::format("option --steps: {}: use 1 or more", o.steps);
+  if (o.tmax < 0) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
+  if (o.steps > 0 && o.tmax > 0)
+    throw Error("options --steps and --tmax make no sense together: give one (--steps N runs N steps, --tmax T runs to time T)");
+  if (o.problem == Problem::sod_z && o.dim != 3)
+    throw Error("option --problem sod-z makes no sense with --dim 2: use --dim 3 or sod-x / sod-y");
+  if (o.conduction < 0) throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
+  if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
+  if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
+  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks * o.cells_per_block % 2 != 0)
+    throw Error("problem sedov needs an even number of cells per direction");
+}
+
+Options parse_options(const std::vector<std::string>& args, bool* help) {
+  Options o;
+  bool packet_given = false;
+  if (help) *help = false;
+  for (std::size_t a = 0; a < args.size(); ++a) {
+    const std::string& opt = args[a];
+    auto value = [&]() -> const std::string& {
+      if (a + 1 >= args.size()) throw Error::format("option {}: missing value (see --help)", opt);
+      return args[++a];
+    };
+    if (opt == "--help" || opt == "-h") {
+      if (help) *help = true;
+    } else if (opt == "--config") {
+      o.config = value();
+    } else if (opt == "--threads") {
+      const int t = parse_int(opt, value());
+      if (t < 1) throw Error::format("option --threads: {}: use 1 or more", t);
+      o.threads = static_cast<unsigned>(t);
+    } else if (opt == "--tile") {
+      o.tile = parse_int(opt, value());
+      if (o.tile < 1) throw Error::format("option --tile: {}: use 1 or more cells", o.tile);
+    } else if (opt == "--packet-blocks") {
+      o.packet_blocks = parse_int(opt, value());
+      packet_given = true;
+    } else if (opt == "--blocks") {
+      o.blocks = parse_int(opt, value());
+    } else if (opt == "--cells-per-block") {
+      o.cells_per_block = parse_int(opt, value());
+    } else if (opt == "--steps") {
+      o.steps = parse_int(opt, value());
+      if (o.steps < 1) throw Error::format("option --steps: {}: use 1 or more", o.steps);
+    } else if (opt == "--tmax") {
+      o.tmax = parse_double(opt, value());
+      if (!(o.tmax > 0)) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
+    } else if (opt == "--problem") {
+      const std::string& v = value();
+      if (v == "sedov") o.problem = Problem::sedov;
+      else if (v == "sod-x") o.problem = Problem::sod_x;
+      else if (v == "sod-y") o.problem = Problem::sod_y;
+      else if (v == "sod-z") o.problem = Problem::sod_z;
+      else if (v == "wave") o.problem = Problem::wave;
+      else throw Error::format("option --problem: unknown problem '{}': use sedov, sod-x, sod-y, sod-z or wave", v);
+    } else if (opt == "--dim") {
+      o.dim = parse_int(opt, value());
+    } else if (opt == "--boundary") {
+      const std::string& v = value();
+      if (v == "periodic") o.boundary = Boundary::periodic;
+      else if (v == "outflow") o.boundary = Boundary::outflow;
+      else throw Error::format("option --boundary: unknown boundary '{}': use periodic or outflow", v);
+    } else if (opt == "--limiter") {
+      const std::string& v = value();
+      if (v == "minmod") o.limiter = Limiter::minmod;
+      else if (v == "mc") o.limiter = Limiter::mc;
+      else throw Error::format("option --limiter: unknown limiter '{}': use minmod or mc", v);
+    } else if (opt == "--cfl") {
+      o.cfl = parse_double(opt, value());
+    } else if (opt == "--conduction") {
+      o.conduction = parse_double(opt, value());
+      if (!(o.conduction > 0)) throw Error::format("option --conduction: kappa {}: use a positive value", o.conduction);
+    } else if (opt == "--out") {
+      o.out = value();
+      if (o.out.empty()) throw Error("option --out: empty directory name");
+    } else if (opt == "--host-parallel") {
+      o.host_parallel = true;
+    } else if (opt == "--quiet") {
+      o.quiet = true;
+    } else {
+      throw Error::format("unknown option '{}' (see --help)", opt);
+    }
+  }
+  if (packet_given && o.config == "cpu")
+    throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
+                "device|split|action-parallel");
+  validate(o);
+  return o;
+}
+
+Configuration make_configuration(const Options& o) {
+  Configuration c;
+  PacketVariables hydro_vars;
+  for (int v = 0; v < n_cons; ++v) {
+    hydro_vars.copy_in.push_back(v);
+    hydro_vars.copy_out.push_back(var_new + v);
+  }
+  if (o.config == "cpu") {
+    c = configurations::get("cpu_only");
+  } else if (o.config == "device") {
+    c = configurations::get("gpu_only");
+  } else if (o.config == "split") {
+    c = configurations::get("cpu_gpu_data_parallel");
+  } else {
+    c = configurations::get("cpu_gpu_action_parallel");
+  }
+  for (auto& t : c.teams) {
+    t.action = (o.config == "action-parallel" && t.type != DataType::tile) ? "diagnostics" : "hydro";
+    t.initial_threads = o.threads;
+  }
+  for (auto& h : c.helpers) {
+    h.threads = 1;
+    if (h.kind == HelperKind::aggregator_mover || h.kind == HelperKind::aggregator) {
+      h.packet_blocks = static_cast<std::size_t>(o.packet_blocks);
+      if (o.config == "action-parallel") {
+        h.variables = PacketVariables{};
+        h.variables.copy_in = {0};
+      } else {
+        h.variables = hydro_vars;
+      }
+    }
+  }
+  c.name = "hydro-" + o.config;
+  return c;
+}
+
+void hydro_update_block(const Grid& grid, int block, const EulerParams& params) {
+  HostVar vars[n_grid_vars];
+  for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
+  const Box& bx = grid.block(block).interior;
+  update_box_host(vars, params, bx.lo.data(), bx.hi.data());
+}
+
+void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams& params) {
+  HostVar vars[n_grid_vars];
+  for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
+  const Box& bx = grid.block(block).interior;
+  launch(Kokkos::Serial(), vars, params, bx.lo.data(), bx.hi.data());
+  Kokkos::Serial().fence();
+}
+
+namespace {
+
+ActionRoutine hydro_routine() {
+  return ActionRoutine("hydro", [](const ActionContext& ctx, DataItem& item) {
+    const auto& P = ctx.parameters_as<StepParameters>();
+    if (auto* t = dynamic_cast<Tile*>(&item)) {
+      HostVar vars[n_grid_vars];
+      for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(t->grid(), t->block_id(), v);
+      update_box_host(vars, P.euler, t->box().lo.data(), t->box().hi.data());
+    } else if (auto* b = dynamic_cast<Block*>(&item)) {
+      HostVar vars[n_grid_vars];
+      for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(b->grid(), b->block_id(), v);
+      update_box_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data());
+    } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
+      for (std::size_t e = 0; e < p->size(); ++e) {
+        const auto& m = p->entry(e);
+        if (m.tile != -1) throw Error::format("hydro action: {} holds tiles: the stencil needs whole blocks", p->describe());
+        DataPacket::DeviceVar vars[n_grid_vars];
+        for (int v = 0; v < n_grid_vars; ++v) vars[v] = p->device_var(e, v);
+        int lo[3], hi[3];
+        for (int d = 0; d < 3; ++d) {
+          lo[d] = m.interior_lo[d] - m.lo[d];
+          hi[d] = m.interior_hi[d] - m.lo[d];
+        }
+        update_packet_entry(ctx.device_space(), vars, P.euler, lo, hi);
+      }
+      ctx.device_space().fence();
+    } else {
+      throw Error::format("hydro action: cannot process {}: expected a tile, block or packet of blocks", item.describe());
+    }
+  });
+}
+
+// Sum, min and max of a density array over a box (scalar reductions on the thread's instance; a
+// named function, not a lambda, so that its KOKKOS_LAMBDAs are valid extended lambdas on CUDA).
+void density_stats(const DeviceTaskSpace& space, const DataPacket::DeviceVar rho, const int lo3[3], const int hi3[3],
+                   double& sum, double& lo, double& hi) {
+  using Policy = Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<3>>;
+  Policy policy(space, {lo3[0], lo3[1], lo3[2]}, {hi3[0], hi3[1], hi3[2]});
+  Kokkos::parallel_reduce("korch hydro mass", policy, KOKKOS_LAMBDA(int i, int j, int k, double& s) { s += rho(i, j, k); },
+                          Kokkos::Sum<double>(sum));
+  Kokkos::parallel_reduce("korch hydro rho min", policy,
+                          KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) < s ? rho(i, j, k) : s; },
+                          Kokkos::Min<double>(lo));
+  Kokkos::parallel_reduce("korch hydro rho max", policy,
+                          KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) > s ? rho(i, j, k) : s; },
+                          Kokkos::Max<double>(hi));
+  space.fence();
+}
+
+ActionRoutine diagnostics_routine() {
+  return ActionRoutine("diagnostics", [](const ActionContext& ctx, DataItem& item) {
+    const auto& P = ctx.parameters_as<StepParameters>();
+    auto* p = dynamic_cast<DataPacket*>(&item);
+    if (p == nullptr) throw Error::format("diagnostics action: cannot process {}: expected a packet of blocks", item.describe());
+    for (std::size_t e = 0; e < p->size(); ++e) {
+      const auto& m = p->entry(e);
+      const int lo3[3] = {m.interior_lo[0] - m.lo[0], m.interior_lo[1] - m.lo[1], m.interior_lo[2] - m.lo[2]};
+      const int hi3[3] = {m.interior_hi[0] - m.lo[0], m.interior_hi[1] - m.lo[1], m.interior_hi[2] - m.lo[2]};
+      double sum = 0, lo = 0, hi = 0;
+      density_stats(ctx.device_space(), p->device_var(e, 0), lo3, hi3, sum, lo, hi);
+      P.diagnostics[m.block] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
+    }
+  });
+}
+
+}  // namespace
+
+Simulation::Simulation(Options options) : options_(std::move(options)) {
+  validate(options_);
+  const Options& o = options_;
+  boundary_ = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
+  GridSpec spec;
+  spec.block_cells = {o.cells_per_block, o.cells_per_block, o.dim == 3 ? o.cells_per_block : 1};
+  spec.blocks = {o.blocks, o.blocks, o.dim == 3 ? o.blocks : 1};
+  spec.guard = guard_cells;
+  spec.n_vars = n_grid_vars;
+  spec.domain_lo = {0.0, 0.0, 0.0};
+  spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (o.blocks * o.cells_per_block)};
+  spec.tile_cells = {o.tile, o.tile, o.dim == 3 ? o.tile : 0};
+  grid_ = std::make_unique<Grid>(spec);
+  configuration_ = make_configuration(o);
+  // Two teams and two helper teams fit every hydro configuration (set_configuration may switch).
+  RuntimeOptions ro;
+  ro.n_teams = 2;
+  ro.threads_per_team = o.threads;
+  ro.n_helpers = 2;
+  ro.helper_threads = 1;
+  runtime_ = std::make_unique<Runtime>(ro);
+  diagnostics_.assign(static_cast<std::size_t>(grid_->n_blocks()), BlockDiagnostics{});
+  {
+    // Kokkos 3.4: the first reduction of a size resizes Serial's shared buffer; run them once here.
+    double s = 0;
+    Kokkos::parallel_reduce("korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1),
+                            KOKKOS_LAMBDA(int, double& x) { x += 1; }, Kokkos::Sum<double>(s));
+    Kokkos::parallel_reduce("korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1),
+                            KOKKOS_LAMBDA(int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
+  }
+  initialize_state();
+  fill_guards();
+}
+
+Simulation::~Simulation() = default;
+
+void Simulation::set_configuration(const std::string& config) {
+  Options o = options_;
+  o.config = config;
+  if (o.tile > 0 && config == "device") o.tile = 0;
+  validate(o);
+  if (o.tile != options_.tile) throw Error::format("set_configuration: --config {} needs whole-block tiles; build the Simulation with tile 0", config);
+  configuration_ = make_configuration(o);
+  options_ = o;
+}
+
+std::array<int, 3> Simulation::global_cells() const noexcept {
+  const auto& s = grid_->spec();
+  return {s.blocks[0] * s.block_cells[0], s.blocks[1] * s.block_cells[1], s.blocks[2] * s.block_cells[2]};
+}
+
+std::array<double, 3> Simulation::dx() const noexcept { return grid_->block(0).delta; }
+
+EulerParams Simulation::euler_params(double dt) const {
+  EulerParams p;
+  p.gamma = options_.gamma;
+  p.dt = dt;
+  const auto d = dx();
+  for (int i = 0; i < 3; ++i) p.dx[i] = d[static_cast<std::size_t>(i)];
+  p.dim = options_.dim;
+  p.limiter = options_.limiter;
+  return p;
+}
+
+void Simulation::initialize_state() {
+  const Options& o = options_;
+  const double g = o.gamma;
+  const auto d = dx();
+  const auto n = global_cells();
+  auto data = grid_->data();
+  // Sedov: energy E0 = 1 (per unit length in 2D) in the cells whose centre is within r0 of the
+  // domain centre (a cell corner, so the set is symmetric under every reflection of the quadrants).
+  const double r0 = 3.5 * d[0];
+  int deposit = 0;
+  auto centre = [&](const BlockMeta& m, int a, int i) { return m.lo_coord[static_cast<std::size_t>(a)] + (i - guard_cells + 0.5) * d[static_cast<std::size_t>(a)]; };
+  auto radius2 = [&](const BlockMeta& m, int i, int j, int k) {
+    double r2 = 0;
+    const double x[3] = {centre(m, 0, i) - 0.5, centre(m, 1, j) - 0.5, o.dim == 3 ? centre(m, 2, k) - 0.5 : 0.0};
+    for (double v : x) r2 += v * v;
+    return r2;
+  };
+  if (o.problem == Problem::sedov) {
+    for (const auto& m : grid_->blocks())
+      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
+        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) deposit += radius2(m, i, j, k) < r0 * r0;
+  }
+  const double cell_volume = d[0] * d[1] * (o.dim == 3 ? d[2] : 1.0);
+  (void)n;
+  for (const auto& m : grid_->blocks()) {
+    for (int i = 0; i < static_cast<int>(data.extent(2)); ++i)
+      for (int j = 0; j < static_cast<int>(data.extent(3)); ++j)
+        for (int k = 0; k < static_cast<int>(data.extent(4)); ++k) {
+          double rho = 1.0, u[3] = {0, 0, 0}, p = 1.0;
+          const double x[3] = {centre(m, 0, i), centre(m, 1, j), centre(m, 2, k)};
+          switch (o.problem) {
+            case Problem::sedov:
+              p = 1e-5;
+              if (radius2(m, i, j, k) < r0 * r0) p = (g - 1.0) * 1.0 / (deposit * cell_volume);
+              break;
+            case Problem::sod_x:
+            case Problem::sod_y:
+            case Problem::sod_z: {
+              const int a = o.problem == Problem::sod_x ? 0 : (o.problem == Problem::sod_y ? 1 : 2);
+              if (x[a] >= 0.5) {
+                rho = 0.125;
+                p = 0.1;
+              }
+              break;
+            }
+            case Problem::wave: {
+              const double vel[3] = {1.0, 0.5, 0.25};
+              double phase = x[0] + x[1] + (o.dim == 3 ? x[2] : 0.0);
+              rho = 1.0 + 0.2 * std::sin(2.0 * kPi * phase);
+              for (int a = 0; a < o.dim; ++a) u[a] = vel[a];
+              break;
+            }
+          }
+          const double E = p / (g - 1.0) + 0.5 * rho * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+          const double U[5] = {rho, rho * u[0], rho * u[1], rho * u[2], E};
+          for (int v = 0; v < n_cons; ++v) {
+            data(m.id, v, i, j, k) = U[v];
+            data(m.id, var_new + v, i, j, k) = U[v];
+          }
+        }
+  }
+}
+
+void Simulation::fill_guards() {
+  auto data = grid_->data();
+  const auto& spec = grid_->spec();
+  const int g = guard_cells;
+  const int dim = options_.dim;
+  const bool periodic = boundary_ == Boundary::periodic;
+  const std::array<int, 3> nb = spec.block_cells, blocks = spec.blocks;
+  const auto ext = grid_->stored_extent();
+  const int nblocks = grid_->n_blocks();
+  // Block ids: the grid numbers blocks with x fastest (checked on the metadata below).
+  std::vector<int> id_of(static_cast<std::size_t>(nblocks));
+  for (const auto& m : grid_->blocks())
+    id_of[static_cast<std::size_t>(m.index[0] + blocks[0] * (m.index[1] + blocks[1] * m.index[2]))] = m.id;
+  std::vector<std::array<int, 3>> index(static_cast<std::size_t>(nblocks));
+  for (const auto& m : grid_->blocks()) index[static_cast<std::size_t>(m.id)] = m.index;
+  const int k0 = dim == 3 ? 0 : g, k1 = dim == 3 ? ext[2] : g + 1;
+  const int* ids = id_of.data();
+  const std::array<int, 3>* idx = index.data();
+  on_host_space(options_.host_parallel, [&](auto space) {
+  using Space = decltype(space);
+  Kokkos::parallel_for(
+      "korch hydro guard fill",
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>({0, 0}, {nblocks, ext[0]}),
+      [=](int b, int i) {
+        for (int j = 0; j < ext[1]; ++j)
+          for (int k = k0; k < k1; ++k) {
+            const int l[3] = {i, j, k};
+            bool interior = true;
+            for (int d = 0; d < dim; ++d) interior = interior && l[d] >= g && l[d] < g + nb[d];
+            if (interior) continue;
+            int src_block[3], src[3];
+            for (int d = 0; d < 3; ++d) {
+              if (d >= dim) {
+                src_block[d] = 0;
+                src[d] = l[d];
+                continue;
+              }
+              const int N = nb[d] * blocks[d];
+              int G = idx[b][d] * nb[d] + l[d] - g;
+              if (periodic) G = ((G % N) + N) % N;
+              else G = G < 0 ? 0 : (G >= N ? N - 1 : G);
+              src_block[d] = G / nb[d];
+              src[d] = G % nb[d] + g;
+            }
+            const int sb = ids[src_block[0] + blocks[0] * (src_block[1] + blocks[1] * src_block[2])];
+            for (int v = 0; v < n_cons; ++v) data(b, v, i, j, k) = data(sb, v, src[0], src[1], src[2]);
+          }
+      });
+  space.fence();
+  });
+}
+
+void Simulation::commit_and_fill() {
+  auto data = grid_->data();
+  const Box in = grid_->block(0).interior;
+  on_host_space(options_.host_parallel, [&](auto space) {
+  using Space = decltype(space);
+  Kokkos::parallel_for(
+      "korch hydro commit",
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>({0, 0, in.lo[0]},
+                                                                                {grid_->n_blocks(), n_cons, in.hi[0]}),
+      [=](int b, int v, int i) {
+        for (int j = in.lo[1]; j < in.hi[1]; ++j)
+          for (int k = in.lo[2]; k < in.hi[2]; ++k) data(b, v, i, j, k) = data(b, var_new + v, i, j, k);
+      });
+  space.fence();
+  });
+  fill_guards();
+}
+
+double Simulation::stable_dt() const {
+  auto data = grid_->data();
+  const Box in = grid_->block(0).interior;
+  const EulerParams p = euler_params(0.0);
+  double m = 0;
+  on_host_space(options_.host_parallel, [&](auto space) {
+  using Space = decltype(space);
+  Kokkos::parallel_reduce(
+      "korch hydro cfl",
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>({0, in.lo[0], in.lo[1]},
+                                                                                {grid_->n_blocks(), in.hi[0], in.hi[1]}),
+      [=](int b, int i, int j, double& lo) {
+        for (int k = in.lo[2]; k < in.hi[2]; ++k) {
+          double U[5];
+          for (int v = 0; v < 5; ++v) U[v] = data(b, v, i, j, k);
+          const double t = cell_dt(U, p);
+          lo = t < lo ? t : lo;
+        }
+      },
+      Kokkos::Min<double>(m));
+  space.fence();
+  });
+  if (!(m > 0) || !std::isfinite(m))
+    throw Error::format("hydro: time step {} at step {} (t = {}): the state is no longer physical", m, steps_, time_);
+  return options_.cfl * m;
+}
+
+double Simulation::step(double dt_max) {
+  auto t0 = Clock::now();
+  double dt = std::min(stable_dt(), dt_max);
+  phases_.dt += seconds_since(t0);
+  StepParameters sp;
+  sp.euler = euler_params(dt);
+  sp.diagnostics = diagnostics_.data();
+  const auto d = dx();
+  sp.cell_volume = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
+  Bundle bundle("hydro-step", ActionParameters(sp));
+  bundle.add(hydro_routine());
+  if (options_.config == "action-parallel") bundle.add(diagnostics_routine());
+  const bool tracing = options_.write_output;
+  if (tracing) {
+    trace_.clear();
+    runtime_->set_trace(&trace_);
+  }
+  t0 = Clock::now();
+  runtime_->execute(bundle, configuration_, *grid_);
+  phases_.execute += seconds_since(t0);
+  if (tracing) {
+    runtime_->set_trace(nullptr);
+    auto ev = trace_.events();
+    for (const auto& e : ev) {
+      action_seconds_[e.category + ":" + e.name] += 1e-9 * static_cast<double>(e.end_ns - e.begin_ns);
+      if (e.category == "transfer") ++transfer_events_;
+    }
+    kept_.push_back(std::move(ev));
+    while (static_cast<int>(kept_.size()) > options_.trace_cycles) kept_.pop_front();
+  }
+  // Bytes moved: every block sent to a device pipeline goes over with the copy-in variables and
+  // comes back with the copy-out ones.
+  for (const auto& [entry, items] : runtime_->last_distribution()) {
+    for (const auto& h : configuration_.helpers) {
+      if (h.name != entry) continue;
+      const auto e = grid_->stored_extent();
+      const double cells = static_cast<double>(e[0]) * e[1] * e[2];
+      transfer_bytes_ += static_cast<double>(items) * cells * 8.0 *
+                         static_cast<double>(h.variables.copy_in.size() + 2 * h.variables.copy_in_out.size() +
+                                             h.variables.copy_out.size());
+    }
+  }
+  t0 = Clock::now();
+  commit_and_fill();
+  phases_.commit += seconds_since(t0);
+  if (options_.conduction > 0) {
+    t0 = Clock::now();
+    conduct_step(dt);
+    phases_.conduction += seconds_since(t0);
+  }
+  time_ += dt;
+  ++steps_;
+  return dt;
+}
+
+void Simulation::conduct_step(double dt) {
+#if defined(KORCH_HYDRO_HAVE_CONDUCTION)
+  const double g = options_.gamma;
+  std::vector<double> rho = gather(0), mx = gather(1), my = gather(2), mz = gather(3), E = gather(4);
+  std::vector<double> T(rho.size());
+  for (std::size_t c = 0; c < rho.size(); ++c) {
+    const double kin = 0.5 * (mx[c] * mx[c] + my[c] * my[c] + mz[c] * mz[c]) / rho[c];
+    T[c] = (g - 1.0) * (E[c] - kin) / rho[c];  // p / rho
+  }
+  const auto n = global_cells();
+  const auto d = dx();
+  conduct(T, n, {d[0], d[1], options_.dim == 3 ? d[2] : 1.0}, options_.conduction, dt, boundary_ == Boundary::periodic);
+  auto data = grid_->data();
+  const auto& spec = grid_->spec();
+  for (const auto& m : grid_->blocks())
+    for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
+      for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+        for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
+          const int gi = m.index[0] * spec.block_cells[0] + i - guard_cells;
+          const int gj = m.index[1] * spec.block_cells[1] + j - guard_cells;
+          const int gk = m.index[2] * spec.block_cells[2] + k - guard_cells;
+          const std::size_t c = static_cast<std::size_t>(gi) + static_cast<std::size_t>(n[0]) * (static_cast<std::size_t>(gj) + static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(gk));
+          const double r = data(m.id, 0, i, j, k);
+          const double kin = 0.5 * (data(m.id, 1, i, j, k) * data(m.id, 1, i, j, k) + data(m.id, 2, i, j, k) * data(m.id, 2, i, j, k) +
+                                    data(m.id, 3, i, j, k) * data(m.id, 3, i, j, k)) / r;
+          data(m.id, 4, i, j, k) = r * T[c] / (g - 1.0) + kin;
+        }
+  fill_guards();
+#else
+  (void)dt;
+  throw Error("option --conduction: this build has no conduction solver (apps/hydro/lib/conduction.hpp missing)");
+#endif
+}
+
+std::vector<double> Simulation::gather(int var) const {
+  const auto n = global_cells();
+  std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]));
+  auto data = grid_->data();
+  const auto& spec = grid_->spec();
+  for (const auto& m : grid_->blocks())
+    for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
+      for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+        for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
+          const std::size_t gi = static_cast<std::size_t>(m.index[0] * spec.block_cells[0] + i - m.interior.lo[0]);
+          const std::size_t gj = static_cast<std::size_t>(m.index[1] * spec.block_cells[1] + j - m.interior.lo[1]);
+          const std::size_t gk = static_cast<std::size_t>(m.index[2] * spec.block_cells[2] + k - m.interior.lo[2]);
+          out[gi + static_cast<std::size_t>(n[0]) * (gj + static_cast<std::size_t>(n[1]) * gk)] = data(m.id, var, i, j, k);
+        }
+  return out;
+}
+
+std::array<double, 5> Simulation::totals() const {
+  std::array<double, 5> t{0, 0, 0, 0, 0};
+  auto data = grid_->data();
+  const auto d = dx();
+  const double vol = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
+  for (const auto& m : grid_->blocks())
+    for (int v = 0; v < 5; ++v)
+      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
+        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) t[static_cast<std::size_t>(v)] += data(m.id, v, i, j, k) * vol;
+  return t;
+}
+
+void Simulation::run() {
+  const Options& o = options_;
+  const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
+  const auto n = global_cells();
+  const double cells = static_cast<double>(n[0]) * n[1] * n[2];
+  const auto start = Clock::now();
+  auto last_print = start - std::chrono::seconds(1);
+  auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
+  while (!done()) {
+    const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
+    const bool last = done();
+    if (!o.quiet && (last || Clock::now() - last_print > std::chrono::milliseconds(100))) {
+      last_print = Clock::now();
+      const double frac = o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax;
+      const int width = 30, filled = static_cast<int>(std::min(1.0, frac) * width);
+      const double el = seconds_since(start);
+      std::fprintf(stderr, "\r[%s%s] %3.0f%% step %d  t=%.4e  dt=%.3e  %.3e cells/s ", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                   std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100.0 * std::min(1.0, frac), steps_, time_, dt,
+                   el > 0 ? cells * steps_ / el : 0.0);
+      if (last) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    }
+  }
+  run_seconds_ = seconds_since(start);
+}
+
+std::vector<TraceEvent> Simulation::last_events() const {
+  std::vector<TraceEvent> all;
+  for (const auto& c : kept_) all.insert(all.end(), c.begin(), c.end());
+  return all;
+}
+
+std::string Simulation::summary() const {
+  const auto n = global_cells();
+  const double cells = static_cast<double>(n[0]) * n[1] * n[2];
+  std::string s;
+  s += fmt::format("korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = {:.4e}\n",
+                   to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
+                   options_.cells_per_block, options_.dim, options_.config, options_.threads, steps_, time_);
+  const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.commit + phases_.dt + phases_.conduction);
+  s += fmt::format("  {:<34} {:>14}\n", "metric", "value");
+  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s", steps_ > 0 && total > 0 ? cells * steps_ / total : 0.0);
+  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", steps_ > 0 ? total / steps_ : 0.0);
+  auto share = [&](const char* name, double t) {
+    s += fmt::format("  {:<34} {:>13.1f}%\n", name, total > 0 ? 100.0 * t / total : 0.0);
+  };
+  share("share: runtime execute (bundle)", phases_.execute);
+  share("share: commit + guard fill", phases_.commit);
+  share("share: CFL reduction", phases_.dt);
+  if (options_.conduction > 0) share("share: conduction (CG)", phases_.conduction);
+  double task_total = 0;
+  for (const auto& [k, v] : action_seconds_) task_total += v;
+  for (const auto& [k, v] : action_seconds_)
+    s += fmt::format("  {:<34} {:>13.1f}%  ({:.3e} s summed over threads)\n", "  of traced work: " + k,
+                     task_total > 0 ? 100.0 * v / task_total : 0.0, v);
+  s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
+  s += fmt::format("  {:<34} {:>14.4e}\n", "bytes moved host<->device", transfer_bytes_);
+  if (options_.config == "action-parallel") {
+    double mass = 0, lo = 1e300, hi = -1e300;
+    for (const auto& d : diagnostics_) {
+      mass += d.mass;
+      lo = std::min(lo, d.rho_min);
+      hi = std::max(hi, d.rho_max);
+    }
+    s += fmt::format("  {:<34} {:>14.8e}\n", "diagnostics: mass (last cycle)", mass);
+    s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: min density", lo);
+    s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: max density", hi);
+  }
+  return s;
+}
+
+void Simulation::write_outputs() const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(options_.out, ec);
+  if (ec) throw Error::format("option --out: cannot create directory '{}': {}", options_.out, ec.message());
+  const auto n = global_cells();
+  std::vector<double> rho = gather(0);
+  std::vector<double> slice(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]));
+  const std::size_t k = static_cast<std::size_t>(n[2] / 2);
+  for (std::size_t c = 0; c < slice.size(); ++c) slice[c] = rho[c + slice.size() * k];
+  const auto [lo, hi] = std::minmax_element(slice.begin(), slice.end());
+  write_png((fs::path(options_.out) / "density.png").string(), render_field(slice, n[0], n[1], *lo, *hi > *lo ? *hi : *lo + 1.0));
+  Trace t;
+  auto events = last_events();
+  for (const auto& e : events) t.record(e);
+  t.write_chrome_json((fs::path(options_.out) / "trace.json").string());
+#if defined(KORCH_HYDRO_HAVE_TIMELINE)
+  write_png((fs::path(options_.out) / "timeline.png").string(), render_timeline(events));
+#endif
+}
+
+}  // namespace korch::hydro

@@ -1,0 +1,166 @@
+// The hydro main job: options, problem set-up, the step loop whose hydro update runs as a bundle
+// through korch::Runtime::execute on the chosen configuration, and the work between cycles on the
+// main thread (commit of the new state, guard-cell fill, CFL reduction, optional conduction).
+//
+// Grid variables: 0..4 the conserved state (rho, mx, my, mz, E), guard cells filled between
+// cycles; 5..9 the new state written by the "hydro" action (interior only). Configurations:
+//   cpu              korch built-in cpu_only (tiles on the host team)
+//   device           gpu_only: packets of blocks to the backend's device space (copy-in 0..4, copy-out 5..9)
+//   split            cpu_gpu_data_parallel: host tiles | device packets, blocks split by weight
+//   action-parallel  cpu_gpu_action_parallel: hydro on host tiles | an independent "diagnostics"
+//                    action (per-block mass, min/max density) on device packets (copy-in 0)
+#pragma once
+
+#include "euler.hpp"
+
+#include <korch/configuration.hpp>
+#include <korch/grid.hpp>
+#include <korch/runtime.hpp>
+#include <korch/trace.hpp>
+
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace korch::hydro {
+
+enum class Problem { sedov, sod_x, sod_y, sod_z, wave };
+enum class Boundary { periodic, outflow };
+
+const char* to_string(Problem problem) noexcept;
+
+struct Options {
+  std::string config = "cpu";  // cpu | device | split | action-parallel
+  unsigned threads = 2;        // threads per team
+  int tile = 0;                // tile cells per direction; 0: whole block
+  int packet_blocks = 2;       // blocks per device packet
+  int blocks = 4;              // blocks per direction
+  int cells_per_block = 32;    // interior cells per block per direction
+  int steps = 0;               // 0: run to tmax
+  double tmax = 0.0;           // 0: the problem's default end time (when steps == 0)
+  Problem problem = Problem::sedov;
+  int dim = 2;
+  std::string out = "out";
+  bool quiet = false;
+  double conduction = 0.0;     // kappa; 0: off
+  double cfl = 0.4;
+  double gamma = 1.4;
+  Limiter limiter = Limiter::mc;
+  std::optional<Boundary> boundary;  // default: periodic for wave, outflow otherwise
+  int trace_cycles = 3;              // cycles kept for trace.json / timeline.png
+  bool write_output = true;          // pictures + trace (the CLI); tests turn it off
+  bool host_parallel = false;        // between-cycle work on DefaultHostExecutionSpace (else Serial)
+};
+
+// Parses the command line (without argv[0]); throws korch::Error naming the option for unknown
+// options, bad values and options that make no sense together. "--help" sets *help.
+Options parse_options(const std::vector<std::string>& args, bool* help = nullptr);
+std::string usage();
+// Checks an Options value (parse_options calls it; Simulation too).
+void validate(const Options& options);
+
+// The default end time of a problem.
+double default_tmax(Problem problem);
+
+struct BlockDiagnostics {
+  double mass = 0.0, rho_min = 0.0, rho_max = 0.0;
+};
+
+struct PhaseTimes {
+  double execute = 0, commit = 0, dt = 0, conduction = 0;
+};
+
+class Simulation {
+ public:
+  explicit Simulation(Options options);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const Options& options() const noexcept { return options_; }
+  Grid& grid() noexcept { return *grid_; }
+  const Grid& grid() const noexcept { return *grid_; }
+  Runtime& runtime() noexcept { return *runtime_; }
+  const Configuration& configuration() const noexcept { return configuration_; }
+  // Switches the configuration for the following steps (cpu | device | split | action-parallel);
+  // the benchmark interleaves configurations on one Runtime with it.
+  void set_configuration(const std::string& config);
+  double time() const noexcept { return time_; }
+  int steps_done() const noexcept { return steps_; }
+  std::array<int, 3> global_cells() const noexcept;
+  std::array<double, 3> dx() const noexcept;
+  EulerParams euler_params(double dt) const;
+
+  // Largest stable dt (CFL number times the global minimum over cells), a Kokkos reduction.
+  double stable_dt() const;
+  // One step: the hydro bundle through the runtime, then commit + guard fill (+ conduction).
+  // Returns the dt used (stable_dt, clipped to `dt_max`).
+  double step(double dt_max = 1e300);
+  // Runs to options().steps or tmax; progress on stderr unless quiet.
+  void run();
+
+  // Interior of grid variable `var` over the whole grid, x fastest: i + nx * (j + ny * k).
+  std::vector<double> gather(int var) const;
+  // Sum over interior cells of the conserved variables times the cell volume.
+  std::array<double, 5> totals() const;
+  // Copies variables 5..9 into 0..4 (interior) and fills the guard cells of 0..4.
+  void commit_and_fill();
+  void fill_guards();
+
+  const std::vector<BlockDiagnostics>& diagnostics() const noexcept { return diagnostics_; }
+  const PhaseTimes& phase_times() const noexcept { return phases_; }
+  // Task time per action/step name summed over all traced cycles (seconds).
+  const std::map<std::string, double>& action_seconds() const noexcept { return action_seconds_; }
+  // Events of the last options().trace_cycles cycles.
+  std::vector<TraceEvent> last_events() const;
+  double transfer_bytes() const noexcept { return transfer_bytes_; }
+  std::size_t transfer_events() const noexcept { return transfer_events_; }
+  double run_seconds() const noexcept { return run_seconds_; }
+
+  // The summary table (cells/s, time per step, shares, transfers).
+  std::string summary() const;
+  // density.png, trace.json, timeline.png under options().out.
+  void write_outputs() const;
+
+ private:
+  void initialize_state();
+  void conduct_step(double dt);
+
+  Options options_;
+  std::unique_ptr<Grid> grid_;
+  std::unique_ptr<Runtime> runtime_;
+  Configuration configuration_;
+  Boundary boundary_ = Boundary::outflow;
+  double time_ = 0.0;
+  int steps_ = 0;
+  std::vector<BlockDiagnostics> diagnostics_;
+  PhaseTimes phases_;
+  Trace trace_;
+  std::deque<std::vector<TraceEvent>> kept_;
+  std::map<std::string, double> action_seconds_;
+  double transfer_bytes_ = 0.0;
+  std::size_t transfer_events_ = 0;
+  double run_seconds_ = 0.0;
+};
+
+// The runtime configuration for an Options value (built-in, edited for the hydro variables).
+Configuration make_configuration(const Options& options);
+// The hydro bundle for one step (routines "hydro" and, for action-parallel, "diagnostics").
+struct StepParameters {
+  EulerParams euler;
+  BlockDiagnostics* diagnostics = nullptr;  // indexed by block id
+  double cell_volume = 1.0;
+};
+
+// The hydro update of one item (Tile, Block or DataPacket of blocks), usable without the runtime
+// (the benchmark's plain loop calls the same kernel through hydro_update_block).
+void hydro_update_block(const Grid& grid, int block, const EulerParams& params);
+// The same update by the per-cell EulerKernel (what device packets run on CUDA/HIP builds), on the
+// host: the tests check that both give the same bits.
+void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams& params);
+
+}  // namespace korch::hydro

@@ -1,0 +1,79 @@
+// The timeline picture of a trace (like the seed's task-based timing figure): one row per team
+// thread, one box per event, time on x.
+//
+// Layout, top to bottom: an 8 px margin; one row per distinct (team, thread), ordered by team name
+// then thread index, each kTimelineRowHeight px tall on a light grey band with a kTimelineRowGap px
+// white gap between rows; then the legend. Left of the rows, each row's "team/thread" label is
+// written with a small built-in 5x7 bitmap font (letters, shown upper-case, digits and _-/.:#; other
+// characters drawn as a box).
+// Boxes: x from the event's begin to its end, scaled so that the earliest begin is the left edge
+// of the plot and the latest end its right edge (at least 1 px wide). Each box has its action's
+// colour: one of kTimelinePalette distinct colours, the slot chosen from a hash of the name
+// (action_colour(name)), so a name keeps its colour across pictures and runs; when two names of
+// one picture hash to the same slot, the later name (alphabetically) takes the next free slot
+// (TimelineLayout::colours), so up to kTimelinePalette names are always told apart. By category:
+//   task        — the full row height, with a 1 px darker right edge so that back-to-back tasks
+//                 stay apart;
+//   transfer    — the middle half of the row height, hatched (every 4th diagonal darker);
+//   helper      — the middle half of the row height, plain;
+//   distributor — the middle quarter of the row height, plain;
+//   anything else is drawn like a task.
+// Legend: one swatch (16 x 12 px, black frame) per distinct name, in alphabetical order of the
+// names, left to right and wrapping to new lines, each followed by its name in the bitmap font.
+#pragma once
+
+#include "image.hpp"
+
+#include <korch/trace.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace korch::hydro {
+
+inline constexpr int kTimelineRowHeight = 18;
+inline constexpr int kTimelineRowGap = 2;
+
+inline constexpr int kTimelinePalette = 16;
+
+// Colour number `slot` (mod kTimelinePalette) of the timeline's palette (16 colours picked for this
+// project: 8 strong ones, then 8 darker or off-tone ones; never white, grey or black).
+Rgb palette_colour(int slot);
+
+// The stable colour of an action name: palette_colour(hash(name) % kTimelinePalette).
+Rgb action_colour(const std::string& name);
+
+struct TimelineRow {
+  std::string team;
+  unsigned thread = 0;
+};
+
+// Where render_timeline puts things, for callers and tests.
+struct TimelineLayout {
+  int width = 0, height = 0;
+  std::vector<TimelineRow> rows;   // sorted by (team, thread)
+  std::vector<std::string> names;  // distinct event names, sorted: the legend order
+  std::vector<Rgb> colours;        // colours[k]: the colour of names[k] in this picture
+  int plot_left = 0, plot_width = 0;
+  int rows_top = 0;
+  std::int64_t t0 = 0, t1 = 1;  // time range in ns mapped to [plot_left, plot_left + plot_width)
+  int legend_top = 0;
+  // Top pixel row of row r.
+  int row_top(std::size_t r) const { return rows_top + static_cast<int>(r) * (kTimelineRowHeight + kTimelineRowGap); }
+  // Pixel column of time ns (clamped to the plot).
+  int x_of(std::int64_t ns) const;
+  // Index of the row of (team, thread), or rows.size() when absent.
+  std::size_t row_of(const std::string& team, unsigned thread) const;
+  // The colour of `name` in this picture (white when absent).
+  Rgb colour_of(const std::string& name) const;
+};
+
+// The layout of the timeline of `events` in an image `width` px wide (at least 200; smaller widths
+// are raised to 200).
+TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int width = 1600);
+
+// The picture; empty input gives a small blank (white) image of 200 x 16 px.
+Image render_timeline(const std::vector<korch::TraceEvent>& events, int width = 1600);
+
+}  // namespace korch::hydro

@@ -1,0 +1,167 @@
+// Hydro main job (issue 5): cell updates per second of the hydro step on every runtime
+// configuration against a plain Kokkos implementation of the same step without the runtime (the
+// same per-block kernel, hydro_update_block, called from ONE Kokkos parallel_for over the blocks on
+// the default host space), and the bandwidth the step achieves against a STREAM triad measured in
+// the same run. Ratios are printed, nothing is asserted.
+//
+//   OMP_NUM_THREADS=2 korch-bench-hydro [threads=2] [cells_per_block=64] [blocks=4] [steps=10] [dim=2]
+//
+// "update" times the bundle (Runtime::execute) against the plain parallel loop; "step" adds the
+// work between cycles that both share (commit of the new state + guard fill + CFL reduction).
+// On the openmp build the plain loop runs on OpenMP with OMP_NUM_THREADS threads: give it the
+// same number as `threads` (the runtime's team threads) for a fair ratio. The device and split
+// configurations on a host-only build move packets between two host allocations (copy costs).
+#include "simulation.hpp"
+
+#include <korch/backend/kokkos_compat.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Result {
+  double update = 0, step = 0;  // median seconds per step
+};
+
+korch::hydro::Options options(const std::string& config, unsigned threads, int cells, int blocks, int dim) {
+  korch::hydro::Options o;
+  o.config = config;
+  o.threads = threads;
+  o.cells_per_block = cells;
+  o.blocks = blocks;
+  o.dim = dim;
+  o.quiet = true;
+  o.write_output = false;
+  o.boundary = korch::hydro::Boundary::periodic;
+  return o;
+}
+
+// One step of the plain implementation on `sim`'s grid: returns {update, step} seconds.
+Result plain_step(korch::hydro::Simulation& sim) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  const auto t0 = Clock::now();
+  const double dt = sim.stable_dt();
+  const auto p = sim.euler_params(dt);
+  const korch::Grid& grid = sim.grid();
+  const auto t1 = Clock::now();
+  Kokkos::parallel_for("plain hydro update", Kokkos::RangePolicy<Host>(0, grid.n_blocks()),
+                       [&](int b) { korch::hydro::hydro_update_block(grid, b, p); });
+  Host().fence();
+  const double u = since(t1);
+  sim.commit_and_fill();
+  return {u, since(t0)};
+}
+
+Result runtime_step(korch::hydro::Simulation& sim) {
+  const double e0 = sim.phase_times().execute;
+  const auto t0 = Clock::now();
+  sim.step();
+  return {sim.phase_times().execute - e0, since(t0)};
+}
+
+double stream_triad(std::size_t n, int reps) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  Kokkos::View<double*, Kokkos::HostSpace> a("a", n), b("b", n), c("c", n);
+  Kokkos::parallel_for("init", Kokkos::RangePolicy<Host>(0, n), [=](std::size_t i) {
+    b(i) = 1.0;
+    c(i) = 2.0;
+  });
+  Host().fence();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    Kokkos::parallel_for("triad", Kokkos::RangePolicy<Host>(0, n), [=](std::size_t i) { a(i) = b(i) + 3.0 * c(i); });
+    Host().fence();
+    t.push_back(since(t0));
+  }
+  return 3.0 * 8.0 * static_cast<double>(n) / median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // libgomp's workers spin-wait after every parallel region unless OMP_WAIT_POLICY=passive, on the
+  // very cores the runtime's team threads need next; libgomp reads the variable when it is loaded,
+  // so set it and re-execute once (KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps the spinning for comparison).
+#if defined(__linux__)
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("KORCH_BENCH_HYDRO_ACTIVE_OMP") == nullptr) {
+    ::setenv("OMP_WAIT_POLICY", "passive", 1);
+    ::execv("/proc/self/exe", argv);  // returns only on failure: then go on as we are
+  }
+#endif
+  Kokkos::initialize(argc, argv);
+  {
+    const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 2u;
+    const int cells = argc > 2 ? std::atoi(argv[2]) : 64;
+    const int blocks = argc > 3 ? std::atoi(argv[3]) : 4;
+    const int steps = argc > 4 ? std::atoi(argv[4]) : 10;
+    const int dim = argc > 5 ? std::atoi(argv[5]) : 2;
+    using Host = Kokkos::DefaultHostExecutionSpace;
+    long long n_cells = 1;
+    for (int d = 0; d < dim; ++d) n_cells *= static_cast<long long>(cells) * blocks;
+    const char* wait = std::getenv("OMP_WAIT_POLICY");
+    std::printf("OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
+    std::printf("korch-bench-hydro: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; plain loop on %s "
+                "with %d threads; median of %d interleaved steps\n",
+                dim, blocks, dim, cells, dim, n_cells, threads, Host::name(), korch::compat::concurrency(Host()), steps);
+    const double triad = stream_triad(std::size_t{1} << 24, 10);
+    // One Simulation (one Runtime), the variants interleaved step by step so that a loaded machine
+    // slows them alike; medians per variant.
+    const std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel"};
+    std::vector<std::vector<double>> upd(variants.size()), stp(variants.size());
+    korch::hydro::Simulation sim(options("cpu", threads, cells, blocks, dim));
+    for (int rep = 0; rep < steps + 1; ++rep) {
+      for (std::size_t v = 0; v < variants.size(); ++v) {
+        Result r;
+        if (v == 0) {
+          r = plain_step(sim);
+        } else {
+          sim.set_configuration(variants[v]);
+          r = runtime_step(sim);
+        }
+        if (rep > 0) {  // the first round warms pools and caches
+          upd[v].push_back(r.update);
+          stp[v].push_back(r.step);
+        }
+      }
+    }
+    auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+    const Result plain{median(upd[0]), median(stp[0])};
+    const double plain_min = fastest(upd[0]);
+    // Bytes a cell update must move at least: read 5 old + write 5 new doubles.
+    const double bytes_per_cell = 10.0 * 8.0;
+    std::printf("  STREAM triad %.2f GB/s (2^24 doubles per array)\n", 1e-9 * triad);
+    std::printf("  %-16s %28s %22s %22s %26s\n", "variant", "update: median (min) [ms]", "cells/s (median)",
+                "plain/this med (min)", "step median [ms], ratio");
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const Result r{median(upd[v]), median(stp[v])};
+      const double rate = static_cast<double>(n_cells) / r.update;
+      std::printf("  %-16s %15.3f (%8.3f) %22.4e %13.3f (%6.3f) %16.3f   %6.3f | bandwidth %6.2f GB/s = %5.1f%% of triad\n",
+                  variants[v].c_str(), 1e3 * r.update, 1e3 * fastest(upd[v]), rate, plain.update / r.update,
+                  plain_min / fastest(upd[v]), 1e3 * r.step, plain.step / r.step, 1e-9 * rate * bytes_per_cell,
+                  100.0 * rate * bytes_per_cell / triad);
+    }
+    std::printf("  (ratio plain/this >= 0.909 meets the <= 10%% runtime-overhead goal; update = Runtime::execute of the "
+                "bundle vs the plain parallel loop)\n");
+  }
+  Kokkos::finalize();
+  return 0;
+}
