@@ -472,11 +472,12 @@ Simulation::Simulation(Options options) : options_(std::move(options)) {
   diagnostics_.assign(static_cast<std::size_t>(grid_->n_blocks()), BlockDiagnostics{});
   {
     // Kokkos 3.4: the first reduction of a size resizes Serial's shared buffer; run them once here.
+    // Host lambdas: Serial runs on the host, and nvcc forbids extended lambdas in constructors.
     double s = 0;
     Kokkos::parallel_reduce("korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1),
-                            KOKKOS_LAMBDA(int, double& x) { x += 1; }, Kokkos::Sum<double>(s));
+                            [](int, double& x) { x += 1; }, Kokkos::Sum<double>(s));
     Kokkos::parallel_reduce("korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1),
-                            KOKKOS_LAMBDA(int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
+                            [](int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
   }
   initialize_state();
   fill_guards();
