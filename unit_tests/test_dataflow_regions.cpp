@@ -170,25 +170,12 @@ Corpus make_corpus(int n, unsigned seed) {
     rec.len = static_cast<int>(c.text.size()) - rec.off;
     c.records.push_back(rec);
   }
-  c.dtext = Kokkos::View<char*>("text", c.text.size() + 1);
-  auto ht = Kokkos::create_mirror_view(c.dtext);
-  for (std::size_t i = 0; i < c.text.size(); ++i) ht(i) = c.text[i];
-  Kokkos::deep_copy(c.dtext, ht);
-  c.drecords = Kokkos::View<Record*>("records", n);
-  auto hr = Kokkos::create_mirror_view(c.drecords);
-  for (int i = 0; i < n; ++i) hr(i) = c.records[i];
-  Kokkos::deep_copy(c.drecords, hr);
+  c.dtext = korch::dataflow::demo::upload_text(c.text);
+  c.drecords = korch::dataflow::demo::upload_records(c.records);
   return c;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out(1);
-  for (char ch : s) {
-    if (ch == ',') out.emplace_back();
-    else out.back() += ch;
-  }
-  return out;
-}
+using korch::dataflow::demo::split;
 
 std::vector<RecordSum> nested_reference(const Corpus& c) {
   std::vector<RecordSum> ref;

@@ -8,6 +8,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace korch::dataflow::demo {
 
@@ -82,5 +84,30 @@ struct Digits {
     if (c.c >= '0' && c.c <= '9') emit(c);
   }
 };
+
+// Host helpers for record corpora: copy the text and the records to the default memory space, and
+// split a record's text at commas (the sequential reference of the Fields enumerator).
+inline Kokkos::View<char*> upload_text(const std::string& text) {
+  Kokkos::View<char*> d("text", text.size() + 1);
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < text.size(); ++i) h(i) = text[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+inline Kokkos::View<Record*> upload_records(const std::vector<Record>& records) {
+  Kokkos::View<Record*> d("records", records.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < records.size(); ++i) h(i) = records[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+inline std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out(1);
+  for (char ch : s) {
+    if (ch == ',') out.emplace_back();
+    else out.back() += ch;
+  }
+  return out;
+}
 
 }  // namespace korch::dataflow::demo
