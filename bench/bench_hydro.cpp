@@ -13,6 +13,7 @@
 // configurations on a host-only build move packets between two host allocations (copy costs).
 #include "simulation.hpp"
 
+#include <korch/backend/passive_openmp.hpp>
 #include <korch/backend/kokkos_compat.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -21,9 +22,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#if defined(__linux__)
-#include <unistd.h>
-#endif
 #include <string>
 #include <vector>
 
@@ -98,15 +96,8 @@ double stream_triad(std::size_t n, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // libgomp's workers spin-wait after every parallel region unless OMP_WAIT_POLICY=passive, on the
-  // very cores the runtime's team threads need next; libgomp reads the variable when it is loaded,
-  // so set it and re-execute once (KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps the spinning for comparison).
-#if defined(__linux__)
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("KORCH_BENCH_HYDRO_ACTIVE_OMP") == nullptr) {
-    ::setenv("OMP_WAIT_POLICY", "passive", 1);
-    ::execv("/proc/self/exe", argv);  // returns only on failure: then go on as we are
-  }
-#endif
+  // KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.
+  korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_HYDRO_ACTIVE_OMP");
   Kokkos::initialize(argc, argv);
   {
     const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 2u;

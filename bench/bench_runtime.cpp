@@ -5,6 +5,7 @@
 // tiles from an atomic counter (no teams, no queues). Prints medians and the ratios (goal <= 1.15).
 //
 //   korch-bench-runtime [threads] [repetitions] [flops-per-cell-iterations]
+#include <korch/backend/passive_openmp.hpp>
 #include <korch/block.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configurations/builtin.hpp>
@@ -53,6 +54,9 @@ void update_tile(const Space& space, const View& d, const korch::Box& b, const U
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The plain loop is an OpenMP region right before each runtime cycle: without this its idle
+  // workers would spin on the team threads' cores (KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 to see that).
+  korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_RUNTIME_ACTIVE_OMP");
   Kokkos::initialize(argc, argv);
   {
     using Host = Kokkos::DefaultHostExecutionSpace;
@@ -68,8 +72,27 @@ int main(int argc, char** argv) {
     korch::Grid grid(spec);
     grid.fill([](int, int, int, int, int) { return 1.0; });
     const auto tiles = korch::all_tiles(grid);
+    const char* wait = std::getenv("OMP_WAIT_POLICY");
+    std::printf("OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
     std::printf("korch-bench-runtime: %zu tiles of 16^3 cells, %u threads (plain loop on %s with %d threads), %d repetitions\n",
                 tiles.size(), threads, Host::name(), korch::compat::concurrency(Host()), reps);
+
+    // The runtime's fixed cost per cycle: the same cycle with an action that does nothing.
+    {
+      korch::Runtime rt(korch::RuntimeOptions{1, threads, 1, 1, {}});
+      auto config = korch::configurations::get("cpu_only");
+      config.teams[0].initial_threads = threads;
+      korch::Bundle bundle("bench");
+      bundle.add(korch::ActionRoutine("A", [](const korch::ActionContext&, korch::DataItem&) {}));
+      std::vector<double> cycle;
+      for (int r = 0; r < 10 * reps; ++r) {
+        const auto t0 = Clock::now();
+        rt.execute(bundle, config, grid);
+        cycle.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      std::printf("  fixed cost of one cycle over %zu tiles (no-op action): median %.1f us, best %.1f us\n", tiles.size(),
+                  median(cycle) * 1e6, *std::min_element(cycle.begin(), cycle.end()) * 1e6);
+    }
 
     for (int iterations : {1, 16}) {
       const Update update{iterations};

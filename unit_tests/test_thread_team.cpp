@@ -328,6 +328,62 @@ TEST_CASE("Spec: enqueue is allowed only in RunningOpen") {
   SUBCASE("a null item") { CHECK(contains(error_of([&] { team.enqueue(nullptr); }), "null item")); }
 }
 
+TEST_CASE("Enqueueing several items at once: all in order, or none with an error naming the bad item") {
+  ThreadTeam team("batch", 1);
+  std::vector<int> order;
+  team.start_cycle(ActionRoutine("log", [&order](const ActionContext&, DataItem& it) {
+                     order.push_back(static_cast<CountedItem&>(it).id);  // one thread: no race
+                   }),
+                   0);
+  std::vector<std::shared_ptr<DataItem>> items;
+  for (int i = 0; i < 100; ++i) items.push_back(item(i));
+  team.enqueue(items);
+  team.enqueue(std::vector<std::shared_ptr<DataItem>>{});  // nothing: allowed
+  std::vector<std::shared_ptr<DataItem>> with_null{item(100), nullptr, item(102)};
+  const std::string null_msg = error_of([&] { team.enqueue(with_null); });
+  CHECK(contains(null_msg, "'batch'"));
+  CHECK(contains(null_msg, "item 1 is null"));
+  CHECK(contains(null_msg, "none was enqueued"));
+  CHECK(team.snapshot().n_queued == 100);
+  team.increase_thread_count(1);
+  team.close_queue();
+  team.wait();
+  REQUIRE(order.size() == 100);
+  for (int i = 0; i < 100; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+  CHECK(team.last_cycle().enqueued == 100);
+  CHECK(team.last_cycle().processed == 100);
+  // Outside RunningOpen the whole batch is refused.
+  const std::string idle_msg = error_of([&] { team.enqueue(std::vector<std::shared_ptr<DataItem>>{item(7), item(8)}); });
+  CHECK(contains(idle_msg, "'batch' is Idle"));
+  CHECK(contains(idle_msg, "item #7"));
+  CHECK(contains(idle_msg, "none of the 2 items was enqueued"));
+}
+
+TEST_CASE("Enqueueing batches from several threads while the team runs loses no item") {
+  ThreadTeam team("batches", 3);
+  std::atomic<int> calls{0};
+  team.start_cycle(counting_routine(calls), 3);
+  std::vector<std::shared_ptr<CountedItem>> all;
+  for (int i = 0; i < 3000; ++i) all.push_back(item(i));
+  std::vector<std::thread> feeders;
+  for (int f = 0; f < 3; ++f) {
+    feeders.emplace_back([&, f] {
+      for (int start = f * 1000; start < (f + 1) * 1000;) {
+        const int n = 1 + start % 37;
+        std::vector<std::shared_ptr<DataItem>> batch;
+        for (int i = start; i < std::min(start + n, (f + 1) * 1000); ++i) batch.push_back(all[static_cast<std::size_t>(i)]);
+        start += n;
+        team.enqueue(std::move(batch));
+      }
+    });
+  }
+  for (auto& t : feeders) t.join();
+  team.close_queue();
+  team.wait();
+  CHECK(calls.load() == 3000);
+  for (const auto& it : all) CHECK(it->hits[0].load() == 1);
+}
+
 TEST_CASE("Spec: close_queue is allowed only in RunningOpen") {
   ThreadTeam team("close", 1);
   CHECK(contains(error_of([&] { team.close_queue(); }), "'close' is Idle"));

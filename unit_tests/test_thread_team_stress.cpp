@@ -166,9 +166,20 @@ TEST_CASE("Stress: random chains and fans of teams process each item exactly onc
       for (int i : feed_order) {
         if (cfg.has_work_pub[i] && !cfg.external[i]) continue;
         const int n = uni(0, 9) == 0 ? uni(50, 120) : uni(0, 12);
-        for (int j = 0; j < n; ++j) {
-          items[i].push_back(item(next_id++));
-          cfg.teams[i]->enqueue(items[i].back());
+        // One at a time or in batches of random size (both entry points, mixed).
+        for (int j = 0; j < n;) {
+          const int batch = uni(0, 2) == 0 ? 1 : uni(1, 20);
+          if (uni(0, 30) == 0) cfg.teams[i]->enqueue(std::vector<std::shared_ptr<DataItem>>{});  // allowed: nothing
+          std::vector<std::shared_ptr<DataItem>> some;
+          for (int b = 0; b < batch && j < n; ++b, ++j) {
+            items[i].push_back(item(next_id++));
+            some.push_back(items[i].back());
+          }
+          if (some.size() == 1 && uni(0, 1) == 0) {
+            cfg.teams[i]->enqueue(std::move(some.front()));
+          } else {
+            cfg.teams[i]->enqueue(std::move(some));
+          }
         }
         if (extra[i] > 0 && uni(0, 1) == 0) {
           cfg.teams[i]->increase_thread_count(static_cast<unsigned>(extra[i]));

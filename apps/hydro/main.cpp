@@ -3,27 +3,18 @@
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
+#include <korch/backend/passive_openmp.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
 #include <cstdlib>
-#if defined(__linux__)
-#include <unistd.h>
-#endif
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
-#if defined(__linux__)
-  // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles; libgomp's
-  // workers then spin-wait on the cores the runtime's team threads need unless
-  // OMP_WAIT_POLICY=passive, which libgomp reads when it is loaded: set it and re-execute once.
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
-    ::setenv("OMP_WAIT_POLICY", "passive", 1);
-    ::execv("/proc/self/exe", argv);  // returns only on failure: go on as we are
-  }
-#endif
+  // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles.
+  korch::prefer_passive_openmp_wait(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   bool help = false;
   korch::hydro::Options options;

@@ -4,6 +4,8 @@
 #include <korch/error.hpp>
 #include <korch/tile.hpp>
 
+#include <algorithm>
+
 namespace korch {
 
 Distributor::Distributor(DistributorConfig config, std::vector<std::vector<DistributorTarget>> targets)
@@ -23,7 +25,7 @@ Distributor::Distributor(DistributorConfig config, std::vector<std::vector<Distr
   }
 }
 
-std::size_t Distributor::choose(std::size_t g) {
+std::size_t Distributor::choose(std::size_t g, const std::vector<std::vector<std::shared_ptr<DataItem>>>& pending) {
   const auto& group = config_.groups[g];
   const auto& w = group.weights;
   const std::size_t n = targets_[g].size();
@@ -33,7 +35,9 @@ std::size_t Distributor::choose(std::size_t g) {
     double best_load = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& q = targets_[g][i].queue_depth;
-      const double load = (static_cast<double>(q ? q() : 0) + 1.0) / w[i];
+      // Items gathered for a batch but not pushed yet count as queued.
+      const double depth = static_cast<double>((q ? q() : 0) + pending[i].size());
+      const double load = (depth + 1.0) / w[i];
       if (i == 0 || load < best_load) {
         best = i;
         best_load = load;
@@ -53,12 +57,21 @@ std::size_t Distributor::choose(std::size_t g) {
 }
 
 namespace {
-void make_items(const Grid& grid, int block, DataType type, std::vector<std::shared_ptr<DataItem>>& out) {
+using Items = std::vector<std::shared_ptr<DataItem>>;
+
+std::shared_ptr<DataItem> make_tile(const Grid& grid, ItemCache* cache, int block, int tile) {
+  if (cache) return cache->tile(block, tile);
+  return std::make_shared<Tile>(grid, block, tile);
+}
+
+void make_items(const Grid& grid, ItemCache* cache, int block, DataType type, Items& out) {
   switch (type) {
     case DataType::tile:
-      for (int t = 0; t < grid.tiles_per_block(); ++t) out.push_back(std::make_shared<Tile>(grid, block, t));
+      for (int t = 0; t < grid.tiles_per_block(); ++t) out.push_back(make_tile(grid, cache, block, t));
       break;
-    case DataType::block: out.push_back(std::make_shared<Block>(grid, block)); break;
+    case DataType::block:
+      out.push_back(cache ? std::shared_ptr<DataItem>(cache->block(block)) : std::make_shared<Block>(grid, block));
+      break;
     case DataType::action_metadata: out.push_back(std::make_shared<ActionMetadata>(block)); break;
     default:
       throw Error::format("distributor: cannot make {} items from the grid: put an aggregator in front of that pipeline",
@@ -67,41 +80,58 @@ void make_items(const Grid& grid, int block, DataType type, std::vector<std::sha
 }
 }  // namespace
 
-std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, Trace* trace) {
+std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, Trace* trace, ItemCache* cache) {
+  if (cache) cache->bind(grid);
   std::vector<std::vector<std::size_t>> counts;
-  for (const auto& g : targets_) counts.emplace_back(g.size(), 0);
-  struct Push {
-    std::size_t group, target;
-    std::vector<std::shared_ptr<DataItem>> items;
+  // Items made but not pushed yet, per [group][target], and the size at which a target's next
+  // batch goes out (doubling up to kMaxBatch). Targets without push_batch get every item at once.
+  std::vector<std::vector<Items>> pending;
+  std::vector<std::vector<std::size_t>> next_batch;
+  for (const auto& g : targets_) {
+    counts.emplace_back(g.size(), 0);
+    pending.emplace_back(g.size());
+    next_batch.emplace_back(g.size(), 1);
+  }
+  auto push = [&](std::size_t g, std::size_t i) {
+    auto& items = pending[g][i];
+    if (items.empty()) return;
+    counts[g][i] += items.size();
+    const auto& target = targets_[g][i];
+    if (target.push_batch) {
+      target.push_batch(std::move(items));
+    } else {
+      for (auto& item : items) target.push(std::move(item));
+    }
+    items.clear();
   };
-  std::vector<Push> pushes;
   for (int b = 0; b < grid.n_blocks(); ++b) {
     TraceScope scope(trace, "distribute", "distributor", "distributor", 0, trace ? "block " + std::to_string(b) : std::string());
-    pushes.clear();
     // Every copy of this block for every group is made first ...
     for (std::size_t g = 0; g < targets_.size(); ++g) {
       if (config_.groups[g].unit == RoutingUnit::tile && targets_[g].size() > 1) {
-        for (int t = 0; t < grid.tiles_per_block(); ++t) {
-          const std::size_t i = choose(g);
-          Push p{g, i, {}};
-          p.items.push_back(std::make_shared<Tile>(grid, b, t));
-          pushes.push_back(std::move(p));
-        }
+        for (int t = 0; t < grid.tiles_per_block(); ++t) pending[g][choose(g, pending[g])].push_back(make_tile(grid, cache, b, t));
       } else {
-        const std::size_t i = choose(g);
-        Push p{g, i, {}};
-        make_items(grid, b, targets_[g][i].type, p.items);
-        pushes.push_back(std::move(p));
+        const std::size_t i = choose(g, pending[g]);
+        make_items(grid, cache, b, targets_[g][i].type, pending[g][i]);
       }
     }
-    // ... and then pushed.
-    for (auto& p : pushes) {
-      for (auto& item : p.items) {
-        targets_[p.group][p.target].push(std::move(item));
-        ++counts[p.group][p.target];
+    // ... and then pushed, in batches where the target takes them.
+    for (std::size_t g = 0; g < targets_.size(); ++g) {
+      for (std::size_t i = 0; i < targets_[g].size(); ++i) {
+        if (!targets_[g][i].push_batch) {
+          push(g, i);
+        } else if (pending[g][i].size() >= next_batch[g][i]) {
+          push(g, i);
+          // The dynamic policy needs fresh queue depths: its batches stay one block.
+          if (config_.groups[g].policy != DistributionPolicy::queue_depth) {
+            next_batch[g][i] = std::min(2 * next_batch[g][i], kMaxBatch);
+          }
+        }
       }
     }
   }
+  for (std::size_t g = 0; g < targets_.size(); ++g)
+    for (std::size_t i = 0; i < targets_[g].size(); ++i) push(g, i);
   return counts;
 }
 

@@ -304,11 +304,16 @@ void Runtime::execute(const Bundle& bundle, const Configuration& c, Grid& grid) 
                 if (recorder) recorder->push(p, *item);
                 t->enqueue(std::move(item));
               },
-              [t]() { return t->snapshot().n_queued; }});
+              [t]() { return t->snapshot().n_queued; },
+              [t, recorder, p](std::vector<std::shared_ptr<DataItem>> items) {
+                if (recorder)
+                  for (const auto& item : items) recorder->push(p, *item);
+                t->enqueue(std::move(items));
+              }});
         }
       }
       Distributor distributor(c.distributor, std::move(targets));
-      const auto counts = distributor.distribute(grid, trace);
+      const auto counts = distributor.distribute(grid, trace, &items_);
       for (std::size_t g = 0; g < counts.size(); ++g)
         for (std::size_t i = 0; i < counts[g].size(); ++i)
           distribution_.emplace_back(c.distributor.groups[g].pipelines[i], counts[g][i]);

@@ -814,47 +814,73 @@ void ThreadTeam::enqueue(std::shared_ptr<DataItem> item) {
   if (!refused.empty()) throw Error(refused);
 }
 
+void ThreadTeam::enqueue(std::vector<std::shared_ptr<DataItem>> items) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!items[i]) {
+      throw Error::format("team '{}': enqueue was given {} items, item {} is null: none was enqueued", name_,
+                          items.size(), i);
+    }
+  }
+  if (items.empty()) return;
+  TeamMode mode;
+  const std::string state = push_if_open(items.data(), items.size(), Origin::external, mode);
+  if (!state.empty()) {
+    throw Error(refusal(state, mode, *items.front(), Origin::external, "enqueue") +
+                fmt::format(" (none of the {} items was enqueued)", items.size()));
+  }
+}
+
 std::string ThreadTeam::receive_item(std::shared_ptr<DataItem>& item, const ThreadTeam& from) {
   return accept_item(item, Origin::publisher, from.name_.c_str());
 }
 
 // Queues the item (moving it out of `item`) or returns why not (leaving `item` alone).
 std::string ThreadTeam::accept_item(std::shared_ptr<DataItem>& item, Origin origin, const char* caller) {
-  Worker* wake = nullptr;
-  std::string state;
   TeamMode mode;
+  const std::string state = push_if_open(&item, 1, origin, mode);
+  return state.empty() ? state : refusal(state, mode, *item, origin, caller);
+}
+
+// In RunningOpen, queues the n items in order in one critical section and returns an empty string;
+// otherwise leaves them alone and returns the state that refuses them (`mode` is the mode seen).
+// When no transitionThread is in flight, one Waiting thread receives it (notified if it sleeps).
+std::string ThreadTeam::push_if_open(std::shared_ptr<DataItem>* items, std::size_t n, Origin origin, TeamMode& mode) {
+  Worker* wake = nullptr;
   {
     std::unique_lock<std::mutex> lk(mutex_, std::defer_lock);
     lock_briefly_spinning(lk);
     mode = mode_;
-    if (mode_ == TeamMode::RunningOpen && !terminating_) {
-      queue_->push(std::move(item));
+    if (mode_ != TeamMode::RunningOpen || terminating_) {
+      return terminating_ ? fmt::format("team '{}' is being destroyed", name_) : describe_state();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      queue_->push(std::move(items[i]));
       ++report_.enqueued;
       if (transitions_in_flight_ == 0 && !waiting_parked_.empty()) {  // transitionThread to one Waiting thread
-        wake = pop_preferring_awake(waiting_parked_);
-        wake->signal.store(Worker::transition, std::memory_order_release);
+        Worker* const w = pop_preferring_awake(waiting_parked_);
+        w->signal.store(Worker::transition, std::memory_order_release);
         ++transitions_in_flight_;
-        if (!wake->sleeping) wake = nullptr;  // it is polling and will see the signal
+        if (w->sleeping) wake = w;  // else it is polling and will see the signal
       }
       observe(origin == Origin::external ? TeamEvent::enqueue : TeamEvent::item_received, -1);
-    } else {
-      state = terminating_ ? fmt::format("team '{}' is being destroyed", name_) : describe_state();
     }
   }
-  if (state.empty()) {
-    if (wake != nullptr) wake->cv.notify_one();
-    return {};
-  }
+  if (wake != nullptr) wake->cv.notify_one();
+  return {};
+}
+
+std::string ThreadTeam::refusal(const std::string& state, TeamMode mode, const DataItem& item, Origin origin,
+                                const char* caller) const {
   const char* fix = mode == TeamMode::Idle
                         ? "start its cycle first (start a subscriber's cycle before its publishers' cycles)"
                         : "items can only be given before its queue is closed";
   if (origin == Origin::external) {
     return fmt::format("{}: {} of item {} refused: items are accepted only in RunningOpen; {}", state, caller,
-                       describe_item(*item), fix);
+                       describe_item(item), fix);
   }
   return fmt::format("{}: it refused item {} from its work publisher '{}': items are accepted only in "
                      "RunningOpen; {}",
-                     state, describe_item(*item), caller, fix);
+                     state, describe_item(item), caller, fix);
 }
 
 void ThreadTeam::close_queue() {

@@ -15,6 +15,7 @@
 #include <korch/data_item.hpp>
 #include <korch/data_type.hpp>
 #include <korch/grid.hpp>
+#include <korch/item_cache.hpp>
 #include <korch/trace.hpp>
 
 #include <cstddef>
@@ -30,6 +31,11 @@ struct DistributorTarget {
   DataType type;     // tile, block or action_metadata
   std::function<void(std::shared_ptr<DataItem>)> push;
   std::function<std::size_t()> queue_depth;  // for the dynamic policy; may be empty (treated as 0)
+  // Optional: pushes several items in order in one call (ThreadTeam::enqueue of a vector). When
+  // given, the distributor gathers a target's items and pushes them in batches that double in size
+  // (1, 2, 4, ... up to kMaxBatch items), so that the first items arrive at once and a cycle over
+  // many tiles takes the team's lock a few times instead of once per tile.
+  std::function<void(std::vector<std::shared_ptr<DataItem>>)> push_batch;
 };
 
 class Distributor {
@@ -40,11 +46,14 @@ class Distributor {
 
   // Feeds every block of `grid` (on the calling thread). Returns how many items went to each
   // group's pipelines ([group][pipeline]).
-  std::vector<std::vector<std::size_t>> distribute(const Grid& grid, Trace* trace = nullptr);
+  // `cache`, when given, supplies the tile and block items (reused across cycles).
+  std::vector<std::vector<std::size_t>> distribute(const Grid& grid, Trace* trace = nullptr, ItemCache* cache = nullptr);
   const DistributorConfig& config() const noexcept { return config_; }
 
+  static constexpr std::size_t kMaxBatch = 64;
+
  private:
-  std::size_t choose(std::size_t group);
+  std::size_t choose(std::size_t group, const std::vector<std::vector<std::shared_ptr<DataItem>>>& pending);
   DistributorConfig config_;
   std::vector<std::vector<DistributorTarget>> targets_;
   std::vector<std::vector<double>> credit_;

@@ -20,6 +20,7 @@
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
 #include <korch/grid.hpp>
+#include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
 #include <korch/thread_team.hpp>
 #include <korch/trace.hpp>
@@ -83,6 +84,7 @@ class Runtime {
   Recorder* recorder_ = nullptr;
   std::vector<NodeReport> reports_;
   std::vector<std::pair<std::string, std::size_t>> distribution_;
+  ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
 };
 
 }  // namespace korch
