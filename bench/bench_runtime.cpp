@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
 
     // The runtime's fixed cost per cycle: the same cycle with an action that does nothing.
     {
-      korch::Runtime rt(korch::RuntimeOptions{1, threads, 1, 1, {}});
+      korch::Runtime rt(korch::RuntimeOptions{1, threads, 1, 1, {}, 0, 0});
       auto config = korch::configurations::get("cpu_only");
       config.teams[0].initial_threads = threads;
       korch::Bundle bundle("bench");
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       Kokkos::View<int* [7], Kokkos::HostSpace> box_view("boxes", boxes.size());
       for (std::size_t i = 0; i < boxes.size(); ++i)
         for (int k = 0; k < 7; ++k) box_view(i, k) = boxes[i][static_cast<std::size_t>(k)];
-      korch::Runtime rt(korch::RuntimeOptions{1, threads, 1, 1, {}});
+      korch::Runtime rt(korch::RuntimeOptions{1, threads, 1, 1, {}, 0, 0});
       auto config = korch::configurations::get("cpu_only");
       config.teams[0].initial_threads = threads;
       korch::Bundle bundle("bench");

@@ -1,5 +1,7 @@
 // Mesh loops (seed 002): the airfoil benchmark against its stored states with every executor,
 // message counts of the POETS protocol, INC and reductions on random meshes, and the errors.
+#include "test_error_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
@@ -24,6 +26,7 @@
 
 using namespace korch;
 using namespace korch::mesh;
+using korch::test::error_of;
 namespace af = korch::mesh::airfoil;
 
 namespace {
@@ -358,15 +361,6 @@ struct Any {
   KOKKOS_INLINE_FUNCTION void operator()(T*...) const {}
 };
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 }  // namespace
 
 TEST_CASE("Validation: each invalid argument combination is rejected when the loop is built, naming loop and argument") {

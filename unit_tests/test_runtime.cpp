@@ -162,8 +162,24 @@ TEST_CASE("Runtime: a throwing action fails the cycle with an error naming it; n
   run_case(rt, cases()[0], spec());
 }
 
+TEST_CASE("Runtime: a device pool limit below one packet fails the cycle with the pool's error; raising it recovers") {
+  RuntimeOptions o;
+  o.device_pool_limit = 4096;  // one packet of 8^3-cell blocks with 3 variables needs more
+  Runtime rt(o);
+  CHECK(rt.device_pool().limit_bytes() == 4096);
+  Grid grid(spec());
+  fill_pattern(grid);
+  CHECK_THROWS_WITH_AS(rt.execute(bundle_of({A}, nullptr), configurations::get("gpu_only"), grid),
+                       doctest::Contains("memory pool 'device' (device)"), Error);
+  CHECK(rt.pinned_pool().outstanding_bytes() == 0);
+  CHECK(rt.device_pool().outstanding_bytes() == 0);
+  for (unsigned i = 0; i < rt.options().n_teams; ++i) CHECK(rt.team(i).mode() == TeamMode::Idle);
+  rt.device_pool().set_limit_bytes(0);
+  run_case(rt, cases()[1], spec());  // gpu_only, exact results
+}
+
 TEST_CASE("Runtime: one instance at a time; a bundle with more routines than teams is an error") {
-  Runtime rt(RuntimeOptions{2, 2, 2, 1, {}});
+  Runtime rt(RuntimeOptions{2, 2, 2, 1, {}, 0, 0});
   CHECK(Runtime::exists());
   CHECK_THROWS_WITH_AS(Runtime{}, doctest::Contains("one at a time"), Error);
   Bundle b;

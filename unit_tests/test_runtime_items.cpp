@@ -1,4 +1,5 @@
 // Grid substrate, data items, memory pools, data packets, helpers and distributors (issue 4).
+#include "test_error_support.hpp"
 #include "test_runtime_support.hpp"
 
 #include <korch/aggregator.hpp>
@@ -64,6 +65,67 @@ TEST_CASE("Grid: metadata carries the level, deltas and contiguous block storage
   CHECK_THROWS_WITH_AS(Grid{bad}, doctest::Contains("n_vars"), Error);
   CHECK_THROWS_WITH_AS(g.block(9), doctest::Contains("block 9 does not exist"), Error);
   CHECK_THROWS_AS(Tile(g, 0, 99), Error);
+}
+
+TEST_CASE("Grid: guard_dims leaves the directions after the first guard_dims without guard cells") {
+  GridSpec s = small_spec({4, 4, 0});
+  s.block_cells = {8, 8, 1};
+  s.guard = 2;
+  s.guard_dims = 2;
+  Grid g(s);
+  CHECK(g.guard_width() == std::array<int, 3>{2, 2, 0});
+  CHECK(g.stored_extent() == std::array<int, 3>{12, 12, 1});
+  CHECK(g.doubles_per_block() == static_cast<std::size_t>(3 * 12 * 12));
+  CHECK(g.block(0).interior.lo == std::array<int, 3>{2, 2, 0});
+  CHECK(g.block(0).interior.hi == std::array<int, 3>{10, 10, 1});
+  for (const auto& b : g.tile_boxes()) {
+    CHECK(b.lo[2] == 0);
+    CHECK(b.hi[2] == 1);
+  }
+  std::size_t cells = 0;
+  for (const auto& b : g.tile_boxes()) cells += b.cells();
+  CHECK(cells == 64);
+  s.guard_dims = 3;
+  CHECK(Grid(s).stored_extent() == std::array<int, 3>{12, 12, 5});
+  s.guard_dims = 0;
+  CHECK_THROWS_WITH_AS(Grid{s}, doctest::Contains("guard_dims is 0"), Error);
+  s.guard_dims = 4;
+  CHECK_THROWS_WITH_AS(Grid{s}, doctest::Contains("guard_dims is 4"), Error);
+}
+
+TEST_CASE("Pool: a limit frees cached blocks first, then refuses with an error naming the pool and the fix") {
+  MemoryPool pool("limited", PoolMemory::device, 3 * 4096);
+  CHECK(pool.limit_bytes() == 3 * 4096);
+  {
+    PoolBuffer a = pool.acquire(4096);
+    PoolBuffer b = pool.acquire(100);
+    PoolBuffer c = pool.acquire(4000);
+    CHECK(pool.stats().allocated_bytes == 3 * 4096);
+    const std::string msg = error_of([&] { (void)pool.acquire(1); });
+    CHECK(contains(msg, "memory pool 'limited' (device)"));
+    CHECK(contains(msg, "limit of 12288 bytes"));
+    CHECK(contains(msg, "12288 bytes are in use"));
+    CHECK(contains(msg, "device_pool_limit"));
+    CHECK(pool.outstanding_bytes() == 4096 + 100 + 4000);  // the refusal changed nothing
+  }
+  // Three cached 4 KiB blocks; an 8 KiB block fits only after two of them are freed.
+  CHECK(pool.stats().allocated_bytes == 3 * 4096);
+  {
+    PoolBuffer big = pool.acquire(8192);
+    CHECK(pool.stats().allocated_bytes == 3 * 4096);
+    PoolBuffer small = pool.acquire(10);  // the one cached block left
+    CHECK(pool.stats().allocated_bytes == 3 * 4096);
+    CHECK_THROWS_WITH_AS((void)pool.acquire(5 * 4096), doctest::Contains("would pass the pool's limit"), Error);
+  }
+  CHECK(pool.outstanding_bytes() == 0);
+  pool.set_limit_bytes(4096);  // lowering the limit returns cached blocks down to it
+  CHECK(pool.stats().allocated_bytes <= 4096);
+  const std::size_t cached = pool.stats().allocated_bytes;
+  CHECK(pool.trim() == cached);
+  CHECK(pool.stats().allocated_bytes == 0);
+  pool.set_limit_bytes(0);  // no limit
+  PoolBuffer huge = pool.acquire(1 << 20);
+  CHECK(huge.capacity() == std::size_t{1} << 20);
 }
 
 TEST_CASE("Pool: outstanding and high water are exact; release is safe early and twice; blocks are reused") {

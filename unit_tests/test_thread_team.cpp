@@ -1,5 +1,6 @@
 // ThreadTeam: one TEST_CASE per Spec of seed 004 ("Thread Teams"), the error cases, publisher and
 // subscriber chains, exception propagation and the action context.
+#include "test_error_support.hpp"
 #include "test_thread_team_support.hpp"
 
 #include <korch/error.hpp>
@@ -22,22 +23,6 @@
 using namespace korch;
 using namespace korch::test;
 
-namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// The message of the korch::Error that `f` throws ("" if it throws none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Construction

@@ -23,9 +23,12 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
     }
   }
   if (spec_.guard < 0) throw Error::format("grid: guard is {}: use 0 or more guard cells", spec_.guard);
+  if (spec_.guard_dims < 1 || spec_.guard_dims > 3) {
+    throw Error::format("grid: guard_dims is {}: use 1 (x), 2 (x, y) or 3 (x, y, z)", spec_.guard_dims);
+  }
   if (spec_.n_vars < 1) throw Error::format("grid: n_vars is {}: the grid needs at least one variable", spec_.n_vars);
 
-  const int g = spec_.guard;
+  const auto gw = guard_width();
   const auto ext = stored_extent();
   data_ = HostData("korch grid", static_cast<std::size_t>(spec_.blocks[0] * spec_.blocks[1] * spec_.blocks[2]),
                    static_cast<std::size_t>(spec_.n_vars), static_cast<std::size_t>(ext[0]),
@@ -43,8 +46,8 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
         for (int d = 0; d < 3; ++d) {
           m.delta[d] = (spec_.domain_hi[d] - spec_.domain_lo[d]) / (spec_.blocks[d] * spec_.block_cells[d]);
           m.lo_coord[d] = spec_.domain_lo[d] + m.index[d] * spec_.block_cells[d] * m.delta[d];
-          m.interior.lo[d] = g;
-          m.interior.hi[d] = g + spec_.block_cells[d];
+          m.interior.lo[d] = gw[d];
+          m.interior.hi[d] = gw[d] + spec_.block_cells[d];
           m.stored.lo[d] = 0;
           m.stored.hi[d] = ext[d];
         }
@@ -58,16 +61,22 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
         Box b;
         const int start[3] = {i, j, k};
         for (int d = 0; d < 3; ++d) {
-          b.lo[d] = g + start[d];
-          b.hi[d] = g + std::min(start[d] + t[d], spec_.block_cells[d]);
+          b.lo[d] = gw[d] + start[d];
+          b.hi[d] = gw[d] + std::min(start[d] + t[d], spec_.block_cells[d]);
         }
         tile_boxes_.push_back(b);
       }
 }
 
+std::array<int, 3> Grid::guard_width() const noexcept {
+  std::array<int, 3> g{};
+  for (int d = 0; d < 3; ++d) g[static_cast<std::size_t>(d)] = d < spec_.guard_dims ? spec_.guard : 0;
+  return g;
+}
+
 std::array<int, 3> Grid::stored_extent() const noexcept {
-  return {spec_.block_cells[0] + 2 * spec_.guard, spec_.block_cells[1] + 2 * spec_.guard,
-          spec_.block_cells[2] + 2 * spec_.guard};
+  const auto g = guard_width();
+  return {spec_.block_cells[0] + 2 * g[0], spec_.block_cells[1] + 2 * g[1], spec_.block_cells[2] + 2 * g[2]};
 }
 
 const BlockMeta& Grid::block(int id) const {

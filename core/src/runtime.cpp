@@ -37,8 +37,8 @@ Runtime::Runtime(RuntimeOptions options) : options_(options) {
       helpers_.push_back(std::make_unique<ThreadTeam>(fmt::format("helper {}", i + 1), options_.helper_threads,
                                                       options_.team_options));
     }
-    pinned_ = std::make_unique<MemoryPool>("pinned host", PoolMemory::pinned_host);
-    device_ = std::make_unique<MemoryPool>("device", PoolMemory::device);
+    pinned_ = std::make_unique<MemoryPool>("pinned host", PoolMemory::pinned_host, options_.pinned_pool_limit);
+    device_ = std::make_unique<MemoryPool>("device", PoolMemory::device, options_.device_pool_limit);
   } catch (...) {
     teams_.clear();
     helpers_.clear();

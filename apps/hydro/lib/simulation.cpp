@@ -456,6 +456,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)) {
   spec.block_cells = {o.cells_per_block, o.cells_per_block, o.dim == 3 ? o.cells_per_block : 1};
   spec.blocks = {o.blocks, o.blocks, o.dim == 3 ? o.blocks : 1};
   spec.guard = guard_cells;
+  spec.guard_dims = o.dim;  // a 2-D grid stores no z guard planes
   spec.n_vars = n_grid_vars;
   spec.domain_lo = {0.0, 0.0, 0.0};
   spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (o.blocks * o.cells_per_block)};
@@ -523,7 +524,7 @@ void Simulation::initialize_state() {
   // domain centre (a cell corner, so the set is symmetric under every reflection of the quadrants).
   const double r0 = 3.5 * d[0];
   int deposit = 0;
-  auto centre = [&](const BlockMeta& m, int a, int i) { return m.lo_coord[static_cast<std::size_t>(a)] + (i - guard_cells + 0.5) * d[static_cast<std::size_t>(a)]; };
+  auto centre = [&](const BlockMeta& m, int a, int i) { return m.lo_coord[static_cast<std::size_t>(a)] + (i - m.interior.lo[static_cast<std::size_t>(a)] + 0.5) * d[static_cast<std::size_t>(a)]; };
   auto radius2 = [&](const BlockMeta& m, int i, int j, int k) {
     double r2 = 0;
     const double x[3] = {centre(m, 0, i) - 0.5, centre(m, 1, j) - 0.5, o.dim == 3 ? centre(m, 2, k) - 0.5 : 0.0};
@@ -592,7 +593,6 @@ void Simulation::fill_guards() {
     id_of[static_cast<std::size_t>(m.index[0] + blocks[0] * (m.index[1] + blocks[1] * m.index[2]))] = m.id;
   std::vector<std::array<int, 3>> index(static_cast<std::size_t>(nblocks));
   for (const auto& m : grid_->blocks()) index[static_cast<std::size_t>(m.id)] = m.index;
-  const int k0 = dim == 3 ? 0 : g, k1 = dim == 3 ? ext[2] : g + 1;
   const int* ids = id_of.data();
   const std::array<int, 3>* idx = index.data();
   on_host_space(options_.host_parallel, [&](auto space) {
@@ -602,7 +602,7 @@ void Simulation::fill_guards() {
       Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>({0, 0}, {nblocks, ext[0]}),
       [=](int b, int i) {
         for (int j = 0; j < ext[1]; ++j)
-          for (int k = k0; k < k1; ++k) {
+          for (int k = 0; k < ext[2]; ++k) {  // in 2-D the one z plane (no z guard cells)
             const int l[3] = {i, j, k};
             bool interior = true;
             for (int d = 0; d < dim; ++d) interior = interior && l[d] >= g && l[d] < g + nb[d];
@@ -747,9 +747,9 @@ void Simulation::conduct_step(double dt) {
     for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
       for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
         for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
-          const int gi = m.index[0] * spec.block_cells[0] + i - guard_cells;
-          const int gj = m.index[1] * spec.block_cells[1] + j - guard_cells;
-          const int gk = m.index[2] * spec.block_cells[2] + k - guard_cells;
+          const int gi = m.index[0] * spec.block_cells[0] + i - m.interior.lo[0];
+          const int gj = m.index[1] * spec.block_cells[1] + j - m.interior.lo[1];
+          const int gk = m.index[2] * spec.block_cells[2] + k - m.interior.lo[2];
           const std::size_t c = static_cast<std::size_t>(gi) + static_cast<std::size_t>(n[0]) * (static_cast<std::size_t>(gj) + static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(gk));
           const double r = data(m.id, 0, i, j, k);
           const double kin = 0.5 * (data(m.id, 1, i, j, k) * data(m.id, 1, i, j, k) + data(m.id, 2, i, j, k) * data(m.id, 2, i, j, k) +

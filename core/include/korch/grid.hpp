@@ -1,11 +1,11 @@
 // A minimal grid substrate for the orchestration runtime's tests and apps (seed 004, "Grid unit"):
 // a uniform 3-D grid of blocks, each with nxb x nyb x nzb interior cells and `guard` guard cells on
-// every side, n_vars cell-centred variables, one refinement level (its index kept in the metadata).
+// every side (of the first guard_dims directions), n_vars cell-centred variables, one refinement level (its index kept in the metadata).
 // Tiles are sub-boxes of a block's interior (tile size configurable; the whole block allowed).
 //
 // Storage: one host View (block, var, i, j, k), LayoutRight, so each block (all variables, guard
 // cells included) is one contiguous range of doubles. Indices i, j, k are block-local and count
-// guard cells: the interior is [guard, guard + nxb).
+// guard cells: the interior is [guard, guard + nxb) (in z [0, nzb) when guard_dims < 3).
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -33,6 +33,10 @@ struct GridSpec {
   std::array<int, 3> block_cells{16, 16, 16};  // interior cells per block
   std::array<int, 3> blocks{2, 2, 2};          // blocks per direction
   int guard = 1;                               // guard cells per side
+  // Directions that have guard cells: the first guard_dims of x, y, z (1..3). A 2-D grid (one cell
+  // per block in z) sets 2, so that its blocks store no z guard planes (a 2-guard-cell 2-D block
+  // would otherwise store, pack and move 5 planes for its 1 interior plane).
+  int guard_dims = 3;
   int n_vars = 1;                              // cell-centred variables
   int level = 0;                               // refinement level index (metadata)
   std::array<double, 3> domain_lo{0.0, 0.0, 0.0};
@@ -77,6 +81,8 @@ class Grid {
   double* block_pointer(int id) const;
   std::size_t doubles_per_block() const noexcept { return doubles_per_block_; }
   std::array<int, 3> stored_extent() const noexcept;
+  // Guard cells per side in each direction: `guard` in the first guard_dims directions, else 0.
+  std::array<int, 3> guard_width() const noexcept;
 
   // Fill every variable of every cell (guard cells included) with f(block, var, i, j, k).
   template <class F>

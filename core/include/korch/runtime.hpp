@@ -38,6 +38,10 @@ struct RuntimeOptions {
   unsigned n_helpers = 6;         // helper teams (movers, unpackers, splitters, aggregators)
   unsigned helper_threads = 2;    // threads per helper team
   TeamOptions team_options{};
+  // The most bytes the data-packet pools may take from pinned host and device memory (0: no limit).
+  // Past the limit an acquisition fails the cycle with an error naming the pool (see MemoryPool).
+  std::size_t pinned_pool_limit = 0;
+  std::size_t device_pool_limit = 0;
 };
 
 struct NodeReport {

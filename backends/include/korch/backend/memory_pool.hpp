@@ -6,6 +6,10 @@
 // allocations grow the pool when no free block fits (a pool never blocks, so a pipeline can never
 // dead-lock on memory). Statistics are public: outstanding bytes (handed out, not yet released),
 // the high-water mark of outstanding bytes, and the bytes allocated from the memory space.
+// A pool may be given a limit on the bytes it takes from its memory space (a GPU shared with other
+// work, pinned memory that the OS must not run out of): an acquisition that would pass it first
+// returns cached blocks of other sizes to the memory space, and if that is not enough it throws a
+// korch::Error naming the pool, the request and the bytes in use (the cycle fails; nothing blocks).
 // A PoolBuffer returns its block when release() is called (safe early and twice) or when the last
 // owner drops it. Blocks go back to the memory space when the pool and every buffer are gone; that
 // must happen before Kokkos::finalize.
@@ -58,7 +62,8 @@ class PoolBuffer {
 
 class MemoryPool {
  public:
-  MemoryPool(std::string name, PoolMemory memory);
+  // limit_bytes: the most bytes the pool may take from its memory space; 0 means no limit.
+  MemoryPool(std::string name, PoolMemory memory, std::size_t limit_bytes = 0);
   ~MemoryPool();
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
@@ -72,6 +77,12 @@ class MemoryPool {
   std::size_t high_water_bytes() const { return stats().high_water_bytes; }
   // Starts a new high-water measurement at the current outstanding bytes.
   void reset_high_water();
+  std::size_t limit_bytes() const;
+  // A new limit (0: none). Lowering it below the bytes taken returns cached blocks as far as they
+  // go; blocks in use are never taken away, the limit then applies to the next acquisitions.
+  void set_limit_bytes(std::size_t limit_bytes);
+  // Returns every cached (free) block to the memory space; the bytes returned.
+  std::size_t trim();
 
  private:
   std::shared_ptr<detail::PoolState> state_;
