@@ -323,6 +323,26 @@ TEST_CASE("Runtime: a JSON configuration runs like a built-in") {
   CHECK(grid.max_interior_difference(reference) == 0.0);
 }
 
+TEST_CASE("Trace: transfer_overlap measures the transfer time during which some task ran") {
+  auto ev = [](const char* category, std::int64_t b, std::int64_t e) {
+    TraceEvent t;
+    t.category = category;
+    t.begin_ns = b;
+    t.end_ns = e;
+    return t;
+  };
+  // Tasks cover [0,10) and [5,20) (one piece [0,20)) and [30,40); transfers [15,35), [40,50), [50,50).
+  const std::vector<TraceEvent> events{ev("task", 0, 10),      ev("transfer", 15, 35), ev("task", 5, 20),
+                                       ev("task", 30, 40),     ev("transfer", 40, 50), ev("helper", 40, 50),
+                                       ev("transfer", 50, 50)};
+  const auto o = transfer_overlap(events);
+  CHECK(o.transfers == 2);
+  CHECK(o.transfer_ns == 30);
+  CHECK(o.overlapped_ns == 5 + 5);  // [15,20) and [30,35); [40,50) meets no task
+  CHECK(o.fraction() == doctest::Approx(10.0 / 30.0));
+  CHECK(transfer_overlap({}).fraction() == 0.0);
+}
+
 TEST_CASE("Trace: tasks, transfers and helper steps are recorded and exported as Chrome trace JSON") {
   Runtime rt;
   Trace trace;
@@ -341,6 +361,9 @@ TEST_CASE("Trace: tasks, transfers and helper steps are recorded and exported as
   CHECK(names.count("device_to_host"));
   CHECK(names.count("unpack"));
   CHECK(names.count("split"));
+  const auto overlap = transfer_overlap(trace.events());
+  CHECK(overlap.transfers > 0);
+  CHECK(overlap.overlapped_ns <= overlap.transfer_ns);
   const std::string json = trace.to_chrome_json();
   CHECK(json.find("\"traceEvents\"") != std::string::npos);
   CHECK(json.find("\"ph\":\"X\"") != std::string::npos);

@@ -3,10 +3,40 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
 namespace korch {
+
+TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events) {
+  // The union of the task intervals, as sorted disjoint [begin, end) pieces.
+  std::vector<std::pair<std::int64_t, std::int64_t>> busy;
+  for (const auto& e : events)
+    if (e.category == "task" && e.end_ns > e.begin_ns) busy.emplace_back(e.begin_ns, e.end_ns);
+  std::sort(busy.begin(), busy.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+  for (const auto& b : busy) {
+    if (!merged.empty() && b.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, b.second);
+    } else {
+      merged.push_back(b);
+    }
+  }
+  TransferOverlap result;
+  for (const auto& e : events) {
+    if (e.category != "transfer" || e.end_ns <= e.begin_ns) continue;
+    ++result.transfers;
+    result.transfer_ns += e.end_ns - e.begin_ns;
+    // The first merged piece that ends after the transfer begins, then every piece it meets.
+    auto it = std::upper_bound(merged.begin(), merged.end(), e.begin_ns,
+                               [](std::int64_t t, const std::pair<std::int64_t, std::int64_t>& m) { return t < m.second; });
+    for (; it != merged.end() && it->first < e.end_ns; ++it) {
+      result.overlapped_ns += std::min(it->second, e.end_ns) - std::max(it->first, e.begin_ns);
+    }
+  }
+  return result;
+}
 
 void Trace::record(TraceEvent event) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -701,6 +701,10 @@ double Simulation::step(double dt_max) {
       action_seconds_[e.category + ":" + e.name] += 1e-9 * static_cast<double>(e.end_ns - e.begin_ns);
       if (e.category == "transfer") ++transfer_events_;
     }
+    const auto o = korch::transfer_overlap(ev);
+    overlap_.transfers += o.transfers;
+    overlap_.transfer_ns += o.transfer_ns;
+    overlap_.overlapped_ns += o.overlapped_ns;
     kept_.push_back(std::move(ev));
     while (static_cast<int>(kept_.size()) > options_.trace_cycles) kept_.pop_front();
   }
@@ -850,6 +854,10 @@ std::string Simulation::summary() const {
                      task_total > 0 ? 100.0 * v / task_total : 0.0, v);
   s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
   s += fmt::format("  {:<34} {:>14.4e}\n", "bytes moved host<->device", transfer_bytes_);
+  if (overlap_.transfers > 0) {
+    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
+                     100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
+  }
   if (options_.config == "action-parallel") {
     double mass = 0, lo = 1e300, hi = -1e300;
     for (const auto& d : diagnostics_) {

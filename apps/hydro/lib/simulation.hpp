@@ -119,6 +119,8 @@ class Simulation {
   std::vector<TraceEvent> last_events() const;
   double transfer_bytes() const noexcept { return transfer_bytes_; }
   std::size_t transfer_events() const noexcept { return transfer_events_; }
+  // Transfer time and the part of it during which some task computed, over all traced cycles.
+  const TransferOverlap& transfer_overlap() const noexcept { return overlap_; }
   double run_seconds() const noexcept { return run_seconds_; }
 
   // The summary table (cells/s, time per step, shares, transfers).
@@ -144,6 +146,7 @@ class Simulation {
   std::map<std::string, double> action_seconds_;
   double transfer_bytes_ = 0.0;
   std::size_t transfer_events_ = 0;
+  TransferOverlap overlap_;
   double run_seconds_ = 0.0;
 };
 

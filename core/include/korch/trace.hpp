@@ -45,6 +45,19 @@ class Trace {
   std::vector<TraceEvent> events_;
 };
 
+// How much of the transfers' time computation hid (seed 004: transfers overlap computation): the
+// summed length of the "transfer" events, and how much of it fell while at least one "task" event
+// ran on some thread.
+struct TransferOverlap {
+  std::int64_t transfer_ns = 0;
+  std::int64_t overlapped_ns = 0;
+  std::size_t transfers = 0;
+  double fraction() const noexcept {
+    return transfer_ns > 0 ? static_cast<double>(overlapped_ns) / static_cast<double>(transfer_ns) : 0.0;
+  }
+};
+TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events);
+
 // Records one event from construction to destruction (no-op with a null trace).
 class TraceScope {
  public:
