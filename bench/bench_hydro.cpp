@@ -68,6 +68,17 @@ Result plain_step(korch::hydro::Simulation& sim) {
   return {u, since(t0)};
 }
 
+// One step with the device kernel and no runtime (see korch::hydro::PlainDeviceStep).
+Result plain_device_step(korch::hydro::Simulation& sim, korch::hydro::PlainDeviceStep& device, bool copies) {
+  const auto t0 = Clock::now();
+  const auto p = sim.euler_params(sim.stable_dt());
+  const auto t1 = Clock::now();
+  device(p, copies);
+  const double u = since(t1);
+  sim.commit_and_fill();
+  return {u, since(t0)};
+}
+
 Result runtime_step(korch::hydro::Simulation& sim) {
   const double e0 = sim.phase_times().execute;
   const auto t0 = Clock::now();
@@ -116,14 +127,24 @@ int main(int argc, char** argv) {
     const double triad = stream_triad(std::size_t{1} << 24, 10);
     // One Simulation (one Runtime), the variants interleaved step by step so that a loaded machine
     // slows them alike; medians per variant.
-    const std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel"};
+    // On a GPU build two more references: the same device kernel without the runtime, with the
+    // whole grid copied to the device and back each step ("plain-device") and with the data kept on
+    // the device ("plain-dev-resident", kernels alone).
+    std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel"};
+    if (korch::device_is_accelerator) {
+      variants.push_back("plain-device");
+      variants.push_back("plain-dev-resident");
+    }
     std::vector<std::vector<double>> upd(variants.size()), stp(variants.size());
     korch::hydro::Simulation sim(options("cpu", threads, cells, blocks, dim));
+    korch::hydro::PlainDeviceStep plain_device(sim.grid());
     for (int rep = 0; rep < steps + 1; ++rep) {
       for (std::size_t v = 0; v < variants.size(); ++v) {
         Result r;
         if (v == 0) {
           r = plain_step(sim);
+        } else if (variants[v].rfind("plain-dev", 0) == 0) {
+          r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
         } else {
           sim.set_configuration(variants[v]);
           r = runtime_step(sim);

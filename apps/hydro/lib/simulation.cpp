@@ -380,6 +380,34 @@ void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams&
   Kokkos::Serial().fence();
 }
 
+PlainDeviceStep::PlainDeviceStep(const Grid& grid)
+    : grid_(&grid),
+      data_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch hydro plain device grid"),
+            static_cast<std::size_t>(grid.n_blocks()) * grid.doubles_per_block()) {
+  Kokkos::deep_copy(data_, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                               grid.block_pointer(0), data_.extent(0)));
+}
+
+void PlainDeviceStep::operator()(const EulerParams& params, bool copies) {
+  const Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(grid_->block_pointer(0),
+                                                                                               data_.extent(0));
+  const DeviceExecSpace space;
+  if (copies) Kokkos::deep_copy(space, data_, host);
+  const auto e = grid_->stored_extent();
+  const std::size_t cells = static_cast<std::size_t>(e[0]) * e[1] * e[2];
+  for (const auto& m : grid_->blocks()) {
+    DataPacket::DeviceVar vars[n_grid_vars];
+    for (int v = 0; v < n_grid_vars; ++v) {
+      vars[v] = DataPacket::DeviceVar(data_.data() + static_cast<std::size_t>(m.id) * grid_->doubles_per_block() +
+                                          static_cast<std::size_t>(v) * cells,
+                                      e[0], e[1], e[2]);
+    }
+    update_packet_entry(space, vars, params, m.interior.lo.data(), m.interior.hi.data());
+  }
+  if (copies) Kokkos::deep_copy(space, host, data_);
+  space.fence();
+}
+
 namespace {
 
 ActionRoutine hydro_routine() {

@@ -13,6 +13,7 @@
 
 #include "euler.hpp"
 
+#include <korch/backend/spaces.hpp>
 #include <korch/configuration.hpp>
 #include <korch/grid.hpp>
 #include <korch/runtime.hpp>
@@ -165,5 +166,20 @@ void hydro_update_block(const Grid& grid, int block, const EulerParams& params);
 // The same update by the per-cell EulerKernel (what device packets run on CUDA/HIP builds), on the
 // host: the tests check that both give the same bits.
 void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams& params);
+
+// The benchmark's plain device reference: the grid's data in one device allocation and the same
+// per-block kernel that the device configuration runs on its packets, without the runtime (what a
+// hand-written offload does). With `copies`, the whole grid goes host -> device before and device ->
+// host after the step; without, the data stays on the device (kernel time alone; the host grid is
+// then not updated). Meaningful where device_is_accelerator; elsewhere it runs on the host.
+class PlainDeviceStep {
+ public:
+  explicit PlainDeviceStep(const Grid& grid);
+  void operator()(const EulerParams& params, bool copies);
+
+ private:
+  const Grid* grid_;
+  Kokkos::View<double*, DeviceMemSpace> data_;
+};
 
 }  // namespace korch::hydro
