@@ -26,19 +26,6 @@ namespace af = korch::mesh::airfoil;
 
 namespace {
 
-af::Constants constants() {
-  af::Constants c;
-  c.gam = static_cast<double>(1.4f);
-  c.gm1 = static_cast<double>(0.4f);
-  c.cfl = static_cast<double>(0.9f);
-  c.eps = static_cast<double>(0.05f);
-  c.mach = static_cast<double>(0.4f);
-  c.alpha = 3.0 * std::atan(1.0) / 45.0;
-  const double u = std::sqrt(c.gam) * c.mach;
-  c.qinf = {1.0, u, 0.0, 1.0 / c.gm1 + 0.5 * u * u};
-  return c;
-}
-
 struct K {
   double v[af::n_constants];
 };
@@ -186,7 +173,7 @@ int main(int argc, char** argv) {
       else if (a == "--threads") threads = static_cast<unsigned>(std::stoul(argv[i + 1]));
     }
     const af::MeshData m = af::generate_ogrid(ni, nj);
-    const af::Constants c = constants();
+    const af::Constants c = af::reference_constants();
     fmt::print("bench_mesh: airfoil on a generated O-grid {} x {}: {} cells, {} edges, {} nodes, {} boundary edges\n",
                ni, nj, m.ncell, m.nedge, m.nnode, m.nbedge);
     fmt::print("backend {} (concurrency {}); best of {} rounds of {} iterations each ({} for message-driven), after a warm-up\n",

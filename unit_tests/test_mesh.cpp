@@ -86,6 +86,18 @@ double airfoil_four_iterations(Executor& ex) {
 
 }  // namespace
 
+TEST_CASE("Airfoil: reference_constants() are, to the bit, the constants stored with the reference data set") {
+  const af::Constants stored = airfoil_data().constants;
+  const af::Constants made = af::reference_constants();
+  CHECK(made.gam == stored.gam);
+  CHECK(made.gm1 == stored.gm1);
+  CHECK(made.cfl == stored.cfl);
+  CHECK(made.eps == stored.eps);
+  CHECK(made.mach == stored.mach);
+  CHECK(made.alpha == stored.alpha);
+  CHECK(made.qinf == stored.qinf);
+}
+
 TEST_CASE("Airfoil: the sequential executor reproduces the stored states of iterations 1-4 to round-off (1e-14) and the stored rms") {
   SequentialExecutor seq;
   const double worst = airfoil_four_iterations(seq);

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -26,17 +25,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(out);
     const af::MeshData m = af::generate_ogrid(ni, nj, far);
     af::write_mesh(m, out + "/mesh.dat");
-    // The reference's constants: single-precision literals widened to double, free stream at Mach 0.4.
-    af::Constants c;
-    c.gam = static_cast<double>(1.4f);
-    c.gm1 = static_cast<double>(0.4f);
-    c.cfl = static_cast<double>(0.9f);
-    c.eps = static_cast<double>(0.05f);
-    c.mach = static_cast<double>(0.4f);
-    c.alpha = 3.0 * std::atan(1.0) / 45.0;
-    const double p = 1.0, r = 1.0, u = std::sqrt(c.gam * p / r) * c.mach, e = p / (r * c.gm1) + 0.5 * u * u;
-    c.qinf = {r, r * u, 0.0, r * e};
-    af::write_constants(c, out + "/constants.txt");
+    af::write_constants(af::reference_constants(), out + "/constants.txt");
     fmt::print("wrote {}/mesh.dat: {} nodes, {} cells, {} edges, {} boundary edges\n", out, m.nnode, m.ncell, m.nedge, m.nbedge);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "korch-mesh-gen: %s\n", e.what());

@@ -30,6 +30,7 @@
 #include <array>
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -56,8 +57,17 @@ const int max_polling_threads = [] {
 
 class PollingSlot {
  public:
-  PollingSlot() : held_(polling_threads.fetch_add(1, std::memory_order_relaxed) < max_polling_threads) {
-    if (!held_) polling_threads.fetch_sub(1, std::memory_order_relaxed);
+  // Takes a slot if one is free, or frees up within `grace` (checked between yields). The grace
+  // matters at the end of a cycle: the last team thread releases the caller blocked in wait(), and
+  // finds the slots full only because that caller has not yet left its poll; without the grace it
+  // would go to sleep and cost a wake-up at the start of the next cycle.
+  explicit PollingSlot(std::chrono::microseconds grace) : held_(try_take()) {
+    if (held_ || grace.count() <= 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (!held_ && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+      held_ = try_take();
+    }
   }
   ~PollingSlot() {
     if (held_) polling_threads.fetch_sub(1, std::memory_order_relaxed);
@@ -67,6 +77,11 @@ class PollingSlot {
   explicit operator bool() const noexcept { return held_; }
 
  private:
+  static bool try_take() noexcept {
+    if (polling_threads.fetch_add(1, std::memory_order_relaxed) < max_polling_threads) return true;
+    polling_threads.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
   bool held_;
 };
 
@@ -84,7 +99,7 @@ inline void cpu_relax() noexcept {
 template <class Ready>
 bool spin_until(std::chrono::microseconds budget, Ready&& ready) {
   if (budget.count() <= 0) return false;
-  const PollingSlot slot;
+  const PollingSlot slot(std::min(budget, std::chrono::microseconds(10)));
   if (!slot) return false;
   const auto start = std::chrono::steady_clock::now();
   const auto hot_until = start + std::min(budget, std::chrono::microseconds(2));

@@ -209,6 +209,19 @@ void write_mesh(const MeshData& m, const std::string& path) {
   if (!o) throw Error::format("writing '{}' failed", path);
 }
 
+Constants reference_constants() {
+  Constants c;
+  c.gam = static_cast<double>(1.4f);
+  c.gm1 = c.gam - 1.0;  // in double, as the stored constants.txt has it (not 0.4f)
+  c.cfl = static_cast<double>(0.9f);
+  c.eps = static_cast<double>(0.05f);
+  c.mach = static_cast<double>(0.4f);
+  c.alpha = 3.0 * std::atan(1.0) / 45.0;
+  const double p = 1.0, r = 1.0, u = std::sqrt(c.gam * p / r) * c.mach, e = p / (r * c.gm1) + 0.5 * u * u;
+  c.qinf = {r, r * u, 0.0, r * e};
+  return c;
+}
+
 void write_constants(const Constants& c, const std::string& path) {
   std::ofstream o(path);
   if (!o) throw Error::format("cannot write '{}': check the directory", path);

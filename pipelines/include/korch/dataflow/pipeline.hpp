@@ -283,6 +283,18 @@ class Machine {
     return qd[c].cap - q[Q_COUNT] < qd[c].full_margin ||
            qd[c].sig_cap - q[S_COUNT] < SIGNAL_FULL_MARGIN;
   }
+  // The bookkeeping of a finished run of n lanes (statistics for lane utilization).
+  KOKKOS_INLINE_FUNCTION void count_run(const Inst& in, int id, int n) const {
+    ++stat(in, id, ST_RUNS);
+    ++g(in, G_RUNS);
+    stat(in, id, ST_LANES) += n;
+  }
+  // A source-like node's finished run: its n outputs become items of `child`.
+  KOKKOS_INLINE_FUNCTION void emit_run(const Inst& in, int id, int child, int n) const {
+    add_items(in, child, n);
+    ns(in, id, N_NEXT) += n;
+    count_run(in, id, n);
+  }
   KOKKOS_INLINE_FUNCTION void check_children_full(const Inst& in, int id) const {
     for (int c = 0; c < nd[id].n_channels; ++c) {
       const int ch = nd[id].child[c];
@@ -481,9 +493,7 @@ class Machine {
           const int n = g(in, G_PREV_N);
           if (n > 0) node.commit_run(*this, in, id, n);
           pop_items(in, id, n);
-          ++stat(in, id, ST_RUNS);
-          ++g(in, G_RUNS);
-          stat(in, id, ST_LANES) += n;
+          count_run(in, id, n);
           maybe_consume_signal(node, in, id);
           check_children_full(in, id);
         }
@@ -534,11 +544,7 @@ class Machine {
       Kokkos::single(Kokkos::PerTeam(t), [&]() {
         if (run > 0) {
           const int n = g(in, G_PREV_N);
-          add_items(in, child, n);
-          ns(in, id, N_NEXT) += n;
-          ++stat(in, id, ST_RUNS);
-          ++g(in, G_RUNS);
-          stat(in, id, ST_LANES) += n;
+          emit_run(in, id, child, n);
           check_children_full(in, id);
         }
         int n = -1;
@@ -606,11 +612,7 @@ class Machine {
       Kokkos::single(Kokkos::PerTeam(t), [&]() {
         if (run > 0) {
           const int n = g(in, G_PREV_N);
-          add_items(in, child, n);
-          ns(in, id, N_NEXT) += n;
-          ++stat(in, id, ST_RUNS);
-          ++g(in, G_RUNS);
-          stat(in, id, ST_LANES) += n;
+          emit_run(in, id, child, n);
           if (ns(in, id, N_HAS_CUR) && ns(in, id, N_NEXT) >= ns(in, id, N_CNT))
             ns(in, id, N_HAS_CUR) = 0;
           if (!ns(in, id, N_HAS_CUR)) maybe_consume_signal(node, in, id);

@@ -54,6 +54,9 @@ Constants read_constants(const std::string& path);
 CellState read_state(const std::string& path, int ncell);
 void write_mesh(const MeshData& mesh, const std::string& path);
 void write_constants(const Constants& constants, const std::string& path);
+// The reference program's constants: its single-precision literals widened to double, free stream
+// at Mach 0.4 with unit density and pressure (what korch-mesh-gen writes next to a generated mesh).
+Constants reference_constants();
 
 // A structured O-grid around a NACA0012 profile (chord 1) with a circular far field, ni cells
 // around and nj cells outwards (ni * nj cells), oriented like the reference mesh: cells counter-

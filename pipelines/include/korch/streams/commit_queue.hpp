@@ -13,10 +13,11 @@
 //   (3) read never passes back               (cannot read data not yet written)
 // The reader and the committer may be different threads (t2 and c1 above); rollback() is called
 // only while no reader is active (the executor calls it after the reader task terminated). The
-// reader caches back and the producer caches front (reloaded only when they say empty/full).
+// slots, back, front and the caches are CounterRing's; the reader's cursor is the read pointer.
 #pragma once
 
 #include <korch/error.hpp>
+#include <korch/streams/counter_ring.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -28,32 +29,24 @@
 namespace korch::streams {
 
 template <class T>
-class CommitQueue {
+class CommitQueue : public CounterRing<T> {
+  using Base = CounterRing<T>;
+  using Base::back_;
+  using Base::front_;
+  using Base::slots_;
+
  public:
-  CommitQueue(std::string name, std::size_t capacity) : name_(std::move(name)), slots_(capacity) {
+  CommitQueue(std::string name, std::size_t capacity) : Base(capacity), name_(std::move(name)) {
     if (capacity == 0) {
       throw Error::format("commit queue '{}': capacity 0 can hold nothing; give it at least minQSize slots",
                           name_);
     }
   }
-  CommitQueue(const CommitQueue&) = delete;
-  CommitQueue& operator=(const CommitQueue&) = delete;
-
   const std::string& name() const noexcept { return name_; }
-  std::size_t capacity() const noexcept { return slots_.size(); }
 
   // ---- producer ----
   // False when full (back == front + capacity): invariant (1) forbids the write.
-  bool try_write(const T& value) {
-    const std::uint64_t back = back_.load(std::memory_order_relaxed);
-    if (back - front_cache_ == slots_.size()) {
-      front_cache_ = front_.load(std::memory_order_acquire);
-      if (back - front_cache_ == slots_.size()) return false;
-    }
-    slots_[back % slots_.size()] = value;
-    back_.store(back + 1, std::memory_order_release);
-    return true;
-  }
+  bool try_write(const T& value) { return this->write_back(value); }
   void write(const T& value) {
     if (!try_write(value)) {
       throw Error::format(
@@ -67,16 +60,7 @@ class CommitQueue {
   // ---- reader ----
   // Optimistic read: returns the element at the read pointer and advances it; the element stays
   // in the queue until committed. False when read == back.
-  bool try_read(T& out) {
-    const std::uint64_t read = read_.load(std::memory_order_relaxed);
-    if (back_cache_ == read) {
-      back_cache_ = back_.load(std::memory_order_acquire);
-      if (back_cache_ == read) return false;
-    }
-    out = slots_[read % slots_.size()];
-    read_.store(read + 1, std::memory_order_release);
-    return true;
-  }
+  bool try_read(T& out) { return this->read_at(read_, out); }
   T read() {
     T out{};
     if (!try_read(out)) {
@@ -119,12 +103,7 @@ class CommitQueue {
 
  private:
   std::string name_;
-  std::vector<T> slots_;
-  alignas(64) std::atomic<std::uint64_t> front_{0};
-  alignas(64) std::atomic<std::uint64_t> read_{0};
-  std::uint64_t back_cache_ = 0;   // reader's copy of back_ (never above it)
-  alignas(64) std::atomic<std::uint64_t> back_{0};
-  std::uint64_t front_cache_ = 0;  // producer's copy of front_ (never above it)
+  alignas(64) std::atomic<std::uint64_t> read_{0};  // the optimistic read pointer (the reader's cursor)
 };
 
 }  // namespace korch::streams
