@@ -148,21 +148,35 @@ double* DataPacket::entry_pointer(double* base, std::size_t i, int section, int 
 }
 
 namespace {
-// Copies box `m` of the variables `vars` between a block's storage and a packed array.
+// Copies box `m` of the variables `vars` between a block's storage and a packed array, in the
+// order (var, i, j, k). Block storage is LayoutRight (var, i, j, k): a row along k is contiguous,
+// and a box that spans whole j-k planes (a block with its guard cells) is one range per variable,
+// so the copies are memcpy's (this runs on the packing thread, on the path to the device).
 template <bool ToPacket>
 void copy_box(const Grid& grid, const PacketEntryMeta& m, const std::vector<int>& vars, double* packed) {
   auto data = grid.block_data(m.block);
-  std::size_t n = 0;
-  for (int v : vars)
+  const auto ext = grid.stored_extent();
+  const std::size_t ni = static_cast<std::size_t>(m.hi[0] - m.lo[0]);
+  const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1]);
+  const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2]);
+  if (ni == 0 || nj == 0 || nk == 0) return;
+  auto copy = [](double* block, double* packet, std::size_t n) {
+    if constexpr (ToPacket) {
+      std::memcpy(packet, block, n * sizeof(double));
+    } else {
+      std::memcpy(block, packet, n * sizeof(double));
+    }
+  };
+  const bool whole_planes = m.lo[1] == 0 && m.hi[1] == ext[1] && m.lo[2] == 0 && m.hi[2] == ext[2];
+  for (int v : vars) {
+    if (whole_planes) {
+      copy(&data(v, m.lo[0], 0, 0), packed, ni * nj * nk);
+      packed += ni * nj * nk;
+      continue;
+    }
     for (int i = m.lo[0]; i < m.hi[0]; ++i)
-      for (int j = m.lo[1]; j < m.hi[1]; ++j)
-        for (int k = m.lo[2]; k < m.hi[2]; ++k, ++n) {
-          if constexpr (ToPacket) {
-            packed[n] = data(v, i, j, k);
-          } else {
-            data(v, i, j, k) = packed[n];
-          }
-        }
+      for (int j = m.lo[1]; j < m.hi[1]; ++j, packed += nk) copy(&data(v, i, j, m.lo[2]), packed, nk);
+  }
 }
 }  // namespace
 
