@@ -286,28 +286,19 @@ MeshData generate_ogrid(int ni, int nj, double far_radius) {
     const double dx = X(a) - X(b), dy = Y(a) - Y(b);
     if (dy * tx - dx * ty < 0) std::swap(a, b);
   };
-  for (int j = 0; j < nj; ++j)
-    for (int i = 0; i < ni; ++i) {  // radial edge between cells (i-1, j) and (i, j)
-      int a = node(i, j), b = node(i, j + 1);
-      const int c1 = cellid(i - 1, j), c2 = cellid(i, j);
-      double x1, y1, x2, y2;
-      centre(c1, x1, y1);
-      centre(c2, x2, y2);
-      orient(a, b, x2 - x1, y2 - y1);
-      m.edge.insert(m.edge.end(), {a, b});
-      m.ecell.insert(m.ecell.end(), {c1, c2});
-    }
-  for (int j = 1; j < nj; ++j)
-    for (int i = 0; i < ni; ++i) {  // ring edge between cells (i, j-1) and (i, j)
-      int a = node(i, j), b = node(i + 1, j);
-      const int c1 = cellid(i, j - 1), c2 = cellid(i, j);
-      double x1, y1, x2, y2;
-      centre(c1, x1, y1);
-      centre(c2, x2, y2);
-      orient(a, b, x2 - x1, y2 - y1);
-      m.edge.insert(m.edge.end(), {a, b});
-      m.ecell.insert(m.ecell.end(), {c1, c2});
-    }
+  // The edge of nodes a, b between cells c1 and c2, its nodes ordered so that the normal points c1 -> c2.
+  auto add_edge = [&](int a, int b, int c1, int c2) {
+    double x1, y1, x2, y2;
+    centre(c1, x1, y1);
+    centre(c2, x2, y2);
+    orient(a, b, x2 - x1, y2 - y1);
+    m.edge.insert(m.edge.end(), {a, b});
+    m.ecell.insert(m.ecell.end(), {c1, c2});
+  };
+  for (int j = 0; j < nj; ++j)  // radial edges between cells (i-1, j) and (i, j)
+    for (int i = 0; i < ni; ++i) add_edge(node(i, j), node(i, j + 1), cellid(i - 1, j), cellid(i, j));
+  for (int j = 1; j < nj; ++j)  // ring edges between cells (i, j-1) and (i, j)
+    for (int i = 0; i < ni; ++i) add_edge(node(i, j), node(i + 1, j), cellid(i, j - 1), cellid(i, j));
   m.nedge = static_cast<int>(m.ecell.size() / 2);
   for (int side = 0; side < 2; ++side)
     for (int i = 0; i < ni; ++i) {  // wall (j = 0) and far field (j = nj)

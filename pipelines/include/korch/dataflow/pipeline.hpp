@@ -283,6 +283,14 @@ class Machine {
     return qd[c].cap - q[Q_COUNT] < qd[c].full_margin ||
            qd[c].sig_cap - q[S_COUNT] < SIGNAL_FULL_MARGIN;
   }
+  // The boss's plan for run `run` (n lanes, -1: stop firing), read by every lane after the barrier;
+  // two slots alternate so that the next plan never overwrites one still being read. The run's
+  // outputs are published at the start of the next run (G_PREV_N).
+  KOKKOS_INLINE_FUNCTION void publish_plan(const Inst& in, int run, int n) const {
+    g(in, G_PLAN0 + (run & 1)) = n;
+    g(in, G_PREV_N) = n;
+  }
+  KOKKOS_INLINE_FUNCTION int planned_lanes(const Inst& in, int run) const { return in.state[G_PLAN0 + (run & 1)]; }
   // The bookkeeping of a finished run of n lanes (statistics for lane utilization).
   KOKKOS_INLINE_FUNCTION void count_run(const Inst& in, int id, int n) const {
     ++stat(in, id, ST_RUNS);
@@ -507,11 +515,10 @@ class Machine {
           }
         }
         if (n > 0) node.plan_run(*this, in, id, n);
-        g(in, G_PLAN0 + (run & 1)) = n;
-        g(in, G_PREV_N) = n;
+        publish_plan(in, run, n);
       });
       sync(t);
-      const int n = in.state[G_PLAN0 + (run & 1)];
+      const int n = planned_lanes(in, run);
       if (n < 0) break;
       if (n > 0) {
         node.lanes(*this, t, in, id, n);
@@ -562,11 +569,10 @@ class Machine {
           if (ns(in, id, N_NEXT) < ns(in, id, N_CNT))
             n = imin(W, ns(in, id, N_CNT) - ns(in, id, N_NEXT));
         }
-        g(in, G_PLAN0 + (run & 1)) = n;
-        g(in, G_PREV_N) = n;
+        publish_plan(in, run, n);
       });
       sync(t);
-      const int n = in.state[G_PLAN0 + (run & 1)];
+      const int n = planned_lanes(in, run);
       if (n < 0) break;
       const DataQueue<T> out = queue<T>(in, child);
       const long long first = ns(in, id, N_NEXT);
@@ -648,11 +654,10 @@ class Machine {
             }
           }
         }
-        g(in, G_PLAN0 + (run & 1)) = n;
-        g(in, G_PREV_N) = n;
+        publish_plan(in, run, n);
       });
       sync(t);
-      const int n = in.state[G_PLAN0 + (run & 1)];
+      const int n = planned_lanes(in, run);
       if (n < 0) break;
       if (n > 0) {
         const DataQueue<T> out = queue<T>(in, child);
