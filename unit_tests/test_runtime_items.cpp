@@ -447,6 +447,9 @@ TEST_CASE("Distributor: batched targets get every item once, in order, in batche
     }
     CHECK(all.size() == 128);
   }
+  CHECK_THROWS_WITH_AS(DataParallelDistributor({DistributorTarget{"mute", DataType::tile, {}, {}, {}}},
+                                               DistributionPolicy::fixed_fraction),
+                       doctest::Contains("target 'mute' of group 0 has neither push nor push_batch"), Error);
 }
 
 TEST_CASE("ItemCache: reuses items nobody holds, replaces held ones, and forgets a different grid") {

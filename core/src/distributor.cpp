@@ -21,6 +21,11 @@ Distributor::Distributor(DistributorConfig config, std::vector<std::vector<Distr
     if (w.size() != targets_[g].size()) {
       throw Error::format("distributor: group {} has {} weights for {} pipelines", g, w.size(), targets_[g].size());
     }
+    for (const auto& t : targets_[g]) {
+      if (!t.push && !t.push_batch) {
+        throw Error::format("distributor: target '{}' of group {} has neither push nor push_batch: give it one", t.name, g);
+      }
+    }
     credit_.emplace_back(targets_[g].size(), 0.0);
   }
 }
