@@ -12,6 +12,7 @@
 // same number as `threads` (the runtime's team threads) for a fair ratio. The device and split
 // configurations on a host-only build move packets between two host allocations (copy costs).
 #include "simulation.hpp"
+#include "bench_timing.hpp"
 
 #include <korch/backend/passive_openmp.hpp>
 #include <korch/backend/kokkos_compat.hpp>
@@ -27,13 +28,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using korch::bench::Clock;
+using korch::bench::median;
+double since(Clock::time_point t) { return korch::bench::seconds_since(t); }
 
 struct Result {
   double update = 0, step = 0;  // median seconds per step

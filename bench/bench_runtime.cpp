@@ -15,6 +15,8 @@
 #include <korch/runtime.hpp>
 #include <korch/tile.hpp>
 
+#include "bench_timing.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -27,12 +29,8 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using korch::bench::Clock;
+using korch::bench::median;
 
 struct Update {
   int iterations;

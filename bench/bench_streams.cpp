@@ -1,35 +1,47 @@
 // Stream programs: receiver and transmitter throughput of the 802.11a-style chain, sequential
 // (the reference interpreter) against |>>>| on the parallel executor, and the cost of commit
-// queues per item against the SPSC ring. Ratios are against baselines measured in this run.
+// queues per item against the SPSC ring. Ratios are against baselines measured in this run: the
+// variants run interleaved, `reps` rounds of each, and every ratio is the median over rounds of
+// (sequential time / parallel time) within a round, so a slow period of a shared machine slows
+// both sides of a ratio alike.
 //
-//   korch-bench-streams [frames] [threads] [queue capacity] [commit queue capacity]
+//   korch-bench-streams [frames] [threads] [queue capacity] [commit queue capacity] [reps]
 #include <korch/streams.hpp>
 #include <korch/streams/baseband.hpp>
+
+#include "bench_timing.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 using namespace korch::streams;
 namespace bb = korch::streams::baseband;
+using korch::bench::best_of;
+using korch::bench::median;
+using korch::bench::smallest;
+using korch::bench::time_once;
 
 namespace {
 
-template <class F>
-double best_of(int reps, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-
 volatile double sink_value = 0;
+
+// Per-round times of the variants of one comparison; variant 0 is the baseline.
+struct Rounds {
+  std::vector<std::vector<double>> seconds;
+  explicit Rounds(std::size_t variants) : seconds(variants) {}
+  // Median over rounds of baseline time / variant time.
+  double ratio(std::size_t v) const {
+    std::vector<double> r;
+    for (std::size_t i = 0; i < seconds[v].size(); ++i) r.push_back(seconds[0][i] / seconds[v][i]);
+    return median(r);
+  }
+  double rate(std::size_t v, double items) const { return items / median(seconds[v]) / 1e6; }
+  double best_rate(std::size_t v, double items) const { return items / smallest(seconds[v]) / 1e6; }
+};
 
 }  // namespace
 
@@ -39,38 +51,52 @@ int main(int argc, char** argv) {
   const unsigned threads = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 2;
   const std::size_t qcap = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1024;
   const std::size_t cqcap = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 65536;
-  const int reps = 3;
+  const int reps = argc > 5 ? std::max(1, std::atoi(argv[5])) : 9;
   const auto fr = bb::random_frames(frames, 200, 1500, 7);
   const auto tx_in = bb::tx_input(fr);
   ParallelOptions o;
   o.threads = threads;
   o.queue_capacity = qcap;
   o.commit_queue_capacity = cqcap;
+  ParallelOptions one = o;
+  one.threads = 1;
 
   std::vector<Item> samples;
-  const double tx_seq = best_of(reps, [&] { samples = run_sequential(bb::transmitter(false), tx_in).output; });
   ParallelResult txp;
-  const double tx_par = best_of(reps, [&] { txp = run_parallel(bb::transmitter(true), tx_in, o); });
+  bool tx_same = true;
+  Rounds tx(2);
+  for (int r = 0; r < reps; ++r) {
+    tx.seconds[0].push_back(time_once([&] { samples = run_sequential(bb::transmitter(false), tx_in).output; }));
+    tx.seconds[1].push_back(time_once([&] { txp = run_parallel(bb::transmitter(true), tx_in, o); }));
+    tx_same = tx_same && txp.output == samples;
+  }
   const double n_samples = static_cast<double>(samples.size() / 2);
   std::printf("korch-bench-streams: %zu frames, %.0f complex samples, %zu payload bits, %u threads, queues %zu, "
-              "commit queues %zu\n", frames, n_samples, bb::payload_bits(fr).size(), threads, qcap, cqcap);
-  std::printf("transmitter  sequential      %10.3f Msamples/s  (baseline)\n", n_samples / tx_seq / 1e6);
-  std::printf("transmitter  |>>>| %u threads %10.3f Msamples/s  %.2fx%s\n", threads, n_samples / tx_par / 1e6,
-              tx_seq / tx_par, txp.output == samples ? "" : "  OUTPUT DIFFERS");
+              "commit queues %zu, %d interleaved rounds (medians; best in brackets)\n",
+              frames, n_samples, bb::payload_bits(fr).size(), threads, qcap, cqcap, reps);
+  std::printf("transmitter  sequential      %8.3f (%6.3f) Msamples/s  (baseline)\n", tx.rate(0, n_samples),
+              tx.best_rate(0, n_samples));
+  std::printf("transmitter  |>>>| %u threads %8.3f (%6.3f) Msamples/s  %.2fx%s\n", threads, tx.rate(1, n_samples),
+              tx.best_rate(1, n_samples), tx.ratio(1), tx_same ? "" : "  OUTPUT DIFFERS");
 
   bb::add_noise(samples, 0.4, 3);
   RunResult rs;
-  const double rx_seq = best_of(reps, [&] { rs = run_sequential(bb::receiver(false), samples); });
   ParallelResult rp, r1;
-  const double rx_par = best_of(reps, [&] { rp = run_parallel(bb::receiver(true), samples, o); });
-  ParallelOptions one = o;
-  one.threads = 1;
-  const double rx_one = best_of(reps, [&] { r1 = run_parallel(bb::receiver(true), samples, one); });
-  std::printf("receiver     sequential      %10.3f Msamples/s  (baseline)\n", n_samples / rx_seq / 1e6);
-  std::printf("receiver     |>>>| 1 thread  %10.3f Msamples/s  %.2fx%s\n", n_samples / rx_one / 1e6, rx_seq / rx_one,
-              r1.output == rs.output ? "" : "  OUTPUT DIFFERS");
-  std::printf("receiver     |>>>| %u threads %10.3f Msamples/s  %.2fx%s  (goal >= 1.6x)\n", threads,
-              n_samples / rx_par / 1e6, rx_seq / rx_par, rp.output == rs.output ? "" : "  OUTPUT DIFFERS");
+  bool one_same = true, par_same = true;
+  Rounds rx(3);
+  for (int r = 0; r < reps; ++r) {
+    rx.seconds[0].push_back(time_once([&] { rs = run_sequential(bb::receiver(false), samples); }));
+    rx.seconds[1].push_back(time_once([&] { r1 = run_parallel(bb::receiver(true), samples, one); }));
+    rx.seconds[2].push_back(time_once([&] { rp = run_parallel(bb::receiver(true), samples, o); }));
+    one_same = one_same && r1.output == rs.output;
+    par_same = par_same && rp.output == rs.output;
+  }
+  std::printf("receiver     sequential      %8.3f (%6.3f) Msamples/s  (baseline)\n", rx.rate(0, n_samples),
+              rx.best_rate(0, n_samples));
+  std::printf("receiver     |>>>| 1 thread  %8.3f (%6.3f) Msamples/s  %.2fx%s\n", rx.rate(1, n_samples),
+              rx.best_rate(1, n_samples), rx.ratio(1), one_same ? "" : "  OUTPUT DIFFERS");
+  std::printf("receiver     |>>>| %u threads %8.3f (%6.3f) Msamples/s  %.2fx%s  (goal >= 1.6x)\n", threads,
+              rx.rate(2, n_samples), rx.best_rate(2, n_samples), rx.ratio(2), par_same ? "" : "  OUTPUT DIFFERS");
   auto split = [](const ParallelResult& r) {
     double sum = 0, mx = 0;
     for (double b : r.busy_seconds) {
@@ -96,7 +122,7 @@ int main(int argc, char** argv) {
   const std::size_t n = 1 << 22;
   SpscRing<Item> ring("ring", 1024);
   CommitQueue<Item> cq("cq", 1024);
-  const double t_ring = best_of(reps, [&] {
+  const double t_ring = best_of(3, [&] { return time_once([&] {
     Item x = 0, acc = 0;
     for (std::size_t i = 0; i < n; ++i) {
       ring.try_push(static_cast<Item>(i));
@@ -104,8 +130,8 @@ int main(int argc, char** argv) {
       acc += x;
     }
     sink_value = acc;
-  });
-  const double t_commit1 = best_of(reps, [&] {
+  }); });
+  const double t_commit1 = best_of(3, [&] { return time_once([&] {
     Item x = 0, acc = 0;
     for (std::size_t i = 0; i < n; ++i) {
       cq.try_write(static_cast<Item>(i));
@@ -114,8 +140,8 @@ int main(int argc, char** argv) {
       acc += x;
     }
     sink_value = acc;
-  });
-  const double t_batched = best_of(reps, [&] {
+  }); });
+  const double t_batched = best_of(3, [&] { return time_once([&] {
     Item x = 0, acc = 0;
     for (std::size_t i = 0; i < n; ++i) {
       cq.try_write(static_cast<Item>(i));
@@ -124,7 +150,7 @@ int main(int argc, char** argv) {
       acc += x;
     }
     sink_value = acc;
-  });
+  }); });
   const double ns = 1e9 / static_cast<double>(n);
   std::printf("queue        spsc push+pop               %6.2f ns/item  (baseline)\n", t_ring * ns);
   std::printf("queue        commit write+read+commit(1) %6.2f ns/item  %.2fx  (+%.2f ns commit overhead per item)\n",

@@ -13,6 +13,8 @@
 //   korch-bench-thread_team [items=200000] [rounds=7]
 #include <korch/thread_team.hpp>
 
+#include "bench_timing.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #if defined(KORCH_BENCH_HAVE_TBB)
@@ -35,28 +37,17 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using korch::DataItem;
+using korch::bench::Clock;
 
 struct BenchItem : DataItem {};
 
 // The work every peer does per item: one call through a std::function that does nothing.
 std::function<void(DataItem&)> empty_work = [](DataItem&) {};
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// Best of `reps` runs of f() (seconds).
-template <class F>
-double best_of(int reps, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) best = std::min(best, f());
-  return best;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using korch::bench::best_of;
+using korch::bench::median;
+using korch::bench::seconds_since;
 
 double korch_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsigned threads, int reps,
                         korch::TeamOptions options = {}) {

@@ -50,6 +50,24 @@ debian_deb_src_entry() {
   echo "$line"
 }
 
+# The machine's Debian archive entry rewritten for another kind and suite, e.g.
+# `debian_apt_entry deb unstable`; the mirror is whatever the machine's apt already uses.
+debian_apt_entry() {
+  local kind=$1 suite=$2
+  debian_deb_src_entry | sed -E "s/^deb-src /$kind /; s/ [^ ]+ main\$/ $suite main/"
+}
+
+# Fills the array named by $1 with apt-get options for a private apt configuration under DIR whose
+# only source is the line(s) in DIR/sources.list; the system's apt state is left untouched.
+private_apt_options() {
+  local -n opts_out=$1
+  local dir=$2
+  mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+  opts_out=(-o "Dir::Etc::SourceList=$dir/sources.list" -o "Dir::Etc::SourceParts=/nonexistent"
+            -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache::Archives=$dir/archives"
+            -o "Dir::State::status=/dev/null" -o "APT::Sandbox::User=root" -o "Debug::NoLocking=1")
+}
+
 # Installs the named Debian packages that are missing (root, or sudo when available).
 ensure_apt_packages() {
   local missing=() p
