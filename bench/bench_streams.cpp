@@ -14,8 +14,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 using namespace korch::streams;
@@ -58,6 +63,11 @@ int main(int argc, char** argv) {
   o.threads = threads;
   o.queue_capacity = qcap;
   o.commit_queue_capacity = cqcap;
+  // KORCH_BENCH_STREAMS_IDLE_SPIN_US: the schedulers' idle_spin (microseconds; -1: never sleep).
+  if (const char* spin = std::getenv("KORCH_BENCH_STREAMS_IDLE_SPIN_US")) {
+    const long us = std::atol(spin);
+    o.idle_spin = us < 0 ? std::chrono::microseconds::max() : std::chrono::microseconds(us);
+  }
   ParallelOptions one = o;
   one.threads = 1;
 
@@ -108,6 +118,10 @@ int main(int argc, char** argv) {
   std::printf("receiver     busy time per thread:");
   for (double b : rp.busy_seconds) std::printf(" %.4f s", b);
   std::printf("  -> the split allows %.2fx on idle cores\n", split(rp));
+  const bool never_sleep = o.idle_spin == std::chrono::microseconds::max();
+  std::printf("receiver     scheduler threads went to sleep %llu times (idle_spin %s)\n",
+              static_cast<unsigned long long>(rp.parks),
+              never_sleep ? "never" : (std::to_string(o.idle_spin.count()) + " us").c_str());
   std::printf("transmitter  busy time per thread:");
   for (double b : txp.busy_seconds) std::printf(" %.4f s", b);
   std::printf("  -> the split allows %.2fx on idle cores\n", split(txp));
@@ -117,6 +131,31 @@ int main(int argc, char** argv) {
               rp.commits.commits ? static_cast<double>(rp.commits.committed_items) / static_cast<double>(rp.commits.commits) : 0.0,
               static_cast<unsigned long long>(rp.commits.rollbacks),
               static_cast<unsigned long long>(rp.commits.rolled_back_items));
+
+  // A stream that waits: its first stage takes 5 ms per item (sleeping, as if waiting for input),
+  // so the other scheduler threads are idle; the CPU time they burn with and without sleeping.
+  {
+    auto slow = map("slow", {1, 1}, [](const Item* in, Item* out) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      out[0] = in[0];
+    });
+    const Comp waiting = par_pipe(par_pipe(slow, map("a", {1, 1}, [](const Item* in, Item* out) { out[0] = in[0]; })),
+                                  map("b", {1, 1}, [](const Item* in, Item* out) { out[0] = in[0]; }));
+    const std::vector<Item> few(40, 1.0);
+    auto cpu_seconds = [&](std::chrono::microseconds spin) {
+      ParallelOptions w = o;
+      w.threads = 3;
+      w.idle_spin = spin;
+      const std::clock_t c0 = std::clock();
+      const double wall = time_once([&] { run_parallel(waiting, few, w); });
+      return std::make_pair(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC, wall);
+    };
+    const auto sleeping = cpu_seconds(ParallelOptions{}.idle_spin);
+    const auto polling = cpu_seconds(std::chrono::microseconds::max());
+    std::printf("idle stream  3 threads, first stage 5 ms/item: CPU %.3f s in %.3f s wall with idle_spin %lld us, "
+                "%.3f s in %.3f s never sleeping\n", sleeping.first, sleeping.second,
+                static_cast<long long>(ParallelOptions{}.idle_spin.count()), polling.first, polling.second);
+  }
 
   // Queue cost per item, one thread: SPSC push+pop against commit-queue write+read+commit.
   const std::size_t n = 1 << 22;

@@ -6,8 +6,10 @@
 
 #include <korch/streams.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <random>
+#include <thread>
 
 using namespace korch::streams;
 using namespace korch::streams::testing;
@@ -81,11 +83,19 @@ TEST_CASE("Motivating program: commits are batched and the unneeded reads are ro
   ParallelOptions o;
   o.commit_queue_capacity = 4;
   auto in = iota_input(2000);
-  auto r = run_parallel(prog, in, o);
-  CHECK(r.output == run_sequential(prog, in).output);
-  CHECK(r.commits.rollbacks > 0);
-  CHECK(r.commits.committed_items <= in.size());
-  CHECK(r.commits.commits * 2 < r.commits.committed_items);  // batched: several items per commit(n)
+  const auto expected = run_sequential(prog, in).output;
+  // How many items one commit covers depends on how far c1 got between two commits, which on two
+  // threads depends on timing; on one thread the trampoline's order fixes it.
+  for (unsigned threads : {1u, 2u}) {
+    o.threads = threads;
+    auto r = run_parallel(prog, in, o);
+    INFO("threads " << threads << ": " << r.commits.commits << " commits for " << r.commits.committed_items
+                    << " items");
+    CHECK(r.output == expected);
+    CHECK(r.commits.rollbacks > 0);
+    CHECK(r.commits.committed_items <= in.size());
+    if (threads == 1) CHECK(r.commits.commits * 2 < r.commits.committed_items);  // batched: several items per commit(n)
+  }
 }
 
 namespace {
@@ -161,6 +171,10 @@ TEST_CASE("Random programs: parallel output equals sequential output (nothing lo
     o.commit_queue_capacity = 64;
     o.steps_per_visit = 1 + static_cast<unsigned>(g.pick(32));
     o.timeout = std::chrono::seconds(30);
+    // Idle threads sleep at once, after the default spin, or never: every wake-up path is exercised.
+    const std::chrono::microseconds spins[] = {std::chrono::microseconds(0), ParallelOptions{}.idle_spin,
+                                               std::chrono::microseconds::max()};
+    o.idle_spin = spins[g.pick(3)];
     const auto r = require_same(p, iota_input(g.pick(200)), o, "random");
     outputs += r.output.size();
     tasks += r.tasks_run;
@@ -243,4 +257,30 @@ TEST_CASE("Trampoline: one thread runs a ten-stage pipeline; removing the last t
   const auto r = run_parallel(none, in, quick(2));
   CHECK(r.value == 0);
   CHECK(r.output.empty());
+}
+
+TEST_CASE("Scheduler: an idle thread sleeps after idle_spin and wakes for the next item; idle_spin max never sleeps") {
+  // The first stage takes 1 ms per item, so the thread of the second stage is idle for most of the run.
+  auto slow = map("slow", {1, 1}, [](const Item* in, Item* out) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    out[0] = in[0];
+  });
+  auto prog = par_pipe(slow, mix("t", 2, 1));
+  const auto in = iota_input(40);
+  const auto s = run_sequential(prog, in);
+  auto o = quick(2);
+  o.idle_spin = std::chrono::microseconds(50);
+  const auto r = run_parallel(prog, in, o);
+  CHECK(r.output == s.output);
+  CHECK(r.parks > 0);
+  o.idle_spin = std::chrono::microseconds::max();
+  const auto never = run_parallel(prog, in, o);
+  CHECK(never.output == s.output);
+  CHECK(never.parks == 0);
+  // More scheduler threads than stages (and than cores here): the extra threads sleep too.
+  o = quick(6);
+  o.idle_spin = std::chrono::microseconds(0);
+  const auto many = run_parallel(prog, in, o);
+  CHECK(many.output == s.output);
+  CHECK(many.parks > 0);
 }

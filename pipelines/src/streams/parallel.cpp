@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,27 @@ struct Outcome {
   Value value = 0;
 };
 using Callback = std::function<void(Outcome)>;
+
+#if defined(__SANITIZE_THREAD__)
+#define KORCH_STREAMS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KORCH_STREAMS_TSAN 1
+#endif
+#endif
+
+// Orders this thread's earlier stores before its later loads against another thread doing the same
+// on `word` (the parking handshake: a parker counts itself in `word`, then rechecks its queues; a
+// producer writes a queue, then reads `word`). ThreadSanitizer does not model fences (GCC refuses
+// them under -fsanitize=thread); there a read-modify-write of `word` gives the same guarantee.
+inline void store_load_barrier(std::atomic<unsigned>& word) {
+#ifdef KORCH_STREAMS_TSAN
+  word.fetch_add(0, std::memory_order_acq_rel);
+#else
+  (void)word;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 bool needs_commit(const Unit& u) {
   switch (u.kind) {
@@ -137,6 +159,7 @@ struct Sched {
   std::mutex m;
   std::vector<std::unique_ptr<Task>> inbox;
   std::atomic<bool> has_inbox{false};
+  std::condition_variable wake;  // a thread with no tasks sleeps here until a spawn or the end
 };
 
 struct PipeRun;
@@ -152,9 +175,37 @@ class Exec {
     live_.fetch_add(1, std::memory_order_acq_rel);
     tasks_run_.fetch_add(1, std::memory_order_relaxed);
     Sched& s = *scheds_[thread % scheds_.size()];
-    std::lock_guard<std::mutex> g(s.m);
-    s.inbox.push_back(std::move(t));
-    s.has_inbox.store(true, std::memory_order_release);
+    {
+      std::lock_guard<std::mutex> g(s.m);
+      s.inbox.push_back(std::move(t));
+      s.has_inbox.store(true, std::memory_order_release);
+    }
+    s.wake.notify_one();  // the thread had no tasks and sleeps
+    wake_parked();        // the thread's tasks are blocked and it sleeps
+  }
+  // Wakes the threads that sleep with no tasks, to see the run end or fail.
+  void wake_empty_threads() {
+    for (auto& s : scheds_) {
+      { std::lock_guard<std::mutex> g(s->m); }  // the sleeper is waiting or will see the change
+      s->wake.notify_all();
+    }
+  }
+  bool run_over() const {
+    return abort_.load(std::memory_order_acquire) ||
+           (root_done_.load(std::memory_order_acquire) && live_.load(std::memory_order_acquire) == 0);
+  }
+  // Called after every change another scheduler thread may be waiting for (a task made progress or
+  // finished, a task was spawned, the run ended or failed). Cheap while nobody is parked. The
+  // barrier pairs with the one in run_thread: either this thread sees the parked count, or the
+  // parking thread's last sweep sees the change.
+  void wake_parked() {
+    store_load_barrier(parked_);
+    if (parked_.load(std::memory_order_relaxed) == 0) return;
+    {
+      std::lock_guard<std::mutex> g(park_m_);
+      ++park_epoch_;
+    }
+    park_cv_.notify_all();
   }
   void activate(const Unit& u, Channel* in, Channel* out, const Env& env, Callback done);
   void start_pipeline(const Unit& owner, std::vector<const Unit*> stages, int computer_stage,
@@ -166,8 +217,13 @@ class Exec {
       if (!error_) error_ = e;
     }
     abort_.store(true, std::memory_order_release);
+    wake_parked();
+    wake_empty_threads();
   }
-  void set_root_done() { root_done_.store(true, std::memory_order_release); }
+  void set_root_done() {
+    root_done_.store(true, std::memory_order_release);
+    wake_empty_threads();
+  }
   std::exception_ptr error() {
     std::lock_guard<std::mutex> g(err_m_);
     return error_;
@@ -176,6 +232,7 @@ class Exec {
   const ParallelOptions& options() const { return o_; }
   std::atomic<std::uint64_t> commits{0}, committed_items{0}, rollbacks{0}, rolled_back_items{0};
   std::uint64_t tasks_run() const { return tasks_run_.load(); }
+  std::uint64_t parks() const { return parks_.load(); }
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 
  private:
@@ -185,6 +242,12 @@ class Exec {
   std::atomic<long> live_{0};
   std::atomic<std::uint64_t> tasks_run_{0};
   std::atomic<bool> root_done_{false}, abort_{false};
+  // Parking of idle scheduler threads (see run_thread).
+  std::atomic<unsigned> parked_{0};
+  std::atomic<std::uint64_t> parks_{0};
+  std::mutex park_m_;
+  std::condition_variable park_cv_;
+  std::uint64_t park_epoch_ = 0;  // guarded by park_m_
   std::mutex err_m_;
   std::exception_ptr error_;
 };
@@ -224,8 +287,12 @@ struct PipeRun {
     }
   }
   // Batched commits: only when the producer is stuck on a full queue.
-  void maybe_commit(std::uint64_t k) {
-    if (cq->full()) commit_up_to(k);
+  // Returns true when it committed (which frees space the writer may be waiting for).
+  bool maybe_commit(std::uint64_t k) {
+    if (!cq->full()) return false;
+    const std::uint64_t before = committed;
+    commit_up_to(k);
+    return committed != before;
   }
 
   void stage_terminated(std::size_t i, Outcome o) {
@@ -270,8 +337,7 @@ class LeafTask final : public Task {
 
   Status step(unsigned budget) override {
     if (out_->consumer_done.load(std::memory_order_acquire)) return finish({Outcome::Stopped, 0});
-    if (committer_) run_->maybe_commit(k_);
-    bool progress = false;
+    bool progress = committer_ && run_->maybe_commit(k_);
     for (unsigned i = 0; i < budget; ++i) {
       if (has_pending_) {
         if (!out_->push(pending_)) return progress ? Progress : Blocked;
@@ -468,6 +534,23 @@ void Exec::run_thread(unsigned idx) {
     ~Record() { ex.busy_seconds[idx] = std::chrono::duration<double>(busy).count(); }
   } record{*this, idx, busy};
   const unsigned budget = o_.steps_per_visit ? o_.steps_per_visit : 1;
+  // Idle handling: a thread whose sweeps find nothing to do polls (yielding) for o_.idle_spin. Then
+  // a thread with no tasks sleeps on its own condition variable until a task is spawned to it or the
+  // run ends. A thread whose tasks are all blocked arms: counts itself parked, orders that before its
+  // loads, and sweeps once more; if that sweep finds nothing either it sleeps until another thread
+  // calls wake_parked() after a change. Either sleep lasts at most 1 ms (the deadline checks).
+  bool idle = false;
+  std::chrono::steady_clock::time_point idle_since{};
+  bool armed = false;
+  std::uint64_t armed_epoch = 0;
+  auto disarm = [&] {
+    if (armed) parked_.fetch_sub(1, std::memory_order_relaxed);
+    armed = false;
+  };
+  struct Disarm {  // however the loop ends
+    decltype(disarm)& f;
+    ~Disarm() { f(); }
+  } disarm_at_exit{disarm};
   while (!abort_.load(std::memory_order_acquire)) {
     if (s.has_inbox.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> g(s.m);
@@ -482,7 +565,8 @@ void Exec::run_thread(unsigned idx) {
             live_.load(std::memory_order_acquire) == 0) {
           break;
         }
-        if (std::chrono::steady_clock::now() > deadline) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now > deadline) {
           std::string what;
           for (const auto& t : ring) what += "\n  " + t->describe();
           fail(std::make_exception_ptr(Error::format(
@@ -490,7 +574,37 @@ void Exec::run_thread(unsigned idx) {
               o_.timeout.count(), idx, ring.size(), what.empty() ? std::string(" none") : what)));
           break;
         }
-        std::this_thread::yield();
+        if (armed) {
+          std::unique_lock<std::mutex> lk(park_m_);
+          parks_.fetch_add(1, std::memory_order_relaxed);
+          park_cv_.wait_for(lk, std::chrono::milliseconds(1), [&] {
+            return park_epoch_ != armed_epoch || abort_.load(std::memory_order_acquire);
+          });
+          lk.unlock();
+          disarm();
+        } else if (!idle) {
+          idle = true;
+          idle_since = now;
+          std::this_thread::yield();
+        } else if (std::chrono::duration_cast<std::chrono::microseconds>(now - idle_since) < o_.idle_spin) {
+          std::this_thread::yield();
+        } else if (ring.empty()) {
+          std::unique_lock<std::mutex> lk(s.m);
+          parks_.fetch_add(1, std::memory_order_relaxed);
+          s.wake.wait_for(lk, std::chrono::milliseconds(1),
+                          [&] { return s.has_inbox.load(std::memory_order_acquire) || run_over(); });
+        } else {
+          {
+            std::lock_guard<std::mutex> g(park_m_);
+            armed_epoch = park_epoch_;
+          }
+          parked_.fetch_add(1, std::memory_order_relaxed);
+          store_load_barrier(parked_);  // pairs with the one in wake_parked()
+          armed = true;
+        }
+      } else {
+        idle = false;
+        disarm();
       }
       progressed = false;
       if (ring.empty()) continue;
@@ -512,12 +626,13 @@ void Exec::run_thread(unsigned idx) {
       // O(1) removal of the current task; the next one slides into its place.
       std::swap(ring[cur], ring.back());
       ring.pop_back();
-      live_.fetch_sub(1, std::memory_order_acq_rel);
+      if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_empty_threads();
       progressed = true;
     } else {
       progressed = progressed || st == Task::Progress;
       ++cur;
     }
+    if (st != Task::Blocked) wake_parked();
   }
 }
 
@@ -579,6 +694,7 @@ ParallelResult run_parallel(const Comp& program, const std::vector<Item>& input,
   result.consumed = in.kind() == Channel::Commit ? in.cq()->front() : in.ring()->popped();
   result.commits = {ex.commits.load(), ex.committed_items.load(), ex.rollbacks.load(), ex.rolled_back_items.load()};
   result.tasks_run = ex.tasks_run();
+  result.parks = ex.parks();
   result.busy_seconds = ex.busy_seconds;
   return result;
 }

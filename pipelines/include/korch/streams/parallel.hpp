@@ -41,6 +41,13 @@ struct ParallelOptions {
   std::size_t commit_queue_capacity = 0;   // commit queues; 0: queue_capacity
   unsigned steps_per_visit = 64;           // trampoline: steps a task may take per visit
   std::chrono::milliseconds timeout{0};    // > 0: abort with korch::Error when the run takes longer
+  // An idle scheduler thread (every task blocked, or none) polls this long, yielding, then sleeps
+  // until another scheduler thread makes progress or gives it a task. Polling keeps hand-offs fast
+  // while data flows (a futex wake-up costs more than the gaps between items of a busy pipeline);
+  // sleeping keeps a thread that waits for a slow stage off its core. With more threads than cores,
+  // 100 us already cost the 802.11a receiver half its throughput on 2 cores (README); 1 ms did not.
+  // std::chrono::microseconds::max(): never sleep.
+  std::chrono::microseconds idle_spin{1000};
 };
 
 struct CommitStats {
@@ -54,6 +61,7 @@ struct ParallelResult : RunResult {
   std::vector<std::string> warnings;     // e.g. more standalone components than threads
   CommitStats commits;
   std::uint64_t tasks_run = 0;           // task activations, the source task included
+  std::uint64_t parks = 0;               // times a scheduler thread went to sleep (see idle_spin)
   // Per scheduler thread: wall time spent in task visits that made progress. The sum over the
   // maximum is the speedup the task split allows on idle cores (a load-independent bound).
   std::vector<double> busy_seconds;
