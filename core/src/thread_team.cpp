@@ -22,6 +22,7 @@
 
 #include <korch/backend/kokkos_compat.hpp>
 #include <korch/backend/thread_spaces.hpp>
+#include <korch/cpu_relax.hpp>
 #include <korch/error.hpp>
 
 #include <fmt/format.h>
@@ -34,10 +35,6 @@
 #include <system_error>
 #include <thread>
 #include <utility>
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace korch {
 
@@ -84,14 +81,6 @@ class PollingSlot {
   }
   bool held_;
 };
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 // Polls `ready` for at most `budget` if a polling slot is free; true when it became ready.
 // The first microseconds spin on the core; after that each poll yields, so that a thread with work

@@ -3,6 +3,7 @@
 #include <korch/streams/commit_queue.hpp>
 #include <korch/streams/parallel.hpp>
 #include <korch/streams/spsc_ring.hpp>
+#include <korch/cpu_relax.hpp>
 #include <korch/thread_team.hpp>
 
 #include <fmt/format.h>
@@ -526,21 +527,31 @@ void Exec::run_thread(unsigned idx) {
   auto& ring = s.ring;
   std::size_t cur = 0;
   bool progressed = false;
-  std::chrono::steady_clock::duration busy{0};
+  // Busy time = the thread's run time less its idle periods, so that the clock is read only when a
+  // thread goes idle or resumes, not around every visit.
+  bool idle = false;
+  std::chrono::steady_clock::time_point idle_since{};
+  std::chrono::steady_clock::duration idle_total{0};
   struct Record {  // publish the busy time however the loop ends
     Exec& ex;
     unsigned idx;
-    std::chrono::steady_clock::duration& busy;
-    ~Record() { ex.busy_seconds[idx] = std::chrono::duration<double>(busy).count(); }
-  } record{*this, idx, busy};
+    const bool& idle;
+    const std::chrono::steady_clock::time_point& idle_since;
+    const std::chrono::steady_clock::duration& idle_total;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~Record() {
+      const auto end = std::chrono::steady_clock::now();
+      const auto busy = (idle ? idle_since : end) - start - idle_total;
+      ex.busy_seconds[idx] = std::chrono::duration<double>(busy).count();
+    }
+  } record{*this, idx, idle, idle_since, idle_total};
   const unsigned budget = o_.steps_per_visit ? o_.steps_per_visit : 1;
   // Idle handling: a thread whose sweeps find nothing to do polls (yielding) for o_.idle_spin. Then
   // a thread with no tasks sleeps on its own condition variable until a task is spawned to it or the
   // run ends. A thread whose tasks are all blocked arms: counts itself parked, orders that before its
   // loads, and sweeps once more; if that sweep finds nothing either it sleeps until another thread
   // calls wake_parked() after a change. Either sleep lasts at most 1 ms (the deadline checks).
-  bool idle = false;
-  std::chrono::steady_clock::time_point idle_since{};
+  unsigned idle_sweeps = 0;
   bool armed = false;
   std::uint64_t armed_epoch = 0;
   auto disarm = [&] {
@@ -585,9 +596,12 @@ void Exec::run_thread(unsigned idx) {
         } else if (!idle) {
           idle = true;
           idle_since = now;
-          std::this_thread::yield();
+          idle_sweeps = 0;
         } else if (std::chrono::duration_cast<std::chrono::microseconds>(now - idle_since) < o_.idle_spin) {
-          std::this_thread::yield();
+          // Mostly spin on the core (a yield is a system call that also slows a hyperthread sibling
+          // doing the work), yielding now and then for threads that share this core.
+          if ((++idle_sweeps & 15U) == 0) std::this_thread::yield();
+          else cpu_relax();
         } else if (ring.empty()) {
           std::unique_lock<std::mutex> lk(s.m);
           parks_.fetch_add(1, std::memory_order_relaxed);
@@ -603,6 +617,7 @@ void Exec::run_thread(unsigned idx) {
           armed = true;
         }
       } else {
+        if (idle) idle_total += std::chrono::steady_clock::now() - idle_since;
         idle = false;
         disarm();
       }
@@ -610,7 +625,6 @@ void Exec::run_thread(unsigned idx) {
       if (ring.empty()) continue;
     }
     Task::Status st;
-    const auto t0 = std::chrono::steady_clock::now();
     try {
       st = ring[cur]->step(budget);
     } catch (const std::exception& e) {
@@ -621,7 +635,6 @@ void Exec::run_thread(unsigned idx) {
       fail(std::current_exception());
       break;
     }
-    if (st != Task::Blocked) busy += std::chrono::steady_clock::now() - t0;
     if (st == Task::Done) {
       // O(1) removal of the current task; the next one slides into its place.
       std::swap(ring[cur], ring.back());
