@@ -6,6 +6,7 @@
 // both sides of a ratio alike.
 //
 //   korch-bench-streams [frames] [threads] [queue capacity] [commit queue capacity] [reps]
+//   KORCH_BENCH_STREAMS_IDLE_SPIN_US=N   the schedulers' idle_spin in microseconds (-1: never sleep)
 #include <korch/streams.hpp>
 #include <korch/streams/baseband.hpp>
 
@@ -63,7 +64,6 @@ int main(int argc, char** argv) {
   o.threads = threads;
   o.queue_capacity = qcap;
   o.commit_queue_capacity = cqcap;
-  // KORCH_BENCH_STREAMS_IDLE_SPIN_US: the schedulers' idle_spin (microseconds; -1: never sleep).
   if (const char* spin = std::getenv("KORCH_BENCH_STREAMS_IDLE_SPIN_US")) {
     const long us = std::atol(spin);
     o.idle_spin = us < 0 ? std::chrono::microseconds::max() : std::chrono::microseconds(us);

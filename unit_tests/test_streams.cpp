@@ -8,6 +8,7 @@
 #include <korch/thread_team.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -236,6 +237,18 @@ TEST_CASE("Executor: a commit queue below minQSize is an error naming the queue"
                        korch::Error);
   o.commit_queue_capacity = 8;
   CHECK(run_parallel(p, iota_input(50), o).output == run_sequential(p, iota_input(50)).output);
+}
+
+TEST_CASE("Executor: options that cannot work are errors naming the option") {
+  auto p = mix("t", 1, 1) | mix("u", 1, 1);
+  ParallelOptions o;
+  o.queue_capacity = 0;
+  CHECK_THROWS_WITH_AS(run_parallel(p, iota_input(5), o), doctest::Contains("queue_capacity 0"), korch::Error);
+  o = ParallelOptions{};
+  o.idle_spin = std::chrono::microseconds(-5);
+  CHECK_THROWS_WITH_AS(run_parallel(p, iota_input(5), o), doctest::Contains("idle_spin is -5 us"), korch::Error);
+  o.idle_spin = std::chrono::microseconds(0);
+  CHECK(run_parallel(p, iota_input(5), o).output == run_sequential(p, iota_input(5)).output);
 }
 
 TEST_CASE("Executor: an exception in a component comes back as a korch::Error naming its task") {

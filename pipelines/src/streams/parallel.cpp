@@ -546,7 +546,7 @@ void Exec::run_thread(unsigned idx) {
     }
   } record{*this, idx, idle, idle_since, idle_total};
   const unsigned budget = o_.steps_per_visit ? o_.steps_per_visit : 1;
-  // Idle handling: a thread whose sweeps find nothing to do polls (yielding) for o_.idle_spin. Then
+  // Idle handling: a thread whose sweeps find nothing to do polls for o_.idle_spin. Then
   // a thread with no tasks sleeps on its own condition variable until a task is spawned to it or the
   // run ends. A thread whose tasks are all blocked arms: counts itself parked, orders that before its
   // loads, and sweeps once more; if that sweep finds nothing either it sleeps until another thread
@@ -659,6 +659,10 @@ struct SchedItem : DataItem {
 
 void check_parallel(const Layout& layout, const ParallelOptions& options) {
   if (options.queue_capacity == 0) throw Error("stream executor: queue_capacity 0; give every queue at least 1 slot");
+  if (options.idle_spin.count() < 0) {
+    throw Error::format("stream executor: idle_spin is {} us; give 0 (sleep at once) or more, "
+                        "or std::chrono::microseconds::max() to never sleep", options.idle_spin.count());
+  }
   check_unit(layout.root(), needs_commit(layout.root()), "input", options);
 }
 

@@ -41,7 +41,7 @@ struct ParallelOptions {
   std::size_t commit_queue_capacity = 0;   // commit queues; 0: queue_capacity
   unsigned steps_per_visit = 64;           // trampoline: steps a task may take per visit
   std::chrono::milliseconds timeout{0};    // > 0: abort with korch::Error when the run takes longer
-  // An idle scheduler thread (every task blocked, or none) polls this long, yielding, then sleeps
+  // An idle scheduler thread (every task blocked, or none) polls this long, then sleeps
   // until another scheduler thread makes progress or gives it a task. Polling keeps hand-offs fast
   // while data flows (a futex wake-up costs more than the gaps between items of a busy pipeline);
   // sleeping keeps a thread that waits for a slow stage off its core. With more threads than cores,
