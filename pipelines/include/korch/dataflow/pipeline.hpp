@@ -86,6 +86,13 @@ struct SinkOutput {
 
 namespace detail {
 
+// The smallest power of two >= n (n >= 1).
+inline int next_power_of_two(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
 // A tuple that is usable inside device code (no std::get).
 template <std::size_t I, class T>
 struct Leaf {
@@ -781,7 +788,13 @@ class Pipeline {
     if (W > 1024)
       throw Error::format("dataflow pipeline '{}': vector width {} is above 1024: use a smaller "
                           "width", name, W);
-    int team = options.team_size > 0 ? options.team_size : (host ? 1 : W);
+    // On GPUs a team is one lane per item of a run, rounded up to a power of two: the team scan
+    // that places a run's outputs needs a power-of-two block (Kokkos' CUDA and HIP scans).
+    int team = options.team_size > 0 ? options.team_size : (host ? 1 : detail::next_power_of_two(W));
+    if (!host && (team & (team - 1)) != 0)
+      throw Error::format("dataflow pipeline '{}': team size {} on {}: a GPU team's scan needs a power "
+                          "of two: use {} (or 0 for the default)", name, team, Exec::name(),
+                          detail::next_power_of_two(team));
     if (options.queue_scale < 1.0)
       throw Error::format("dataflow pipeline '{}': queue scale factor {} is below the minimum 1 "
                           "(a queue must hold one upstream run plus a consumer vector): use >= 1",

@@ -71,14 +71,22 @@ class DatImpl final : public DatCore {
                 static_cast<std::size_t>(set.size()) * D),
         host_(Kokkos::create_mirror_view(device_)) {}
 
+  // A read copies only when the other side is newer and leaves a newer side newer; a write makes
+  // this side the only current one. (Where host and device share memory the copies are no-ops.)
   void* host_bytes(bool write) override {
-    if (fresh_ == Fresh::device) Kokkos::deep_copy(host_, device_);
-    fresh_ = write ? Fresh::host : Fresh::both;
+    if (fresh_ == Fresh::device) {
+      Kokkos::deep_copy(host_, device_);
+      fresh_ = Fresh::both;
+    }
+    if (write) fresh_ = Fresh::host;
     return host_.data();
   }
   void sync_device(bool write) override {
-    if (fresh_ == Fresh::host) Kokkos::deep_copy(device_, host_);
-    fresh_ = write ? Fresh::device : Fresh::both;
+    if (fresh_ == Fresh::host) {
+      Kokkos::deep_copy(device_, host_);
+      fresh_ = Fresh::both;
+    }
+    if (write) fresh_ = Fresh::device;
   }
   const device_view& device() const noexcept { return device_; }
 
