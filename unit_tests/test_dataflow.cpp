@@ -4,6 +4,7 @@
 
 #include <korch/dataflow.hpp>
 #include "record_nodes.hpp"
+#include "test_error_support.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -236,6 +237,34 @@ TEST_CASE("Dataflow: a generator source feeds the pipeline like an array") {
   auto p = df::make_pipeline(g, opts(16, 4.0, 3));
   p.run();
   check_items(p.output<Item>("out"), ref);
+}
+
+TEST_CASE("Dataflow: a GPU team is the run width rounded up to a power of two; another team size "
+          "there is a korch::Error naming it") {
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  const auto input = random_items(300, 3);
+  const auto d = to_view(input);
+  auto g = df::graph("team-shape").source("in", df::from_view(d)).node("k", Keep{5, 50}, "in").sink<Item>("out", "k", 300);
+  std::vector<Item> ref;
+  for (const Item& x : input)
+    if (Keep{5, 50}.keep(x)) ref.push_back(Item{x.idx, x.value + 1, x.sub});
+  for (int width : {1, 7, 64, 100}) {
+    CAPTURE(width);
+    auto p = df::make_pipeline(g, opts(width, 1.0, 2));
+    int expected = 1;
+    while (!host && expected < width) expected *= 2;
+    CHECK(p.team_size() == expected);
+    p.run();
+    check_items(p.output<Item>("out"), ref);
+  }
+  if (!host) {  // host teams are sized by the host's threads (see "multi-lane teams" below)
+    df::Options o = opts(8, 1.0, 2);
+    o.team_size = 6;
+    const std::string message = korch::test::error_of([&] { df::make_pipeline(g, o); });
+    CHECK(korch::test::contains(message, "team size 6"));
+    CHECK(korch::test::contains(message, "use 8"));
+  }
 }
 
 TEST_CASE("Dataflow: multi-lane teams (the GPU code path: per-lane staging, team scan, one boss "

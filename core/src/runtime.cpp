@@ -120,7 +120,39 @@ class Errors {
 
 }  // namespace
 
+namespace {
+// The runtime whose cycle the calling thread is running (re-entry from the same thread).
+thread_local const Runtime* cycle_of_this_thread = nullptr;
+}  // namespace
+
+bool Runtime::owns_team_thread(const ThreadTeam* team) const noexcept {
+  if (!team) return false;
+  for (const auto& t : teams_)
+    if (t.get() == team) return true;
+  for (const auto& t : helpers_)
+    if (t.get() == team) return true;
+  return false;
+}
+
 void Runtime::execute(const Bundle& bundle, const Configuration& c, Grid& grid) {
+  if (const ThreadTeam* team = ThreadTeam::current(); owns_team_thread(team)) {
+    throw Error::format("runtime: execute('{}') called from a thread of team '{}' of this runtime (from an action "
+                        "routine?) while its cycle runs: that cycle waits for this thread, so the call could never "
+                        "start; run the next cycle from the caller after execute() returns", c.name, team->name());
+  }
+  if (cycle_of_this_thread == this) {
+    throw Error::format("runtime: execute('{}') called again on the thread that runs this runtime's cycle: "
+                        "cycles do not nest; call it after the running execute() returns", c.name);
+  }
+  std::lock_guard<std::mutex> turn(cycle_mutex_);
+  cycle_of_this_thread = this;
+  struct Clear {
+    ~Clear() { cycle_of_this_thread = nullptr; }
+  } clear;
+  execute_cycle(bundle, c, grid);
+}
+
+void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, Grid& grid) {
   validate(c, shape(), &bundle);
   reports_.clear();
   distribution_.clear();

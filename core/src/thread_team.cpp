@@ -391,7 +391,14 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
   }
 }
 
+namespace {
+thread_local const ThreadTeam* team_of_this_thread = nullptr;
+}  // namespace
+
+const ThreadTeam* ThreadTeam::current() noexcept { return team_of_this_thread; }
+
 void ThreadTeam::worker_main(Worker& w) {
+  team_of_this_thread = this;
   std::unique_lock<std::mutex> lk(mutex_, std::defer_lock);
   lock_briefly_spinning(lk);
   for (;;) {

@@ -26,6 +26,7 @@
 #include <korch/trace.hpp>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,11 @@ class Runtime {
   // True while a Runtime exists.
   static bool exists() noexcept;
 
+  // Runs one cycle and returns when every item is processed (rethrows the first failure as a
+  // korch::Error). Calls from several threads take turns: a second caller waits until the running
+  // cycle ends (teams, pools and reports belong to one cycle at a time). A call from inside a
+  // cycle of this runtime — from an action routine on one of its team threads, or re-entering on
+  // the calling thread — could never proceed and throws a korch::Error at once.
   void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid);
 
   RuntimeShape shape() const noexcept;
@@ -89,6 +95,9 @@ class Runtime {
   std::vector<NodeReport> reports_;
   std::vector<std::pair<std::string, std::size_t>> distribution_;
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
+  std::mutex cycle_mutex_;  // one execute() at a time
+  void execute_cycle(const Bundle& bundle, const Configuration& configuration, Grid& grid);
+  bool owns_team_thread(const ThreadTeam* team) const noexcept;
 };
 
 }  // namespace korch

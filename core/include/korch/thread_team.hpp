@@ -135,6 +135,9 @@ class ThreadTeam {
   ThreadTeam(ThreadTeam&&) = delete;
   ThreadTeam& operator=(ThreadTeam&&) = delete;
 
+  // The team whose worker thread calls this, or nullptr on any other thread.
+  static const ThreadTeam* current() noexcept;
+
   const std::string& name() const noexcept { return name_; }
   unsigned id() const noexcept { return id_; }
   unsigned n_max() const noexcept { return n_max_; }

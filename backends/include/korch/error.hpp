@@ -1,4 +1,5 @@
-// korch's one exception type. Messages name the object, its state and what the caller can do.
+// korch's one exception type, in the lowest layer (backends/) so that every layer may throw it.
+// Messages name the object, its state and what the caller can do.
 #pragma once
 
 #include <fmt/format.h>
