@@ -1,0 +1,168 @@
+#include "cycle.hpp"
+
+#include "cycle_routines.hpp"
+#include "cycle_wiring.hpp"
+#include "wait_order.hpp"
+
+#include <korch/backend/thread_spaces.hpp>
+#include <korch/distributor.hpp>
+
+#include <fmt/format.h>
+
+namespace korch::detail {
+
+Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid)
+    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid) {}
+
+void Cycle::run(CycleResult& result) {
+  validate();
+  make_nodes();
+  wait_order_ = wait_order(c_, declared_);
+  CycleWiring wiring(c_, nodes_);
+  record_begin();
+  start();
+  bool all_started = true;
+  for (const auto& [name, n] : nodes_) all_started = all_started && n.started;
+  if (all_started) distribute(result);
+  close_entries(wiring.entries());
+  drain(result);
+  wiring.unwire(errors_);
+  helpers_.clear();
+  check_pools();
+  errors_.rethrow(c_.name);
+}
+
+void Cycle::validate() {
+  korch::validate(c_, r_.shape, &bundle_);
+  if (r_.pinned.outstanding_bytes() != 0 || r_.device.outstanding_bytes() != 0) {
+    throw Error::format("runtime: the pools hold {} pinned and {} device bytes from before this cycle: release the "
+                        "data packets you kept before calling execute()", r_.pinned.outstanding_bytes(),
+                        r_.device.outstanding_bytes());
+  }
+}
+
+void Cycle::make_nodes() {
+  for (std::size_t i = 0; i < c_.teams.size(); ++i) {
+    CycleNode n;
+    n.name = c_.teams[i].name;
+    n.team = r_.teams[i].get();
+    n.team_config = &c_.teams[i];
+    nodes_[n.name] = n;
+    declared_.push_back(n.name);
+  }
+  for (std::size_t i = 0; i < c_.helpers.size(); ++i) {
+    helpers_.push_back(std::make_unique<Helper>(c_.helpers[i], grid_, r_.pinned, r_.device));
+    CycleNode n;
+    n.name = c_.helpers[i].name;
+    n.team = r_.helper_teams[i].get();
+    n.helper = helpers_.back().get();
+    nodes_[n.name] = n;
+    declared_.push_back(n.name);
+  }
+}
+
+void Cycle::record_begin() {
+  if (!r_.recorder) return;
+  std::vector<RecordedTeamState> states;
+  for (const auto& name : declared_) {
+    const CycleNode& n = nodes_.at(name);
+    const auto s = n.team->snapshot();
+    states.push_back(RecordedTeamState{name, to_string(s.mode), s.n_max,
+                                       n.team_config ? n.team_config->initial_threads : n.helper->config().threads});
+  }
+  r_.recorder->begin(c_.to_json(), std::move(states));
+}
+
+// Subscribers first, so that no item or thread reaches a team that has not started.
+void Cycle::start() {
+  for (auto it = wait_order_.rbegin(); it != wait_order_.rend(); ++it) {
+    CycleNode& n = nodes_.at(*it);
+    try {
+      if (n.team_config) {
+        const ActionRoutine* action = bundle_.find(n.team_config->action);
+        n.team->start_cycle(task_routine(*action, n.name, r_.trace, r_.recorder), n.team_config->initial_threads,
+                            bundle_.parameters());
+      } else {
+        n.team->start_cycle(helper_routine(n, r_.trace, r_.recorder), n.helper->config().threads, bundle_.parameters());
+      }
+      n.started = true;
+    } catch (...) {
+      errors_.add(fmt::format("starting '{}'", n.name), std::current_exception());
+    }
+  }
+}
+
+// On the calling thread: every block of the grid into the pipeline entries.
+void Cycle::distribute(CycleResult& result) {
+  try {
+    std::vector<std::vector<DistributorTarget>> targets;
+    for (const auto& g : c_.distributor.groups) {
+      targets.emplace_back();
+      for (const auto& p : g.pipelines) {
+        const TeamConfig* tc = c_.find_team(p);
+        const DataType type = tc ? tc->type : c_.find_helper(p)->input;
+        targets.back().push_back(distributor_target(p, type, nodes_.at(p).team, r_.recorder));
+      }
+    }
+    Distributor distributor(c_.distributor, std::move(targets));
+    const auto counts = distributor.distribute(grid_, r_.trace, &r_.items);
+    for (std::size_t g = 0; g < counts.size(); ++g)
+      for (std::size_t i = 0; i < counts[g].size(); ++i)
+        result.distribution.emplace_back(c_.distributor.groups[g].pipelines[i], counts[g][i]);
+  } catch (...) {
+    errors_.add("the distributor", std::current_exception());
+  }
+}
+
+// The distributor is done (or failed): it closes its side of every entry.
+void Cycle::close_entries(const std::vector<ThreadTeam*>& entries) {
+  for (auto* t : entries) {
+    try {
+      if (t->mode() == TeamMode::RunningOpen) t->close_queue();
+    } catch (...) {
+      errors_.add(fmt::format("closing '{}'", t->name()), std::current_exception());
+    }
+  }
+}
+
+// Publishers before subscribers: each node is waited for, an emitting helper flushes what it
+// still holds into the team after it and closes that team's queue.
+void Cycle::drain(CycleResult& result) {
+  const DeviceTaskSpace flush_instance{};
+  for (const auto& name : wait_order_) {
+    CycleNode& n = nodes_.at(name);
+    if (n.started) {
+      try {
+        n.team->wait();
+      } catch (...) {
+        errors_.add(fmt::format("'{}'", name), std::current_exception());
+      }
+    }
+    if (n.helper) {
+      try {
+        n.helper->flush(flush_instance, emit_into(n.emits_to));
+      } catch (...) {
+        errors_.add(fmt::format("helper '{}' at the end of the cycle", name), std::current_exception());
+      }
+    }
+    if (n.emits_to) {
+      try {
+        if (n.emits_to->mode() == TeamMode::RunningOpen) n.emits_to->close_queue();
+      } catch (...) {
+        errors_.add(fmt::format("closing the subscriber of '{}'", name), std::current_exception());
+      }
+    }
+    result.reports.push_back(NodeReport{name, n.team->last_cycle()});
+  }
+}
+
+void Cycle::check_pools() {
+  if (r_.pinned.outstanding_bytes() != 0 || r_.device.outstanding_bytes() != 0) {
+    errors_.add("the memory pools",
+                std::make_exception_ptr(Error::format(
+                    "{} pinned and {} device bytes are still outstanding after the cycle: a data packet outlived the "
+                    "cycle (kept by a routine?)", r_.pinned.outstanding_bytes(), r_.device.outstanding_bytes())));
+  }
+}
+
+}  // namespace korch::detail

@@ -1,0 +1,70 @@
+// One execution cycle of Runtime::execute as named steps (docs/ARCHITECTURE.md):
+//   validate -> wire -> start -> distribute -> drain -> unwire -> report
+// A step's failure is collected and the cycle goes on winding down, so that every team ends
+// Idle, every link is removed and every pool is balanced before the first error is rethrown.
+#pragma once
+
+#include "cycle_errors.hpp"
+#include "cycle_node.hpp"
+
+#include <korch/backend/memory_pool.hpp>
+#include <korch/bundle.hpp>
+#include <korch/grid.hpp>
+#include <korch/item_cache.hpp>
+#include <korch/record_replay.hpp>
+#include <korch/runtime.hpp>
+#include <korch/trace.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace korch::detail {
+
+// What a cycle borrows from its Runtime.
+struct CycleResources {
+  const std::vector<std::unique_ptr<ThreadTeam>>& teams;
+  const std::vector<std::unique_ptr<ThreadTeam>>& helper_teams;
+  MemoryPool& pinned;
+  MemoryPool& device;
+  ItemCache& items;
+  Trace* trace;
+  Recorder* recorder;
+  RuntimeShape shape;
+};
+
+// What a finished cycle reports (also after a failure).
+struct CycleResult {
+  std::vector<NodeReport> reports;                           // in wait order
+  std::vector<std::pair<std::string, std::size_t>> distribution;  // items per pipeline entry
+};
+
+class Cycle {
+ public:
+  Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid);
+  // Runs every step; fills `result` and then rethrows the cycle's first failure, if any.
+  void run(CycleResult& result);
+
+ private:
+  void validate();
+  void make_nodes();
+  void start();
+  void distribute(CycleResult& result);
+  void close_entries(const std::vector<ThreadTeam*>& entries);
+  void drain(CycleResult& result);
+  void check_pools();
+  void record_begin();
+
+  CycleResources r_;
+  const Bundle& bundle_;
+  const Configuration& c_;
+  Grid& grid_;
+  CycleNodes nodes_;
+  std::vector<std::string> declared_;  // teams then helpers, in declaration order
+  std::vector<std::string> wait_order_;
+  std::vector<std::unique_ptr<Helper>> helpers_;
+  CycleErrors errors_;
+};
+
+}  // namespace korch::detail

@@ -1,0 +1,48 @@
+#include "cycle_routines.hpp"
+
+#include <utility>
+
+namespace korch::detail {
+
+Emit emit_into(ThreadTeam* target) {
+  return [target](std::shared_ptr<DataItem> item) {
+    if (target) target->enqueue(std::move(item));
+  };
+}
+
+ActionRoutine task_routine(const ActionRoutine& action, const std::string& node, Trace* trace, Recorder* recorder) {
+  if (!trace && !recorder) return action;
+  const ActionRoutine* r = &action;  // the bundle outlives the cycle
+  return ActionRoutine(action.name(), [r, trace, recorder, node](const ActionContext& ctx, DataItem& item) {
+    if (recorder) recorder->task(node, item, ctx.thread_index());
+    TraceScope scope(trace, r->name().c_str(), "task", node, ctx.thread_index(), trace ? item.describe() : std::string());
+    (*r)(ctx, item);
+  });
+}
+
+ActionRoutine helper_routine(const CycleNode& node, Trace* trace, Recorder* recorder) {
+  ActionRoutine routine = node.helper->routine(emit_into(node.emits_to), trace);
+  if (!recorder) return routine;
+  return ActionRoutine(node.name, [inner = std::move(routine), recorder, name = node.name](const ActionContext& ctx,
+                                                                                           DataItem& item) {
+    recorder->task(name, item, ctx.thread_index());
+    inner(ctx, item);
+  });
+}
+
+DistributorTarget distributor_target(const std::string& node, DataType type, ThreadTeam* team, Recorder* recorder) {
+  return DistributorTarget{
+      node, type,
+      [team, recorder, node](std::shared_ptr<DataItem> item) {
+        if (recorder) recorder->push(node, *item);
+        team->enqueue(std::move(item));
+      },
+      [team]() { return team->snapshot().n_queued; },
+      [team, recorder, node](std::vector<std::shared_ptr<DataItem>> items) {
+        if (recorder)
+          for (const auto& item : items) recorder->push(node, *item);
+        team->enqueue(std::move(items));
+      }};
+}
+
+}  // namespace korch::detail

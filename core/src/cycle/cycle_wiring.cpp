@@ -1,0 +1,74 @@
+#include "cycle_wiring.hpp"
+
+#include <fmt/format.h>
+
+namespace korch::detail {
+
+CycleWiring::CycleWiring(const Configuration& c, CycleNodes& nodes) {
+  try {
+    for (const auto& e : c.work) {
+      CycleNode& from = nodes.at(e.from);
+      CycleNode& to = nodes.at(e.to);
+      if (!from.helper || Helper::passes_item_through(from.helper->config().kind)) {
+        from.team->attach_work_subscriber(*to.team);
+        work_links_.push_back(from.team);
+      } else {
+        to.team->add_external_work_publisher();
+        external_links_.push_back(to.team);
+        from.emits_to = to.team;
+      }
+    }
+    for (const auto& g : c.distributor.groups) {
+      for (const auto& p : g.pipelines) {
+        ThreadTeam* t = nodes.at(p).team;
+        t->add_external_work_publisher();
+        external_links_.push_back(t);
+        entries_.push_back(t);
+      }
+    }
+    for (const auto& e : c.threads) {
+      nodes.at(e.from).team->attach_thread_subscriber(*nodes.at(e.to).team);
+      thread_links_.push_back(nodes.at(e.from).team);
+    }
+  } catch (...) {
+    CycleErrors ignored;  // the link error itself is what the caller sees
+    unwire(ignored);
+    throw;
+  }
+}
+
+CycleWiring::~CycleWiring() {
+  if (unwired_) return;
+  CycleErrors ignored;  // already failing: the first error is the one reported
+  unwire(ignored);
+}
+
+void CycleWiring::unwire(CycleErrors& errors) {
+  unwired_ = true;
+  for (auto* t : work_links_) {
+    try {
+      t->detach_work_subscriber();
+    } catch (...) {
+      errors.add(fmt::format("removing the work subscriber of '{}'", t->name()), std::current_exception());
+    }
+  }
+  for (auto* t : thread_links_) {
+    try {
+      t->detach_thread_subscriber();
+    } catch (...) {
+      errors.add(fmt::format("removing the thread subscriber of '{}'", t->name()), std::current_exception());
+    }
+  }
+  for (auto* t : external_links_) {
+    try {
+      t->remove_external_work_publisher();
+    } catch (...) {
+      errors.add(fmt::format("removing an external work publisher of '{}'", t->name()), std::current_exception());
+    }
+  }
+  work_links_.clear();
+  thread_links_.clear();
+  external_links_.clear();
+}
+
+}  // namespace korch::detail

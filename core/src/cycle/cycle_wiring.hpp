@@ -1,0 +1,35 @@
+// The links of one cycle between teams: work subscriptions, thread subscriptions, and external
+// work publishers (the distributor feeding a pipeline's entry, a helper feeding the team after it).
+// Made for one cycle and undone when it ends: unwire() reports a link that cannot be removed; the
+// destructor removes whatever is still linked (an exception path), so no team keeps a stale link
+// or publisher into the next cycle.
+#pragma once
+
+#include "cycle_errors.hpp"
+#include "cycle_node.hpp"
+
+#include <vector>
+
+namespace korch::detail {
+
+class CycleWiring {
+ public:
+  // Links every edge of `c` between the nodes; if one link fails, those made are undone and the
+  // error is rethrown. Sets each emitting helper's `emits_to`.
+  CycleWiring(const Configuration& c, CycleNodes& nodes);
+  ~CycleWiring();
+  CycleWiring(const CycleWiring&) = delete;
+  CycleWiring& operator=(const CycleWiring&) = delete;
+
+  // The pipeline entries the distributor feeds (each has the distributor as external publisher).
+  const std::vector<ThreadTeam*>& entries() const noexcept { return entries_; }
+
+  // Removes every link; a failure to remove one is added to `errors`.
+  void unwire(CycleErrors& errors);
+
+ private:
+  std::vector<ThreadTeam*> work_links_, thread_links_, external_links_, entries_;
+  bool unwired_ = false;
+};
+
+}  // namespace korch::detail
