@@ -1,7 +1,7 @@
 // Drawing on an Image for the hydro pictures: pixels, filled and framed rectangles, lines, and text
 // in a small built-in 5x7 bitmap font (drawn for this project).
 //
-// The font has upper- and lower-case letters, digits and the punctuation _-/.:#=+()[],^%<>*'| ;
+// The font has upper- and lower-case letters, digits, space and the punctuation _-/.:;#=+()[],^%<>*'|;
 // a space is blank and any other character is drawn as a box, so missing glyphs are visible.
 // Text may be scaled up by an integer factor (each font pixel becomes scale x scale pixels).
 // Everything is clipped to the image, so callers may draw partly outside it.
