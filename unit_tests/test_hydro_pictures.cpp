@@ -1,9 +1,11 @@
-// Pictures of the hydro app (issue 5): the colour map of a field, PNG output read back with libpng,
-// and the timeline of a trace.
+// Pictures of the hydro app: the colour map of a field, PNG output read back with libpng, and the
+// timeline of a trace (rows, time axis, legend).
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
 
+#include "canvas.hpp"
+#include "field_figure.hpp"
 #include "image.hpp"
 #include "timeline.hpp"
 
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace korch::hydro;
@@ -228,6 +231,37 @@ TEST_CASE("render_timeline: one row per distinct (team, thread), boxes in their 
   CHECK(pixel(image, x, layout.row_top(r)) != layout.colour_of("host_to_device"));
   // A row gap separates rows.
   CHECK(pixel(image, x, layout.row_top(r) - 1) == Rgb{255, 255, 255});
+  // Kinds for the legend, a label per row, and a time axis in ms under the rows with a tick and a
+  // label per tick value; a title above the rows when given.
+  CHECK(layout.categories == std::vector<std::string>{"task", "distributor", "transfer", "task", "helper"});
+  const Image titled = render_timeline(events, 800, "timeline title");
+  const TimelineLayout tl = timeline_layout(events, 800, "timeline title");
+  CHECK(tl.rows_top > layout.rows_top);
+  CHECK(titled.height == tl.height);
+  auto ink = [&](int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1; ++y)
+      for (int xx = x0; xx < x1; ++xx) {
+        const Rgb c = pixel(titled, xx, y);
+        n += c[0] < 80 && c[1] < 80 && c[2] < 80;
+      }
+    return n;
+  };
+  CHECK(ink(0, tl.title_top, 800, tl.title_top + 14) > 100);
+  for (std::size_t row = 0; row < tl.rows.size(); ++row)
+    CHECK(ink(0, tl.row_top(row), tl.plot_left - 4, tl.row_top(row) + kTimelineRowHeight) > 10);
+  CHECK(tl.axis_top >= tl.row_top(tl.rows.size() - 1) + kTimelineRowHeight);
+  CHECK(tl.legend_top > tl.axis_top + 20);
+  REQUIRE(tl.ticks_ms.size() >= 3);
+  CHECK(tl.ticks_ms.front() == 0.0);
+  CHECK(tl.ticks_ms.back() == doctest::Approx(0.01));  // the events span 10000 ns
+  CHECK(ink(tl.plot_left, tl.axis_top, tl.plot_left + tl.plot_width, tl.axis_top + 1) == tl.plot_width);
+  for (double ms : tl.ticks_ms) {
+    const int tx = tl.x_of(tl.t0 + static_cast<std::int64_t>(std::llround(ms * 1e6)));
+    CHECK(ink(tx, tl.axis_top + 1, tx + 1, tl.axis_top + 4) == 3);
+  }
+  CHECK(ink(tl.plot_left, tl.axis_top + 6, tl.plot_left + tl.plot_width, tl.axis_top + 26) > 100);
+  CHECK(ink(0, tl.legend_top, 800, tl.height) > 100);
   // Colours are stable per name: the same in another picture, distinct for these names.
   const std::vector<korch::TraceEvent> other{event("diagnostics", "task", "x", 3, 0, 10)};
   const Image image2 = render_timeline(other, 400);
@@ -265,18 +299,19 @@ TEST_CASE("render_timeline: empty input gives a small blank image; zero-length e
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("pictures: sample field and timeline written to $KORCH_TEST_PICTURES_DIR when it is set") {
-  const char* dir = std::getenv("KORCH_TEST_PICTURES_DIR");
-  if (dir == nullptr) return;
+TEST_CASE("pictures: a sample field figure and timeline are written and read back (also to $KORCH_TEST_PICTURES_DIR)") {
   std::vector<double> values(64 * 48);
   for (int j = 0; j < 48; ++j)
     for (int i = 0; i < 64; ++i)
       values[static_cast<std::size_t>(i + 64 * j)] =
           std::exp(-((i - 20) * (i - 20) + (j - 30) * (j - 30)) / 200.0) + 0.01 * i;
   values[100] = std::numeric_limits<double>::quiet_NaN();
-  const auto range = finite_range(values);
-  write_png(std::string(dir) + "/sample_field.png",
-            append_colour_bar(render_field(values, 64, 48, range[0], range[1])));
+  FieldFigure figure;
+  figure.title = {"sample 2D, 64 x 48 cells, t = 1.000e-02", "a Gaussian bump on a ramp, one NaN cell"};
+  figure.y_range = {0.0, 0.75};
+  const Image field = render_field_figure(values, 64, 48, figure);
+  figure.log_scale = true;
+  const Image log_field = render_field_figure(values, 64, 48, figure);
   std::vector<korch::TraceEvent> events;
   const char* actions[] = {"hydro_step", "fill_guard_cells", "compute_dt", "diagnostics"};
   std::int64_t t = 0;
@@ -291,5 +326,23 @@ TEST_CASE("pictures: sample field and timeline written to $KORCH_TEST_PICTURES_D
     events.push_back(event("pack", "helper", "packer", 0, t, t + 900));
     events.push_back(event("distribute", "distributor", "main", 0, t, t + 300));
   }
-  write_png(std::string(dir) + "/sample_timeline.png", render_timeline(events, 1200));
+  const Image timeline = render_timeline(events, 1200, "sample timeline");
+  // Read back: the same pixels, and the timeline's time axis spans the 0.12 ms of events in ms.
+  const auto dir = scratch_dir();
+  const std::pair<const char*, const Image*> pictures[] = {
+      {"sample_field.png", &field}, {"sample_field_log.png", &log_field}, {"sample_timeline.png", &timeline}};
+  for (const auto& [name, image] : pictures) {
+    write_png((dir / name).string(), *image);
+    const Image back = read_png_rgb((dir / name).string());
+    CHECK(back.width == image->width);
+    CHECK(back.rgb == image->rgb);
+  }
+  const TimelineLayout layout = timeline_layout(events, 1200, "sample timeline");
+  REQUIRE(layout.ticks_ms.size() >= 2);
+  CHECK(layout.ticks_ms.front() == 0.0);
+  CHECK(layout.ticks_ms.back() <= 1e-6 * static_cast<double>(layout.t1 - layout.t0) + 1e-12);
+  CHECK(field.rgb != log_field.rgb);
+  if (const char* out = std::getenv("KORCH_TEST_PICTURES_DIR"))
+    for (const auto& [name, image] : pictures) write_png(std::string(out) + "/" + name, *image);
+  std::filesystem::remove_all(dir);
 }

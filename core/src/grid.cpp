@@ -1,10 +1,53 @@
 #include <korch/error.hpp>
 #include <korch/grid.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 
 namespace korch {
+
+std::uint64_t physical_memory_bytes() noexcept {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit) {
+  static const char* axis[3] = {"x", "y", "z"};
+  // Every product below is of factors already checked against their limits, so none overflows
+  // 64 bits; the results are compared with the limits before anything narrower uses them.
+  const std::int64_t guard = spec.guard;
+  std::int64_t blocks = 1;
+  for (int d = 0; d < 3; ++d) {
+    const std::int64_t cells = static_cast<std::int64_t>(spec.blocks[d]) * spec.block_cells[d];
+    if (cells > Grid::max_cells_per_direction)
+      throw Error::format("grid: {} blocks of {} cells in {} make {} cells, more than the limit of {} cells per direction",
+                          spec.blocks[d], spec.block_cells[d], axis[d], cells, Grid::max_cells_per_direction);
+    const std::int64_t stored = spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0);
+    if (stored > Grid::max_cells_per_direction)
+      throw Error::format("grid: a block stores {} cells in {} ({} + 2 x {} guard cells), more than the limit of {}",
+                          stored, axis[d], spec.block_cells[d], guard, Grid::max_cells_per_direction);
+    blocks *= spec.blocks[d];
+    if (blocks > Grid::max_blocks)
+      throw Error::format("grid: {} x {} x {} blocks exceed the limit of {} blocks (block ids are int)", spec.blocks[0],
+                          spec.blocks[1], spec.blocks[2], Grid::max_blocks);
+  }
+  // Bytes in long double first: the exact product may not fit 64 bits, its estimate always does.
+  long double estimate = static_cast<long double>(blocks) * spec.n_vars * sizeof(double);
+  for (int d = 0; d < 3; ++d) estimate *= static_cast<long double>(spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0));
+  const std::uint64_t limit = memory_limit > 0 ? memory_limit : (std::uint64_t{1} << 62);
+  if (estimate > static_cast<long double>(limit))
+    throw Error::format(
+        "grid: {} x {} x {} blocks of {} x {} x {} cells (+ guard cells) with {} variables need {:.4g} bytes, more than "
+        "the limit of {} bytes{}",
+        spec.blocks[0], spec.blocks[1], spec.blocks[2], spec.block_cells[0], spec.block_cells[1], spec.block_cells[2],
+        spec.n_vars, static_cast<double>(estimate), limit, memory_limit > 0 ? " (this machine's physical memory)" : "");
+  return static_cast<std::size_t>(estimate);
+}
 
 Grid::Grid(GridSpec spec) : spec_(spec) {
   static const char* axis[3] = {"x", "y", "z"};
@@ -28,11 +71,18 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
   }
   if (spec_.n_vars < 1) throw Error::format("grid: n_vars is {}: the grid needs at least one variable", spec_.n_vars);
 
+  const std::size_t bytes = check_grid_size(spec_, physical_memory_bytes());
+
   const auto gw = guard_width();
   const auto ext = stored_extent();
-  data_ = HostData("korch grid", static_cast<std::size_t>(spec_.blocks[0] * spec_.blocks[1] * spec_.blocks[2]),
-                   static_cast<std::size_t>(spec_.n_vars), static_cast<std::size_t>(ext[0]),
-                   static_cast<std::size_t>(ext[1]), static_cast<std::size_t>(ext[2]));
+  const std::size_t n_blocks = static_cast<std::size_t>(spec_.blocks[0]) * static_cast<std::size_t>(spec_.blocks[1]) *
+                               static_cast<std::size_t>(spec_.blocks[2]);
+  try {
+    data_ = HostData("korch grid", n_blocks, static_cast<std::size_t>(spec_.n_vars), static_cast<std::size_t>(ext[0]),
+                     static_cast<std::size_t>(ext[1]), static_cast<std::size_t>(ext[2]));
+  } catch (const std::exception& e) {
+    throw Error::format("grid: cannot allocate {} bytes for {} blocks: {}", bytes, n_blocks, e.what());
+  }
   doubles_per_block_ = static_cast<std::size_t>(spec_.n_vars) * static_cast<std::size_t>(ext[0]) *
                        static_cast<std::size_t>(ext[1]) * static_cast<std::size_t>(ext[2]);
   int id = 0;

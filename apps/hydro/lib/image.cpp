@@ -1,9 +1,10 @@
 #include "image.hpp"
 
+#include "output_files.hpp"
+
 #include <korch/error.hpp>
 
 #include <png.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -144,28 +145,23 @@ void write_png(const std::string& path, const Image& image) {
         "write_png '{}': the image is {} x {} with {} bytes: need a non-empty image of 3 * width * "
         "height bytes",
         path, image.width, image.height, image.rgb.size());
-  const std::string temporary = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  png_image png;
-  std::memset(&png, 0, sizeof png);
-  png.version = PNG_IMAGE_VERSION;
-  png.width = static_cast<png_uint_32>(image.width);
-  png.height = static_cast<png_uint_32>(image.height);
-  png.format = PNG_FORMAT_RGB;
-  errno = 0;
-  const int ok = png_image_write_to_file(&png, temporary.c_str(), 0, image.rgb.data(), 3 * image.width, nullptr);
-  if (!ok) {
-    std::string message = png.message;
-    if (message.empty() && errno != 0) message = std::strerror(errno);
+  write_file_atomically(path, [&](const std::string& temporary) {
+    png_image png;
+    std::memset(&png, 0, sizeof png);
+    png.version = PNG_IMAGE_VERSION;
+    png.width = static_cast<png_uint_32>(image.width);
+    png.height = static_cast<png_uint_32>(image.height);
+    png.format = PNG_FORMAT_RGB;
+    errno = 0;
+    const int ok = png_image_write_to_file(&png, temporary.c_str(), 0, image.rgb.data(), 3 * image.width, nullptr);
+    if (!ok) {
+      std::string message = png.message;
+      if (message.empty() && errno != 0) message = std::strerror(errno);
+      png_image_free(&png);
+      throw Error::format("write_png: cannot write '{}': {}", path, message);
+    }
     png_image_free(&png);
-    std::remove(temporary.c_str());
-    throw Error::format("write_png: cannot write '{}': {}", path, message);
-  }
-  png_image_free(&png);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string message = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw Error::format("write_png: cannot write '{}' (renaming '{}' failed): {}", path, temporary, message);
-  }
+  });
 }
 
 }  // namespace korch::hydro

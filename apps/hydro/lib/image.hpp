@@ -54,8 +54,8 @@ Image append_colour_bar(const Image& image);
 std::array<double, 2> finite_range(const std::vector<double>& values);
 
 // Writes an 8-bit RGB PNG. Throws korch::Error naming the path (and libpng's message) on failure.
-// The file is written to "<path>.tmp-<pid>" first and renamed, so a failed write leaves no partial
-// file at `path`.
+// The file is written under a temporary name first and renamed (write_file_atomically), so a
+// failed or killed write leaves no partial file at `path`.
 void write_png(const std::string& path, const Image& image);
 
 }  // namespace korch::hydro

@@ -1,10 +1,7 @@
 #include "simulation.hpp"
 
-#include "image.hpp"
-#if __has_include("timeline.hpp")
-#include "timeline.hpp"
-#define KORCH_HYDRO_HAVE_TIMELINE 1
-#endif
+#include "output_files.hpp"
+#include "progress.hpp"
 #if __has_include("conduction.hpp")
 #include "conduction.hpp"
 #define KORCH_HYDRO_HAVE_CONDUCTION 1
@@ -506,7 +503,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)) {
   spec.guard_dims = o.dim;  // a 2-D grid stores no z guard planes
   spec.n_vars = n_grid_vars;
   spec.domain_lo = {0.0, 0.0, 0.0};
-  spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (o.blocks * o.cells_per_block)};
+  spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (static_cast<double>(o.blocks) * o.cells_per_block)};
   spec.tile_cells = {o.tile, o.tile, o.dim == 3 ? o.tile : 0};
   grid_ = std::make_unique<Grid>(spec);
   configuration_ = make_configuration(o);
@@ -829,26 +826,18 @@ std::array<double, 5> Simulation::totals() const {
 
 void Simulation::run() {
   const Options& o = options_;
+  // A directory that cannot be written should fail the run now, not after its last step.
+  if (o.write_output) prepare_output_directory(o.out);
   const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
   const auto n = global_cells();
   const double cells = static_cast<double>(n[0]) * n[1] * n[2];
   const auto start = Clock::now();
-  auto last_print = start - std::chrono::seconds(1);
+  Progress progress(stdout, Progress::mode_for(o.quiet, stdout), cells);
   auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
   while (!done()) {
     const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
-    const bool last = done();
-    if (!o.quiet && (last || Clock::now() - last_print > std::chrono::milliseconds(100))) {
-      last_print = Clock::now();
-      const double frac = o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax;
-      const int width = 30, filled = static_cast<int>(std::min(1.0, frac) * width);
-      const double el = seconds_since(start);
-      std::fprintf(stderr, "\r[%s%s] %3.0f%% step %d  t=%.4e  dt=%.3e  %.3e cells/s ", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                   std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100.0 * std::min(1.0, frac), steps_, time_, dt,
-                   el > 0 ? cells * steps_ / el : 0.0);
-      if (last) std::fprintf(stderr, "\n");
-      std::fflush(stderr);
-    }
+    const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
+    progress.update(fraction, steps_, time_, dt, seconds_since(start));
   }
   run_seconds_ = seconds_since(start);
 }
@@ -900,27 +889,6 @@ std::string Simulation::summary() const {
     s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: max density", hi);
   }
   return s;
-}
-
-void Simulation::write_outputs() const {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(options_.out, ec);
-  if (ec) throw Error::format("option --out: cannot create directory '{}': {}", options_.out, ec.message());
-  const auto n = global_cells();
-  std::vector<double> rho = gather(0);
-  std::vector<double> slice(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]));
-  const std::size_t k = static_cast<std::size_t>(n[2] / 2);
-  for (std::size_t c = 0; c < slice.size(); ++c) slice[c] = rho[c + slice.size() * k];
-  const auto [lo, hi] = std::minmax_element(slice.begin(), slice.end());
-  write_png((fs::path(options_.out) / "density.png").string(), render_field(slice, n[0], n[1], *lo, *hi > *lo ? *hi : *lo + 1.0));
-  Trace t;
-  auto events = last_events();
-  for (const auto& e : events) t.record(e);
-  t.write_chrome_json((fs::path(options_.out) / "trace.json").string());
-#if defined(KORCH_HYDRO_HAVE_TIMELINE)
-  write_png((fs::path(options_.out) / "timeline.png").string(), render_timeline(events));
-#endif
 }
 
 }  // namespace korch::hydro

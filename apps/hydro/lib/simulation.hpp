@@ -47,6 +47,7 @@ struct Options {
   int dim = 2;
   std::string out = "out";
   bool quiet = false;
+  bool log_scale = false;  // logarithmic colour scale in density.png
   double conduction = 0.0;     // kappa; 0: off
   double cfl = 0.4;
   double gamma = 1.4;
@@ -101,7 +102,8 @@ class Simulation {
   // One step: the hydro bundle through the runtime, then commit + guard fill (+ conduction).
   // Returns the dt used (stable_dt, clipped to `dt_max`).
   double step(double dt_max = 1e300);
-  // Runs to options().steps or tmax; progress on stderr unless quiet.
+  // Runs to options().steps or tmax; progress on stdout unless quiet (progress.hpp). Checks first
+  // that options().out can be written (when write_output), throwing korch::Error naming it.
   void run();
 
   // Interior of grid variable `var` over the whole grid, x fastest: i + nx * (j + ny * k).
@@ -126,7 +128,8 @@ class Simulation {
 
   // The summary table (cells/s, time per step, shares, transfers).
   std::string summary() const;
-  // density.png, trace.json, timeline.png under options().out.
+  // density.png, trace.json, timeline.png under options().out, each written to a temporary name and
+  // renamed over the final one (output_files.hpp); defined in simulation_outputs.cpp.
   void write_outputs() const;
 
  private:

@@ -1,5 +1,8 @@
 #include "timeline.hpp"
 
+#include "axis.hpp"
+#include "canvas.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -10,75 +13,6 @@ namespace korch::hydro {
 
 namespace {
 
-// The built-in 5x7 bitmap font: 7 rows of 5 bits (bit 4 the leftmost pixel), drawn for this project.
-struct Glyph {
-  char c;
-  std::uint8_t rows[7];
-};
-constexpr Glyph kFont[] = {
-    {'A', {0x0e, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11}}, {'B', {0x1e, 0x11, 0x11, 0x1e, 0x11, 0x11, 0x1e}},
-    {'C', {0x0e, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0e}}, {'D', {0x1e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1e}},
-    {'E', {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x1f}}, {'F', {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x10}},
-    {'G', {0x0e, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0f}}, {'H', {0x11, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11}},
-    {'I', {0x0e, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e}}, {'J', {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0c}},
-    {'K', {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11}}, {'L', {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1f}},
-    {'M', {0x11, 0x1b, 0x15, 0x15, 0x11, 0x11, 0x11}}, {'N', {0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11}},
-    {'O', {0x0e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e}}, {'P', {0x1e, 0x11, 0x11, 0x1e, 0x10, 0x10, 0x10}},
-    {'Q', {0x0e, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0d}}, {'R', {0x1e, 0x11, 0x11, 0x1e, 0x14, 0x12, 0x11}},
-    {'S', {0x0f, 0x10, 0x10, 0x0e, 0x01, 0x01, 0x1e}}, {'T', {0x1f, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04}},
-    {'U', {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e}}, {'V', {0x11, 0x11, 0x11, 0x11, 0x11, 0x0a, 0x04}},
-    {'W', {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0a}}, {'X', {0x11, 0x11, 0x0a, 0x04, 0x0a, 0x11, 0x11}},
-    {'Y', {0x11, 0x11, 0x0a, 0x04, 0x04, 0x04, 0x04}}, {'Z', {0x1f, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1f}},
-    {'0', {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e}}, {'1', {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e}},
-    {'2', {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f}}, {'3', {0x1e, 0x01, 0x01, 0x0e, 0x01, 0x01, 0x1e}},
-    {'4', {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02}}, {'5', {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e}},
-    {'6', {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e}}, {'7', {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}},
-    {'8', {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e}}, {'9', {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c}},
-    {'_', {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f}}, {'-', {0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00}},
-    {'/', {0x01, 0x01, 0x02, 0x04, 0x08, 0x10, 0x10}}, {'.', {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c}},
-    {':', {0x00, 0x0c, 0x0c, 0x00, 0x0c, 0x0c, 0x00}}, {'#', {0x0a, 0x0a, 0x1f, 0x0a, 0x1f, 0x0a, 0x0a}},
-};
-constexpr int kGlyphAdvance = 6;  // 5 px glyph + 1 px space
-
-const Glyph* find_glyph(char c) {
-  if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  for (const Glyph& g : kFont)
-    if (g.c == c) return &g;
-  return nullptr;
-}
-
-class Canvas {
- public:
-  explicit Canvas(Image& image) : image_(image) {}
-  void set(int x, int y, const Rgb& c) {
-    if (x < 0 || y < 0 || x >= image_.width || y >= image_.height) return;
-    std::uint8_t* p = image_.rgb.data() + 3 * (static_cast<std::size_t>(y) * static_cast<std::size_t>(image_.width) +
-                                               static_cast<std::size_t>(x));
-    p[0] = c[0];
-    p[1] = c[1];
-    p[2] = c[2];
-  }
-  void fill(int x0, int y0, int x1, int y1, const Rgb& c) {  // [x0, x1) x [y0, y1)
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) set(x, y, c);
-  }
-  // Text from (x, y) top-left, at most max_chars characters; unknown characters (not space) drawn as a box.
-  void text(int x, int y, const std::string& s, std::size_t max_chars, const Rgb& c) {
-    for (std::size_t k = 0; k < s.size() && k < max_chars; ++k, x += kGlyphAdvance) {
-      if (s[k] == ' ') continue;
-      const Glyph* g = find_glyph(s[k]);
-      for (int row = 0; row < 7; ++row)
-        for (int col = 0; col < 5; ++col) {
-          const bool on = g ? ((g->rows[row] >> (4 - col)) & 1) != 0 : (row == 0 || row == 6 || col == 0 || col == 4);
-          if (on) set(x + col, y + row, c);
-        }
-    }
-  }
-
- private:
-  Image& image_;
-};
-
 Rgb darker(const Rgb& c, double f) {
   return {static_cast<std::uint8_t>(c[0] * f), static_cast<std::uint8_t>(c[1] * f),
           static_cast<std::uint8_t>(c[2] * f)};
@@ -88,15 +22,24 @@ std::string row_label(const TimelineRow& row) { return row.team + "/" + std::to_
 
 constexpr int kMargin = 8;
 constexpr int kSwatchWidth = 16, kSwatchHeight = 12, kLegendLine = 16;
+constexpr int kTitleScale = 2;
+constexpr int kTickLength = 4;
+const Rgb kInk{30, 30, 30};
 
-// Lays the legend out from (x0, y0) within `width`; calls place(name index, x, y) for each swatch.
+// The legend's text for a name: actions (tasks) by name, other kinds with their kind.
+std::string legend_text(const std::string& name, const std::string& category) {
+  return category == "task" || category.empty() ? name : name + " (" + category + ")";
+}
+
+// Lays the legend out from (kMargin, y0) within `width`; calls place(item, x, y, max_chars) for
+// each swatch and returns the y below the last legend line.
 template <class Place>
-int layout_legend(const std::vector<std::string>& names, int width, int y0, Place&& place) {
+int layout_legend(const std::vector<std::string>& texts, int width, int y0, Place&& place) {
   int x = kMargin, y = y0;
   const std::size_t max_chars =
       static_cast<std::size_t>(std::max(1, (width - 2 * kMargin - kSwatchWidth - 4) / kGlyphAdvance));
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    const int chars = static_cast<int>(std::min(names[k].size(), max_chars));
+  for (std::size_t k = 0; k < texts.size(); ++k) {
+    const int chars = static_cast<int>(std::min(texts[k].size(), max_chars));
     const int item = kSwatchWidth + 4 + chars * kGlyphAdvance + 12;
     if (x > kMargin && x + item > width - kMargin) {
       x = kMargin;
@@ -105,7 +48,37 @@ int layout_legend(const std::vector<std::string>& names, int width, int y0, Plac
     place(k, x, y, max_chars);
     x += item;
   }
-  return names.empty() ? y0 : y + kLegendLine;
+  return texts.empty() ? y0 : y + kLegendLine;
+}
+
+std::vector<std::string> legend_texts(const TimelineLayout& layout) {
+  std::vector<std::string> texts;
+  for (std::size_t k = 0; k < layout.names.size(); ++k) texts.push_back(legend_text(layout.names[k], layout.categories[k]));
+  return texts;
+}
+
+// A box of an event's kind: tasks the full height of [y0, y1), transfers and helpers the middle
+// half (transfers hatched), distributors the middle quarter.
+void draw_event_box(Canvas& canvas, int x0, int x1, int top, int height, const Rgb& colour, const std::string& category,
+                    bool edge) {
+  int y0 = top, y1 = top + height;
+  const bool transfer = category == "transfer";
+  if (transfer || category == "helper") {
+    y0 = top + height / 4;
+    y1 = y0 + height / 2;
+  } else if (category == "distributor") {
+    y0 = top + (3 * height) / 8;
+    y1 = y0 + height / 4;
+  }
+  canvas.fill(x0, y0, x1, y1, colour);
+  if (transfer) {
+    const Rgb hatch = darker(colour, 0.55);
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x)
+        if ((x + y) % 4 == 0) canvas.set(x, y, hatch);
+  } else if (edge && y1 - y0 == height && x1 - x0 >= 4) {
+    canvas.fill(x1 - 1, y0, x1, y1, darker(colour, 0.6));
+  }
 }
 
 }  // namespace
@@ -158,7 +131,7 @@ std::size_t TimelineLayout::row_of(const std::string& team, unsigned thread) con
   return rows.size();
 }
 
-TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int width) {
+TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int width, const std::string& title) {
   TimelineLayout layout;
   layout.width = std::max(width, 200);
   if (events.empty()) {
@@ -168,22 +141,25 @@ TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int
     return layout;
   }
   std::set<std::pair<std::string, unsigned>> rows;
-  std::set<std::string> names;
+  std::map<std::string, std::string> category_of;  // the first category seen for each name
   layout.t0 = events.front().begin_ns;
   layout.t1 = events.front().end_ns;
   for (const korch::TraceEvent& e : events) {
     rows.emplace(e.team, e.thread);
-    names.insert(e.name);
+    category_of.emplace(e.name, e.category);
     layout.t0 = std::min({layout.t0, e.begin_ns, e.end_ns});
     layout.t1 = std::max({layout.t1, e.begin_ns, e.end_ns});
   }
   if (layout.t1 <= layout.t0) layout.t1 = layout.t0 + 1;
-  std::size_t label_chars = 0;
+  std::size_t label_chars = std::string(kTimelineRowHeader).size();
   for (const auto& [team, thread] : rows) {
     layout.rows.push_back({team, thread});
     label_chars = std::max(label_chars, row_label(layout.rows.back()).size());
   }
-  layout.names.assign(names.begin(), names.end());
+  for (const auto& [name, category] : category_of) {
+    layout.names.push_back(name);
+    layout.categories.push_back(category);
+  }
   std::vector<bool> used(kTimelinePalette, false);
   std::size_t used_count = 0;
   for (const std::string& name : layout.names) {
@@ -199,62 +175,76 @@ TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int
   const int label_width = std::min(static_cast<int>(label_chars) * kGlyphAdvance, layout.width / 4);
   layout.plot_left = kMargin + label_width + kMargin;
   layout.plot_width = std::max(1, layout.width - layout.plot_left - kMargin);
-  layout.rows_top = kMargin;
+  layout.title_top = kMargin;
+  const int title_height = title.empty() ? 0 : kGlyphHeight * kTitleScale + 8;
+  // The row header line ("team/thread") sits between the title and the first row.
+  layout.rows_top = kMargin + title_height + kGlyphHeight + 5;
   const int rows_bottom = layout.row_top(layout.rows.size()) - kTimelineRowGap;
-  layout.legend_top = rows_bottom + 10;
+  layout.axis_top = rows_bottom + 2;
+  const double span_ms = 1e-6 * static_cast<double>(layout.t1 - layout.t0);
+  layout.ticks_ms = nice_ticks(0.0, span_ms, std::clamp(layout.plot_width / 110, 2, 12));
+  const int axis_bottom = layout.axis_top + 1 + kTickLength + 3 + kGlyphHeight + 5 + kGlyphHeight;
+  layout.legend_top = axis_bottom + 10;
   const int legend_bottom =
-      layout_legend(layout.names, layout.width, layout.legend_top, [](std::size_t, int, int, std::size_t) {});
+      layout_legend(legend_texts(layout), layout.width, layout.legend_top, [](std::size_t, int, int, std::size_t) {});
   layout.height = legend_bottom + kMargin;
   return layout;
 }
 
-Image render_timeline(const std::vector<korch::TraceEvent>& events, int width) {
-  const TimelineLayout layout = timeline_layout(events, width);
-  Image image;
-  image.width = layout.width;
-  image.height = layout.height;
-  image.rgb.assign(3 * static_cast<std::size_t>(image.width) * static_cast<std::size_t>(image.height), 255);
+Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, const std::string& title) {
+  const TimelineLayout layout = timeline_layout(events, width, title);
+  Image image = blank_image(layout.width, layout.height);
   if (events.empty()) return image;
   Canvas canvas(image);
-  const Rgb band{236, 236, 236}, ink{30, 30, 30};
+  const Rgb band{236, 236, 236}, grid_line{205, 205, 205};
+  if (!title.empty()) {
+    const std::size_t title_chars = static_cast<std::size_t>((layout.width - 2 * kMargin) / (kGlyphAdvance * kTitleScale));
+    canvas.text(kMargin, layout.title_top, title, kInk, kTitleScale, title_chars);
+  }
   const std::size_t label_chars = static_cast<std::size_t>((layout.plot_left - 2 * kMargin) / kGlyphAdvance);
+  canvas.text(kMargin, layout.rows_top - kGlyphHeight - 4, kTimelineRowHeader, kInk, 1, label_chars);
   for (std::size_t r = 0; r < layout.rows.size(); ++r) {
     const int top = layout.row_top(r);
     canvas.fill(layout.plot_left, top, layout.plot_left + layout.plot_width, top + kTimelineRowHeight, band);
-    canvas.text(kMargin, top + (kTimelineRowHeight - 7) / 2, row_label(layout.rows[r]), label_chars, ink);
+    canvas.text(kMargin, top + (kTimelineRowHeight - kGlyphHeight) / 2, row_label(layout.rows[r]), kInk, 1, label_chars);
   }
+  // Faint vertical lines at the time ticks, under the boxes, so that durations can be read off.
+  auto tick_x = [&](double ms) { return layout.x_of(layout.t0 + static_cast<std::int64_t>(std::llround(ms * 1e6))); };
+  for (double ms : layout.ticks_ms)
+    for (std::size_t r = 0; r < layout.rows.size(); ++r) {
+      const int top = layout.row_top(r);
+      canvas.fill(tick_x(ms), top, tick_x(ms) + 1, top + kTimelineRowHeight, grid_line);
+    }
   std::map<std::string, Rgb> colours;
   for (std::size_t k = 0; k < layout.names.size(); ++k) colours[layout.names[k]] = layout.colours[k];
   for (const korch::TraceEvent& e : events) {
-    const std::size_t r = layout.row_of(e.team, e.thread);
-    const int top = layout.row_top(r);
+    const int top = layout.row_top(layout.row_of(e.team, e.thread));
     const int x0 = layout.x_of(std::min(e.begin_ns, e.end_ns));
     const int x1 = std::max(x0 + 1, layout.x_of(std::max(e.begin_ns, e.end_ns)));
-    const Rgb colour = colours[e.name];
-    int y0 = top, y1 = top + kTimelineRowHeight;
-    const bool transfer = e.category == "transfer";
-    if (transfer || e.category == "helper") {
-      y0 = top + kTimelineRowHeight / 4;
-      y1 = y0 + kTimelineRowHeight / 2;
-    } else if (e.category == "distributor") {
-      y0 = top + (3 * kTimelineRowHeight) / 8;
-      y1 = y0 + kTimelineRowHeight / 4;
-    }
-    canvas.fill(x0, y0, x1, y1, colour);
-    if (transfer) {
-      const Rgb hatch = darker(colour, 0.55);
-      for (int y = y0; y < y1; ++y)
-        for (int x = x0; x < x1; ++x)
-          if ((x + y) % 4 == 0) canvas.set(x, y, hatch);
-    } else if (y1 - y0 == kTimelineRowHeight && x1 - x0 >= 4) {
-      canvas.fill(x1 - 1, y0, x1, y1, darker(colour, 0.6));
-    }
+    draw_event_box(canvas, x0, x1, top, kTimelineRowHeight, colours[e.name], e.category, true);
   }
+  // The time axis under the rows: a line, ticks, labels in ms and the axis name.
+  const int axis = layout.axis_top;
+  canvas.fill(layout.plot_left, axis, layout.plot_left + layout.plot_width, axis + 1, kInk);
+  const double step = layout.ticks_ms.size() > 1 ? layout.ticks_ms[1] - layout.ticks_ms[0] : 0.0;
+  for (double ms : layout.ticks_ms) {
+    const int x = tick_x(ms);
+    canvas.fill(x, axis + 1, x + 1, axis + 1 + kTickLength, kInk);
+    const std::string label = tick_label(ms, step);
+    const int left = std::clamp(x - text_width(label) / 2, 0, std::max(0, layout.width - text_width(label)));
+    canvas.text(left, axis + 1 + kTickLength + 3, label, kInk);
+  }
+  const std::string axis_name = "time since the first event [ms]";
+  canvas.text(layout.plot_left + (layout.plot_width - text_width(axis_name)) / 2,
+              axis + 1 + kTickLength + 3 + kGlyphHeight + 5, axis_name, kInk);
   const Rgb frame{0, 0, 0};
-  layout_legend(layout.names, layout.width, layout.legend_top, [&](std::size_t k, int x, int y, std::size_t max_chars) {
+  const std::vector<std::string> texts = legend_texts(layout);
+  layout_legend(texts, layout.width, layout.legend_top, [&](std::size_t k, int x, int y, std::size_t max_chars) {
     canvas.fill(x, y, x + kSwatchWidth, y + kSwatchHeight, frame);
-    canvas.fill(x + 1, y + 1, x + kSwatchWidth - 1, y + kSwatchHeight - 1, colours[layout.names[k]]);
-    canvas.text(x + kSwatchWidth + 4, y + (kSwatchHeight - 7) / 2, layout.names[k], max_chars, ink);
+    canvas.fill(x + 1, y + 1, x + kSwatchWidth - 1, y + kSwatchHeight - 1, Rgb{255, 255, 255});
+    draw_event_box(canvas, x + 1, x + kSwatchWidth - 1, y + 1, kSwatchHeight - 2, colours[layout.names[k]],
+                   layout.categories[k], false);
+    canvas.text(x + kSwatchWidth + 4, y + (kSwatchHeight - kGlyphHeight) / 2, texts[k], kInk, 1, max_chars);
   });
   return image;
 }

@@ -1,11 +1,12 @@
 // The timeline picture of a trace (like the seed's task-based timing figure): one row per team
 // thread, one box per event, time on x.
 //
-// Layout, top to bottom: an 8 px margin; one row per distinct (team, thread), ordered by team name
-// then thread index, each kTimelineRowHeight px tall on a light grey band with a kTimelineRowGap px
-// white gap between rows; then the legend. Left of the rows, each row's "team/thread" label is
-// written with a small built-in 5x7 bitmap font (letters, shown upper-case, digits and _-/.:#; other
-// characters drawn as a box).
+// Layout, top to bottom: an 8 px margin; the title (when given, at twice the font size); the
+// header "team/thread" of the label column; one row per distinct (team, thread), ordered by team
+// name then thread index, each kTimelineRowHeight px tall on a light grey band with a
+// kTimelineRowGap px white gap between rows; the time axis (ticks labelled in ms since the first
+// event, faint lines at the ticks across the rows); then the legend. Left of the rows, each row's
+// "team/thread" label, in the bitmap font of canvas.hpp.
 // Boxes: x from the event's begin to its end, scaled so that the earliest begin is the left edge
 // of the plot and the latest end its right edge (at least 1 px wide). Each box has its action's
 // colour: one of kTimelinePalette distinct colours, the slot chosen from a hash of the name
@@ -18,8 +19,10 @@
 //   helper      — the middle half of the row height, plain;
 //   distributor — the middle quarter of the row height, plain;
 //   anything else is drawn like a task.
-// Legend: one swatch (16 x 12 px, black frame) per distinct name, in alphabetical order of the
-// names, left to right and wrapping to new lines, each followed by its name in the bitmap font.
+// Legend: one swatch (16 x 12 px, black frame, the box drawn as in the rows: full for tasks,
+// hatched for transfers) per distinct name, in alphabetical order of the names, left to right and
+// wrapping to new lines, each followed by its name, with its kind in parentheses unless a task
+// ("host_to_device (transfer)"); a name's kind is that of its first event.
 #pragma once
 
 #include "image.hpp"
@@ -36,6 +39,7 @@ inline constexpr int kTimelineRowHeight = 18;
 inline constexpr int kTimelineRowGap = 2;
 
 inline constexpr int kTimelinePalette = 16;
+inline constexpr const char* kTimelineRowHeader = "team/thread";
 
 // Colour number `slot` (mod kTimelinePalette) of the timeline's palette (16 colours picked for this
 // project: 8 strong ones, then 8 darker or off-tone ones; never white, grey or black).
@@ -54,9 +58,13 @@ struct TimelineLayout {
   int width = 0, height = 0;
   std::vector<TimelineRow> rows;   // sorted by (team, thread)
   std::vector<std::string> names;  // distinct event names, sorted: the legend order
+  std::vector<std::string> categories;  // categories[k]: the kind of names[k] (task, transfer, ...)
   std::vector<Rgb> colours;        // colours[k]: the colour of names[k] in this picture
   int plot_left = 0, plot_width = 0;
+  int title_top = 0;
   int rows_top = 0;
+  int axis_top = 0;                // pixel row of the time axis' line
+  std::vector<double> ticks_ms;    // time ticks, ms since t0
   std::int64_t t0 = 0, t1 = 1;  // time range in ns mapped to [plot_left, plot_left + plot_width)
   int legend_top = 0;
   // Top pixel row of row r.
@@ -71,9 +79,10 @@ struct TimelineLayout {
 
 // The layout of the timeline of `events` in an image `width` px wide (at least 200; smaller widths
 // are raised to 200).
-TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int width = 1600);
+TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int width = 1600,
+                               const std::string& title = "");
 
 // The picture; empty input gives a small blank (white) image of 200 x 16 px.
-Image render_timeline(const std::vector<korch::TraceEvent>& events, int width = 1600);
+Image render_timeline(const std::vector<korch::TraceEvent>& events, int width = 1600, const std::string& title = "");
 
 }  // namespace korch::hydro

@@ -11,7 +11,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,13 +57,26 @@ struct BlockMeta {
   Box stored;                             // interior plus guard cells
 };
 
+// Checks a spec's sizes in 64-bit arithmetic against Grid::max_blocks, Grid::max_cells_per_direction
+// (global and stored per block) and, when memory_limit > 0, the storage's bytes against it; throws
+// korch::Error naming the sizes and the limit. Returns the storage's size in bytes. Expects the
+// other fields to be valid (positive counts, guard >= 0).
+std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit);
+// This machine's physical memory in bytes (0 when unknown).
+std::uint64_t physical_memory_bytes() noexcept;
+
 class Grid {
  public:
   using HostData = Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using BlockData = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace,
                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-  // Throws korch::Error naming the field when the spec is not usable.
+  // Limits of a spec: block ids and block-local and global cell indices are int.
+  static constexpr std::int64_t max_blocks = INT_MAX;
+  static constexpr std::int64_t max_cells_per_direction = INT_MAX;
+
+  // Throws korch::Error naming the field when the spec is not usable, and naming the sizes and the
+  // limit when it exceeds one (check_grid_size, with this machine's physical memory).
   explicit Grid(GridSpec spec);
 
   const GridSpec& spec() const noexcept { return spec_; }

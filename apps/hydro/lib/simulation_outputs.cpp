@@ -1,0 +1,74 @@
+// Simulation::write_outputs: density.png (the annotated density field), trace.json and
+// timeline.png, each written under a temporary name and renamed (output_files.hpp).
+#include "simulation.hpp"
+
+#include "axis.hpp"
+#include "field_figure.hpp"
+#include "image.hpp"
+#include "output_files.hpp"
+#if __has_include("timeline.hpp")
+#include "timeline.hpp"
+#define KORCH_HYDRO_HAVE_TIMELINE 1
+#endif
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace korch::hydro {
+
+namespace {
+
+std::string resolution(const std::array<int, 3>& n, int dim) {
+  const bool cube = n[0] == n[1] && (dim == 2 || n[1] == n[2]);
+  if (cube) return fmt::format("{}^{} cells", n[0], dim);
+  return dim == 2 ? fmt::format("{} x {} cells", n[0], n[1]) : fmt::format("{} x {} x {} cells", n[0], n[1], n[2]);
+}
+
+}  // namespace
+
+void Simulation::write_outputs() const {
+  namespace fs = std::filesystem;
+  prepare_output_directory(options_.out);
+  const auto n = global_cells();
+  const auto& spec = grid_->spec();
+  const int dim = options_.dim;
+  // In 3D the picture is the z layer through the middle of the domain.
+  const std::vector<double> rho = gather(0);
+  std::vector<double> slice(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]));
+  const std::size_t k = static_cast<std::size_t>(n[2] / 2);
+  for (std::size_t c = 0; c < slice.size(); ++c) slice[c] = rho[c + slice.size() * k];
+
+  FieldFigure figure;
+  figure.variable = "density";
+  figure.log_scale = options_.log_scale;
+  figure.x_range = {spec.domain_lo[0], spec.domain_hi[0]};
+  figure.y_range = {spec.domain_lo[1], spec.domain_hi[1]};
+  figure.title.push_back(fmt::format("{} {}D, {}, t = {}, configuration {}", to_string(options_.problem), dim,
+                                     resolution(n, dim), sci_label(time_), options_.config));
+  std::string detail = fmt::format("density after {} steps; {}^{} blocks of {}^{} cells; {} threads/team", steps_,
+                                   options_.blocks, dim, options_.cells_per_block, dim, options_.threads);
+  if (dim == 3) {
+    const double z = spec.domain_lo[2] + (static_cast<double>(k) + 0.5) * dx()[2];
+    figure.title.push_back(fmt::format("mid-plane slice z = {:.4g} (cell layer {} of {}), x-y plane", z, k, n[2]));
+  }
+  figure.title.push_back(detail);
+  const Image density = render_field_figure(slice, n[0], n[1], figure);
+  write_png((fs::path(options_.out) / "density.png").string(), density);
+
+  Trace t;
+  const auto events = last_events();
+  for (const auto& e : events) t.record(e);
+  write_file_atomically((fs::path(options_.out) / "trace.json").string(),
+                        [&](const std::string& temporary) { t.write_chrome_json(temporary); });
+#if defined(KORCH_HYDRO_HAVE_TIMELINE)
+  const int cycles = static_cast<int>(kept_.size());
+  const std::string title =
+      cycles == 0 ? std::string("task timeline: no traced cycles")
+                  : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team", cycles,
+                                cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, options_.config, options_.threads);
+  write_png((fs::path(options_.out) / "timeline.png").string(), render_timeline(events, 1600, title));
+#endif
+}
+
+}  // namespace korch::hydro
