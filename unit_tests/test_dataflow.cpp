@@ -1,4 +1,4 @@
-// Dataflow pipelines (seeds 000/001): outputs against a sequential reference, the protocol's
+// Dataflow pipelines: outputs against a sequential reference, the protocol's
 // invariants (debug checks), region numbering, enumeration with parent buffers.
 #include <doctest/doctest.h>
 

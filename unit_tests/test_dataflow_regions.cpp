@@ -1,4 +1,4 @@
-// Dataflow regions and enumeration: region numbering on hand-made graphs (seed 000's two rules),
+// Dataflow regions and enumeration: region numbering on hand-made graphs (the design's two rules),
 // compile errors, parent buffers that fill (flush + BLOCK, unblock on release), nested
 // enumeration whose inner flushes stay inside the inner region, debug checks as korch::Error.
 #include <doctest/doctest.h>

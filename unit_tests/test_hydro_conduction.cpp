@@ -1,4 +1,4 @@
-// Implicit thermal conduction of the hydro app (issue 5): backward Euler + CG from Kokkos Kernels,
+// Implicit thermal conduction of the hydro app: backward Euler + CG from Kokkos Kernels,
 // against the analytic spreading of a Gaussian, conservation, the CG tolerance and the errors.
 #include <doctest/doctest.h>
 

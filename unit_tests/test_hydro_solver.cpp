@@ -1,4 +1,4 @@
-// Hydro solver (issue 5): options, conservation, symmetry, Sod vs the exact solution, convergence,
+// Hydro solver: options, conservation, symmetry, Sod vs the exact solution, convergence,
 // and bitwise identity across configurations.
 #include "exact_riemann.hpp"
 #include "simulation.hpp"

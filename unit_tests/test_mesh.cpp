@@ -1,4 +1,4 @@
-// Mesh loops (seed 002): the airfoil benchmark against its stored states with every executor,
+// Mesh loops: the airfoil benchmark against its stored states with every executor,
 // message counts of the POETS protocol, INC and reductions on random meshes, and the errors.
 #include "test_error_support.hpp"
 

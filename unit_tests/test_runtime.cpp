@@ -1,5 +1,5 @@
 // Runtime::execute with every built-in configuration, random bundles, errors, JSON, trace and
-// record/replay (issue 4).
+// record/replay.
 #include "test_runtime_support.hpp"
 
 #include <korch/configurations/builtin.hpp>

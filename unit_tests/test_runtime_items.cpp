@@ -1,4 +1,4 @@
-// Grid substrate, data items, memory pools, data packets, helpers and distributors (issue 4).
+// Grid substrate, data items, memory pools, data packets, helpers and distributors.
 #include "test_error_support.hpp"
 #include "test_runtime_support.hpp"
 

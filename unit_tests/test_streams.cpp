@@ -1,4 +1,4 @@
-// Stream programs (seed 003): commit-count formulas, queues and their invariants, the reference
+// Stream programs: commit-count formulas, queues and their invariants, the reference
 // semantics, execution maps and plans, and the parallel executor against the sequential one.
 #include "test_streams_support.hpp"
 

@@ -1,4 +1,4 @@
-// ThreadTeam: one TEST_CASE per Spec of seed 004 ("Thread Teams"), the error cases, publisher and
+// ThreadTeam: one TEST_CASE per specified transition of the team state machine, the error cases, publisher and
 // subscriber chains, exception propagation and the action context.
 #include "test_error_support.hpp"
 #include "test_thread_team_support.hpp"

@@ -1,5 +1,5 @@
-// ActionMetadata: the data item of the GPU-internal configuration (seed 004, Figure
-// GpuInternalConfig): no grid data travels, only what a kernel needs to find data that already
+// ActionMetadata: the data item of the GPU-internal configuration (figure
+// "GpuInternalConfig" of the design): no grid data travels, only what a kernel needs to find data that already
 // lives on the device (a block id, a device pointer, a tag, arbitrary parameters).
 #pragma once
 

@@ -1,5 +1,5 @@
 // An action routine: the one code interface every routine run by a thread team has
-// (seed 004, "each task routine shall have the same identical code interface"), plus a name so
+//, plus a name so
 // that errors and traces can say which routine was running.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Data item aggregator (seed 004): tiles -> blocks, tiles or blocks -> packets. Tiles are held per
+// Data item aggregator: tiles -> blocks, tiles or blocks -> packets. Tiles are held per
 // block until every tile of the block has arrived; only complete blocks go into a packet, and all
 // tiles of a block go into the same packet (seed: "can never wait for a missing tile"). A packet is
 // emitted (packed on the host) when it holds `packet_blocks` blocks; flush() emits the last,

@@ -1,4 +1,4 @@
-// Block: one block of the grid as a data item (seed 004, "block"); it owns no memory.
+// Block: one block of the grid as a data item; it owns no memory.
 #pragma once
 
 #include <korch/data_item.hpp>

@@ -1,4 +1,4 @@
-// A bundle of action routines (seed 004, "action routine bundle"): what one Runtime::execute call
+// A bundle of action routines: what one Runtime::execute call
 // applies. Configurations refer to the routines by name; the bundle's parameters reach every
 // routine through ActionContext::parameters_as<T>().
 #pragma once

@@ -1,4 +1,4 @@
-// A thread team configuration (seed 004, "thread team configuration"): teams, helpers, the work
+// A thread team configuration: teams, helpers, the work
 // publisher/subscriber edges that make pipelines, thread publisher/subscriber edges, the distributor
 // and the initial thread counts. Describable in JSON; validated by the thin scheduler
 // (validate(), configuration_validation.cpp) before Runtime::execute runs it.

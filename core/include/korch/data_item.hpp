@@ -1,5 +1,5 @@
 // The base of everything a thread team applies an action routine to: tiles, blocks, data packets,
-// action metadata (seed 004, "data items"). Items travel between teams as std::shared_ptr<DataItem>;
+// action metadata. Items travel between teams as std::shared_ptr<DataItem>;
 // a team owns an item from enqueue until it has applied its routine and handed the item to its
 // work subscriber (or dropped its reference when it has none).
 #pragma once

@@ -1,4 +1,4 @@
-// Data mover (seed 004, "data mover", DM): moves a data packet host -> device, device -> host or
+// Data mover: moves a data packet host -> device, device -> host or
 // device -> device (another allocation) on the calling thread's own instance and fences that
 // instance before it returns, so the packet may go to another thread at once.
 #pragma once

@@ -1,5 +1,5 @@
 // DataPacket: blocks or tiles gathered into one pool buffer so that each transfer direction is a
-// single contiguous copy (seed 004, "data packets").
+// single contiguous copy.
 //
 // Layout of the buffer (the same on the pinned host side and on the device side), in doubles:
 //   [ entry metadata | copy-in | copy-in-out | copy-out | scratch ]

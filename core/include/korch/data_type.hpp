@@ -1,4 +1,4 @@
-// The data types a thread team or helper works on (seed 004, "data types"): what a configuration
+// The data types a thread team or helper works on: what a configuration
 // edge carries and what the thin scheduler checks along every edge.
 #pragma once
 

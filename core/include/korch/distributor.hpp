@@ -1,4 +1,4 @@
-// Distributors (seed 004, "Mapping computation to hardware"): what the Runtime's calling thread
+// Distributors: what the Runtime's calling thread
 // runs to feed the pipelines of a configuration with the grid's blocks.
 //
 // A distributor has groups. Every group gets every block of the grid (action parallel across

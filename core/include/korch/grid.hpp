@@ -1,4 +1,4 @@
-// A minimal grid substrate for the orchestration runtime's tests and apps (seed 004, "Grid unit"):
+// A minimal grid substrate for the orchestration runtime's tests and apps:
 // a uniform 3-D grid of blocks, each with nxb x nyb x nzb interior cells and `guard` guard cells on
 // every side (of the first guard_dims directions), n_vars cell-centred variables, one refinement level (its index kept in the metadata).
 // Tiles are sub-boxes of a block's interior (tile size configurable; the whole block allowed).

@@ -1,4 +1,4 @@
-// Record/replay (seed 004, Req on record/replay): a Recorder attached to the Runtime captures the
+// Record/replay: a Recorder attached to the Runtime captures the
 // configuration, the state of every team when the cycle starts, the distributor's pushes and the
 // order in which every team and helper started its items (one global sequence). replay() runs the
 // recorded configuration again on the calling thread, one task at a time in exactly the recorded

@@ -1,4 +1,4 @@
-// The orchestration runtime (seed 004, "Runtime design"): N thread teams of M threads each and a
+// The orchestration runtime: N thread teams of M threads each and a
 // few helper teams, all created at construction and kept for the runtime's life, plus the memory
 // pools for data packets.
 //

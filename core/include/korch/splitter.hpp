@@ -1,4 +1,4 @@
-// Data item splitter (seed 004): packet of blocks -> blocks or tiles, packet of tiles -> tiles,
+// Data item splitter: packet of blocks -> blocks or tiles, packet of tiles -> tiles,
 // block -> tiles. A packet must be unpacked first (its data is then in the grid).
 #pragma once
 

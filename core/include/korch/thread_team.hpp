@@ -1,4 +1,4 @@
-// ThreadTeam: the orchestration runtime's thread team (seed 004, "Runtime design" and "Thread Teams").
+// ThreadTeam: the orchestration runtime's thread team.
 //
 // A team owns N_max threads, created at construction and kept until destruction. In each execution
 // cycle it applies one action routine to every data item given to it:

@@ -1,4 +1,4 @@
-// Tile: a sub-box of one block's interior, the unit of work of host pipelines (seed 004, "tile").
+// Tile: a sub-box of one block's interior, the unit of work of host pipelines.
 // It refers to the grid's host data; it owns no memory.
 #pragma once
 

@@ -45,7 +45,7 @@ class Trace {
   std::vector<TraceEvent> events_;
 };
 
-// How much of the transfers' time computation hid (seed 004: transfers overlap computation): the
+// How much of the transfers' time computation hid (transfers are meant to overlap computation): the
 // summed length of the "transfer" events, and how much of it fell while at least one "task" event
 // ran on some thread.
 struct TransferOverlap {

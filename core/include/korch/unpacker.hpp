@@ -1,4 +1,4 @@
-// Unpacker (seed 004): copies a packet that is back on the host into the grid and releases its
+// Unpacker: copies a packet that is back on the host into the grid and releases its
 // pool buffers.
 #pragma once
 

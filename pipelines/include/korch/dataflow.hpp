@@ -1,4 +1,4 @@
-// korch dataflow pipelines (seeds 000/001): graph builder, MERCATOR firing protocol, regions,
+// korch dataflow pipelines: graph builder, MERCATOR firing protocol, regions,
 // enumeration, one pipeline instance per Kokkos team. See korch/dataflow/pipeline.hpp.
 #pragma once
 

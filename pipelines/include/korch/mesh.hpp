@@ -1,4 +1,4 @@
-// Mesh loops (seed 002, OP2 style): sets, dats, maps, globals, par_loops and their executors.
+// Mesh loops (OP2 style): sets, dats, maps, globals, par_loops and their executors.
 #pragma once
 
 #include <korch/mesh/access.hpp>

@@ -1,4 +1,4 @@
-// Stream programs with Ziria-style composition (seed 003): the DSL, the sequential interpreter, the
+// Stream programs with Ziria-style composition: the DSL, the sequential interpreter, the
 // queues, execution maps and plans, and the parallel executor.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Graph compiler: topology and type checks, regions, region numbering (seed 000, "FLUSHING").
+// Graph compiler: topology and type checks, regions, region numbering.
 #include <korch/dataflow/compiler.hpp>
 #include <korch/error.hpp>
 
@@ -209,7 +209,7 @@ CompiledGraph compile_graph(const std::string& name, const std::vector<NodeSpec>
           name, regs[a].name, regs[b].name, names(g, both), names(g, only_a), regs[a].name,
           names(g, only_b), regs[b].name);
     }
-  // Numbering (seed 000): for regions A, B where A's head is upstream of B's head,
+  // Numbering: for regions A, B where A's head is upstream of B's head,
   //   B contained in A  -> number(B) > number(A);   B disjoint from A -> number(B) < number(A).
   // Region 0 (the whole graph) is below all. Constraints form a DAG; number them in
   // topological order (ties: upstream head first).

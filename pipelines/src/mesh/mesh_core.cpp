@@ -190,7 +190,7 @@ void validate_loop(const std::string& name, const Set& set, const std::vector<Ar
                                 a.map.name(), a.map.to().name(), a.dat->name(), a.dat->set().name()));
     }
   }
-  // Uses of one dat in one loop must not race (seed 002: RW/WRITE once, INC only added to).
+  // Uses of one dat in one loop must not race (RW/WRITE once, INC only added to).
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgInfo& a = args[i];
     if (!a.is_dat()) continue;

@@ -1,4 +1,4 @@
-// The message-driven executor (seed 002): compile step, device handlers, controller, dump.
+// The message-driven executor: compile step, device handlers, controller, dump.
 #include <korch/mesh/message_executor.hpp>
 
 #include <korch/action_routine.hpp>

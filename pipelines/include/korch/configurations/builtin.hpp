@@ -1,4 +1,4 @@
-// The named built-in configurations: one for each figure of seed 004's "A Menagerie of
+// The named built-in configurations: one for each figure of the design's "A Menagerie of
 // Configurations" and for ConcurrentItor. Each is a JSON text (see korch/configuration.hpp) parsed
 // by Configuration::from_json, so they double as examples of the JSON form. "gpu" means the backend's
 // device space (a distinct HostSpace allocation on CPU-only builds); "fpga" teams of the figures are

@@ -1,5 +1,5 @@
 // The dataflow graph compiler (host code): checks a graph's topology and types, computes the
-// regions of enumerate nodes, numbers them by seed 000's two rules and labels every node.
+// regions of enumerate nodes, numbers them by the design's two rules and labels every node.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Pipelines: a compiled dataflow graph running the MERCATOR firing protocol (seed 000) inside one
+// Pipelines: a compiled dataflow graph running the MERCATOR firing protocol inside one
 // Kokkos kernel. Every league member of a Kokkos::TeamPolicy runs one complete pipeline instance
 // (its queues, parent buffers and scheduler state live in Views indexed by league rank). One boss
 // lane (Kokkos::single(PerTeam)) updates the scheduling state; the lanes of the team are the
@@ -495,7 +495,7 @@ class Machine {
     propagate_flush(in, id, status);
   }
 
-  // Map, aggregate and sink nodes (seed 000's firing loop): runs of at most one vector width;
+  // Map, aggregate and sink nodes (the design's firing loop): runs of at most one vector width;
   // with a signal pending a run is limited by the signal's credit and the signal is consumed when
   // the credit reaches zero; without, a run needs a full vector unless the node is flushing.
   template <class NodeT>

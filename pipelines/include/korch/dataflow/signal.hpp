@@ -1,4 +1,4 @@
-// Signals of dataflow pipelines (seed 000, "SIGNALING"): a signal travels on an edge beside the data
+// Signals of dataflow pipelines: a signal travels on an edge beside the data
 // and is synchronized with it by credit: Signal::credit is the number of data items queued on that
 // edge between the previous signal (or the queue's head) and this one.
 #pragma once

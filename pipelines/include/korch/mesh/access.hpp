@@ -1,4 +1,4 @@
-// Access modes of par_loop arguments (seed 002, OP2): how a kernel uses the value an argument
+// Access modes of par_loop arguments (OP2): how a kernel uses the value an argument
 // points at. Min/Max are for mutable globals only.
 #pragma once
 

@@ -1,7 +1,7 @@
 // mesh::Executor: runs par_loops. Three implementations:
 //   SequentialExecutor  elements in order on the host, INC straight into its target: the reference
 //   DirectExecutor      Kokkos parallel_for on the backend's DeviceExecSpace (colouring or atomics)
-//   MessageExecutor     seed 002: every element a device, the loop a round of messages
+//   MessageExecutor     every element a device, the loop a round of messages
 #pragma once
 
 #include <korch/mesh/par_loop.hpp>

@@ -1,4 +1,4 @@
-// mesh::MessageExecutor: par_loops as message-driven devices, exactly the protocol of seed 002
+// mesh::MessageExecutor: par_loops as message-driven devices, exactly the message protocol
 // (POETS). Per loop (an "invocation") a compile step, done once and cached, derives
 //   * the devices: every element of every set involved (the iteration set, the indirect read sets,
 //     the indirect write sets), device type "set_{name}", its dats as state "dat_{name}";

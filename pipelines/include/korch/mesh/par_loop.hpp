@@ -1,5 +1,5 @@
-// mesh::par_loop: a kernel applied to every element of a set, with its arguments (seed 002's
-// ParFor, OP2's op_par_loop).
+// mesh::par_loop: a kernel applied to every element of a set, with its arguments (OP2's
+// op_par_loop).
 //
 //   auto loop = mesh::par_loop("res_calc", ResCalc{}, edges,
 //                              mesh::arg(x, pedge, 0, Access::Read), ...,

@@ -1,4 +1,4 @@
-// Commit counts from declared cardinalities (seed 003 section 3).
+// Commit counts from declared cardinalities.
 //
 // A transformer of cardinality n/m consumes n and emits m items per round. For a chain
 // t1(n1/m1) >>> t2(n2/m2) >>> c, k takes by c need ceil(k/m2)*n2 takes by t2, and those need

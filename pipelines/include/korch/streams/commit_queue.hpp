@@ -1,4 +1,4 @@
-// CommitQueue: the queue of seed 003 section 4, used where a stream queue has two or more
+// CommitQueue: the queue of the design, used where a stream queue has two or more
 // consumers over time (`t1 >>> seq { t2 |>>>| c1 ; c2 }`: t2 reads optimistically, c1 commits what
 // it really needed, c2 starts at the front after a rollback).
 //

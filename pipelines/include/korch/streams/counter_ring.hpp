@@ -1,4 +1,4 @@
-// CounterRing: the storage that SpscRing and CommitQueue share (seed 003 sections 3 and 4). Slots are
+// CounterRing: the storage that SpscRing and CommitQueue share. Slots are
 // indexed by monotonically increasing 64-bit counters (slot = counter % capacity). The producer owns
 // `back_` (release store after writing the slot) and may write while back < front + capacity; a
 // consumer reads at a cursor it owns (SpscRing: front itself; CommitQueue: its read pointer) while

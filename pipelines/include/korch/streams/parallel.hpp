@@ -1,4 +1,4 @@
-// The parallel executor (seed 003 sections 3, 6, 8 and 9).
+// The parallel executor.
 //
 // The program's Layout merges every barrier-free subtree into one task and assigns each task a
 // scheduler thread. Each scheduler thread (a korch::ThreadTeam thread) runs a trampoline: a ring of

@@ -1,4 +1,4 @@
-// Execution maps and plans (seed 003 sections 5, 7 and 9).
+// Execution maps and plans.
 //
 // Task merging: every maximal barrier-free subtree becomes one task (its components run merged, in
 // one tick/process instance). Barriers are `|>>>|` and `standalone`; a pipe, bind, loop or

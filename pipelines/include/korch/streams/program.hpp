@@ -1,4 +1,4 @@
-// Stream programs: Ziria-style components and combinators as a C++ embedded DSL (seed 003).
+// Stream programs: Ziria-style components and combinators as a C++ embedded DSL.
 //
 // A program reads one input stream and writes one output stream of `Item`s. Components are
 //   transformers - run forever; a leaf transformer declares its cardinality n/m (per round it
@@ -22,7 +22,7 @@
 // bind and the Env, which keeps the program's structure static, so the execution map and plan can
 // be built before the program runs.
 //
-// Every program instance executes through the tick/process interface (seed 003 section 6): tick()
+// Every program instance executes through the tick/process interface: tick()
 // either yields an item, skips (call tick again), asks to consume an input, or is done with a value;
 // process(x) receives the input asked for. The sequential interpreter (the reference semantics) and
 // the tasks of the parallel executor drive the very same instances.

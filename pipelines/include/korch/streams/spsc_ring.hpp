@@ -1,5 +1,5 @@
 // SpscRing: the lock-free single-producer single-consumer ring used where a stream queue has one
-// consumer (seed 003 section 3, "Sora synchronization queues").
+// consumer.
 //
 // The counters, caches and memory orders are CounterRing's; front is the consumer's cursor.
 #pragma once
