@@ -2,6 +2,7 @@
 #include <korch/backend/kokkos_compat.hpp>
 #include <korch/backend/spaces.hpp>
 #include <korch/config.hpp>
+#include <korch/error.hpp>
 
 #include <doctest/doctest.h>
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -81,4 +83,11 @@ TEST_CASE("The default space runs a reduction and HostTaskSpace runs a loop") {
       "test.fill", Kokkos::RangePolicy<korch::HostTaskSpace>(0, n), [=](int i) { v(i) = 2 * i; });
   korch::HostTaskSpace().fence();
   CHECK(v(n - 1) == 2 * (n - 1));
+}
+
+TEST_CASE("korch::Error formats its message and is a std::runtime_error") {
+  const auto e = korch::Error::format("team '{}' is {}: {}", "cpu", "RunningOpen", "call wait() first");
+  CHECK(std::string(e.what()) == "team 'cpu' is RunningOpen: call wait() first");
+  CHECK_THROWS_AS(throw e, std::runtime_error);
+  CHECK_THROWS_WITH_AS(throw korch::Error("plain"), "plain", korch::Error);
 }
