@@ -1,0 +1,202 @@
+// ThreadTeam implementation. Read thread_team.hpp first.
+//
+// Implementation notes
+//  * One mutex (mutex_) guards every EFSM variable. Each event is one critical section that leaves
+//    the counters consistent (N_i + N_w + N_c == N_max); the observer sees that state.
+//  * Events to threads (activateThread, transitionThread, termination) are delivered directly: the
+//    sender pops a parked thread from idle_parked_ / waiting_parked_ and sets that thread's signal
+//    under the mutex, so exactly the threads that are really waiting get an event (no notify storm,
+//    no lost wake-up), and notifies its condition variable after unlocking, and only if the thread is
+//    asleep. A thread polls its signal for TeamOptions::spin before it sleeps (at most one poller
+//    per hardware thread in the process; polling yields the core after 2 us).
+//  * At most one transitionThread is in flight while items are queued; the thread that receives it
+//    and takes an item passes it on when more items and Waiting threads remain (wake chaining).
+//  * Calls into other teams (items, threads and close to subscribers) are made without holding
+//    mutex_, so teams can publish to each other in any acyclic pattern without lock-order deadlock.
+//    outbound_ counts such calls in flight; a cycle is only declared finished, and a subscriber only
+//    destroyed, once they have returned.
+//  * The transition to Idle sets mode_ = Idle with finishing_ = true, delivers its outputs (threads to
+//    the thread subscriber, close to the work subscriber) and only then releases wait(). start_cycle,
+//    attach and detach wait for (or refuse) a team that is still finishing.
+#include <korch/thread_team.hpp>
+
+#include "thread_team_internals.hpp"
+
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <system_error>
+
+#include <algorithm>
+#include <utility>
+
+namespace korch {
+
+using detail::describe_item;
+using detail::lock_briefly_spinning;
+using detail::message_of;
+using detail::spin_until;
+
+namespace {
+std::atomic<unsigned> next_team_id{0};
+}  // namespace
+
+const char* to_string(TeamEvent event) noexcept {
+  switch (event) {
+    case TeamEvent::start_cycle: return "start_cycle";
+    case TeamEvent::increase_thread_count: return "increase_thread_count";
+    case TeamEvent::threads_received: return "threads_received";
+    case TeamEvent::enqueue: return "enqueue";
+    case TeamEvent::item_received: return "item_received";
+    case TeamEvent::close_queue: return "close_queue";
+    case TeamEvent::publisher_closed: return "publisher_closed";
+    case TeamEvent::activate_thread: return "activateThread";
+    case TeamEvent::transition_thread: return "transitionThread";
+    case TeamEvent::computation_finished: return "computationFinished";
+    case TeamEvent::cycle_finished: return "cycle_finished";
+  }
+  return "?";
+}
+
+std::mutex& ThreadTeam::topology_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction and destruction
+
+ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
+    : name_(std::move(name)),
+      id_(next_team_id.fetch_add(1, std::memory_order_relaxed)),
+      n_max_(n_max),
+      options_(options),
+      queue_(std::make_unique<ItemRing>()) {
+  if (n_max_ == 0) {
+    throw Error::format("team '{}': a thread team needs at least 1 thread, N_max = 0 was given", name_);
+  }
+  if (!compat::is_initialized()) {
+    throw Error::format(
+        "team '{}': Kokkos is not initialized: call Kokkos::initialize before creating thread teams "
+        "(each team thread owns Kokkos execution-space instances)",
+        name_);
+  }
+  workers_.reserve(n_max_);
+  for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_unique<Worker>(i));
+  idle_parked_.reserve(n_max_);
+  waiting_parked_.reserve(n_max_);
+  // The initial state: Idle, all threads Idle and waiting for activateThread, empty queue.
+  // Thread 0 is on top of the stack, so it is the first one activated.
+  for (unsigned i = n_max_; i-- > 0;) idle_parked_.push_back(workers_[i].get());
+  n_idle_ = n_max_;
+
+  for (auto& w : workers_) {
+    try {
+      Worker* const worker = w.get();
+      w->thread = std::thread([this, worker] { worker_main(*worker); });
+    } catch (const std::system_error& e) {
+      {
+        std::lock_guard<std::mutex> lk(mutex_);
+        terminating_ = true;
+        for (auto& v : workers_) v->signal.store(Worker::terminate, std::memory_order_relaxed);
+      }
+      for (auto& v : workers_) {
+        v->cv.notify_one();
+        if (v->thread.joinable()) v->thread.join();
+      }
+      throw Error::format("team '{}': could not start thread {} of {}: {}", name_, w->index, n_max_,
+                          e.what());
+    }
+  }
+}
+
+ThreadTeam::~ThreadTeam() {
+  {
+    std::unique_lock<std::mutex> lk(mutex_);
+    // A caller outside the team may be delivering the outputs of an Idle transition.
+    wait_until(lk, [this] { return !finishing_; });
+    terminating_ = true;
+    for (auto& w : workers_) w->signal.store(Worker::terminate, std::memory_order_release);
+    if (waiter_ != nullptr) {
+      waiter_->error = std::make_exception_ptr(Error::format(
+          "team '{}' was destroyed in cycle {} while a thread was blocked in wait()", name_, cycle_));
+      waiter_->done = true;
+      waiter_->done_hint.store(true, std::memory_order_release);
+      waiter_ = nullptr;
+    }
+    done_cv_.notify_all();
+  }
+  for (auto& w : workers_) w->cv.notify_one();
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  {
+    std::lock_guard<std::mutex> lk(mutex_);
+    report_.skipped += queue_->size();
+    queue_->clear();
+  }
+  unlink_on_destruction();
+  // Callers still inside this team (a released waiter, a caller delivering outputs) leave first.
+  std::unique_lock<std::mutex> lk(mutex_);
+  ++n_blocked_;
+  done_cv_.wait(lk, [this] { return n_blocked_ == 1 && outbound_ == 0 && !finishing_; });
+  --n_blocked_;
+}
+
+// Removes every link with other teams. A subscriber that still expects this team's close_queue in
+// its running cycle gets it, so that it does not hang; a publisher stops using this team only after
+// its calls into it have returned.
+void ThreadTeam::unlink_on_destruction() {
+  std::lock_guard<std::mutex> topology(topology_mutex());
+  ThreadTeam* work_subscriber = nullptr;
+  ThreadTeam* thread_subscriber = nullptr;
+  std::vector<PublisherLink> work_publishers;
+  std::vector<ThreadTeam*> thread_publishers;
+  {
+    std::lock_guard<std::mutex> lk(mutex_);
+    work_subscriber = std::exchange(work_subscriber_, nullptr);
+    thread_subscriber = std::exchange(thread_subscriber_, nullptr);
+    work_publishers.swap(work_publishers_);
+    thread_publishers.swap(thread_publishers_);
+  }
+  if (work_subscriber != nullptr) {
+    ThreadTeam& sub = *work_subscriber;
+    WakeList wake;
+    std::unique_lock<std::mutex> lk(sub.mutex_);
+    auto link = std::find_if(sub.work_publishers_.begin(), sub.work_publishers_.end(),
+                             [this](const PublisherLink& l) { return l.team == this; });
+    if (link != sub.work_publishers_.end()) {
+      const bool closed = link->closed;
+      sub.work_publishers_.erase(link);
+      if (!closed && sub.mode_ == TeamMode::RunningOpen && !sub.terminating_ &&
+          sub.publisher_closes_pending_ > 0) {
+        --sub.publisher_closes_pending_;
+        sub.after_close(lk, TeamEvent::publisher_closed, -1, wake);
+      }
+    }
+    lk.unlock();
+    wake.notify();
+  }
+  if (thread_subscriber != nullptr) {
+    ThreadTeam& sub = *thread_subscriber;
+    std::lock_guard<std::mutex> lk(sub.mutex_);
+    auto& pubs = sub.thread_publishers_;
+    pubs.erase(std::remove(pubs.begin(), pubs.end(), this), pubs.end());
+  }
+  for (const PublisherLink& link : work_publishers) {
+    ThreadTeam& pub = *link.team;
+    std::unique_lock<std::mutex> lk(pub.mutex_);
+    if (pub.work_subscriber_ == this) pub.work_subscriber_ = nullptr;
+    pub.wait_until(lk, [&pub] { return pub.outbound_ == 0; });
+  }
+  for (ThreadTeam* p : thread_publishers) {
+    ThreadTeam& pub = *p;
+    std::unique_lock<std::mutex> lk(pub.mutex_);
+    if (pub.thread_subscriber_ == this) pub.thread_subscriber_ = nullptr;
+    pub.wait_until(lk, [&pub] { return pub.outbound_ == 0; });
+  }
+}
+
+}  // namespace korch

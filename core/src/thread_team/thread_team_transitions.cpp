@@ -1,0 +1,217 @@
+// ThreadTeam: transitions shared by several events, with the team mutex held.
+#include <korch/thread_team.hpp>
+
+#include "thread_team_internals.hpp"
+
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace korch {
+
+using detail::describe_item;
+using detail::lock_briefly_spinning;
+using detail::message_of;
+using detail::spin_until;
+
+// ---------------------------------------------------------------------------------------------
+// Transitions shared by several events (mutex held)
+
+// A parked thread that is still polling takes an event without a system call; prefer it.
+ThreadTeam::Worker* ThreadTeam::pop_preferring_awake(std::vector<Worker*>& parked) {
+  if (parked.back()->sleeping) {
+    for (std::size_t i = parked.size() - 1; i-- > 0;) {
+      if (!parked[i]->sleeping) {
+        std::swap(parked[i], parked.back());
+        break;
+      }
+    }
+  }
+  Worker* const w = parked.back();
+  parked.pop_back();
+  return w;
+}
+
+void ThreadTeam::activate(unsigned n, WakeList& wake) {
+  assert(n <= idle_parked_.size());
+  for (unsigned i = 0; i < n; ++i) {
+    Worker* const w = pop_preferring_awake(idle_parked_);
+    w->signal.store(Worker::activate, std::memory_order_release);
+    ++n_to_activate_;
+    if (w->sleeping) wake.add(w);
+  }
+}
+
+void ThreadTeam::wake_all_waiting(WakeList& wake) {
+  for (Worker* w : waiting_parked_) {
+    w->signal.store(Worker::transition, std::memory_order_release);
+    ++transitions_in_flight_;
+    if (w->sleeping) wake.add(w);
+  }
+  waiting_parked_.clear();
+}
+
+// transitionThread to one Waiting thread. At most one is in flight while items are queued: a thread
+// that receives it and takes an item passes it on if more items wait (see run_items), so threads are
+// woken as fast as there is work for them, and never in a herd that finds the queue empty.
+void ThreadTeam::wake_one_waiting(WakeList& wake) {
+  Worker* const w = pop_preferring_awake(waiting_parked_);
+  w->signal.store(Worker::transition, std::memory_order_release);
+  ++transitions_in_flight_;
+  if (w->sleeping) wake.add(w);
+}
+
+// Hands n threads to the thread subscriber, if there is one. Releases the mutex for the call.
+void ThreadTeam::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n, bool count_in_report) {
+  ThreadTeam* const subscriber = thread_subscriber_;
+  if (subscriber == nullptr || n == 0) return;
+  if (count_in_report) report_.threads_forwarded += n;
+  ++outbound_;
+  lk.unlock();
+  subscriber->receive_threads(n, *this);
+  lk.lock();
+  release_outbound();
+}
+
+void ThreadTeam::release_outbound() {
+  if (--outbound_ == 0 && n_blocked_ > 0) done_cv_.notify_all();
+}
+
+void ThreadTeam::wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done) {
+  ++n_blocked_;
+  done_cv_.wait(lk, done);
+  --n_blocked_;
+  if (terminating_) done_cv_.notify_all();  // the destructor waits for everyone to leave
+}
+
+// RunningOpen after a close arrived: leave RunningOpen once every publisher has closed.
+void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake) {
+  if (publisher_closes_pending_ + external_closes_pending_ > 0) {
+    observe(event, thread);
+  } else if (!queue_->empty()) {
+    mode_ = TeamMode::RunningClosed;
+    observe(event, thread);
+  } else if (n_waiting_ + n_computing_ > 0) {
+    mode_ = TeamMode::RunningNoMoreWork;
+    wake_all_waiting(wake);
+    observe(event, thread);
+  } else {
+    finish_cycle(lk, event, thread);  // no thread is active: straight to Idle
+  }
+}
+
+// The transition to Idle: all threads Idle, queue empty. Delivers the outputs (Spec IdleOutput)
+// and then releases the waiter. Releases the mutex while calling other teams.
+void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {
+  assert(n_idle_ == n_max_ && queue_->empty());
+  // Activations still in flight are not needed any more. Take them back and hand those threads on
+  // now, as each would on receiving its activateThread in Idle (Spec IdleToIdle); this way Idle
+  // never has activations in flight and the next start_cycle can use every thread.
+  unsigned revoked = 0;
+  if (n_to_activate_ > 0) {
+    for (auto& w : workers_) {
+      if (w->signal.load(std::memory_order_relaxed) == Worker::activate) {
+        w->signal.store(Worker::none, std::memory_order_relaxed);
+        idle_parked_.push_back(w.get());
+        --n_to_activate_;
+        ++revoked;
+      }
+    }
+  }
+  mode_ = TeamMode::Idle;
+  finishing_ = true;
+  observe(event, thread);
+
+  forward_threads(lk, revoked, true);
+  if (ThreadTeam* const subscriber = work_subscriber_) {
+    // The finishing thread's own item went out before it became Idle; now close the subscriber.
+    ++outbound_;
+    lk.unlock();
+    std::string refused = subscriber->receive_close(*this);
+    lk.lock();
+    release_outbound();
+    if (!refused.empty()) record_error(std::move(refused), nullptr);
+  }
+  // Threads of this team that are still handing themselves on finish first.
+  wait_until(lk, [this] { return outbound_ == 0; });
+  finishing_ = false;
+
+  std::exception_ptr error;
+  if (report_.errors > 0) {
+    const std::string message = fmt::format(
+        "{}. Cycle {} of team '{}' (routine '{}'): {} items enqueued, {} processed, {} failed, {} "
+        "skipped, {} undelivered; {} error(s). The team is Idle and can start another cycle",
+        report_.error, report_.cycle, name_, report_.routine, report_.enqueued, report_.processed,
+        report_.failed, report_.skipped, report_.undelivered, report_.errors);
+    if (first_cause_) {
+      try {
+        std::rethrow_exception(first_cause_);
+      } catch (...) {
+        try {
+          std::throw_with_nested(Error(message));
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+    } else {
+      error = std::make_exception_ptr(Error(message));
+    }
+    first_cause_ = nullptr;
+  }
+  last_report_ = report_;
+  if (waiter_ != nullptr) {
+    waiter_->error = error;
+    waiter_->done = true;
+    waiter_->done_hint.store(true, std::memory_order_release);
+    waiter_ = nullptr;
+  } else {
+    pending_error_ = error;
+  }
+  observe(TeamEvent::cycle_finished, thread);
+  if (n_blocked_ > 0) done_cv_.notify_all();
+}
+
+void ThreadTeam::record_error(std::string message, std::exception_ptr cause) {
+  ++report_.errors;
+  if (report_.errors == 1) {
+    report_.error = std::move(message);
+    first_cause_ = std::move(cause);
+  }
+  cycle_failed_ = true;
+}
+
+void ThreadTeam::observe(TeamEvent event, int thread) {
+  if (!observer_) return;
+  const TeamTransition t{event,       thread,         cycle_,         mode_,          n_idle_,
+                         n_waiting_,  n_computing_,   n_to_activate_, queue_->size()};
+  try {
+    observer_(t);
+  } catch (...) {
+    record_error(fmt::format("team '{}': the transition observer threw: {}", name_,
+                             message_of(std::current_exception())),
+                 std::current_exception());
+  }
+}
+
+std::string ThreadTeam::describe_state() const {
+  return fmt::format("team '{}' is {} (cycle {}, N_max {}, N_i {}, N_w {}, N_c {}, N_Q {}, {} pending activation)",
+                     name_, to_string(mode_), cycle_, n_max_, n_idle_, n_waiting_, n_computing_,
+                     queue_->size(), n_to_activate_);
+}
+
+void ThreadTeam::require_quiescent_idle(const char* what) const {
+  if (terminating_) throw Error::format("team '{}' is being destroyed: {} is not possible", name_, what);
+  if (mode_ != TeamMode::Idle) {
+    throw Error::format("{}: {} needs an Idle team; call wait() first", describe_state(), what);
+  }
+  if (finishing_ || outbound_ > 0) {
+    throw Error::format("team '{}' is Idle but still delivering the outputs of cycle {}: {} needs "
+                        "them delivered; call wait() first",
+                        name_, cycle_, what);
+  }
+}
+
+}  // namespace korch
