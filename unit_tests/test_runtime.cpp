@@ -303,7 +303,21 @@ TEST_CASE("JSON: configurations round-trip; bad JSON names the offending field")
       "field helpers[0].variables.copy_in[0]");
   bad(R"({"name": "x", "teams": [], "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "weights": [0]}]}})",
       "field distributor.groups[0].weights[0]");
+  bad(R"({"name": "x", "teams": [], "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "policy": "fair"}]}})",
+      "use one of fixed_fraction, queue_depth");
   bad("{not json", "not valid JSON");
+  // The policies are written by their C++ names; "static" and "dynamic" are read as synonyms.
+  for (const auto& [word, policy] : {std::pair<const char*, DistributionPolicy>{"static", DistributionPolicy::fixed_fraction},
+                                     {"dynamic", DistributionPolicy::queue_depth},
+                                     {"fixed_fraction", DistributionPolicy::fixed_fraction},
+                                     {"queue_depth", DistributionPolicy::queue_depth}}) {
+    CAPTURE(word);
+    const auto c = Configuration::from_json(std::string(R"({"name": "p", "teams": [{"name": "t", "type": "tile", "action": "A"}],
+      "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "policy": ")") + word + R"("}]}})");
+    REQUIRE(c.distributor.groups.size() == 1);
+    CHECK(c.distributor.groups[0].policy == policy);
+    CHECK(c.to_json().find(std::string("\"") + to_string(policy) + "\"") != std::string::npos);
+  }
   CHECK_THROWS_WITH_AS(configurations::get("nope"), doctest::Contains("cpu_only"), Error);
 }
 

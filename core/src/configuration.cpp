@@ -37,7 +37,7 @@ const char* to_string(DistributorKind k) noexcept {
   return "?";
 }
 const char* to_string(DistributionPolicy p) noexcept {
-  return p == DistributionPolicy::fixed_fraction ? "static" : "dynamic";
+  return p == DistributionPolicy::fixed_fraction ? "fixed_fraction" : "queue_depth";
 }
 const char* to_string(RoutingUnit u) noexcept { return u == RoutingUnit::block ? "block" : "tile"; }
 
@@ -235,8 +235,17 @@ Configuration Configuration::from_json(const std::string& text) {
         if (!p[k].is_string()) g.fail(at("pipelines", k), "expected a team or helper name, got " + p[k].dump());
         group.pipelines.push_back(p[k].get<std::string>());
       }
-      static const DistributionPolicy policies[] = {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth};
-      group.policy = g.choice("policy", false, DistributionPolicy::fixed_fraction, policies);
+      // "static" and "dynamic" are read as the two policies' shorter names; they are written out
+      // by their C++ names.
+      const std::string policy = g.string("policy", false, "fixed_fraction");
+      if (policy == "static") {
+        group.policy = DistributionPolicy::fixed_fraction;
+      } else if (policy == "dynamic") {
+        group.policy = DistributionPolicy::queue_depth;
+      } else {
+        static const DistributionPolicy policies[] = {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth};
+        group.policy = g.choice("policy", false, DistributionPolicy::fixed_fraction, policies);
+      }
       const json& w = g.array("weights", false);
       for (std::size_t k = 0; k < w.size(); ++k) {
         if (!w[k].is_number() || w[k].get<double>() <= 0.0) {

@@ -127,7 +127,7 @@ std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, 
           push(g, i);
         } else if (pending[g][i].size() >= next_batch[g][i]) {
           push(g, i);
-          // The dynamic policy needs fresh queue depths: its batches stay one block.
+          // The queue-depth policy needs fresh queue depths: its batches stay one block.
           if (config_.groups[g].policy != DistributionPolicy::queue_depth) {
             next_batch[g][i] = std::min(2 * next_batch[g][i], kMaxBatch);
           }
@@ -141,7 +141,7 @@ std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, 
 }
 
 namespace {
-DistributorConfig ap_config(const std::vector<DistributorTarget>& pipelines) {
+DistributorConfig action_parallel_config(const std::vector<DistributorTarget>& pipelines) {
   DistributorConfig c;
   c.kind = DistributorKind::action_parallel;
   for (const auto& p : pipelines) c.groups.push_back(DistributorGroup{{p.name}, DistributionPolicy::fixed_fraction, {}, RoutingUnit::block});
@@ -152,7 +152,7 @@ std::vector<std::vector<DistributorTarget>> one_each(std::vector<DistributorTarg
   for (auto& p : pipelines) t.push_back({std::move(p)});
   return t;
 }
-DistributorConfig dp_config(const std::vector<DistributorTarget>& pipelines, DistributionPolicy policy,
+DistributorConfig data_parallel_config(const std::vector<DistributorTarget>& pipelines, DistributionPolicy policy,
                             std::vector<double> weights, RoutingUnit unit) {
   DistributorConfig c;
   c.kind = DistributorKind::data_parallel;
@@ -167,10 +167,10 @@ DistributorConfig dp_config(const std::vector<DistributorTarget>& pipelines, Dis
 }  // namespace
 
 ActionParallelDistributor::ActionParallelDistributor(std::vector<DistributorTarget> pipelines)
-    : Distributor(ap_config(pipelines), one_each(pipelines)) {}
+    : Distributor(action_parallel_config(pipelines), one_each(pipelines)) {}
 
 DataParallelDistributor::DataParallelDistributor(std::vector<DistributorTarget> pipelines, DistributionPolicy policy,
                                                  std::vector<double> weights, RoutingUnit unit)
-    : Distributor(dp_config(pipelines, policy, std::move(weights), unit), {pipelines}) {}
+    : Distributor(data_parallel_config(pipelines, policy, std::move(weights), unit), {pipelines}) {}
 
 }  // namespace korch

@@ -14,7 +14,7 @@
 //   "work":    [ {"from": "to_gpu", "to": "gpu"}, ... ],
 //   "threads": [ {"from": "cpu", "to": "post"} ],
 //   "distributor": {"kind": "data_parallel",
-//                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static",
+//                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction",
 //                                "weights": [1, 3], "unit": "block"} ]}
 // }
 // Data types: tile, block, packet_of_blocks, packet_of_tiles, action_metadata. Helper kinds: mover,
@@ -41,7 +41,10 @@ class Bundle;
 enum class HelperKind { mover, unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover };
 enum class MoveDirection { host_to_device, device_to_host, device_to_device };
 enum class DistributorKind { action_parallel, data_parallel, hybrid };
-enum class DistributionPolicy { fixed_fraction, queue_depth };  // JSON: "static", "dynamic"
+// fixed_fraction: each pipeline of a group gets its weight's share of the blocks; queue_depth: each
+// block goes to the pipeline with the shortest queue. JSON uses the same words ("static" and
+// "dynamic" are read as synonyms).
+enum class DistributionPolicy { fixed_fraction, queue_depth };
 enum class RoutingUnit { block, tile };
 
 const char* to_string(HelperKind kind) noexcept;

@@ -30,7 +30,7 @@ struct DistributorTarget {
   std::string name;  // the entry node
   DataType type;     // tile, block or action_metadata
   std::function<void(std::shared_ptr<DataItem>)> push;
-  std::function<std::size_t()> queue_depth;  // for the dynamic policy; may be empty (treated as 0)
+  std::function<std::size_t()> queue_depth;  // for the queue-depth policy; may be empty (treated as 0)
   // Optional: pushes several items in order in one call (ThreadTeam::enqueue of a vector). When
   // given, the distributor gathers a target's items and pushes them in batches that double in size
   // (1, 2, 4, ... up to kMaxBatch items), so that the first items arrive at once and a cycle over

@@ -47,7 +47,7 @@ const std::map<std::string, std::string>& table() {
     {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
   "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"} ],
   "distributor": {"kind": "data_parallel",
-                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static", "weights": [1, 1]} ]}
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
 })"},
       {"hybrid_distributor", R"({
   "name": "hybrid_distributor",
@@ -62,7 +62,7 @@ const std::map<std::string, std::string>& table() {
   "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"},
             {"from": "to_fpga", "to": "fpga"}, {"from": "fpga", "to": "from_fpga"} ],
   "distributor": {"kind": "hybrid",
-                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "dynamic"},
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "queue_depth"},
                               {"pipelines": ["to_fpga"]} ]}
 })"},
       {"data_parallel_accumulator", R"({
@@ -79,7 +79,7 @@ const std::map<std::string, std::string>& table() {
             {"from": "cpu", "to": "cpu_to_fpga"}, {"from": "cpu_to_fpga", "to": "fpga"},
             {"from": "fpga", "to": "from_fpga"} ],
   "distributor": {"kind": "data_parallel",
-                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static", "weights": [1, 1]} ]}
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
 })"},
       {"mashup", R"({
   "name": "mashup",
@@ -100,7 +100,7 @@ const std::map<std::string, std::string>& table() {
             {"from": "to_fpga2", "to": "fpga2"}, {"from": "fpga2", "to": "from_fpga2"} ],
   "threads": [ {"from": "fpga2", "to": "fpga"} ],
   "distributor": {"kind": "hybrid",
-                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "static", "weights": [1, 1]},
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]},
                               {"pipelines": ["to_fpga2"]} ]}
 })"},
       {"concurrent_itor", R"({
