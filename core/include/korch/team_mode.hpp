@@ -1,5 +1,5 @@
 // The qualitative part (mode) of a thread team's extended finite-state machine
-// (docs/ARCHITECTURE.md). The quantitative part (N_i, N_w, N_c, N_Q) lives in ThreadTeam.
+// (docs/thread-team.md). The quantitative part (N_i, N_w, N_c, N_Q) lives in ThreadTeam.
 #pragma once
 
 #include <ostream>

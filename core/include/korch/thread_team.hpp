@@ -1,4 +1,4 @@
-// ThreadTeam: the orchestration runtime's thread team.
+// ThreadTeam: the orchestration runtime's thread team (design: docs/thread-team.md).
 //
 // A team owns N_max threads, created at construction and kept until destruction. In each execution
 // cycle it applies one action routine to every data item given to it:

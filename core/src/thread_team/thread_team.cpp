@@ -1,4 +1,4 @@
-// ThreadTeam implementation. Read thread_team.hpp first.
+// ThreadTeam implementation. Read thread_team.hpp and docs/thread-team.md first.
 //
 // Implementation notes
 //  * One mutex (mutex_) guards every EFSM variable. Each event is one critical section that leaves
