@@ -1,4 +1,4 @@
-// DataPacket: blocks or tiles gathered into one pool buffer so that each transfer direction is a
+// DataPacket (design: docs/data-packets.md): blocks or tiles gathered into one pool buffer so that each transfer direction is a
 // single contiguous copy.
 //
 // Layout of the buffer (the same on the pinned host side and on the device side), in doubles:

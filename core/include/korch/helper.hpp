@@ -1,4 +1,4 @@
-// A thread team helper: mover, unpacker, splitter, aggregator and the composites
+// A thread team helper (docs/data-packets.md): mover, unpacker, splitter, aggregator and the composites
 // mover+unpacker, mover+unpacker+splitter, aggregator+mover. The Runtime runs each helper on a
 // helper thread team of its own (so moves overlap computation); the helper's routine applies its
 // steps to each item. Helpers whose output is their input item (mover, unpacker, mover_unpacker)
