@@ -1,5 +1,5 @@
-// DataPacket (design: docs/data-packets.md): blocks or tiles gathered into one pool buffer so that each transfer direction is a
-// single contiguous copy.
+// DataPacket: blocks or tiles gathered into one pool buffer so that each transfer direction is a
+// single contiguous copy (design: docs/data-packets.md).
 //
 // Layout of the buffer (the same on the pinned host side and on the device side), in doubles:
 //   [ entry metadata | copy-in | copy-in-out | copy-out | scratch ]
