@@ -2,7 +2,8 @@
 // block until every tile of the block has arrived; only complete blocks go into a packet, and all
 // tiles of a block go into the same packet, so a packet never waits for a tile that is elsewhere
 // (docs/data-packets.md). A packet is emitted (packed on the host) when it holds `packet_blocks`
-// blocks; flush() emits the last, partial one at the end of the cycle. Thread-safe: several helper threads may add at once.
+// blocks; flush() emits the last, partial one at the end of the cycle. Thread-safe: several helper
+// threads may add at once.
 #pragma once
 
 #include <korch/backend/memory_pool.hpp>
