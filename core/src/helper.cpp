@@ -1,0 +1,98 @@
+#include <korch/helper.hpp>
+
+#include <korch/block.hpp>
+#include <korch/data_mover.hpp>
+#include <korch/error.hpp>
+#include <korch/splitter.hpp>
+#include <korch/tile.hpp>
+#include <korch/unpacker.hpp>
+
+#include <fmt/format.h>
+
+namespace korch {
+
+Helper::Helper(HelperConfig config, const Grid& grid, MemoryPool& pinned_pool, MemoryPool& device_pool)
+    : config_(std::move(config)) {
+  if (config_.kind == HelperKind::aggregator || config_.kind == HelperKind::aggregator_mover) {
+    aggregator_.emplace(config_.name, grid, config_.input, config_.output, config_.packet_blocks, config_.variables,
+                        pinned_pool, device_pool);
+  }
+}
+
+namespace {
+DataPacket& as_packet(DataItem& item, const std::string& helper) {
+  auto* p = dynamic_cast<DataPacket*>(&item);
+  if (!p) throw Error::format("helper '{}' takes data packets but got {}", helper, item.describe());
+  return *p;
+}
+}  // namespace
+
+void Helper::finish_aggregate(const DeviceTaskSpace& instance, std::shared_ptr<DataItem> item, const Emit& emit,
+                              Trace* trace, unsigned thread) {
+  if (config_.kind == HelperKind::aggregator_mover) {
+    TraceScope s(trace, "host_to_device", "transfer", config_.name, thread, trace ? item->describe() : std::string());
+    DataMover{MoveDirection::host_to_device}(static_cast<DataPacket&>(*item), instance);
+  }
+  emit(std::move(item));
+}
+
+void Helper::process(const ActionContext& ctx, DataItem& item, const Emit& emit, Trace* trace) {
+  const unsigned th = ctx.thread_index();
+  const std::string what = trace ? item.describe() : std::string();
+  switch (config_.kind) {
+    case HelperKind::mover: {
+      TraceScope s(trace, to_string(config_.direction), "transfer", config_.name, th, what);
+      DataMover{config_.direction}(as_packet(item, config_.name), ctx.device_space());
+      return;
+    }
+    case HelperKind::unpacker: {
+      TraceScope s(trace, "unpack", "helper", config_.name, th, what);
+      Unpacker()(as_packet(item, config_.name));
+      return;
+    }
+    case HelperKind::mover_unpacker:
+    case HelperKind::mover_unpacker_splitter: {
+      auto& p = as_packet(item, config_.name);
+      {
+        TraceScope s(trace, "device_to_host", "transfer", config_.name, th, what);
+        DataMover{MoveDirection::device_to_host}(p, ctx.device_space());
+      }
+      {
+        TraceScope s(trace, "unpack", "helper", config_.name, th, what);
+        Unpacker()(p);
+      }
+      if (config_.kind == HelperKind::mover_unpacker) return;
+      TraceScope s(trace, "split", "helper", config_.name, th, what);
+      for (auto& piece : Splitter(config_.output).split(p)) emit(std::move(piece));
+      return;
+    }
+    case HelperKind::splitter: {
+      TraceScope s(trace, "split", "helper", config_.name, th, what);
+      for (auto& piece : Splitter(config_.output).split(item)) emit(std::move(piece));
+      return;
+    }
+    case HelperKind::aggregator:
+    case HelperKind::aggregator_mover: {
+      std::vector<std::shared_ptr<DataItem>> done;
+      {
+        TraceScope s(trace, "aggregate", "helper", config_.name, th, what);
+        done = aggregator_->add(item);
+      }
+      for (auto& d : done) finish_aggregate(ctx.device_space(), std::move(d), emit, trace, th);
+      return;
+    }
+  }
+}
+
+void Helper::flush(const DeviceTaskSpace& instance, const Emit& emit) {
+  if (!aggregator_) return;
+  for (auto& d : aggregator_->flush()) finish_aggregate(instance, std::move(d), emit, nullptr, 0);
+}
+
+ActionRoutine Helper::routine(Emit emit, Trace* trace) {
+  return ActionRoutine(config_.name, [this, emit = std::move(emit), trace](const ActionContext& ctx, DataItem& item) {
+    process(ctx, item, emit, trace);
+  });
+}
+
+}  // namespace korch
