@@ -87,150 +87,238 @@ unsigned max_active_threads(const Configuration& c, const std::string& team) {
   return visit(team);
 }
 
-void validate(const Configuration& c, const RuntimeShape& shape, const Bundle* bundle) {
-  const std::string& cn = c.name;
-  // ---- nodes ----
-  std::map<std::string, Node> nodes;
-  if (c.teams.empty()) throw Error::format("configuration '{}' has no teams: add at least one team", cn);
-  if (c.teams.size() > shape.n_teams) {
-    throw Error::format("configuration '{}' needs {} teams but the runtime has {}: construct the Runtime with more teams",
-                        cn, c.teams.size(), shape.n_teams);
+namespace {
+
+// The checks of one configuration, one method per rule; the graph they build (nodes, each node's
+// subscriber and publishers, the distributor's entries) is shared between them.
+class Checker {
+ public:
+  Checker(const Configuration& c, const RuntimeShape& shape, const Bundle* bundle)
+      : c(c), shape(shape), bundle_(bundle), cn(c.name) {}
+
+  void run() {
+    check_nodes();
+    check_work_edges();
+    check_distributor();
+    check_every_node_fed();
+    check_no_work_cycle();
+    check_packet_paths();
+    check_threads();
+    check_bundle();
   }
-  if (c.helpers.size() > shape.n_helpers) {
-    throw Error::format("configuration '{}' needs {} helpers but the runtime has {}: construct the Runtime with more helpers",
-                        cn, c.helpers.size(), shape.n_helpers);
-  }
-  for (const auto& t : c.teams) {
-    if (t.name.empty() || t.name == "distributor") {
-      throw Error::format("configuration '{}': a team is named '{}': use a non-empty name other than 'distributor'", cn, t.name);
+
+ private:
+  // Names, counts, thread numbers and helper types.
+  void check_nodes() {
+    if (c.teams.empty()) throw Error::format("configuration '{}' has no teams: add at least one team", cn);
+    if (c.teams.size() > shape.n_teams) {
+      throw Error::format("configuration '{}' needs {} teams but the runtime has {}: construct the Runtime with more teams",
+                          cn, c.teams.size(), shape.n_teams);
     }
-    Node n{t.name, true, &t, nullptr};
-    if (!nodes.emplace(t.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, t.name);
-    if (t.initial_threads > shape.threads_per_team) {
-      throw Error::format("configuration '{}': team '{}' starts with {} threads but runtime teams have {}: lower its threads",
-                          cn, t.name, t.initial_threads, shape.threads_per_team);
+    if (c.helpers.size() > shape.n_helpers) {
+      throw Error::format("configuration '{}' needs {} helpers but the runtime has {}: construct the Runtime with more helpers",
+                          cn, c.helpers.size(), shape.n_helpers);
     }
-    if (t.action.empty()) throw Error::format("configuration '{}': team '{}' names no action: set its action", cn, t.name);
-  }
-  for (const auto& h : c.helpers) {
-    if (h.name.empty() || h.name == "distributor") {
-      throw Error::format("configuration '{}': a helper is named '{}': use a non-empty name other than 'distributor'", cn, h.name);
+    for (const auto& t : c.teams) {
+      if (t.name.empty() || t.name == "distributor") {
+        throw Error::format("configuration '{}': a team is named '{}': use a non-empty name other than 'distributor'", cn, t.name);
+      }
+      Node n{t.name, true, &t, nullptr};
+      if (!nodes.emplace(t.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, t.name);
+      if (t.initial_threads > shape.threads_per_team) {
+        throw Error::format("configuration '{}': team '{}' starts with {} threads but runtime teams have {}: lower its threads",
+                            cn, t.name, t.initial_threads, shape.threads_per_team);
+      }
+      if (t.action.empty()) throw Error::format("configuration '{}': team '{}' names no action: set its action", cn, t.name);
     }
-    Node n{h.name, false, nullptr, &h};
-    if (!nodes.emplace(h.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, h.name);
-    std::string why;
-    if (!helper_types_ok(h, why)) {
-      throw Error::format("configuration '{}': helper '{}' ({}) cannot take {} and give {}: a {} {}", cn, h.name,
-                          to_string(h.kind), to_string(h.input), to_string(h.output), to_string(h.kind), why);
-    }
-    if (h.threads < 1 || h.threads > shape.helper_threads) {
-      throw Error::format("configuration '{}': helper '{}' asks for {} threads; helper teams have 1..{}: change its threads",
-                          cn, h.name, h.threads, shape.helper_threads);
-    }
-    if ((h.kind == HelperKind::aggregator || h.kind == HelperKind::aggregator_mover) && h.packet_blocks < 1) {
-      throw Error::format("configuration '{}': helper '{}' has packet_blocks 0: put at least one block in a packet", cn, h.name);
+    for (const auto& h : c.helpers) {
+      if (h.name.empty() || h.name == "distributor") {
+        throw Error::format("configuration '{}': a helper is named '{}': use a non-empty name other than 'distributor'", cn, h.name);
+      }
+      Node n{h.name, false, nullptr, &h};
+      if (!nodes.emplace(h.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, h.name);
+      std::string why;
+      if (!helper_types_ok(h, why)) {
+        throw Error::format("configuration '{}': helper '{}' ({}) cannot take {} and give {}: a {} {}", cn, h.name,
+                            to_string(h.kind), to_string(h.input), to_string(h.output), to_string(h.kind), why);
+      }
+      if (h.threads < 1 || h.threads > shape.helper_threads) {
+        throw Error::format("configuration '{}': helper '{}' asks for {} threads; helper teams have 1..{}: change its threads",
+                            cn, h.name, h.threads, shape.helper_threads);
+      }
+      if ((h.kind == HelperKind::aggregator || h.kind == HelperKind::aggregator_mover) && h.packet_blocks < 1) {
+        throw Error::format("configuration '{}': helper '{}' has packet_blocks 0: put at least one block in a packet", cn, h.name);
+      }
     }
   }
 
-  // ---- work edges ----
-  std::map<std::string, std::string> next;                 // one subscriber per node
-  std::map<std::string, std::vector<std::string>> inputs;  // publishers per node
-  for (const auto& e : c.work) {
-    const std::string edge = fmt::format("work edge '{}' -> '{}'", e.from, e.to);
-    if (e.from == e.to) throw Error::format("configuration '{}': {} is a self-loop: a team may not push data to itself", cn, edge);
-    if (!nodes.count(e.from)) throw Error::format("configuration '{}': {} starts at unknown node '{}'", cn, edge, e.from);
-    if (!nodes.count(e.to)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, e.to);
-    const Node& a = nodes.at(e.from);
-    const Node& b = nodes.at(e.to);
-    if (!next.emplace(e.from, e.to).second) {
-      throw Error::format("configuration '{}': {}: {} already publishes to '{}'; a node has one work subscriber", cn, edge,
-                          a.what(), next[e.from]);
-    }
-    if (a.output() != b.input()) {
-      throw Error::format("configuration '{}': {}: '{}' gives {} but '{}' takes {}: put a {} between them", cn, edge, e.from,
-                          to_string(a.output()), e.to, to_string(b.input()),
-                          (is_packet(a.output()) && !is_packet(b.input())) ? "splitter (or mover_unpacker_splitter)"
-                                                                           : "aggregator (or aggregator_mover) or splitter");
-    }
-    inputs[e.to].push_back(e.from);
-  }
-
-  // ---- distributor ----
-  const auto& d = c.distributor;
-  if (d.groups.empty()) throw Error::format("configuration '{}': the distributor has no groups: name the pipelines it feeds", cn);
-  if (d.kind == DistributorKind::action_parallel) {
-    for (std::size_t i = 0; i < d.groups.size(); ++i)
-      if (d.groups[i].pipelines.size() != 1) {
-        throw Error::format("configuration '{}': distributor.groups[{}] has {} pipelines, but an action_parallel distributor "
-                            "feeds one pipeline per group: use data_parallel or hybrid", cn, i, d.groups[i].pipelines.size());
+  // One work subscriber per node; matching data types on each edge.
+  void check_work_edges() {
+    for (const auto& e : c.work) {
+      const std::string edge = fmt::format("work edge '{}' -> '{}'", e.from, e.to);
+      if (e.from == e.to) throw Error::format("configuration '{}': {} is a self-loop: a team may not push data to itself", cn, edge);
+      if (!nodes.count(e.from)) throw Error::format("configuration '{}': {} starts at unknown node '{}'", cn, edge, e.from);
+      if (!nodes.count(e.to)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, e.to);
+      const Node& a = nodes.at(e.from);
+      const Node& b = nodes.at(e.to);
+      if (!next.emplace(e.from, e.to).second) {
+        throw Error::format("configuration '{}': {}: {} already publishes to '{}'; a node has one work subscriber", cn, edge,
+                            a.what(), next[e.from]);
       }
-  }
-  if (d.kind == DistributorKind::data_parallel && d.groups.size() != 1) {
-    throw Error::format("configuration '{}': a data_parallel distributor has one group, this one has {}: use hybrid", cn,
-                        d.groups.size());
-  }
-  std::map<std::string, RoutingUnit> roots;
-  for (std::size_t i = 0; i < d.groups.size(); ++i) {
-    const auto& g = d.groups[i];
-    if (g.pipelines.empty()) throw Error::format("configuration '{}': distributor.groups[{}] names no pipeline", cn, i);
-    if (!g.weights.empty() && g.weights.size() != g.pipelines.size()) {
-      throw Error::format("configuration '{}': distributor.groups[{}] has {} weights for {} pipelines: give one weight each",
-                          cn, i, g.weights.size(), g.pipelines.size());
-    }
-    for (const auto& p : g.pipelines) {
-      const std::string edge = fmt::format("work edge 'distributor' -> '{}'", p);
-      if (!nodes.count(p)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, p);
-      const DataType in = nodes.at(p).input();
-      if (in != DataType::tile && in != DataType::block && in != DataType::action_metadata) {
-        throw Error::format("configuration '{}': {}: the distributor gives tiles, blocks or action metadata but '{}' takes "
-                            "{}: put an aggregator_mover in front of it", cn, edge, p, to_string(in));
+      if (a.output() != b.input()) {
+        throw Error::format("configuration '{}': {}: '{}' gives {} but '{}' takes {}: put a {} between them", cn, edge, e.from,
+                            to_string(a.output()), e.to, to_string(b.input()),
+                            (is_packet(a.output()) && !is_packet(b.input())) ? "splitter (or mover_unpacker_splitter)"
+                                                                             : "aggregator (or aggregator_mover) or splitter");
       }
-      if (g.unit == RoutingUnit::tile && in != DataType::tile) {
-        throw Error::format("configuration '{}': {}: distributor.groups[{}] routes single tiles but '{}' takes {}: use unit block",
-                            cn, edge, i, p, to_string(in));
-      }
-      if (!roots.emplace(p, g.unit).second) {
-        throw Error::format("configuration '{}': {}: '{}' is fed by the distributor twice: name it in one group only", cn, edge, p);
-      }
-      inputs[p].push_back("distributor");
+      inputs[e.to].push_back(e.from);
     }
   }
 
-  // ---- helpers have one publisher; every node is fed ----
-  for (const auto& [name, n] : nodes) {
-    const auto it = inputs.find(name);
-    if (it == inputs.end()) {
-      throw Error::format("configuration '{}': {} receives no work: add a work edge into it or name it in a distributor group",
-                          cn, n.what());
+  // The distributor's groups and the entries they feed.
+  void check_distributor() {
+    const auto& d = c.distributor;
+    if (d.groups.empty()) throw Error::format("configuration '{}': the distributor has no groups: name the pipelines it feeds", cn);
+    if (d.kind == DistributorKind::action_parallel) {
+      for (std::size_t i = 0; i < d.groups.size(); ++i)
+        if (d.groups[i].pipelines.size() != 1) {
+          throw Error::format("configuration '{}': distributor.groups[{}] has {} pipelines, but an action_parallel distributor "
+                              "feeds one pipeline per group: use data_parallel or hybrid", cn, i, d.groups[i].pipelines.size());
+        }
     }
-    if (!n.team && it->second.size() != 1) {
-      throw Error::format("configuration '{}': helper '{}' has {} publishers; a helper has exactly one: give each publisher its own helper",
-                          cn, name, it->second.size());
+    if (d.kind == DistributorKind::data_parallel && d.groups.size() != 1) {
+      throw Error::format("configuration '{}': a data_parallel distributor has one group, this one has {}: use hybrid", cn,
+                          d.groups.size());
     }
-  }
-
-  // ---- no cycles (walk along the single subscriber of each node) ----
-  for (const auto& [name, n] : nodes) {
-    std::set<std::string> seen{name};
-    std::string at = name;
-    while (next.count(at)) {
-      const std::string to = next.at(at);
-      if (!seen.insert(to).second) {
-        throw Error::format("configuration '{}': work edge '{}' -> '{}' closes a cycle of work edges: remove it", cn, at, to);
+    for (std::size_t i = 0; i < d.groups.size(); ++i) {
+      const auto& g = d.groups[i];
+      if (g.pipelines.empty()) throw Error::format("configuration '{}': distributor.groups[{}] names no pipeline", cn, i);
+      if (!g.weights.empty() && g.weights.size() != g.pipelines.size()) {
+        throw Error::format("configuration '{}': distributor.groups[{}] has {} weights for {} pipelines: give one weight each",
+                            cn, i, g.weights.size(), g.pipelines.size());
       }
-      at = to;
+      for (const auto& p : g.pipelines) {
+        const std::string edge = fmt::format("work edge 'distributor' -> '{}'", p);
+        if (!nodes.count(p)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, p);
+        const DataType in = nodes.at(p).input();
+        if (in != DataType::tile && in != DataType::block && in != DataType::action_metadata) {
+          throw Error::format("configuration '{}': {}: the distributor gives tiles, blocks or action metadata but '{}' takes "
+                              "{}: put an aggregator_mover in front of it", cn, edge, p, to_string(in));
+        }
+        if (g.unit == RoutingUnit::tile && in != DataType::tile) {
+          throw Error::format("configuration '{}': {}: distributor.groups[{}] routes single tiles but '{}' takes {}: use unit block",
+                              cn, edge, i, p, to_string(in));
+        }
+        if (!roots.emplace(p, g.unit).second) {
+          throw Error::format("configuration '{}': {}: '{}' is fed by the distributor twice: name it in one group only", cn, edge, p);
+        }
+        inputs[p].push_back("distributor");
+      }
     }
   }
 
-  // ---- aggregators receive complete blocks; packets come back to the grid ----
-  std::function<bool(const std::string&)> fed_by_tile_routing = [&](const std::string& name) {
+  // Helpers have one publisher; every node is fed.
+  void check_every_node_fed() {
+    for (const auto& [name, n] : nodes) {
+      const auto it = inputs.find(name);
+      if (it == inputs.end()) {
+        throw Error::format("configuration '{}': {} receives no work: add a work edge into it or name it in a distributor group",
+                            cn, n.what());
+      }
+      if (!n.team && it->second.size() != 1) {
+        throw Error::format("configuration '{}': helper '{}' has {} publishers; a helper has exactly one: give each publisher its own helper",
+                            cn, name, it->second.size());
+      }
+    }
+  }
+
+  // No cycle of work edges (walk along the single subscriber of each node).
+  void check_no_work_cycle() {
+    for (const auto& [name, n] : nodes) {
+      std::set<std::string> seen{name};
+      std::string at = name;
+      while (next.count(at)) {
+        const std::string to = next.at(at);
+        if (!seen.insert(to).second) {
+          throw Error::format("configuration '{}': work edge '{}' -> '{}' closes a cycle of work edges: remove it", cn, at, to);
+        }
+        at = to;
+      }
+    }
+  }
+
+  // Aggregators receive complete blocks; packets come back to the grid.
+  void check_packet_paths() {
+    for (const auto& [name, n] : nodes) {
+      const Location l = location_of(name);
+      if (is_packet(n.output()) && !next.count(name) && l != Location::unpacked) {
+        throw Error::format("configuration '{}': {} is the end of a pipeline but its packets are {}, never unpacked into the "
+                            "grid: add a work edge to a mover_unpacker (or unpacker) helper", cn, n.what(), to_string(l));
+      }
+    }
+  }
+
+  // Thread edges and the thread budget of every team.
+  void check_threads() {
+    std::set<std::string> thread_publishers;
+    for (const auto& e : c.threads) {
+      const std::string edge = fmt::format("thread edge '{}' -> '{}'", e.from, e.to);
+      if (e.from == e.to) throw Error::format("configuration '{}': {} is a self-loop: a team may not push threads to itself", cn, edge);
+      if (!c.find_team(e.from) || !c.find_team(e.to)) {
+        throw Error::format("configuration '{}': {}: both ends of a thread edge must be teams", cn, edge);
+      }
+      if (!thread_publishers.insert(e.from).second) {
+        throw Error::format("configuration '{}': {}: team '{}' already publishes threads; a team has one thread subscriber", cn, edge, e.from);
+      }
+    }
+    for (const auto& t : c.teams) {
+      const unsigned most = max_active_threads(c, t.name);
+      if (most > shape.threads_per_team) {
+        throw Error::format("configuration '{}': team '{}' may get {} active threads (its {} plus its thread publishers') but "
+                            "runtime teams have {} (Req ThreadBalance): start it or its publishers with fewer threads",
+                            cn, t.name, most, t.initial_threads, shape.threads_per_team);
+      }
+      if (most == 0) {
+        throw Error::format("configuration '{}': team '{}' starts with 0 threads and has no thread publisher: it would never "
+                            "run; give it threads or a thread publisher", cn, t.name);
+      }
+    }
+  }
+
+  // The bundle has exactly the actions the teams apply.
+  void check_bundle() {
+    if (bundle_) {
+      if (bundle_->size() > shape.n_teams) {
+        throw Error::format("bundle '{}' has {} routines but the runtime has {} teams: split the bundle or construct the "
+                            "Runtime with more teams", bundle_->name(), bundle_->size(), shape.n_teams);
+      }
+      std::set<std::string> used;
+      for (const auto& t : c.teams) {
+        if (!bundle_->find(t.action)) {
+          throw Error::format("configuration '{}': team '{}' applies action '{}', which bundle '{}' does not have: add it to the bundle",
+                              cn, t.name, t.action, bundle_->name());
+        }
+        used.insert(t.action);
+      }
+      for (const auto& r : bundle_->routines()) {
+        if (!used.count(r.name())) {
+          throw Error::format("bundle '{}': routine '{}' is applied by no team of configuration '{}': remove it or assign it to a team",
+                              bundle_->name(), r.name(), cn);
+        }
+      }
+    }
+  }
+
+  // Whether a distributor group upstream of `name` routes single tiles.
+  bool fed_by_tile_routing(const std::string& name) {
     if (auto r = roots.find(name); r != roots.end() && r->second == RoutingUnit::tile) return true;
     for (const auto& from : inputs[name])
       if (from != "distributor" && fed_by_tile_routing(from)) return true;
     return false;
-  };
-  std::map<std::string, Location> location;
-  std::function<Location(const std::string&)> location_of = [&](const std::string& name) -> Location {
+  }
+
+  // Where the packets that `name` gives are (memoized).
+  Location location_of(const std::string& name) {
     if (auto it = location.find(name); it != location.end()) return it->second;
     const Node& n = nodes.at(name);
     Location in = Location::none;
@@ -284,61 +372,23 @@ void validate(const Configuration& c, const RuntimeShape& shape, const Bundle* b
     }
     location[name] = out;
     return out;
-  };
-  for (const auto& [name, n] : nodes) {
-    const Location l = location_of(name);
-    if (is_packet(n.output()) && !next.count(name) && l != Location::unpacked) {
-      throw Error::format("configuration '{}': {} is the end of a pipeline but its packets are {}, never unpacked into the "
-                          "grid: add a work edge to a mover_unpacker (or unpacker) helper", cn, n.what(), to_string(l));
-    }
   }
 
-  // ---- thread edges and budgets (Req ThreadBalance) ----
-  std::set<std::string> thread_publishers;
-  for (const auto& e : c.threads) {
-    const std::string edge = fmt::format("thread edge '{}' -> '{}'", e.from, e.to);
-    if (e.from == e.to) throw Error::format("configuration '{}': {} is a self-loop: a team may not push threads to itself", cn, edge);
-    if (!c.find_team(e.from) || !c.find_team(e.to)) {
-      throw Error::format("configuration '{}': {}: both ends of a thread edge must be teams", cn, edge);
-    }
-    if (!thread_publishers.insert(e.from).second) {
-      throw Error::format("configuration '{}': {}: team '{}' already publishes threads; a team has one thread subscriber", cn, edge, e.from);
-    }
-  }
-  for (const auto& t : c.teams) {
-    const unsigned most = max_active_threads(c, t.name);
-    if (most > shape.threads_per_team) {
-      throw Error::format("configuration '{}': team '{}' may get {} active threads (its {} plus its thread publishers') but "
-                          "runtime teams have {} (Req ThreadBalance): start it or its publishers with fewer threads",
-                          cn, t.name, most, t.initial_threads, shape.threads_per_team);
-    }
-    if (most == 0) {
-      throw Error::format("configuration '{}': team '{}' starts with 0 threads and has no thread publisher: it would never "
-                          "run; give it threads or a thread publisher", cn, t.name);
-    }
-  }
+  const Configuration& c;
+  const RuntimeShape& shape;
+  const Bundle* bundle_;
+  const std::string& cn;
+  std::map<std::string, Node> nodes;
+  std::map<std::string, std::string> next;                 // one work subscriber per node
+  std::map<std::string, std::vector<std::string>> inputs;  // publishers per node ("distributor" for entries)
+  std::map<std::string, RoutingUnit> roots;                // the distributor's entries and their routing unit
+  std::map<std::string, Location> location;
+};
 
-  // ---- bundle ----
-  if (bundle) {
-    if (bundle->size() > shape.n_teams) {
-      throw Error::format("bundle '{}' has {} routines but the runtime has {} teams: split the bundle or construct the "
-                          "Runtime with more teams", bundle->name(), bundle->size(), shape.n_teams);
-    }
-    std::set<std::string> used;
-    for (const auto& t : c.teams) {
-      if (!bundle->find(t.action)) {
-        throw Error::format("configuration '{}': team '{}' applies action '{}', which bundle '{}' does not have: add it to the bundle",
-                            cn, t.name, t.action, bundle->name());
-      }
-      used.insert(t.action);
-    }
-    for (const auto& r : bundle->routines()) {
-      if (!used.count(r.name())) {
-        throw Error::format("bundle '{}': routine '{}' is applied by no team of configuration '{}': remove it or assign it to a team",
-                            bundle->name(), r.name(), cn);
-      }
-    }
-  }
+}  // namespace
+
+void validate(const Configuration& c, const RuntimeShape& shape, const Bundle* bundle) {
+  Checker(c, shape, bundle).run();
 }
 
 }  // namespace korch
