@@ -75,6 +75,24 @@ CLI::Validator within(long double lo, long double hi, bool lo_exclusive, bool sh
       "", "within");
 }
 
+CLI::Validator one_of(std::vector<std::string> choices) {
+  return CLI::Validator(
+      [choices](std::string& text) -> std::string {
+        std::string list;
+        for (const std::string& c : choices) {
+          if (c == text) return {};
+          list += (list.empty() ? "" : ", ") + c;
+        }
+        return "'" + text + "' is not one of " + list;
+      },
+      "", "one_of");
+}
+
+CLI::Validator non_empty() {
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "an empty name" : ""; }, "",
+                        "non_empty");
+}
+
 CLI::Option* add_real(CLI::App& app, const std::string& name, double& value, const std::string& description,
                       long double lo, long double hi, bool lo_exclusive) {
   return app.add_option(name, value, description)->type_name("X")->check(finite_real())->check(within(lo, hi, lo_exclusive));

@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace korch::cli {
 
@@ -23,6 +24,10 @@ CLI::Validator finite_real();
 // lo <= value <= hi; a bound of +-infinity is open-ended. `lo_exclusive`: lo < value. The message
 // names hi only when `show_hi` or when the value is above it (hi is then a type's limit).
 CLI::Validator within(long double lo, long double hi, bool lo_exclusive = false, bool show_hi = true);
+// One of `choices`, spelled exactly ("'gpu' is not one of cpu, device, split").
+CLI::Validator one_of(std::vector<std::string> choices);
+// A non-empty text (a file or folder name).
+CLI::Validator non_empty();
 
 // An integer option (or positional, when `name` has no leading dash) of type T in [lo, hi].
 template <class T>
