@@ -40,7 +40,7 @@ void check_kokkos_integer(const std::string& arg) {
 
 }  // namespace
 
-KokkosArgs::KokkosArgs(int argc, char** argv) {
+KokkosArgs::KokkosArgs(int argc, char** argv, bool split) {
   const std::string program = argc > 0 && argv[0] ? argv[0] : "korch";
   kokkos_.push_back(program);
   program_.push_back(program);
@@ -50,7 +50,7 @@ KokkosArgs::KokkosArgs(int argc, char** argv) {
       program_.insert(program_.end(), argv + i, argv + argc);
       break;
     }
-    if (starts_with(arg, "--kokkos-")) {
+    if (split && starts_with(arg, "--kokkos-")) {
       check_kokkos_integer(arg);
       kokkos_.push_back(arg);
     } else {

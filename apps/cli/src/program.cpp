@@ -23,8 +23,8 @@ std::string one_line(std::string text) {
 
 }  // namespace
 
-Program::Program(std::string name, const std::string& description)
-    : name_(std::move(name)), app_(name_ + ": " + description, name_) {
+Program::Program(std::string name, const std::string& description, KokkosUse kokkos)
+    : name_(std::move(name)), kokkos_use_(kokkos), app_(name_ + ": " + description, name_) {
   app_.formatter(std::make_shared<HelpFormatter>());
   app_.set_help_flag("-h,--help", "print this help and exit");
   app_.option_defaults()->always_capture_default();
@@ -33,14 +33,15 @@ Program::Program(std::string name, const std::string& description)
 std::string Program::help() {
   std::string footer;
   for (const std::string& note : notes_) footer += note + "\n";
-  footer += std::string(kokkos_note) + "\n" + exit_note;
+  if (kokkos_use_ == with_kokkos) footer += std::string(kokkos_note) + "\n";
+  footer += exit_note;
   app_.footer(footer);
   return app_.help();
 }
 
 std::optional<int> Program::parse(int argc, char** argv) {
   try {
-    kokkos_ = std::make_unique<KokkosArgs>(argc, argv);
+    kokkos_ = std::make_unique<KokkosArgs>(argc, argv, kokkos_use_ == with_kokkos);
     std::vector<std::string> args(kokkos_->program_args().rbegin(), kokkos_->program_args().rend());
     args.pop_back();  // argv[0]; CLI11 takes the rest in reverse order
     app_.parse(args);

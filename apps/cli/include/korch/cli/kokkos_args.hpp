@@ -14,7 +14,8 @@ class KokkosArgs {
   // Splits argv. The integer options Kokkos 3.4 reads (--kokkos-threads, --kokkos-numa,
   // --kokkos-device-id, --kokkos-num-devices) must be written --kokkos-NAME=N; anything else
   // throws CLI::ValidationError naming the argument, before Kokkos could stop the process.
-  KokkosArgs(int argc, char** argv);
+  // With `split` false every argument stays the program's (a program that runs no Kokkos).
+  KokkosArgs(int argc, char** argv, bool split = true);
   KokkosArgs(const KokkosArgs&) = delete;
   KokkosArgs& operator=(const KokkosArgs&) = delete;
 

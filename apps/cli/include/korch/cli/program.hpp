@@ -40,8 +40,10 @@ class UsageError : public std::runtime_error {
 
 class Program {
  public:
+  // A program that never starts Kokkos takes no --kokkos-* arguments (they are unknown options).
+  enum KokkosUse { with_kokkos, without_kokkos };
   // `name` starts every message and the help ("NAME: description").
-  Program(std::string name, const std::string& description);
+  Program(std::string name, const std::string& description, KokkosUse kokkos = with_kokkos);
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
@@ -74,6 +76,7 @@ class Program {
 
  private:
   std::string name_;
+  KokkosUse kokkos_use_;
   CLI::App app_;
   std::vector<std::string> notes_;
   std::unique_ptr<KokkosArgs> kokkos_;
