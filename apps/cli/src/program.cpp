@@ -98,6 +98,10 @@ int Program::run(const std::function<int()>& body) noexcept {
 std::string describe(const CLI::ParseError& error, const CLI::App& app) {
   std::string message = error.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
+    // CLI11 lists them in the order of its reversed argument vector; name them as typed.
+    std::string extras;
+    for (const std::string& arg : app.remaining(true)) extras += (extras.empty() ? "" : " ") + arg;
+    message = "unknown option or argument: " + extras;
     const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
     if (!subcommands.empty()) {
       message += " (subcommands:";
