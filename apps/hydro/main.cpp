@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
                               "timeline.png and trace.json.");
   korch::hydro::Options options;
   korch::hydro::add_options(program.app(), options);
-  program.add_note("Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device teams.");
+  program.add_note("Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device\n"
+                   "teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     try {

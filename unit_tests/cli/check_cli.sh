@@ -81,6 +81,7 @@ case $name in
     bad --blocks --blocks -2
     bad --blocks --blocks 46341 --cells-per-block 2
     bad --blocks --dim 3 --blocks 2000
+    bad "more than this machine's" --blocks 23170 --cells-per-block 2
     bad --cells-per-block --cells-per-block 1
     bad --cells-per-block --cells-per-block 8x
     for v in nan inf 0 1.5 -0.1 0.4junk; do bad --cfl --cfl "$v"; done

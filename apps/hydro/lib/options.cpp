@@ -57,7 +57,7 @@ void add_options(CLI::App& app, Options& o) {
   add_integer(app, "--threads", o.threads, "threads per team", 1, 64);
   add_integer(app, "--tile", o.tile, "tile cells per direction on host teams (default: whole blocks)", 1)
       ->default_str("");
-  add_integer(app, "--packet-blocks", o.packet_blocks, "blocks per device packet (device, split, action-parallel)", 1);
+  add_integer(app, "--packet-blocks", o.packet_blocks, "blocks per device packet (with device, split or action-parallel)", 1);
   add_integer(app, "--blocks", o.blocks, "blocks per direction", 1);
   add_integer(app, "--cells-per-block", o.cells_per_block, "interior cells per block and direction", guard_cells);
   add_integer(app, "--steps", o.steps, "run N steps (default: run to --tmax)", 1)->default_str("");
@@ -89,7 +89,7 @@ void add_options(CLI::App& app, Options& o) {
       ->default_str(o.limiter == Limiter::minmod ? "minmod" : "mc")
       ->check(one_of({"minmod", "mc"}));
   add_real(app, "--cfl", o.cfl, "CFL number, in (0, 1]", 0.0, 1.0, true);
-  add_real(app, "--conduction", o.conduction, "thermal conductivity KAPPA: implicit conduction between cycles (default off)",
+  add_real(app, "--conduction", o.conduction, "implicit thermal conduction between cycles with conductivity KAPPA (default off)",
            0.0, HUGE_VALL, true)
       ->type_name("KAPPA")
       ->default_str("");
@@ -98,8 +98,7 @@ void add_options(CLI::App& app, Options& o) {
       ->check(korch::cli::non_empty());
   app.add_flag("--log", o.log_scale, "logarithmic colour scale in density.png");
   app.add_flag("--host-parallel", o.host_parallel,
-               "guard fill, commit and CFL reduction on the backend's host space (OpenMP) instead of "
-               "Serial; set OMP_WAIT_POLICY=passive with it");
+               "guard fill, commit and CFL reduction on OpenMP instead of Serial");
   app.add_flag("--quiet", o.quiet, "no progress bar");
 }
 
@@ -141,7 +140,8 @@ GridSize grid_size(const Options& o) {
 
 void check_grid_size(const Options& o) {
   const GridCount n = count(o);
-  const std::string shape = fmt::format("--blocks {} --cells-per-block {} in {}-D", o.blocks, o.cells_per_block, o.dim);
+  const std::string shape =
+      fmt::format("{}^{} blocks of {}^{} cells", o.blocks, o.dim, o.cells_per_block, o.dim);
   if (n.cells > INT_MAX || n.blocks > INT_MAX)
     throw Error::format("options --blocks and --cells-per-block: {} make {:.4g} cells, more than {} (the grid counts "
                         "cells in int): use fewer blocks or cells per block",
