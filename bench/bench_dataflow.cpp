@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   Args args;
   korch::cli::add_integer(program.app(), "items", args.items, "input items", 1, 1LL << 30);
   korch::cli::add_integer(program.app(), "width", args.width, "vector width (items per run)", 1, 1024);
-  korch::cli::add_integer(program.app(), "repeats", args.repeats, "repetitions (best is kept)", 1);
+  korch::cli::add_integer(program.app(), "repeats", args.repeats, "repetitions; the best is kept", 1);
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

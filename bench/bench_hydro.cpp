@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   korch::cli::add_integer(app, "threads", args.threads, "team threads", 1, 64);
   korch::cli::add_integer(app, "cells_per_block", args.cells, "interior cells per block and direction", 2, 4096);
   korch::cli::add_integer(app, "blocks", args.blocks, "blocks per direction", 1, 4096);
-  korch::cli::add_integer(app, "steps", args.steps, "steps (the median is kept)", 1);
+  korch::cli::add_integer(app, "steps", args.steps, "steps; the median is kept", 1);
   korch::cli::add_integer(app, "dim", args.dim, "dimensions: 2 or 3", 2, 3);
   program.add_note("KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
   if (auto rc = program.parse(argc, argv)) return *rc;

@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
   korch::cli::add_integer(app, "--ni", args.ni, "cells around the profile", 8, 1 << 20);
   korch::cli::add_integer(app, "--nj", args.nj, "cells outwards", 2, 1 << 20);
   korch::cli::add_integer(app, "--iterations", args.iterations, "iterations per round", 1);
-  korch::cli::add_integer(app, "--rounds", args.rounds, "rounds (the best is kept)", 1);
+  korch::cli::add_integer(app, "--rounds", args.rounds, "rounds; the best is kept", 1);
   korch::cli::add_integer(app, "--md-iterations", args.md_iterations, "iterations per round of the message-driven executor", 1);
   korch::cli::add_integer(app, "--threads", args.threads, "threads of the message-driven executor", 1, 1024);
   if (auto rc = program.parse(argc, argv)) return *rc;

@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   CLI::App& app = program.app();
   korch::cli::add_integer(app, "threads", args.threads, "team threads (default: the host space's concurrency)", 1, 64)
       ->default_str("");
-  korch::cli::add_integer(app, "repetitions", args.reps, "interleaved repetitions (the median is kept)", 1);
+  korch::cli::add_integer(app, "repetitions", args.reps, "interleaved repetitions; the median is kept", 1);
   program.add_note("KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {

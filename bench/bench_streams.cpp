@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
   korch::cli::add_integer(app, "threads", args.threads, "threads of the |>>>| runs", 1, 1024);
   korch::cli::add_integer(app, "queue_capacity", args.qcap, "queue capacity", 1);
   korch::cli::add_integer(app, "commit_queue_capacity", args.cqcap, "commit queue capacity", 1);
-  korch::cli::add_integer(app, "reps", args.reps, "rounds (medians are printed)", 1);
+  korch::cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
   program.add_note("KORCH_BENCH_STREAMS_IDLE_SPIN_US=N sets the schedulers' idle_spin in microseconds (-1: never sleep).");
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {

@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   Args args;
   CLI::App& app = program.app();
   korch::cli::add_integer(app, "items", args.items, "no-op items per run", 1, 1L << 30);
-  korch::cli::add_integer(app, "reps", args.reps, "rounds (medians are printed)", 1);
+  korch::cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
