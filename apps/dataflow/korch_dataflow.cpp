@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
                           "pipeline instances (default: one per host thread, or per GPU team)", 1, 1 << 20)
       ->default_str("");
   korch::cli::add_real(app, "--scale", a.opt.queue_scale, "queue capacity factor", 1.0);
-  korch::cli::add_integer(app, "--buffer", a.buffer, "parent buffer slots of the enumerating nodes (parser, nested)", 1,
+  korch::cli::add_integer(app, "--buffer", a.buffer, "parent buffer slots of the enumerating nodes of parser and nested", 1,
                           1 << 20);
   for (const Demo& d : demos) app.add_subcommand(d.name, d.help)->fallthrough();
   app.add_subcommand("all", "every demo above (the default)")->fallthrough();

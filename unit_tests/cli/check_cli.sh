@@ -169,6 +169,8 @@ case $name in
     [[ $(grep -m1 -n "^filter chain" "$tmp/out" | cut -d: -f1) -lt $(grep -m1 -n "^expander" "$tmp/out" | cut -d: -f1) ]] \
       || fail "[filters expander]: not in the order given"
     good --n 200 --width 32 --instances 2 --scale 2 route
+    run filters --help && ((rc == 0)) && head -n 1 "$tmp/out" | grep -q "^$name: " \
+      || fail "[filters --help]: not the program's help"
     ;;
   korch-info)
     kokkos_common

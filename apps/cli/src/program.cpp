@@ -36,7 +36,8 @@ std::string Program::help() {
   if (kokkos_use_ == with_kokkos) footer += std::string(kokkos_note) + "\n";
   footer += exit_note;
   app_.footer(footer);
-  return app_.help();
+  // The program's own help, also after "SUBCOMMAND --help" (App::help would show the subcommand's).
+  return app_.get_formatter()->make_help(&app_, app_.get_name(), CLI::AppFormatMode::Normal);
 }
 
 std::optional<int> Program::parse(int argc, char** argv) {
