@@ -30,20 +30,22 @@ struct Args {
 
 void add_options(CLI::App& app, Args& a) {
   using korch::cli::add_integer;
-  app.add_option("--data", a.dir, "folder holding mesh.dat and constants.txt")->type_name("DIR")->check(korch::cli::non_empty());
+  app.add_option("--data", a.dir, "folder holding mesh.dat and constants.txt (default: airfoil-162)")
+      ->type_name("DIR")
+      ->default_str("")
+      ->check(korch::cli::non_empty());
   app.add_option("--mesh", a.mesh_file, "mesh file (default: DIR/mesh.dat)")->type_name("FILE")->check(korch::cli::non_empty());
   app.add_option("--constants", a.constants_file, "constants file (default: DIR/constants.txt)")
       ->type_name("FILE")
       ->check(korch::cli::non_empty());
-  app.add_option("--executor", a.executor, "sequential, direct (colouring), direct-atomics, message or message-random")
+  app.add_option("--executor", a.executor, "sequential, direct, direct-atomics, message or message-random")
       ->type_name("NAME")
       ->check(korch::cli::one_of({"sequential", "direct", "direct-atomics", "message", "message-random"}));
   add_integer(app, "--iterations", a.iterations, "iterations to run", 1);
   add_integer(app, "--threads", a.threads, "threads of the message-driven executors", 1, 1024);
   add_integer(app, "--seed", a.seed, "message order seed of message-random", 0);
-  add_integer(app, "--every", a.every, "print the rms of every N-th iteration (and the last)", 1);
-  app.add_option("--dump", a.dump, "print the message-driven device graph of LOOP and exit: save_soln, adt_calc, "
-                                   "res_calc, bres_calc or update")
+  add_integer(app, "--every", a.every, "print the rms of every N-th iteration and of the last", 1);
+  app.add_option("--dump", a.dump, "print LOOP's message-driven device graph and exit")
       ->type_name("LOOP")
       ->check(korch::cli::one_of({"save_soln", "adt_calc", "res_calc", "bres_calc", "update"}));
 }
@@ -118,7 +120,9 @@ int main(int argc, char** argv) {
                               "the chosen executor and prints the rms of both steps of every iteration.");
   Args args;
   add_options(program.app(), args);
-  program.add_note("Default data: apps/mesh/data/airfoil-162.");
+  program.add_note("airfoil-162: " KORCH_MESH_DATA_DIR "/airfoil-162. The direct executor colours the mesh;\n"
+                   "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
+                   "bres_calc, update.");
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

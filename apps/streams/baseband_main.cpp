@@ -28,11 +28,11 @@ int main(int argc, char** argv) {
   bool dump = false;
   CLI::App& app = program.app();
   korch::cli::add_integer(app, "--frames", frames, "frames to transmit", 1);
-  korch::cli::add_integer(app, "--max-len", max_len, "longest payload in bytes (the length field has 16 bits)", 1, 65535)
+  korch::cli::add_integer(app, "--max-len", max_len, "longest payload in bytes; the length field has 16 bits", 1, 65535)
       ->type_name("BYTES");
   korch::cli::add_real(app, "--sigma", sigma, "noise standard deviation", 0.0)->type_name("S");
   korch::cli::add_integer(app, "--threads", threads, "threads of the |>>>| runs", 1, 1024);
-  korch::cli::add_integer(app, "--seed", seed, "seed of the frames (the noise uses seed + 1)", 0, 18446744073709551614.0L);
+  korch::cli::add_integer(app, "--seed", seed, "seed of the frames; the noise uses seed + 1", 0, 18446744073709551614.0L);
   app.add_flag("--dump", dump, "print the receiver's execution map, plan and Graphviz text first");
   program.add_note("Exit status 1 also when the received payload bits differ from the sent ones.");
   if (auto rc = program.parse(argc, argv)) return *rc;
