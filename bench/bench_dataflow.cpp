@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
                               "kernels, measured in the same run (items/s, ratios, lane utilization).");
   Args args;
   korch::cli::add_integer(program.app(), "items", args.items, "input items", 1, 1LL << 30);
-  korch::cli::add_integer(program.app(), "width", args.width, "vector width (items per run)", 1, 1024);
+  korch::cli::add_integer(program.app(), "width", args.width, "vector width, items per run", 1, 1024);
   korch::cli::add_integer(program.app(), "repeats", args.repeats, "repetitions; the best is kept", 1);
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
