@@ -3,9 +3,10 @@
 // baseline that runs each stage as its own Kokkos kernel over the whole array with a compaction
 // (scan) between stages - both measured in this run. Never asserts on time.
 //
-//   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]
+//   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]  (--help)
 #include <korch/dataflow.hpp>
 #include "record_nodes.hpp"
+#include <korch/cli/program.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -80,14 +81,16 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace
+struct Args {
+  long long items = 4194304;
+  int width = 64, repeats = 5;
+};
 
-int main(int argc, char** argv) {
-  Kokkos::initialize(argc, argv);
+int run(const Args& args) {
   {
-    const long long n = argc > 1 ? std::atoll(argv[1]) : 4194304;
-    const int width = argc > 2 ? std::atoi(argv[2]) : 64;
-    const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
+    const long long n = args.items;
+    const int width = args.width;
+    const int repeats = args.repeats;
     std::printf("korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, best "
                 "of %d\n",
                 Exec::name(), static_cast<int>(Exec().concurrency()), n, width, repeats);
@@ -197,6 +200,22 @@ int main(int argc, char** argv) {
                 st.node("expand").utilization, st.node("filter").utilization,
                 st.utilization(df::NodeKind::Map), st.node("out").utilization);
   }
-  Kokkos::finalize();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  korch::cli::Program program("korch-bench-dataflow",
+                              "a filter chain and an expander as dataflow pipelines against stage-at-a-time\n"
+                              "kernels, measured in the same run (items/s, ratios, lane utilization).");
+  Args args;
+  korch::cli::add_integer(program.app(), "items", args.items, "input items", 1, 1LL << 30);
+  korch::cli::add_integer(program.app(), "width", args.width, "vector width, items per run", 1, 1024);
+  korch::cli::add_integer(program.app(), "repeats", args.repeats, "repetitions; the best is kept", 1);
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

@@ -16,6 +16,7 @@
 
 #include <korch/backend/passive_openmp.hpp>
 #include <korch/backend/kokkos_compat.hpp>
+#include <korch/cli/program.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -114,18 +115,19 @@ double stream_triad(std::size_t n, int reps) {
   return 3.0 * 8.0 * static_cast<double>(n) / median(t);
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  // KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.
-  korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_HYDRO_ACTIVE_OMP");
-  Kokkos::initialize(argc, argv);
+struct Args {
+  unsigned threads = 2;
+  int cells = 64, blocks = 4, steps = 10, dim = 2;
+};
+
+int run(const Args& args) {
   {
-    const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 2u;
-    const int cells = argc > 2 ? std::atoi(argv[2]) : 64;
-    const int blocks = argc > 3 ? std::atoi(argv[3]) : 4;
-    const int steps = argc > 4 ? std::atoi(argv[4]) : 10;
-    const int dim = argc > 5 ? std::atoi(argv[5]) : 2;
+    const unsigned threads = args.threads;
+    const int cells = args.cells;
+    const int blocks = args.blocks;
+    const int steps = args.steps;
+    const int dim = args.dim;
     using Host = Kokkos::DefaultHostExecutionSpace;
     long long n_cells = 1;
     for (int d = 0; d < dim; ++d) n_cells *= static_cast<long long>(cells) * blocks;
@@ -211,6 +213,28 @@ int main(int argc, char** argv) {
     std::printf("  (ratio plain/this >= 0.909 meets the <= 10%% runtime-overhead goal; update = Runtime::execute of the "
                 "bundle vs the plain parallel loop)\n");
   }
-  Kokkos::finalize();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.
+  korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_HYDRO_ACTIVE_OMP");
+  korch::cli::Program program("korch-bench-hydro",
+                              "the hydro step on every runtime configuration against a plain Kokkos loop over\n"
+                              "the same per-block kernel, and against a STREAM triad, measured in the same run.");
+  Args args;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "threads", args.threads, "team threads", 1, 64);
+  korch::cli::add_integer(app, "cells_per_block", args.cells, "interior cells per block and direction", 2, 4096);
+  korch::cli::add_integer(app, "blocks", args.blocks, "blocks per direction", 1, 4096);
+  korch::cli::add_integer(app, "steps", args.steps, "steps; the median is kept", 1);
+  korch::cli::add_integer(app, "dim", args.dim, "dimensions: 2 or 3", 2, 3);
+  program.add_note("KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

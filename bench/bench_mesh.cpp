@@ -9,6 +9,7 @@
 //   korch-bench-mesh [--ni N] [--nj N] [--iterations N] [--rounds N] [--md-iterations N] [--threads N]
 #include <korch/mesh.hpp>
 #include <korch/mesh/airfoil.hpp>
+#include <korch/cli/program.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -156,22 +157,17 @@ double seconds_per(const std::function<double()>& iterate, int n, double& last_r
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  Kokkos::initialize(argc, argv);
+struct Args {
+  int ni = 400, nj = 250, iterations = 5, rounds = 5, md_iterations = 1;
+  unsigned threads = 2;
+};
+
+int run(const Args& args) {
   {
-    int ni = 400, nj = 250, iterations = 5, rounds = 5, md_iterations = 1;
-    unsigned threads = 2;
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string a = argv[i];
-      if (a == "--ni") ni = std::stoi(argv[i + 1]);
-      else if (a == "--nj") nj = std::stoi(argv[i + 1]);
-      else if (a == "--iterations") iterations = std::stoi(argv[i + 1]);
-      else if (a == "--rounds") rounds = std::stoi(argv[i + 1]);
-      else if (a == "--md-iterations") md_iterations = std::stoi(argv[i + 1]);
-      else if (a == "--threads") threads = static_cast<unsigned>(std::stoul(argv[i + 1]));
-    }
+    const int ni = args.ni, nj = args.nj, iterations = args.iterations, rounds = args.rounds,
+              md_iterations = args.md_iterations;
+    const unsigned threads = args.threads;
     const af::MeshData m = af::generate_ogrid(ni, nj);
     const af::Constants c = af::reference_constants();
     fmt::print("bench_mesh: airfoil on a generated O-grid {} x {}: {} cells, {} edges, {} nodes, {} boundary edges\n",
@@ -232,6 +228,26 @@ int main(int argc, char** argv) {
                cnt.write_recv / md_iterations, cnt.end / md_iterations, cnt.read_send / md_iterations,
                cnt.write_send / md_iterations, 1e9 * t_md / msgs);
   }
-  Kokkos::finalize();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  korch::cli::Program program("korch-bench-mesh",
+                              "time per airfoil iteration on a generated O-grid: hand-written loops, hand-written\n"
+                              "Kokkos and korch's sequential, direct and message-driven executors, same run.");
+  Args args;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "--ni", args.ni, "cells around the profile", 8, 1 << 20);
+  korch::cli::add_integer(app, "--nj", args.nj, "cells outwards", 2, 1 << 20);
+  korch::cli::add_integer(app, "--iterations", args.iterations, "iterations per round", 1);
+  korch::cli::add_integer(app, "--rounds", args.rounds, "rounds; the best is kept", 1);
+  korch::cli::add_integer(app, "--md-iterations", args.md_iterations, "iterations per round of the message-driven executor", 1);
+  korch::cli::add_integer(app, "--threads", args.threads, "threads of the message-driven executor", 1, 1024);
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

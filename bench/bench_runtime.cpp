@@ -8,6 +8,7 @@
 //
 //   korch-bench-runtime [threads] [repetitions]
 #include <korch/backend/passive_openmp.hpp>
+#include <korch/cli/program.hpp>
 #include <korch/block.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configurations/builtin.hpp>
@@ -68,18 +69,18 @@ void update_tile_kernel(const Space& space, const korch::Tile& tile, const Updat
                        [=](int i) { update_cells(d, i, i + 1, j0, j1, k0, k1, update); });
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  // The plain loop is an OpenMP region right before each runtime cycle: without this its idle
-  // workers would spin on the team threads' cores (KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 to see that).
-  korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_RUNTIME_ACTIVE_OMP");
-  Kokkos::initialize(argc, argv);
+struct Args {
+  unsigned threads = 0;  // 0: the host space's concurrency
+  int reps = 21;
+};
+
+int run(const Args& args) {
   {
     using Host = Kokkos::DefaultHostExecutionSpace;
-    const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1]))
-                                      : static_cast<unsigned>(std::max(1, korch::compat::concurrency(Host())));
-    const int reps = argc > 2 ? std::atoi(argv[2]) : 21;
+    const unsigned threads =
+        args.threads > 0 ? args.threads : static_cast<unsigned>(std::max(1, korch::compat::concurrency(Host())));
+    const int reps = args.reps;
     korch::GridSpec spec;
     spec.block_cells = {32, 32, 32};
     spec.blocks = {4, 4, 2};
@@ -188,6 +189,27 @@ int main(int argc, char** argv) {
                   qkm * 1e3, q / p, qm / pm, q / h, qm / hm, qk / p, qkm / pm);
     }
   }
-  Kokkos::finalize();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The plain loop is an OpenMP region right before each runtime cycle: without this its idle
+  // workers would spin on the team threads' cores (KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 to see that).
+  korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_RUNTIME_ACTIVE_OMP");
+  korch::cli::Program program("korch-bench-runtime",
+                              "the cpu_only configuration over 16^3 tiles against a plain Kokkos loop and bare\n"
+                              "std::threads running the same per-tile code, measured in the same run.");
+  Args args;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "threads", args.threads, "team threads (default: the host space's concurrency)", 1, 64)
+      ->default_str("");
+  korch::cli::add_integer(app, "repetitions", args.reps, "interleaved repetitions; the median is kept", 1);
+  program.add_note("KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

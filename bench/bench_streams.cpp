@@ -9,6 +9,7 @@
 //   KORCH_BENCH_STREAMS_IDLE_SPIN_US=N   the schedulers' idle_spin in microseconds (-1: never sleep)
 #include <korch/streams.hpp>
 #include <korch/streams/baseband.hpp>
+#include <korch/cli/program.hpp>
 
 #include "bench_timing.hpp"
 
@@ -49,15 +50,20 @@ struct Rounds {
   double best_rate(std::size_t v, double items) const { return items / smallest(seconds[v]) / 1e6; }
 };
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
-  const std::size_t frames = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 40;
-  const unsigned threads = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 2;
-  const std::size_t qcap = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 1024;
-  const std::size_t cqcap = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 65536;
-  const int reps = argc > 5 ? std::max(1, std::atoi(argv[5])) : 9;
+struct Args {
+  std::size_t frames = 40;
+  unsigned threads = 2;
+  std::size_t qcap = 1024, cqcap = 65536;
+  int reps = 9;
+};
+
+int run(const Args& args) {
+  const std::size_t frames = args.frames;
+  const unsigned threads = args.threads;
+  const std::size_t qcap = args.qcap;
+  const std::size_t cqcap = args.cqcap;
+  const int reps = args.reps;
   const auto fr = bb::random_frames(frames, 200, 1500, 7);
   const auto tx_in = bb::tx_input(fr);
   ParallelOptions o;
@@ -197,4 +203,25 @@ int main(int argc, char** argv) {
   std::printf("queue        commit, batched commit(512) %6.2f ns/item  %.2fx  (+%.2f ns per item)\n", t_batched * ns,
               t_batched / t_ring, (t_batched - t_ring) * ns);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  korch::cli::Program program("korch-bench-streams",
+                              "the 802.11a-style receiver and transmitter, sequential against |>>>|, and the\n"
+                              "cost of commit queues against an SPSC ring, in interleaved rounds of one run.");
+  Args args;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "frames", args.frames, "frames per round", 1);
+  korch::cli::add_integer(app, "threads", args.threads, "threads of the |>>>| runs", 1, 1024);
+  korch::cli::add_integer(app, "queue_capacity", args.qcap, "queue capacity", 1);
+  korch::cli::add_integer(app, "commit_queue_capacity", args.cqcap, "commit queue capacity", 1);
+  korch::cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
+  program.add_note("KORCH_BENCH_STREAMS_IDLE_SPIN_US=N sets the schedulers' idle_spin in microseconds (-1: never sleep).");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

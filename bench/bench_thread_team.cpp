@@ -12,6 +12,7 @@
 //
 //   korch-bench-thread_team [items=200000] [rounds=7]
 #include <korch/thread_team.hpp>
+#include <korch/cli/program.hpp>
 
 #include "bench_timing.hpp"
 
@@ -128,12 +129,15 @@ double mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  const long n_items = argc > 1 ? std::atol(argv[1]) : 200000;
-  const int reps = argc > 2 ? std::atoi(argv[2]) : 7;
-  Kokkos::initialize(argc, argv);
+struct Args {
+  long items = 200000;
+  int reps = 7;
+};
+
+int run(const Args& args) {
+  const long n_items = args.items;
+  const int reps = args.reps;
   {
     std::vector<std::shared_ptr<DataItem>> items;
     items.reserve(static_cast<std::size_t>(n_items));
@@ -227,6 +231,22 @@ int main(int argc, char** argv) {
                   reference_cycle_us[c] / (median(v) * 1e6));
     }
   }
-  Kokkos::finalize();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  korch::cli::Program program("korch-bench-thread_team",
+                              "ThreadTeam throughput and cycle latency against oneTBB's flow graph and OpenMP\n"
+                              "tasks (each when built in), measured in the same run.");
+  Args args;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "items", args.items, "no-op items per run", 1, 1L << 30);
+  korch::cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

@@ -1,6 +1,7 @@
 // Hydro solver: options, conservation, symmetry, Sod vs the exact solution, convergence,
 // and bitwise identity across configurations.
 #include "exact_riemann.hpp"
+#include "options.hpp"
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
@@ -41,7 +42,13 @@ TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
   CHECK_THROWS_WITH_AS(parse_options({"--dim", "4"}), doctest::Contains("--dim"), korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--cells-per-block", "1"}), doctest::Contains("--cells-per-block"), korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--tile", "64"}), doctest::Contains("--tile"), korch::Error);
-  CHECK_THROWS_WITH_AS(parse_options({"--steps"}), doctest::Contains("missing value"), korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--steps"}), doctest::Contains("--steps"), korch::Error);  // no value
+  CHECK_THROWS_WITH_AS(parse_options({"--steps", "3x"}), doctest::Contains("--steps"), korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--steps", "0"}), doctest::Contains("--steps"), korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--cfl", "nan"}), doctest::Contains("--cfl"), korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--tmax", "inf"}), doctest::Contains("--tmax"), korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--blocks", "46341", "--cells-per-block", "2"}), doctest::Contains("--blocks"),
+                       korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--bogus"}), doctest::Contains("--bogus"), korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--conduction", "-1"}), doctest::Contains("--conduction"), korch::Error);
   const Options o = parse_options({"--config", "split", "--threads", "3", "--tile", "8", "--packet-blocks", "4", "--problem", "sod-y"});
@@ -50,6 +57,11 @@ TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
   CHECK(o.tile == 8);
   CHECK(o.packet_blocks == 4);
   CHECK(o.problem == Problem::sod_y);
+  CHECK(!o.log_scale);
+  CHECK(parse_options({"--log"}).log_scale);
+  bool help = false;
+  parse_options({"--help"}, &help);
+  CHECK(help);
 }
 
 TEST_CASE("hydro: Sedov conserves mass and energy (periodic box)") {

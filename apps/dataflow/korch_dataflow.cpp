@@ -2,8 +2,11 @@
 // on the default execution space, compares the output with a sequential reference and prints
 // results and lane utilization.
 //
-//   korch-dataflow [filters|expander|route|parser|nested|all] [--n N] [--width W]
-//                  [--instances I] [--scale S] [--buffer B]
+//   korch-dataflow [filters|expander|route|parser|nested|all]... [--n N] [--width W]
+//                  [--instances I] [--scale S] [--buffer B]                (korch-dataflow --help)
+// Several subcommands run in the order given; none means all. Exit status 0 when every output
+// matches its reference, 1 on a mismatch or failure, 2 on a usage error.
+#include <korch/cli/program.hpp>
 #include <korch/dataflow.hpp>
 #include "record_nodes.hpp"
 #include <korch/error.hpp>
@@ -11,10 +14,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -330,44 +332,54 @@ bool nested(const Args& a) {
   return ok;
 }
 
+struct Demo {
+  const char* name;
+  const char* help;
+  bool (*run)(const Args&);
+};
+const Demo demos[] = {
+    {"filters", "a chain of three filters", filters},
+    {"expander", "a node with 0..16 outputs per item", expander},
+    {"route", "accept/reject routing to two sinks", route},
+    {"parser", "records enumerated into fields (regions)", parser},
+    {"nested", "records -> fields -> characters (nested regions)", nested},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::initialize(argc, argv);
-  int rc = 0;
-  try {
-    Args a;
-    for (int i = 1; i < argc; ++i) {
-      const std::string s = argv[i];
-      auto value = [&]() -> const char* {
-        if (i + 1 >= argc) throw korch::Error::format("korch-dataflow: {} needs a value", s);
-        return argv[++i];
-      };
-      if (s == "--n") a.n = std::atoi(value());
-      else if (s == "--width") a.opt.vector_width = std::atoi(value());
-      else if (s == "--instances") a.opt.instances = std::atoi(value());
-      else if (s == "--scale") a.opt.queue_scale = std::atof(value());
-      else if (s == "--buffer") a.buffer = std::atoi(value());
-      else if (s.rfind("--", 0) == 0)
-        throw korch::Error::format("korch-dataflow: unknown option '{}'; options: --n --width "
-                                   "--instances --scale --buffer", s);
-      else a.command = s;
-    }
-    const std::string& c = a.command;
-    bool ok = true, known = false;
-    if (c == "filters" || c == "all") known = true, ok = filters(a) && ok;
-    if (c == "expander" || c == "all") known = true, ok = expander(a) && ok;
-    if (c == "route" || c == "all") known = true, ok = route(a) && ok;
-    if (c == "parser" || c == "all") known = true, ok = parser(a) && ok;
-    if (c == "nested" || c == "all") known = true, ok = nested(a) && ok;
-    if (!known)
-      throw korch::Error::format("korch-dataflow: unknown command '{}'; use filters, expander, "
-                                 "route, parser, nested or all", c);
-    rc = ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    rc = 2;
-  }
-  Kokkos::finalize();
-  return rc;
+  korch::cli::Program program("korch-dataflow",
+                              "dataflow pipeline demos. Each subcommand builds a graph, runs it on the default\n"
+                              "execution space, compares the output with a sequential reference and prints\n"
+                              "results and lane utilization.");
+  Args a;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "--n", a.n, "input items", 1, INT_MAX / 2);
+  korch::cli::add_integer(app, "--width", a.opt.vector_width, "items per run (default: 64 on hosts, 128 on GPUs)", 1, 1024)
+      ->default_str("");
+  korch::cli::add_integer(app, "--instances", a.opt.instances,
+                          "pipeline instances (default: one per host thread, or per GPU team)", 1, 1 << 20)
+      ->default_str("");
+  korch::cli::add_real(app, "--scale", a.opt.queue_scale, "queue capacity factor", 1.0);
+  korch::cli::add_integer(app, "--buffer", a.buffer, "parent buffer slots of the enumerating nodes of parser and nested", 1,
+                          1 << 20);
+  for (const Demo& d : demos) app.add_subcommand(d.name, d.help)->fallthrough();
+  app.add_subcommand("all", "every demo above (the default)")->fallthrough();
+  program.add_note("Subcommands run in the order given, each once; options may come before or after them.");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  std::vector<const Demo*> chosen;
+  auto choose = [&chosen](const Demo& d) {
+    if (std::find(chosen.begin(), chosen.end(), &d) == chosen.end()) chosen.push_back(&d);
+  };
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const Demo& d : demos)
+      if (sub->get_name() == "all" || sub->get_name() == d.name) choose(d);
+  if (chosen.empty())
+    for (const Demo& d : demos) choose(d);
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    bool ok = true;
+    for (const Demo* d : chosen) ok = d->run(a) && ok;
+    return ok ? 0 : 1;
+  });
 }

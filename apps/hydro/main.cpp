@@ -1,45 +1,43 @@
-// korch-hydro: the compressible Euler solver of issue 5, each step a bundle run by korch::Runtime.
+// korch-hydro: the compressible Euler solver, each step a bundle run by korch::Runtime.
 //   korch-hydro --config split --threads 2 --blocks 4 --cells-per-block 64 --problem sedov --out out
+// Options: lib/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error.
+#include "options.hpp"
 #include "simulation.hpp"
 
-#include <korch/error.hpp>
 #include <korch/backend/passive_openmp.hpp>
+#include <korch/cli/program.hpp>
+#include <korch/error.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
 
 int main(int argc, char** argv) {
   // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles.
   korch::prefer_passive_openmp_wait(argv);
-  std::vector<std::string> args(argv + 1, argv + argc);
-  bool help = false;
+  korch::cli::Program program("korch-hydro",
+                              "2D/3D compressible Euler solver (MUSCL-Hancock, HLLC); every step is a bundle of\n"
+                              "actions run by korch::Runtime on the chosen configuration. Writes density.png,\n"
+                              "timeline.png and trace.json.");
   korch::hydro::Options options;
-  try {
-    options = korch::hydro::parse_options(args, &help);
-  } catch (const korch::Error& e) {
-    std::fprintf(stderr, "korch-hydro: %s\n", e.what());
-    return 2;
-  }
-  if (help) {
-    std::fputs(korch::hydro::usage().c_str(), stdout);
-    return 0;
-  }
-  int argc_kokkos = 1;
-  Kokkos::ScopeGuard kokkos(argc_kokkos, argv);
-  try {
+  korch::hydro::add_options(program.app(), options);
+  program.add_note("Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device\n"
+                   "teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    try {
+      korch::hydro::check_options(program.app(), options);  // before Kokkos starts or memory is taken
+    } catch (const korch::Error& e) {
+      throw korch::cli::UsageError(e.what());
+    }
+    program.set_allocation_context(korch::hydro::grid_size(options).text());
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
     korch::hydro::Simulation sim(options);
     sim.run();
     sim.write_outputs();
     std::fputs(sim.summary().c_str(), stdout);
     std::printf("pictures: %s/density.png %s/timeline.png, trace: %s/trace.json\n", options.out.c_str(),
                 options.out.c_str(), options.out.c_str());
-  } catch (const korch::Error& e) {
-    std::fprintf(stderr, "korch-hydro: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -2,8 +2,9 @@
 // shared/data/airfoil-162, runs it with the chosen executor and prints the rms of every iteration.
 //
 //   korch-airfoil [--data DIR | --mesh FILE --constants FILE] [--executor NAME] [--iterations N]
-//                 [--threads N] [--seed S] [--every N] [--dump LOOP]
+//                 [--threads N] [--seed S] [--every N] [--dump LOOP]     (korch-airfoil --help)
 //   executors: sequential, direct (colouring), direct-atomics, message, message-random
+#include <korch/cli/program.hpp>
 #include <korch/error.hpp>
 #include <korch/mesh.hpp>
 #include <korch/mesh/airfoil.hpp>
@@ -19,43 +20,46 @@
 
 namespace {
 
-const char* usage =
-    "usage: korch-airfoil [--data DIR | --mesh FILE --constants FILE] [--executor sequential|direct|direct-atomics|"
-    "message|message-random]\n"
-    "                     [--iterations N] [--threads N] [--seed S] [--every N] [--dump LOOP]\n"
-    "  DIR holds mesh.dat and constants.txt (default: apps/mesh/data/airfoil-162).\n"
-    "  Prints the rms of both steps of every N-th iteration (default every iteration).\n"
-    "  --dump LOOP prints the message-driven device graph of save_soln, adt_calc, res_calc, bres_calc or update.\n";
-
-int run(int argc, char** argv) {
-  namespace mesh = korch::mesh;
-  namespace af = korch::mesh::airfoil;
+struct Args {
   std::string dir = std::string(KORCH_MESH_DATA_DIR) + "/airfoil-162";
   std::string mesh_file, constants_file, executor = "direct", dump;
   int iterations = 4, every = 1;
   unsigned threads = 2;
-  long long seed = -1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw korch::Error::format("option {} needs a value\n{}", a, usage);
-      return argv[++i];
-    };
-    if (a == "--data") dir = value();
-    else if (a == "--mesh") mesh_file = value();
-    else if (a == "--constants") constants_file = value();
-    else if (a == "--executor") executor = value();
-    else if (a == "--iterations") iterations = std::stoi(value());
-    else if (a == "--threads") threads = static_cast<unsigned>(std::stoul(value()));
-    else if (a == "--seed") seed = std::stoll(value());
-    else if (a == "--every") every = std::max(1, std::stoi(value()));
-    else if (a == "--dump") dump = value();
-    else if (a == "--help" || a == "-h") {
-      std::fputs(usage, stdout);
-      return 0;
-    } else if (a.rfind("--kokkos", 0) == 0) continue;
-    else throw korch::Error::format("unknown option '{}'\n{}", a, usage);
-  }
+  std::uint64_t seed = 1;
+};
+
+void add_options(CLI::App& app, Args& a) {
+  using korch::cli::add_integer;
+  app.add_option("--data", a.dir, "folder holding mesh.dat and constants.txt (default: airfoil-162)")
+      ->type_name("DIR")
+      ->default_str("")
+      ->check(korch::cli::non_empty());
+  app.add_option("--mesh", a.mesh_file, "mesh file (default: DIR/mesh.dat)")->type_name("FILE")->check(korch::cli::non_empty());
+  app.add_option("--constants", a.constants_file, "constants file (default: DIR/constants.txt)")
+      ->type_name("FILE")
+      ->check(korch::cli::non_empty());
+  app.add_option("--executor", a.executor, "sequential, direct, direct-atomics, message or message-random")
+      ->type_name("NAME")
+      ->check(korch::cli::one_of({"sequential", "direct", "direct-atomics", "message", "message-random"}));
+  add_integer(app, "--iterations", a.iterations, "iterations to run", 1);
+  add_integer(app, "--threads", a.threads, "threads of the message-driven executors", 1, 1024);
+  add_integer(app, "--seed", a.seed, "message order seed of message-random", 0);
+  add_integer(app, "--every", a.every, "print the rms of every N-th iteration and of the last", 1);
+  app.add_option("--dump", a.dump, "print LOOP's message-driven device graph and exit")
+      ->type_name("LOOP")
+      ->check(korch::cli::one_of({"save_soln", "adt_calc", "res_calc", "bres_calc", "update"}));
+}
+
+int run(Args a) {
+  namespace mesh = korch::mesh;
+  namespace af = korch::mesh::airfoil;
+  std::string& mesh_file = a.mesh_file;
+  std::string& constants_file = a.constants_file;
+  const std::string& dir = a.dir;
+  const std::string& executor = a.executor;
+  const std::string& dump = a.dump;
+  const int iterations = a.iterations, every = a.every;
+  const unsigned threads = a.threads;
   if (mesh_file.empty()) mesh_file = dir + "/mesh.dat";
   if (constants_file.empty()) constants_file = dir + "/constants.txt";
 
@@ -70,12 +74,12 @@ int run(int argc, char** argv) {
   else if (executor == "message" || executor == "message-random") {
     mesh::MessageOptions o;
     o.threads = threads;
-    if (executor == "message-random") o.random_seed = seed < 0 ? 1 : static_cast<std::uint64_t>(seed);
+    if (executor == "message-random") o.random_seed = a.seed;
     auto p = std::make_unique<mesh::MessageExecutor>(o);
     md = p.get();
     ex = std::move(p);
   } else {
-    throw korch::Error::format("unknown executor '{}'\n{}", executor, usage);
+    throw korch::Error::format("unknown executor '{}'", executor);  // add_options lists them
   }
 
   if (!dump.empty()) {
@@ -111,14 +115,17 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::initialize(argc, argv);
-  int rc = 0;
-  try {
-    rc = run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "korch-airfoil: %s\n", e.what());
-    rc = 1;
-  }
-  Kokkos::finalize();
-  return rc;
+  korch::cli::Program program("korch-airfoil",
+                              "OP2's airfoil benchmark on korch mesh loops: reads a mesh, runs it with\n"
+                              "the chosen executor and prints the rms of both steps of every iteration.");
+  Args args;
+  add_options(program.app(), args);
+  program.add_note("airfoil-162: " KORCH_MESH_DATA_DIR "/airfoil-162. The direct executor colours the mesh;\n"
+                   "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
+                   "bres_calc, update.");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(args);
+  });
 }

@@ -2,7 +2,9 @@
 // them sequentially and with |>>>| before the Viterbi decoder, and checks the payload bits.
 //
 //   korch-baseband [--frames N] [--max-len BYTES] [--sigma S] [--threads T] [--seed X] [--dump]
+//   (korch-baseband --help; exit status 0 success, 1 failure or wrong bits, 2 usage error)
 // --dump prints the receiver's execution map, plan and Graphviz text.
+#include <korch/cli/program.hpp>
 #include <korch/streams.hpp>
 #include <korch/streams/baseband.hpp>
 
@@ -10,44 +12,34 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 using namespace korch::streams;
 namespace bb = korch::streams::baseband;
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  korch::cli::Program program("korch-baseband",
+                              "transmits random frames through the 802.11a-style chain, adds noise, receives\n"
+                              "them sequentially and with |>>>| before the Viterbi decoder, checks the payload bits.");
   std::size_t frames = 50, max_len = 1500;
   double sigma = 0.4;
   unsigned threads = 2;
   std::uint64_t seed = 1;
   bool dump = false;
-  for (int i = 1; i < argc; ++i) {
-    auto next = [&](const char* what) {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "korch-baseband: %s needs a value\n", what);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(argv[i], "--frames")) frames = std::strtoul(next("--frames"), nullptr, 10);
-    else if (!std::strcmp(argv[i], "--max-len")) max_len = std::strtoul(next("--max-len"), nullptr, 10);
-    else if (!std::strcmp(argv[i], "--sigma")) sigma = std::strtod(next("--sigma"), nullptr);
-    else if (!std::strcmp(argv[i], "--threads")) threads = static_cast<unsigned>(std::strtoul(next("--threads"), nullptr, 10));
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(next("--seed"), nullptr, 10);
-    else if (!std::strcmp(argv[i], "--dump")) dump = true;
-    else if (std::strncmp(argv[i], "--kokkos", 8) != 0) {
-      std::fprintf(stderr, "usage: korch-baseband [--frames N] [--max-len BYTES] [--sigma S] [--threads T] [--seed X] [--dump]\n");
-      return 2;
-    }
-  }
-  if (max_len < 1 || max_len > 65535) {
-    std::fprintf(stderr, "korch-baseband: --max-len must be in 1..65535 (the length field has 16 bits)\n");
-    return 2;
-  }
-  try {
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "--frames", frames, "frames to transmit", 1);
+  korch::cli::add_integer(app, "--max-len", max_len, "longest payload in bytes; the length field has 16 bits", 1, 65535)
+      ->type_name("BYTES");
+  korch::cli::add_real(app, "--sigma", sigma, "noise standard deviation", 0.0)->type_name("S");
+  korch::cli::add_integer(app, "--threads", threads, "threads of the |>>>| runs", 1, 1024);
+  korch::cli::add_integer(app, "--seed", seed, "seed of the frames; the noise uses seed + 1", 0, 18446744073709551614.0L);
+  app.add_flag("--dump", dump, "print the receiver's execution map, plan and Graphviz text first");
+  program.add_note("Exit status 1 also when the received payload bits differ from the sent ones.");
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    program.set_allocation_context(std::to_string(frames) + " frames of up to " + std::to_string(max_len) +
+                                   " bytes and their samples");
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
     const auto fr = bb::random_frames(frames, 1, max_len, seed);
     const auto expect = bb::payload_bits(fr);
     ParallelOptions o;
@@ -83,8 +75,5 @@ int main(int argc, char** argv) {
     std::printf("payload bits: %s (%zu bit errors, %zu of %zu bits received, sequential %s)\n", ok ? "exact" : "WRONG",
                 errors, par.output.size(), expect.size(), seq.output == par.output ? "identical" : "DIFFERENT");
     return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "korch-baseband: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -175,28 +175,6 @@ void update_packet_entry(const Space& space, const View (&vars)[n_grid_vars], co
   }
 }
 
-int parse_int(const std::string& option, const std::string& value) {
-  try {
-    std::size_t used = 0;
-    const long v = std::stol(value, &used);
-    if (used != value.size() || v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) throw 0;
-    return static_cast<int>(v);
-  } catch (...) {
-    throw Error::format("option {}: expected an integer, got '{}'", option, value);
-  }
-}
-
-double parse_double(const std::string& option, const std::string& value) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(value, &used);
-    if (used != value.size() || !std::isfinite(v)) throw 0;
-    return v;
-  } catch (...) {
-    throw Error::format("option {}: expected a finite number, got '{}'", option, value);
-  }
-}
-
 }  // namespace
 
 const char* to_string(Problem problem) noexcept {
@@ -216,27 +194,6 @@ double default_tmax(Problem problem) {
     case Problem::wave: return 0.25;
     default: return 0.2;
   }
-}
-
-std::string usage() {
-  return "usage: korch-hydro [options]\n"
-         "  --config cpu|device|split|action-parallel   runtime configuration (default cpu)\n"
-         "  --threads N          threads per team (default 2)\n"
-         "  --tile N             tile cells per direction, host teams (default: whole block)\n"
-         "  --packet-blocks N    blocks per device packet (device, split, action-parallel; default 2)\n"
-         "  --blocks N           blocks per direction (default 4)\n"
-         "  --cells-per-block N  interior cells per block per direction (default 32)\n"
-         "  --steps N | --tmax T run N steps, or to time T (default: the problem's end time)\n"
-         "  --problem sedov|sod-x|sod-y|sod-z|wave  (default sedov)\n"
-         "  --dim 2|3            (default 2)\n"
-         "  --boundary periodic|outflow  (default: periodic for wave, outflow otherwise)\n"
-         "  --limiter minmod|mc  (default mc)\n"
-         "  --cfl C              CFL number (default 0.4)\n"
-         "  --conduction KAPPA   implicit thermal conduction between cycles (default off)\n"
-         "  --out DIR            density.png, trace.json, timeline.png (default out)\n"
-         "  --host-parallel      guard fill, commit and CFL reduction on the backend's host space (OpenMP)\n"
-         "                       instead of Serial; set OMP_WAIT_POLICY=passive with it\n"
-         "  --quiet              no progress bar\n";
 }
 
 void validate(const Options& o) {
@@ -266,83 +223,6 @@ void validate(const Options& o) {
   if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
   if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks * o.cells_per_block % 2 != 0)
     throw Error("problem sedov needs an even number of cells per direction");
-}
-
-Options parse_options(const std::vector<std::string>& args, bool* help) {
-  Options o;
-  bool packet_given = false;
-  if (help) *help = false;
-  for (std::size_t a = 0; a < args.size(); ++a) {
-    const std::string& opt = args[a];
-    auto value = [&]() -> const std::string& {
-      if (a + 1 >= args.size()) throw Error::format("option {}: missing value (see --help)", opt);
-      return args[++a];
-    };
-    if (opt == "--help" || opt == "-h") {
-      if (help) *help = true;
-    } else if (opt == "--config") {
-      o.config = value();
-    } else if (opt == "--threads") {
-      const int t = parse_int(opt, value());
-      if (t < 1) throw Error::format("option --threads: {}: use 1 or more", t);
-      o.threads = static_cast<unsigned>(t);
-    } else if (opt == "--tile") {
-      o.tile = parse_int(opt, value());
-      if (o.tile < 1) throw Error::format("option --tile: {}: use 1 or more cells", o.tile);
-    } else if (opt == "--packet-blocks") {
-      o.packet_blocks = parse_int(opt, value());
-      packet_given = true;
-    } else if (opt == "--blocks") {
-      o.blocks = parse_int(opt, value());
-    } else if (opt == "--cells-per-block") {
-      o.cells_per_block = parse_int(opt, value());
-    } else if (opt == "--steps") {
-      o.steps = parse_int(opt, value());
-      if (o.steps < 1) throw Error::format("option --steps: {}: use 1 or more", o.steps);
-    } else if (opt == "--tmax") {
-      o.tmax = parse_double(opt, value());
-      if (!(o.tmax > 0)) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
-    } else if (opt == "--problem") {
-      const std::string& v = value();
-      if (v == "sedov") o.problem = Problem::sedov;
-      else if (v == "sod-x") o.problem = Problem::sod_x;
-      else if (v == "sod-y") o.problem = Problem::sod_y;
-      else if (v == "sod-z") o.problem = Problem::sod_z;
-      else if (v == "wave") o.problem = Problem::wave;
-      else throw Error::format("option --problem: unknown problem '{}': use sedov, sod-x, sod-y, sod-z or wave", v);
-    } else if (opt == "--dim") {
-      o.dim = parse_int(opt, value());
-    } else if (opt == "--boundary") {
-      const std::string& v = value();
-      if (v == "periodic") o.boundary = Boundary::periodic;
-      else if (v == "outflow") o.boundary = Boundary::outflow;
-      else throw Error::format("option --boundary: unknown boundary '{}': use periodic or outflow", v);
-    } else if (opt == "--limiter") {
-      const std::string& v = value();
-      if (v == "minmod") o.limiter = Limiter::minmod;
-      else if (v == "mc") o.limiter = Limiter::mc;
-      else throw Error::format("option --limiter: unknown limiter '{}': use minmod or mc", v);
-    } else if (opt == "--cfl") {
-      o.cfl = parse_double(opt, value());
-    } else if (opt == "--conduction") {
-      o.conduction = parse_double(opt, value());
-      if (!(o.conduction > 0)) throw Error::format("option --conduction: kappa {}: use a positive value", o.conduction);
-    } else if (opt == "--out") {
-      o.out = value();
-      if (o.out.empty()) throw Error("option --out: empty directory name");
-    } else if (opt == "--host-parallel") {
-      o.host_parallel = true;
-    } else if (opt == "--quiet") {
-      o.quiet = true;
-    } else {
-      throw Error::format("unknown option '{}' (see --help)", opt);
-    }
-  }
-  if (packet_given && o.config == "cpu")
-    throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
-                "device|split|action-parallel");
-  validate(o);
-  return o;
 }
 
 Configuration make_configuration(const Options& o) {

@@ -56,13 +56,11 @@ struct Options {
   int trace_cycles = 3;              // cycles kept for trace.json / timeline.png
   bool write_output = true;          // pictures + trace (the CLI); tests turn it off
   bool host_parallel = false;        // between-cycle work on DefaultHostExecutionSpace (else Serial)
+  bool log_scale = false;            // logarithmic colour scale in density.png (--log)
 };
 
-// Parses the command line (without argv[0]); throws korch::Error naming the option for unknown
-// options, bad values and options that make no sense together. "--help" sets *help.
-Options parse_options(const std::vector<std::string>& args, bool* help = nullptr);
-std::string usage();
-// Checks an Options value (parse_options calls it; Simulation too).
+// Checks an Options value (the command line, options.hpp, calls it; Simulation too); throws
+// korch::Error naming the option.
 void validate(const Options& options);
 
 // The default end time of a problem.

@@ -1,0 +1,156 @@
+// korch-hydro's command line (see options.hpp).
+#include "options.hpp"
+
+#include <korch/cli/validators.hpp>
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#if defined(__unix__)
+#include <unistd.h>
+#endif
+
+namespace korch::hydro {
+
+namespace {
+
+// The machine's memory in bytes; 0 when unknown.
+long double physical_memory() {
+#if defined(__unix__) && defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) return static_cast<long double>(pages) * static_cast<long double>(page);
+#endif
+  return 0;
+}
+
+std::string bytes_text(long double bytes) {
+  if (bytes >= 1024.0L * 1024 * 1024) return fmt::format("{:.1f} GiB", static_cast<double>(bytes / (1024.0L * 1024 * 1024)));
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes / (1024.0L * 1024)));
+}
+
+// Counts in long double, so that no product can overflow before it is compared.
+struct GridCount {
+  long double blocks, cells, bytes;
+};
+
+GridCount count(const Options& o) {
+  const long double b = o.blocks, c = o.cells_per_block, ext = c + 2.0L * guard_cells;
+  const long double block_cells = o.dim == 3 ? ext * ext * ext : ext * ext;  // 2-D: no z guard planes
+  const long double blocks = o.dim == 3 ? b * b * b : b * b;
+  const long double cells = o.dim == 3 ? (b * c) * (b * c) * (b * c) : (b * c) * (b * c);
+  return {blocks, cells, blocks * block_cells * n_grid_vars * static_cast<long double>(sizeof(double))};
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+  using korch::cli::add_integer;
+  using korch::cli::add_real;
+  using korch::cli::one_of;
+  app.add_option("--config", o.config, "runtime configuration: cpu, device, split or action-parallel")
+      ->type_name("NAME")
+      ->check(one_of({"cpu", "device", "split", "action-parallel"}));
+  add_integer(app, "--threads", o.threads, "threads per team", 1, 64);
+  add_integer(app, "--tile", o.tile, "tile cells per direction on host teams (default: whole blocks)", 1)
+      ->default_str("");
+  add_integer(app, "--packet-blocks", o.packet_blocks, "blocks per device packet (with device, split or action-parallel)", 1);
+  add_integer(app, "--blocks", o.blocks, "blocks per direction", 1);
+  add_integer(app, "--cells-per-block", o.cells_per_block, "interior cells per block and direction", guard_cells);
+  add_integer(app, "--steps", o.steps, "run N steps (default: run to --tmax)", 1)->default_str("");
+  add_real(app, "--tmax", o.tmax, "run to time X (default: the problem's end time)", 0.0, HUGE_VALL, true)
+      ->default_str("");
+  app.add_option_function<std::string>(
+         "--problem",
+         [&o](const std::string& v) {
+           o.problem = v == "sod-x" ? Problem::sod_x
+                       : v == "sod-y" ? Problem::sod_y
+                       : v == "sod-z" ? Problem::sod_z
+                       : v == "wave"  ? Problem::wave
+                                      : Problem::sedov;
+         },
+         "sedov, sod-x, sod-y, sod-z or wave")
+      ->type_name("NAME")
+      ->default_str(to_string(o.problem))
+      ->check(one_of({"sedov", "sod-x", "sod-y", "sod-z", "wave"}));
+  add_integer(app, "--dim", o.dim, "dimensions: 2 or 3", 2, 3);
+  app.add_option_function<std::string>(
+         "--boundary", [&o](const std::string& v) { o.boundary = v == "periodic" ? Boundary::periodic : Boundary::outflow; },
+         "periodic or outflow (default: periodic for wave, outflow otherwise)")
+      ->type_name("NAME")
+      ->check(one_of({"periodic", "outflow"}));
+  app.add_option_function<std::string>(
+         "--limiter", [&o](const std::string& v) { o.limiter = v == "minmod" ? Limiter::minmod : Limiter::mc; },
+         "slope limiter: minmod or mc")
+      ->type_name("NAME")
+      ->default_str(o.limiter == Limiter::minmod ? "minmod" : "mc")
+      ->check(one_of({"minmod", "mc"}));
+  add_real(app, "--cfl", o.cfl, "CFL number, in (0, 1]", 0.0, 1.0, true);
+  add_real(app, "--conduction", o.conduction, "implicit thermal conduction between cycles with conductivity KAPPA (default off)",
+           0.0, HUGE_VALL, true)
+      ->type_name("KAPPA")
+      ->default_str("");
+  app.add_option("--out", o.out, "folder for density.png, trace.json and timeline.png")
+      ->type_name("DIR")
+      ->check(korch::cli::non_empty());
+  app.add_flag("--log", o.log_scale, "logarithmic colour scale in density.png");
+  app.add_flag("--host-parallel", o.host_parallel,
+               "guard fill, commit and CFL reduction on OpenMP instead of Serial");
+  app.add_flag("--quiet", o.quiet, "no progress bar");
+}
+
+void check_options(const CLI::App& app, const Options& o) {
+  if (app.count("--packet-blocks") > 0 && o.config == "cpu")
+    throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
+                "device|split|action-parallel");
+  validate(o);
+  check_grid_size(o);
+}
+
+Options parse_options(const std::vector<std::string>& args, bool* help) {
+  Options o;
+  CLI::App app("korch-hydro", "korch-hydro");
+  add_options(app, o);
+  if (help) *help = false;
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    if (help) *help = true;
+    return Options{};
+  } catch (const CLI::ParseError& e) {
+    throw Error(e.what());
+  }
+  check_options(app, o);
+  return o;
+}
+
+std::string GridSize::text() const {
+  return fmt::format("the grid: {} cells in {} blocks, {}", cells, blocks, bytes_text(static_cast<long double>(bytes)));
+}
+
+GridSize grid_size(const Options& o) {
+  check_grid_size(o);
+  const GridCount n = count(o);
+  return {static_cast<std::int64_t>(n.blocks), static_cast<std::int64_t>(n.cells), static_cast<std::int64_t>(n.bytes)};
+}
+
+void check_grid_size(const Options& o) {
+  const GridCount n = count(o);
+  const std::string shape =
+      fmt::format("{}^{} blocks of {}^{} cells", o.blocks, o.dim, o.cells_per_block, o.dim);
+  if (n.cells > INT_MAX || n.blocks > INT_MAX)
+    throw Error::format("options --blocks and --cells-per-block: {} make {:.4g} cells, more than {} (the grid counts "
+                        "cells in int): use fewer blocks or cells per block",
+                        shape, static_cast<double>(n.cells), INT_MAX);
+  const long double memory = physical_memory();
+  if (memory > 0 && n.bytes > memory)
+    throw Error::format("options --blocks and --cells-per-block: {} need {} for the grid alone, more than this "
+                        "machine's {}: use fewer blocks or cells per block",
+                        shape, bytes_text(n.bytes), bytes_text(memory));
+}
+
+}  // namespace korch::hydro

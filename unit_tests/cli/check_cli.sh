@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# Command-line checks of one korch program (ctest runs one per program and backend):
+#   check_cli.sh NAME PATH      e.g. check_cli.sh korch-hydro build/openmp/apps/hydro/korch-hydro
+# Malformed input (bad numbers, trailing junk, nan/inf, zero or negative counts, unknown options and
+# subcommands, missing values, malformed --kokkos-* arguments) must exit 2 with the option named on
+# stderr; --help exits 0 with the program's name first; no run may end on a signal. Good inputs are
+# tiny, and benchmarks are only given bad input and --help: they never run.
+set -uo pipefail
+name=$1
+prog=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+fail() {
+  echo "FAIL: $name $*" >&2
+  sed 's/^/  stderr: /' "$tmp/err" | head -n 5 >&2
+  failures=$((failures + 1))
+}
+
+# run ARGS...: runs the program with a time limit; sets rc, stdout in $tmp/out, stderr in $tmp/err.
+run() {
+  checks=$((checks + 1))
+  timeout 120 "$prog" "$@" > "$tmp/out" 2> "$tmp/err"
+  rc=$?
+  if ((rc >= 124)); then fail "[$*]: ended with status $rc (signal or time limit)"; return 1; fi
+  return 0
+}
+
+# bad WANT ARGS...: usage error (exit 2) whose message names WANT.
+bad() {
+  local want=$1
+  shift
+  run "$@" || return
+  if ((rc != 2)); then fail "[$*]: exit status $rc, expected 2 (usage error)"; return; fi
+  grep -qF -- "$want" "$tmp/err" || fail "[$*]: stderr does not name '$want'"
+  grep -q "^$name: " "$tmp/err" || fail "[$*]: stderr does not start with '$name: '"
+}
+
+# good ARGS...: exits 0.
+good() {
+  run "$@" || return
+  ((rc == 0)) || fail "[$*]: exit status $rc, expected 0"
+}
+
+# failure ARGS...: a runtime failure (exit 1) reported in one line "NAME: ...".
+failure() {
+  run "$@" || return
+  ((rc == 1)) || fail "[$*]: exit status $rc, expected 1 (runtime failure)"
+  [[ $(wc -l < "$tmp/err") -eq 1 ]] && grep -q "^$name: " "$tmp/err" || fail "[$*]: expected one line '$name: ...' on stderr"
+}
+
+# help_ok [kokkos]: --help exits 0, starts with "NAME:", documents the exit statuses (and --kokkos-*).
+help_ok() {
+  for h in --help -h; do
+    run "$h" || return
+    ((rc == 0)) || fail "[$h]: exit status $rc"
+    head -n 1 "$tmp/out" | grep -q "^$name: " || fail "[$h]: help does not start with '$name: '"
+    grep -q "Exit status: 0 success, 1 runtime failure, 2 usage error" "$tmp/out" || fail "[$h]: no exit statuses"
+    if [[ ${1:-} == kokkos ]]; then grep -q -- "--kokkos-" "$tmp/out" || fail "[$h]: no word on --kokkos-*"; fi
+  done
+}
+
+# Checks every program that starts Kokkos shares.
+kokkos_common() {
+  help_ok kokkos
+  bad --bogus --bogus
+  bad --kokkos-threads --kokkos-threads 2
+  bad --kokkos-threads --kokkos-threads=two
+  bad --kokkos-numa --kokkos-numa=-1
+}
+
+case $name in
+  korch-hydro)
+    kokkos_common
+    small=(--blocks 1 --cells-per-block 8 --steps 1 --quiet --out "$tmp/out-hydro")
+    for v in abc 3x 0 -1 1e3 " 3" nan; do bad --steps --steps "$v"; done
+    bad --steps --steps
+    bad --blocks --blocks 0
+    bad --blocks --blocks -2
+    bad --blocks --blocks 46341 --cells-per-block 2
+    bad --blocks --dim 3 --blocks 2000
+    bad "more than this machine's" --blocks 23170 --cells-per-block 2
+    bad --cells-per-block --cells-per-block 1
+    bad --cells-per-block --cells-per-block 8x
+    for v in nan inf 0 1.5 -0.1 0.4junk; do bad --cfl --cfl "$v"; done
+    for v in nan inf -1 0; do bad --tmax --tmax "$v"; done
+    bad --conduction --conduction -1
+    bad --conduction --conduction nan
+    for v in 0 65 two 2.5; do bad --threads --threads "$v"; done
+    bad --dim --dim 4
+    bad --config --config gpu
+    bad --problem --problem sedov2
+    bad --boundary --boundary closed
+    bad --limiter --limiter superbee
+    bad --tile --tile 0
+    bad --tile --tile 64
+    bad --packet-blocks --packet-blocks 0
+    bad --packet-blocks --config cpu --packet-blocks 2
+    bad --out --out ""
+    bad --steps --steps 3 --tmax 0.1
+    bad --log --log=maybe
+    bad "unknown option or argument: extra" "${small[@]}" extra
+    good "${small[@]}" --threads 2 --log --kokkos-threads=1
+    [[ -s $tmp/out-hydro/density.png ]] || fail "no density.png"
+    ;;
+  korch-airfoil)
+    kokkos_common
+    for v in abc 0 -1 1x inf; do bad --iterations --iterations "$v"; done
+    bad --iterations --iterations
+    for v in 0 -3 two; do bad --threads --threads "$v"; done
+    bad --every --every 0
+    bad --seed --seed -1
+    bad --seed --seed 1.5
+    bad --executor --executor fastest
+    bad --dump --dump nothing
+    bad --data --data ""
+    good --iterations 1 --threads 2
+    grep -q "1 iterations in" "$tmp/out" || fail "--iterations 1: no timing line"
+    grep -q "inf ms" "$tmp/out" && fail "--iterations 1: infinite time per iteration"
+    good --iterations 1 --executor message --threads 2
+    failure --iterations 1 --data "$tmp/no-such-folder"
+    ;;
+  korch-mesh-gen)
+    help_ok
+    for v in nan inf 0 -5 8abc 0.5; do bad --far 16 4 "$tmp/m" --far "$v"; done
+    bad --far 16 4 "$tmp/m" --far
+    bad NI x 4 "$tmp/m"
+    bad NI 4 4 "$tmp/m"
+    bad NI 16x 4 "$tmp/m"
+    bad NJ 16 0 "$tmp/m"
+    bad NJ 16 -1 "$tmp/m"
+    bad OUTDIR 16 4
+    bad "unknown option or argument: junk" 16 4 "$tmp/m" junk
+    bad --kokkos-threads=2 16 4 "$tmp/m" --kokkos-threads=2
+    bad "NI x NJ" 100000 100000 "$tmp/m"
+    good 16 4 "$tmp/m" --far 5
+    [[ -s $tmp/m/mesh.dat && -s $tmp/m/constants.txt ]] || fail "no mesh.dat / constants.txt"
+    ;;
+  korch-baseband)
+    kokkos_common
+    for v in abc 0 -1 5x 1e2; do bad --frames --frames "$v"; done
+    bad --frames --frames
+    bad --max-len --max-len 0
+    bad --max-len --max-len 65536
+    for v in nan inf -1 0.4x; do bad --sigma --sigma "$v"; done
+    for v in 0 -4 four; do bad --threads --threads "$v"; done
+    bad --seed --seed -1
+    bad --dump --dump=perhaps
+    good --frames 1 --max-len 16 --threads 4
+    grep -q "payload bits: exact" "$tmp/out" || fail "--frames 1: payload not exact"
+    ;;
+  korch-dataflow)
+    kokkos_common
+    for v in abc 0 -2 5x 1e3; do bad --n filters --n "$v"; done
+    bad --n filters --n
+    for v in 0 -1 2000 x; do bad --width --width "$v"; done
+    for v in -2 0 two; do bad --instances --instances "$v"; done
+    for v in nan inf 0.5 -1 4x; do bad --scale --scale "$v"; done
+    bad --buffer --buffer 0
+    bad --threads filters --threads 2
+    bad "unknown option or argument: bogus" bogus
+    bad "unknown option or argument: bogus" filters bogus
+    bad "subcommands: filters, expander" bogus
+    good filters expander --n 500
+    grep -q "^filter chain" "$tmp/out" && grep -q "^expander" "$tmp/out" \
+      || fail "[filters expander]: both should run"
+    [[ $(grep -m1 -n "^filter chain" "$tmp/out" | cut -d: -f1) -lt $(grep -m1 -n "^expander" "$tmp/out" | cut -d: -f1) ]] \
+      || fail "[filters expander]: not in the order given"
+    good --n 200 --width 32 --instances 2 --scale 2 route
+    run filters --help && ((rc == 0)) && head -n 1 "$tmp/out" | grep -q "^$name: " \
+      || fail "[filters --help]: not the program's help"
+    ;;
+  korch-info)
+    kokkos_common
+    bad --threads --threads 2
+    bad "unknown option or argument: extra" extra
+    good
+    good --kokkos-threads=1
+    ;;
+  korch-bench-hydro)
+    kokkos_common
+    bad threads x
+    bad threads 0
+    bad cells_per_block 4 1
+    bad cells_per_block 4 256x
+    bad blocks 4 256 0
+    bad steps 4 256 4 0
+    bad steps 4 256 4 -30
+    bad dim 4 256 4 30 4
+    bad "unknown option or argument: 9" 4 256 4 30 2 9
+    bad --threads --threads 2
+    ;;
+  korch-bench-dataflow)
+    kokkos_common
+    bad items abc
+    bad items 0
+    bad items 10x
+    bad width 100 0
+    bad width 100 2000
+    bad repeats 100 64 0
+    bad "unknown option or argument: 7" 100 64 5 7
+    ;;
+  korch-bench-mesh)
+    kokkos_common
+    bad --ni --ni 4
+    bad --ni --ni abc
+    bad --nj --nj 0
+    bad --iterations --iterations 0
+    bad --rounds --rounds -1
+    bad --md-iterations --md-iterations 1x
+    bad --threads --threads 0
+    bad --ni --ni
+    ;;
+  korch-bench-runtime)
+    kokkos_common
+    bad threads 0
+    bad threads abc
+    bad repetitions 2 0
+    bad repetitions 2 5x
+    ;;
+  korch-bench-streams)
+    kokkos_common
+    bad frames 0
+    bad frames abc
+    bad threads 10 0
+    bad queue_capacity 10 2 0
+    bad commit_queue_capacity 10 2 16 -1
+    bad reps 10 2 16 16 0
+    ;;
+  korch-bench-thread_team)
+    kokkos_common
+    bad items 0
+    bad items 1e5
+    bad reps 1000 0
+    ;;
+  *)
+    echo "check_cli.sh: no checks for '$name'" >&2
+    exit 2
+    ;;
+esac
+
+echo "$name: $checks runs, $failures failed"
+((failures == 0))
