@@ -47,7 +47,6 @@ struct Options {
   int dim = 2;
   std::string out = "out";
   bool quiet = false;
-  bool log_scale = false;  // logarithmic colour scale in density.png
   double conduction = 0.0;     // kappa; 0: off
   double cfl = 0.4;
   double gamma = 1.4;
