@@ -1,0 +1,242 @@
+// The hydro update of one box: the device path (EulerKernel over an MDRange) and the host path
+// with per-thread scratch (bitwise the same results), the plain loops the benchmarks compare
+// against, and the action routines that run them on tiles, blocks and packets.
+#include "hydro_routines.hpp"
+#include "host_cells.hpp"
+#include "simulation.hpp"
+
+#include <korch/block.hpp>
+#include <korch/data_packet.hpp>
+#include <korch/error.hpp>
+#include <korch/tile.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+namespace korch::hydro {
+
+namespace {
+
+template <class Space, class View>
+void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+            const int hi[3]) {
+  EulerKernel<View> k;
+  for (int v = 0; v < n_cons; ++v) {
+    k.u[v] = vars[v];
+    k.unew[v] = vars[var_new + v];
+  }
+  k.p = p;
+  using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
+  Kokkos::parallel_for("korch hydro update", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+}
+
+// The host version of the hydro update of a box: the same per-cell arithmetic as EulerKernel (the
+// same predict() and hllc_flux(), the same update expression), but each cell's Hancock prediction
+// and each face flux computed once into thread-local scratch instead of once per neighbour, so the
+// results are bitwise those of EulerKernel (the device path) at about a quarter of the work in 2D.
+void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  EulerKernel<HostVar> kern;
+  for (int v = 0; v < n_cons; ++v) {
+    kern.u[v] = vars[v];
+    kern.unew[v] = vars[var_new + v];
+  }
+  kern.p = p;
+  const int dim = p.dim;
+  int a0[3], n[3];
+  for (int d = 0; d < 3; ++d) {
+    const bool active = d < dim;
+    a0[d] = active ? lo[d] - 1 : lo[d];
+    n[d] = active ? hi[d] - lo[d] + 2 : hi[d] - lo[d];
+  }
+  const std::size_t np = static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]);
+  const int nv = n_cons + n_cons * dim;
+  thread_local std::vector<double> pred, flux;
+  pred.resize(static_cast<std::size_t>(nv) * np);
+  double* pr = pred.data();
+  auto P = [a0, n](int i, int j, int k) {
+    return (static_cast<std::size_t>(i - a0[0]) * static_cast<std::size_t>(n[1]) + static_cast<std::size_t>(j - a0[1])) *
+               static_cast<std::size_t>(n[2]) + static_cast<std::size_t>(k - a0[2]);
+  };
+  using Policy = Kokkos::MDRangePolicy<Kokkos::Serial, Kokkos::Rank<3>>;
+  Kokkos::parallel_for("korch hydro predict", Policy({a0[0], a0[1], a0[2]}, {a0[0] + n[0], a0[1] + n[1], a0[2] + n[2]}),
+                       [=](int i, int j, int k) {
+                         double Wh[5], S[3][5];
+                         kern.predict(i, j, k, Wh, S);
+                         const std::size_t c = P(i, j, k);
+                         for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(v) * np + c] = Wh[v];
+                         for (int d = 0; d < dim; ++d)
+                           for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(5 + 5 * d + v) * np + c] = S[d][v];
+                       });
+  // Face fluxes: face (i, j, k) along d lies between cells (i, j, k) - e_d and (i, j, k); faces are
+  // stored on the prediction box's index space.
+  flux.resize(static_cast<std::size_t>(5 * dim) * np);
+  double* fl = flux.data();
+  for (int d = 0; d < dim; ++d) {
+    int f1[3] = {hi[0], hi[1], hi[2]};
+    f1[d] = hi[d] + 1;
+    const std::size_t off = static_cast<std::size_t>(5 * d) * np;
+    const std::size_t step = d == 0 ? static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2])
+                                    : (d == 1 ? static_cast<std::size_t>(n[2]) : 1);
+    const double gamma = p.gamma;
+    Kokkos::parallel_for("korch hydro flux", Policy({lo[0], lo[1], lo[2]}, {f1[0], f1[1], f1[2]}), [=](int i, int j, int k) {
+      const std::size_t cr = P(i, j, k), cl = cr - step;
+      double L[5], R[5], F[5];
+      for (int v = 0; v < 5; ++v) {
+        const std::size_t sv = static_cast<std::size_t>(5 + 5 * d + v) * np;
+        L[v] = pr[static_cast<std::size_t>(v) * np + cl] + 0.5 * pr[sv + cl];
+        R[v] = pr[static_cast<std::size_t>(v) * np + cr] - 0.5 * pr[sv + cr];
+      }
+      hllc_flux(L, R, d, gamma, F);
+      for (int v = 0; v < 5; ++v) fl[off + static_cast<std::size_t>(v) * np + cr] = F[v];
+    });
+  }
+  Kokkos::parallel_for("korch hydro update", Policy({lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), [=](int i, int j, int k) {
+    const std::size_t c = P(i, j, k);
+    double dU[5] = {0, 0, 0, 0, 0};
+    for (int d = 0; d < dim; ++d) {
+      const std::size_t step = d == 0 ? static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2])
+                                      : (d == 1 ? static_cast<std::size_t>(n[2]) : 1);
+      const std::size_t off = static_cast<std::size_t>(5 * d) * np;
+      const double l = kern.p.dt / kern.p.dx[d];
+      for (int v = 0; v < 5; ++v) {
+        const double Fm = fl[off + static_cast<std::size_t>(v) * np + c];
+        const double Fp = fl[off + static_cast<std::size_t>(v) * np + c + step];
+        dU[v] -= l * (Fp - Fm);
+      }
+    }
+    for (int v = 0; v < 5; ++v) kern.unew[v](i, j, k) = kern.u[v](i, j, k) + dU[v];
+  });
+  Kokkos::Serial().fence();
+}
+
+// A packet entry: on host-only builds the "device" is host memory, so the host version runs there
+// too (same bits); on CUDA/HIP builds the per-cell EulerKernel runs on the thread's stream.
+template <class Space, class View>
+void update_packet_entry(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+                         const int hi[3]) {
+  if constexpr (std::is_same_v<View, HostVar>) {
+    (void)space;
+    update_box_host(vars, p, lo, hi);
+  } else {
+    launch(space, vars, p, lo, hi);
+  }
+}
+
+}  // namespace
+
+void hydro_update_block(const Grid& grid, int block, const EulerParams& params) {
+  HostVar vars[n_grid_vars];
+  for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
+  const Box& bx = grid.block(block).interior;
+  update_box_host(vars, params, bx.lo.data(), bx.hi.data());
+}
+
+void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams& params) {
+  HostVar vars[n_grid_vars];
+  for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
+  const Box& bx = grid.block(block).interior;
+  launch(Kokkos::Serial(), vars, params, bx.lo.data(), bx.hi.data());
+  Kokkos::Serial().fence();
+}
+
+PlainDeviceStep::PlainDeviceStep(const Grid& grid)
+    : grid_(&grid),
+      data_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch hydro plain device grid"),
+            static_cast<std::size_t>(grid.n_blocks()) * grid.doubles_per_block()) {
+  Kokkos::deep_copy(data_, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                               grid.block_pointer(0), data_.extent(0)));
+}
+
+void PlainDeviceStep::operator()(const EulerParams& params, bool copies) {
+  const Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(grid_->block_pointer(0),
+                                                                                               data_.extent(0));
+  const DeviceExecSpace space;
+  if (copies) Kokkos::deep_copy(space, data_, host);
+  const auto e = grid_->stored_extent();
+  const std::size_t cells = static_cast<std::size_t>(e[0]) * e[1] * e[2];
+  for (const auto& m : grid_->blocks()) {
+    DataPacket::DeviceVar vars[n_grid_vars];
+    for (int v = 0; v < n_grid_vars; ++v) {
+      vars[v] = DataPacket::DeviceVar(data_.data() + static_cast<std::size_t>(m.id) * grid_->doubles_per_block() +
+                                          static_cast<std::size_t>(v) * cells,
+                                      e[0], e[1], e[2]);
+    }
+    update_packet_entry(space, vars, params, m.interior.lo.data(), m.interior.hi.data());
+  }
+  if (copies) Kokkos::deep_copy(space, host, data_);
+  space.fence();
+}
+
+ActionRoutine hydro_routine() {
+  return ActionRoutine("hydro", [](const ActionContext& ctx, DataItem& item) {
+    const auto& P = ctx.parameters_as<StepParameters>();
+    if (auto* t = dynamic_cast<Tile*>(&item)) {
+      HostVar vars[n_grid_vars];
+      for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(t->grid(), t->block_id(), v);
+      update_box_host(vars, P.euler, t->box().lo.data(), t->box().hi.data());
+    } else if (auto* b = dynamic_cast<Block*>(&item)) {
+      HostVar vars[n_grid_vars];
+      for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(b->grid(), b->block_id(), v);
+      update_box_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data());
+    } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
+      for (std::size_t e = 0; e < p->size(); ++e) {
+        const auto& m = p->entry(e);
+        if (m.tile != -1) throw Error::format("hydro action: {} holds tiles: the stencil needs whole blocks", p->describe());
+        DataPacket::DeviceVar vars[n_grid_vars];
+        for (int v = 0; v < n_grid_vars; ++v) vars[v] = p->device_var(e, v);
+        int lo[3], hi[3];
+        for (int d = 0; d < 3; ++d) {
+          lo[d] = m.interior_lo[d] - m.lo[d];
+          hi[d] = m.interior_hi[d] - m.lo[d];
+        }
+        update_packet_entry(ctx.device_space(), vars, P.euler, lo, hi);
+      }
+      ctx.device_space().fence();
+    } else {
+      throw Error::format("hydro action: cannot process {}: expected a tile, block or packet of blocks", item.describe());
+    }
+  });
+}
+
+namespace {
+
+// Sum, min and max of a density array over a box (scalar reductions on the thread's instance; a
+// named function, not a lambda, so that its KOKKOS_LAMBDAs are valid extended lambdas on CUDA).
+void density_stats(const DeviceTaskSpace& space, const DataPacket::DeviceVar rho, const int lo3[3], const int hi3[3],
+                   double& sum, double& lo, double& hi) {
+  using Policy = Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<3>>;
+  Policy policy(space, {lo3[0], lo3[1], lo3[2]}, {hi3[0], hi3[1], hi3[2]});
+  Kokkos::parallel_reduce("korch hydro mass", policy, KOKKOS_LAMBDA(int i, int j, int k, double& s) { s += rho(i, j, k); },
+                          Kokkos::Sum<double>(sum));
+  Kokkos::parallel_reduce("korch hydro rho min", policy,
+                          KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) < s ? rho(i, j, k) : s; },
+                          Kokkos::Min<double>(lo));
+  Kokkos::parallel_reduce("korch hydro rho max", policy,
+                          KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) > s ? rho(i, j, k) : s; },
+                          Kokkos::Max<double>(hi));
+  space.fence();
+}
+
+}  // namespace
+
+ActionRoutine diagnostics_routine() {
+  return ActionRoutine("diagnostics", [](const ActionContext& ctx, DataItem& item) {
+    const auto& P = ctx.parameters_as<StepParameters>();
+    auto* p = dynamic_cast<DataPacket*>(&item);
+    if (p == nullptr) throw Error::format("diagnostics action: cannot process {}: expected a packet of blocks", item.describe());
+    for (std::size_t e = 0; e < p->size(); ++e) {
+      const auto& m = p->entry(e);
+      const int lo3[3] = {m.interior_lo[0] - m.lo[0], m.interior_lo[1] - m.lo[1], m.interior_lo[2] - m.lo[2]};
+      const int hi3[3] = {m.interior_hi[0] - m.lo[0], m.interior_hi[1] - m.lo[1], m.interior_hi[2] - m.lo[2]};
+      double sum = 0, lo = 0, hi = 0;
+      density_stats(ctx.device_space(), p->device_var(e, 0), lo3, hi3, sum, lo, hi);
+      P.diagnostics[m.block] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
+    }
+  });
+}
+
+}  // namespace korch::hydro
