@@ -91,7 +91,7 @@ struct PipelineRun {
 // Runs one stage's instance: ticks it, or feeds it one input when it asked for one.
 class LeafTask final : public Task {
  public:
-  LeafTask(std::shared_ptr<PipelineRun> run, std::size_t stage, std::unique_ptr<Proc> instance)
+  LeafTask(std::shared_ptr<PipelineRun> run, std::size_t stage, std::unique_ptr<Instance> instance)
       : run_(std::move(run)), stage_(stage), instance_(std::move(instance)),
         in_(run_->in_of(stage)), out_(run_->out_of(stage)),
         committer_(run_->committer == static_cast<int>(stage)) {}
@@ -146,7 +146,7 @@ class LeafTask final : public Task {
   }
   std::shared_ptr<PipelineRun> run_;
   std::size_t stage_;
-  std::unique_ptr<Proc> instance_;
+  std::unique_ptr<Instance> instance_;
   Channel* in_;
   Channel* out_;
   bool committer_;
