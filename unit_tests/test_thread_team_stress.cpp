@@ -192,9 +192,9 @@ TEST_CASE("Stress: random chains and fans of teams process each item exactly onc
       }
       // Publishers before subscribers, mostly; any order is allowed (wait in RunningOpen is fine).
       if (uni(0, 4) == 0) {
-        for (int i = k - 1; i >= 0; --i) cfg.teams[i]->wait();
+        for (int i = k - 1; i >= 0; --i) watched_wait(*cfg.teams[i]);
       } else {
-        for (int i = 0; i < k; ++i) cfg.teams[i]->wait();
+        for (int i = 0; i < k; ++i) watched_wait(*cfg.teams[i]);
       }
       // Every cycle ends Idle, with nothing queued and every thread Idle.
       for (int i = 0; i < k; ++i) {
@@ -259,7 +259,7 @@ TEST_CASE("Stress: injected routine failures are counted, drained and reported, 
       for (int i = 0; i < k; ++i) {
         bool threw = false;
         try {
-          cfg.teams[i]->wait();
+          watched_wait(*cfg.teams[i]);
         } catch (const Error& e) {
           threw = true;
           CHECK(std::string(e.what()).find("injected failure") != std::string::npos);

@@ -97,18 +97,18 @@ void Layout::flatten(const Comp& c, bool alone, std::vector<std::unique_ptr<Unit
   }
 }
 
-ExecMap Layout::make_map(const Unit& u) const {
-  ExecMap m;
+ExecutionMap Layout::make_map(const Unit& u) const {
+  ExecutionMap m;
   switch (u.kind) {
-    case Unit::Task: m.kind = ExecMap::Atom; m.task = u.task; return m;
-    case Unit::Pipeline: m.kind = ExecMap::Par; break;
-    case Unit::Bind: m.kind = ExecMap::Seq; break;
-    case Unit::Loop: m.kind = ExecMap::Repeat; break;
-    case Unit::If: m.kind = ExecMap::Alt; break;
+    case Unit::Task: m.kind = ExecutionMap::Atom; m.task = u.task; return m;
+    case Unit::Pipeline: m.kind = ExecutionMap::Par; break;
+    case Unit::Bind: m.kind = ExecutionMap::Seq; break;
+    case Unit::Loop: m.kind = ExecutionMap::Repeat; break;
+    case Unit::If: m.kind = ExecutionMap::Alt; break;
   }
   for (const auto& ch : u.children) {
-    ExecMap cm = make_map(*ch);
-    if (m.kind == ExecMap::Seq && cm.kind == ExecMap::Seq) {
+    ExecutionMap cm = make_map(*ch);
+    if (m.kind == ExecutionMap::Seq && cm.kind == ExecutionMap::Seq) {
       for (auto& g : cm.children) m.children.push_back(std::move(g));
     } else {
       m.children.push_back(std::move(cm));
@@ -213,7 +213,7 @@ std::vector<unsigned> Layout::tasks_per_thread() const {
   return n;
 }
 
-std::string ExecMap::text() const {
+std::string ExecutionMap::text() const {
   if (kind == Atom) return fmt::format("Atom {}", task);
   static const char* names[] = {"Seq", "Par", "Repeat", "Atom", "Alt"};
   std::string s = std::string(names[kind]) + " [";

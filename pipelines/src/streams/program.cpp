@@ -6,7 +6,7 @@
 
 namespace korch::streams {
 
-Proc::~Proc() = default;
+Instance::~Instance() = default;
 ComputerBody::~ComputerBody() = default;
 
 Value Env::at(const std::string& name) const {
@@ -278,9 +278,9 @@ Comp standalone(Comp c) {
 // tick/process instances
 namespace {
 
-class TransformerProc final : public Proc {
+class TransformerInstance final : public Instance {
  public:
-  TransformerProc(Kernel k, Cardinality c) : k_(std::move(k)), in_(c.in), out_(c.out) {}
+  TransformerInstance(Kernel k, Cardinality c) : k_(std::move(k)), in_(c.in), out_(c.out) {}
   Signal tick() override {
     if (pos_ < valid_) return Signal::yield(out_[pos_++]);
     return Signal::consume();
@@ -300,9 +300,9 @@ class TransformerProc final : public Proc {
   std::size_t have_ = 0, pos_ = 0, valid_ = 0;
 };
 
-class ComputerProc final : public Proc {
+class ComputerInstance final : public Instance {
  public:
-  explicit ComputerProc(std::unique_ptr<ComputerBody> body) : body_(std::move(body)) {}
+  explicit ComputerInstance(std::unique_ptr<ComputerBody> body) : body_(std::move(body)) {}
   Signal tick() override {
     if (pos_ < out_.size()) return Signal::yield(out_[pos_++]);
     if (finished_) return Signal::done(result_);
@@ -339,9 +339,9 @@ class ComputerProc final : public Proc {
   Value result_ = 0;
 };
 
-class PipeProc final : public Proc {
+class PipeInstance final : public Instance {
  public:
-  PipeProc(std::unique_ptr<Proc> a, std::unique_ptr<Proc> b) : a_(std::move(a)), b_(std::move(b)) {}
+  PipeInstance(std::unique_ptr<Instance> a, std::unique_ptr<Instance> b) : a_(std::move(a)), b_(std::move(b)) {}
   Signal tick() override {
     if (!b_waiting_) {
       Signal s = b_->tick();
@@ -359,13 +359,13 @@ class PipeProc final : public Proc {
     }
     return s;  // Skip, Consume (our input) or Done (the upstream computer finished the pipe)
   }
-  std::unique_ptr<Proc> a_, b_;
+  std::unique_ptr<Instance> a_, b_;
   bool b_waiting_ = false;
 };
 
-class BindProc final : public Proc {
+class BindInstance final : public Instance {
  public:
-  BindProc(const Node& n, Env env) : n_(n), env_(std::move(env)), cur_(instantiate(n.a, env_)) {}
+  BindInstance(const Node& n, Env env) : n_(n), env_(std::move(env)), cur_(instantiate(n.a, env_)) {}
   Signal tick() override { return check(cur_->tick()); }
   Signal process(Item x) override { return check(cur_->process(x)); }
  private:
@@ -380,13 +380,13 @@ class BindProc final : public Proc {
   }
   const Node& n_;
   Env env_;
-  std::unique_ptr<Proc> cur_;
+  std::unique_ptr<Instance> cur_;
   bool first_ = true;
 };
 
-class LoopProc final : public Proc {
+class LoopInstance final : public Instance {
  public:
-  LoopProc(const Node& n, Env env) : n_(n), env_(std::move(env)) {
+  LoopInstance(const Node& n, Env env) : n_(n), env_(std::move(env)) {
     if (n.op == Op::Times) limit_ = n.count(env_);
     if (n.op != Op::Times || limit_ > 0) cur_ = instantiate(n.a, env_);
   }
@@ -406,23 +406,23 @@ class LoopProc final : public Proc {
   }
   const Node& n_;
   Env env_;
-  std::unique_ptr<Proc> cur_;
+  std::unique_ptr<Instance> cur_;
   Value limit_ = 0, count_ = 0, last_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Proc> instantiate(const Comp& c, const Env& env) {
+std::unique_ptr<Instance> instantiate(const Comp& c, const Env& env) {
   const Node& n = c.node();
   switch (n.op) {
-    case Op::Transformer: return std::make_unique<TransformerProc>(n.make_kernel(env), n.card);
-    case Op::Computer: return std::make_unique<ComputerProc>(n.make_body(env));
+    case Op::Transformer: return std::make_unique<TransformerInstance>(n.make_kernel(env), n.card);
+    case Op::Computer: return std::make_unique<ComputerInstance>(n.make_body(env));
     case Op::Pipe:
-    case Op::ParPipe: return std::make_unique<PipeProc>(instantiate(n.a, env), instantiate(n.b, env));
-    case Op::Bind: return std::make_unique<BindProc>(n, env);
+    case Op::ParPipe: return std::make_unique<PipeInstance>(instantiate(n.a, env), instantiate(n.b, env));
+    case Op::Bind: return std::make_unique<BindInstance>(n, env);
     case Op::Repeat:
     case Op::Times:
-    case Op::Until: return std::make_unique<LoopProc>(n, env);
+    case Op::Until: return std::make_unique<LoopInstance>(n, env);
     case Op::If: return instantiate(n.cond(env) ? n.a : n.b, env);
     case Op::Standalone: return instantiate(n.a, env);
   }

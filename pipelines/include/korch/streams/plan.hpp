@@ -48,11 +48,11 @@ struct TaskInfo {
   const Unit* unit = nullptr;
 };
 
-class ExecMap {
+class ExecutionMap {
  public:
   enum Kind { Seq, Par, Repeat, Atom, Alt } kind = Atom;
   TaskId task = -1;
-  std::vector<ExecMap> children;
+  std::vector<ExecutionMap> children;
   std::string text() const;                   // e.g. "Seq [Par [Atom 0, Atom 1], Atom 2]"
 };
 
@@ -70,7 +70,7 @@ class Layout {
   Layout(const Comp& program, unsigned threads);
   const Unit& root() const { return *root_; }
   const std::vector<TaskInfo>& tasks() const { return tasks_; }
-  const ExecMap& map() const { return map_; }
+  const ExecutionMap& map() const { return map_; }
   const Plan& plan() const { return plan_; }
   unsigned threads() const { return threads_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -81,11 +81,11 @@ class Layout {
  private:
   std::unique_ptr<Unit> build(const Comp& c, bool standalone);
   void flatten(const Comp& c, bool standalone, std::vector<std::unique_ptr<Unit>>& stages);
-  ExecMap make_map(const Unit& u) const;
+  ExecutionMap make_map(const Unit& u) const;
   void make_plan(const Unit& u, const std::set<TaskId>& cont);
   std::unique_ptr<Unit> root_;
   std::vector<TaskInfo> tasks_;
-  ExecMap map_;
+  ExecutionMap map_;
   Plan plan_;
   unsigned threads_;
   std::vector<std::string> warnings_;

@@ -66,9 +66,10 @@ struct Signal {
   static Signal done(Value v) { return {Done, 0, v}; }
 };
 
-class Proc {
+// One activation of a component: ticked, or given the input it asked for.
+class Instance {
  public:
-  virtual ~Proc();
+  virtual ~Instance();
   virtual Signal tick() = 0;             // never called while a Consume awaits its process()
   virtual Signal process(Item x) = 0;    // answers a Consume; returns Yield, Skip or Done
 };
@@ -150,7 +151,7 @@ inline Comp operator>>(Comp a, Comp b) { return pipe(std::move(a), std::move(b))
 inline Comp operator|(Comp a, Comp b) { return par_pipe(std::move(a), std::move(b)); }
 
 // One activation of `c` (|>>>| runs as >>>, standalone as its child): the reference semantics.
-std::unique_ptr<Proc> instantiate(const Comp& c, const Env& env);
+std::unique_ptr<Instance> instantiate(const Comp& c, const Env& env);
 
 // Text form of the program tree, e.g. "bind x (par_pipe t c1) c2".
 std::string to_string(const Comp& c);
