@@ -28,8 +28,13 @@ struct DeviceTupleImpl<std::index_sequence<I...>, T...> : TupleLeaf<I, T>... {
   explicit DeviceTupleImpl(const T&... v) : TupleLeaf<I, T>{v}... {}
 };
 
+// A class, not an alias of DeviceTupleImpl: nvcc cannot deduce T... through the index sequence.
 template <class... T>
-using DeviceTuple = DeviceTupleImpl<std::index_sequence_for<T...>, T...>;
+struct DeviceTuple : DeviceTupleImpl<std::index_sequence_for<T...>, T...> {
+  using Impl = DeviceTupleImpl<std::index_sequence_for<T...>, T...>;
+  DeviceTuple() = default;
+  explicit DeviceTuple(const T&... v) : Impl(v...) {}
+};
 
 template <std::size_t I, class T>
 KOKKOS_INLINE_FUNCTION T& get(TupleLeaf<I, T>& leaf) {
