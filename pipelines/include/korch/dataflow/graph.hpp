@@ -10,8 +10,13 @@
 //                .sink<int>("no", "route.reject", n);
 #pragma once
 
+#include <korch/dataflow/aggregate_node.hpp>
 #include <korch/dataflow/compiler.hpp>
+#include <korch/dataflow/enumerate_node.hpp>
+#include <korch/dataflow/map_node.hpp>
 #include <korch/dataflow/node.hpp>
+#include <korch/dataflow/sink_node.hpp>
+#include <korch/dataflow/source_node.hpp>
 #include <korch/error.hpp>
 
 #include <string>

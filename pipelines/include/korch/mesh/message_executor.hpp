@@ -49,20 +49,35 @@ struct MessageOptions {
   std::optional<std::uint64_t> random_seed;  // set: random-order delivery (test mode)
 };
 
-// What one invocation did, summed over devices.
-struct MessageCounts {
-  std::uint64_t begin = 0;       // {inv}_begin delivered (controller -> device)
-  std::uint64_t read_send = 0;   // {inv}_dat_{d}_read_send events (one per device and read dat)
-  std::uint64_t read_recv = 0;   // {inv}_arg{i}_read_recv delivered
-  std::uint64_t execute = 0;     // {inv}_execute run (every involved device runs it once)
-  std::uint64_t write_send = 0;  // {inv}_arg{i}_write_send
-  std::uint64_t write_recv = 0;  // {inv}_dat_{d}_write_recv delivered
-  std::uint64_t end = 0;         // {inv}_end delivered (device -> controller)
-  std::uint64_t early = 0;       // read_recv / write_recv that reached a device before its begin
+// What one invocation did, summed over devices. Counter is std::uint64_t for reports
+// (MessageCounts); the executor also keeps one with atomic counters that its handler threads add
+// their counts to.
+template <class Counter>
+struct MessageCounters {
+  Counter begin{0};       // {inv}_begin delivered (controller -> device)
+  Counter read_send{0};   // {inv}_dat_{d}_read_send events (one per device and read dat)
+  Counter read_recv{0};   // {inv}_arg{i}_read_recv delivered
+  Counter execute{0};     // {inv}_execute run (every involved device runs it once)
+  Counter write_send{0};  // {inv}_arg{i}_write_send
+  Counter write_recv{0};  // {inv}_dat_{d}_write_recv delivered
+  Counter end{0};         // {inv}_end delivered (device -> controller)
+  Counter early{0};       // read_recv / write_recv that reached a device before its begin
   // Messages delivered: begin + read_recv + write_recv + end.
   std::uint64_t delivered() const noexcept { return begin + read_recv + write_recv + end; }
-  MessageCounts& operator+=(const MessageCounts& o) noexcept;
+  template <class Other>
+  MessageCounters& operator+=(const MessageCounters<Other>& o) noexcept {
+    begin += o.begin;
+    read_send += o.read_send;
+    read_recv += o.read_recv;
+    execute += o.execute;
+    write_send += o.write_send;
+    write_recv += o.write_recv;
+    end += o.end;
+    early += o.early;
+    return *this;
+  }
 };
+using MessageCounts = MessageCounters<std::uint64_t>;
 
 // Per device record of the last invocation (device d of set s is sets[s].base + element).
 struct InvocationReport {
@@ -101,7 +116,7 @@ class MessageExecutor final : public Executor {
   // The invocation name the loop got (its name, uniquified if another loop had it).
   std::string invocation_name(const ParLoopBase& loop);
 
-  struct Program;  // compiled invocation (message_executor.cpp)
+  struct Program;  // compiled invocation (src/mesh/message_program.hpp)
 
  private:
   Program& program(const ParLoopBase& loop);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <korch/backend/spaces.hpp>
+#include <korch/device_tuple.hpp>
 #include <korch/mesh/arg.hpp>
 #include <korch/mesh/set.hpp>
 
@@ -46,26 +47,6 @@ struct DirectPlan {
 };
 
 namespace detail {
-
-// ---- a minimal tuple usable inside device kernels ----
-template <std::size_t I, class T>
-struct Leaf {
-  T value;
-};
-template <class Seq, class... Ts>
-struct TupleImpl;
-template <std::size_t... I, class... Ts>
-struct TupleImpl<std::index_sequence<I...>, Ts...> : Leaf<I, Ts>... {};
-template <class... Ts>
-struct Tuple : TupleImpl<std::index_sequence_for<Ts...>, Ts...> {};
-template <std::size_t I, class T>
-KOKKOS_INLINE_FUNCTION T& get(Leaf<I, T>& leaf) {
-  return leaf.value;
-}
-template <std::size_t I, class T>
-KOKKOS_INLINE_FUNCTION const T& get(const Leaf<I, T>& leaf) {
-  return leaf.value;
-}
 
 template <class T, int D>
 struct Local {
@@ -149,9 +130,11 @@ struct DirectAccessOf<GlobalArg<T, D>> {
 };
 
 template <class Kernel, class... Acc, std::size_t... I>
-KOKKOS_FORCEINLINE_FUNCTION void apply_element(const Kernel& kernel, const Tuple<Acc...>& acc, int e,
-                                          std::index_sequence<I...>) {
-  Tuple<typename Acc::local_type...> local;
+KOKKOS_FORCEINLINE_FUNCTION void apply_element(const Kernel& kernel,
+                                               const korch::detail::DeviceTuple<Acc...>& acc, int e,
+                                               std::index_sequence<I...>) {
+  using korch::detail::get;
+  korch::detail::DeviceTuple<typename Acc::local_type...> local;
   kernel(get<I>(acc).pointer(e, get<I>(local))...);
   (get<I>(acc).finish(e, get<I>(local)), ...);
 }
@@ -320,9 +303,9 @@ class ParLoop final : public ParLoopBase {
 
   template <std::size_t... I>
   void run_direct_impl(const DirectPlan& plan, std::index_sequence<I...>) {
-    using Acc = detail::Tuple<typename detail::DirectAccessOf<Args>::type...>;
+    using Acc = korch::detail::DeviceTuple<typename detail::DirectAccessOf<Args>::type...>;
     Acc acc;
-    ((detail::get<I>(acc) = direct_access(std::get<I>(args_), plan, I)), ...);
+    ((korch::detail::get<I>(acc) = direct_access(std::get<I>(args_), plan, I)), ...);
     const Kernel kernel = kernel_;
     const int n = set().size();
     if (plan.natural_order) {
