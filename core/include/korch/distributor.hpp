@@ -6,7 +6,7 @@
 // each tile) goes to exactly one pipeline (data parallel), chosen by a fixed fraction (static:
 // smooth weighted round robin, deterministic) or by queue depth (dynamic: the pipeline whose entry
 // queue is shortest relative to its weight). For each block, the items for all groups are made
-// before the first of them is pushed (seed: "all copies made before the first push").
+// before the first of them is pushed (all copies are made before the first push).
 // ActionParallelDistributor and DataParallelDistributor are the two pure cases; a hybrid is a
 // Distributor with several groups, one of them data parallel.
 #pragma once

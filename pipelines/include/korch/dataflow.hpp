@@ -1,5 +1,5 @@
 // korch dataflow pipelines: graph builder, MERCATOR firing protocol, regions,
-// enumeration, one pipeline instance per Kokkos team. See korch/dataflow/pipeline.hpp.
+// enumeration, one pipeline instance per Kokkos team. Design: docs/dataflow.md.
 #pragma once
 
 #include <korch/dataflow/aggregate_node.hpp>

@@ -1,4 +1,5 @@
-// Mesh loops (OP2 style): sets, dats, maps, globals, par_loops and their executors.
+// Mesh loops (OP2 style): sets, dats, maps, globals, par_loops and their executors. Design:
+// docs/mesh.md.
 #pragma once
 
 #include <korch/mesh/access.hpp>

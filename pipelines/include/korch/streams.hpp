@@ -1,5 +1,5 @@
 // Stream programs with Ziria-style composition: the DSL, the sequential interpreter, the
-// queues, execution maps and plans, and the parallel executor.
+// queues, execution maps and plans, and the parallel executor. Design: docs/streams.md.
 #pragma once
 
 #include <korch/streams/cardinality.hpp>

@@ -1,4 +1,4 @@
-// CommitQueue: the queue of the design, used where a stream queue has two or more
+// CommitQueue (docs/streams.md): the queue used where a stream queue has two or more
 // consumers over time (`t1 >>> seq { t2 |>>>| c1 ; c2 }`: t2 reads optimistically, c1 commits what
 // it really needed, c2 starts at the front after a rollback).
 //
@@ -6,7 +6,7 @@
 //   back  - next slot the producer writes            (producer: release store)
 //   front - first element not yet committed          (committer: release store)
 //   read  - the optimistic read pointer              (reader: release store)
-// and the seed's three invariants, each checked; a violation throws korch::Error naming the queue,
+// and three invariants, each checked; a violation throws korch::Error naming the queue,
 // its three pointers and the fix, and leaves the queue unchanged:
 //   (1) back never passes front + capacity   (would overwrite read-but-uncommitted data)
 //   (2) front never passes read              (cannot commit a read that never happened)
