@@ -307,10 +307,13 @@ TEST_CASE("JSON: configurations round-trip; bad JSON names the offending field")
       "use one of fixed_fraction, queue_depth");
   bad("{not json", "not valid JSON");
   // The policies are written by their C++ names; "static" and "dynamic" are read as synonyms.
-  for (const auto& [word, policy] : {std::pair<const char*, DistributionPolicy>{"static", DistributionPolicy::fixed_fraction},
-                                     {"dynamic", DistributionPolicy::queue_depth},
-                                     {"fixed_fraction", DistributionPolicy::fixed_fraction},
-                                     {"queue_depth", DistributionPolicy::queue_depth}}) {
+  // (No structured binding: clang 15, hipcc's compiler, cannot capture one in CAPTURE's lambda.)
+  for (const auto& named : {std::pair<const char*, DistributionPolicy>{"static", DistributionPolicy::fixed_fraction},
+                            {"dynamic", DistributionPolicy::queue_depth},
+                            {"fixed_fraction", DistributionPolicy::fixed_fraction},
+                            {"queue_depth", DistributionPolicy::queue_depth}}) {
+    const char* word = named.first;
+    const DistributionPolicy policy = named.second;
     CAPTURE(word);
     const auto c = Configuration::from_json(std::string(R"({"name": "p", "teams": [{"name": "t", "type": "tile", "action": "A"}],
       "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "policy": ")") + word + R"("}]}})");
