@@ -262,12 +262,18 @@ void ThreadTeam::wait() {
   }
   WaitSlot slot;
   waiter_ = &slot;
-  if (options_.spin.count() > 0) {
+  // Counted as blocked from here, polling included: a destructor that releases this waiter must
+  // not free the team until the waiter has left (it waits for n_blocked_ to drop).
+  ++n_blocked_;
+  const std::chrono::microseconds spin = options_.spin;
+  if (spin.count() > 0) {
     lk.unlock();
-    spin_until(options_.spin, [&slot] { return slot.done_hint.load(std::memory_order_acquire); });
+    spin_until(spin, [&slot] { return slot.done_hint.load(std::memory_order_acquire); });
     lock_briefly_spinning(lk);
   }
-  wait_until(lk, [&slot] { return slot.done; });
+  done_cv_.wait(lk, [&slot] { return slot.done; });
+  --n_blocked_;
+  if (terminating_) done_cv_.notify_all();  // the destructor waits for everyone to leave
   if (slot.error) std::rethrow_exception(slot.error);
 }
 
