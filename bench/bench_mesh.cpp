@@ -8,7 +8,7 @@
 // Prints times and ratios; asserts nothing about time.
 //   korch-bench-mesh [--ni N] [--nj N] [--iterations N] [--rounds N] [--md-iterations N] [--threads N]
 #include <korch/mesh.hpp>
-#include <korch/mesh/airfoil.hpp>
+#include "airfoil.hpp"
 #include <korch/cli/program.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -8,7 +8,7 @@
 //   korch-bench-streams [frames] [threads] [queue capacity] [commit queue capacity] [reps]
 //   KORCH_BENCH_STREAMS_IDLE_SPIN_US=N   the schedulers' idle_spin in microseconds (-1: never sleep)
 #include <korch/streams.hpp>
-#include <korch/streams/baseband.hpp>
+#include "baseband.hpp"
 #include <korch/cli/program.hpp>
 
 #include "bench_timing.hpp"

@@ -6,7 +6,7 @@
 
 #include <korch/error.hpp>
 #include <korch/mesh.hpp>
-#include <korch/mesh/airfoil.hpp>
+#include "airfoil.hpp"
 
 #include <algorithm>
 #include <cmath>

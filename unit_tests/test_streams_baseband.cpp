@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <korch/streams.hpp>
-#include <korch/streams/baseband.hpp>
+#include "baseband.hpp"
 
 #include <random>
 #include <set>

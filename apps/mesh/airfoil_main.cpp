@@ -7,7 +7,7 @@
 #include <korch/cli/program.hpp>
 #include <korch/error.hpp>
 #include <korch/mesh.hpp>
-#include <korch/mesh/airfoil.hpp>
+#include "airfoil.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>

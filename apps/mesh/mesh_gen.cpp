@@ -2,7 +2,7 @@
 // the airfoil-162 format, with constants.txt, for benchmarks: korch-mesh-gen NI NJ OUTDIR [--far R]
 // e.g. korch-mesh-gen 400 250 /tmp/airfoil-100k  (100 000 cells). Runs no Kokkos.
 #include <korch/cli/program.hpp>
-#include <korch/mesh/airfoil.hpp>
+#include "airfoil.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 // --dump prints the receiver's execution map, plan and Graphviz text.
 #include <korch/cli/program.hpp>
 #include <korch/streams.hpp>
-#include <korch/streams/baseband.hpp>
+#include "baseband.hpp"
 
 #include <Kokkos_Core.hpp>
 

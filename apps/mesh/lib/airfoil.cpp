@@ -1,5 +1,5 @@
 // Airfoil: mesh/constant/state files, the O-grid generator and the Problem's loops.
-#include <korch/mesh/airfoil.hpp>
+#include "airfoil.hpp"
 
 #include <korch/error.hpp>
 #include <korch/mesh/arg.hpp>

@@ -1,4 +1,4 @@
-#include <korch/streams/baseband.hpp>
+#include "baseband.hpp"
 
 #include <array>
 #include <cmath>
