@@ -1,4 +1,4 @@
-// Dataflow pipelines vs. stage-at-a-time kernels (issue 6). Prints items/s and lane utilization
+// Dataflow pipelines vs. stage-at-a-time kernels. Prints items/s and lane utilization
 // (items consumed / (runs x vector width)) for a filter chain and an expander, and the ratio to a
 // baseline that runs each stage as its own Kokkos kernel over the whole array with a compaction
 // (scan) between stages - both measured in this run. Never asserts on time.

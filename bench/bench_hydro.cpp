@@ -1,4 +1,4 @@
-// Hydro main job (issue 5): cell updates per second of the hydro step on every runtime
+// Hydro main job: cell updates per second of the hydro step on every runtime
 // configuration against a plain Kokkos implementation of the same step without the runtime (the
 // same per-block kernel, hydro_update_block, called from ONE Kokkos parallel_for over the blocks on
 // the default host space), and the bandwidth the step achieves against a STREAM triad measured in

@@ -4,7 +4,7 @@
 //   sequential  korch SequentialExecutor
 //   hand-kokkos hand-written Kokkos parallel_for / parallel_reduce on DeviceExecSpace, INC by atomics
 //   direct      korch DirectExecutor (colouring; and atomics)
-//   message     korch MessageExecutor (seed 002 protocol), with messages per iteration
+//   message     korch MessageExecutor (the message protocol, docs/mesh.md), with messages per iteration
 // Prints times and ratios; asserts nothing about time.
 //   korch-bench-mesh [--ni N] [--nj N] [--iterations N] [--rounds N] [--md-iterations N] [--threads N]
 #include <korch/mesh.hpp>

@@ -1,4 +1,4 @@
-// korch-dataflow: demos of dataflow pipelines (issue 6). Each subcommand builds a graph, runs it
+// korch-dataflow: demos of dataflow pipelines. Each subcommand builds a graph, runs it
 // on the default execution space, compares the output with a sequential reference and prints
 // results and lane utilization.
 //
