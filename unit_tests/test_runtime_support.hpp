@@ -1,6 +1,6 @@
 // Shared by the runtime suites: per-cell affine actions that run on any item type (tile, block,
 // packet on the "device", action metadata), a log of (block, tile, action, sequence), reference
-// results computed sequentially on the host, and the checks of the rules.
+// results computed sequentially on the host, and the checks of the runtime's rules.
 #pragma once
 
 #include <korch/action_metadata.hpp>
