@@ -27,16 +27,16 @@ DataPacket& as_packet(DataItem& item, const std::string& helper) {
 }
 }  // namespace
 
-void Helper::finish_aggregate(const DeviceTaskSpace& instance, std::shared_ptr<DataItem> item, const Emit& emit,
-                              Trace* trace, unsigned thread) {
+void Helper::finish_aggregate(const ActionContext& ctx, std::shared_ptr<DataItem> item, Trace* trace) {
   if (config_.kind == HelperKind::aggregator_mover) {
-    TraceScope s(trace, "host_to_device", "transfer", config_.name, thread, trace ? item->describe() : std::string());
-    DataMover{MoveDirection::host_to_device}(static_cast<DataPacket&>(*item), instance);
+    TraceScope s(trace, "host_to_device", "transfer", config_.name, ctx.thread_index(),
+                 trace ? item->describe() : std::string());
+    DataMover{MoveDirection::host_to_device}(static_cast<DataPacket&>(*item), ctx.device_space());
   }
-  emit(std::move(item));
+  ctx.emit(std::move(item));
 }
 
-void Helper::process(const ActionContext& ctx, DataItem& item, const Emit& emit, Trace* trace) {
+void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
   const unsigned th = ctx.thread_index();
   const std::string what = trace ? item.describe() : std::string();
   switch (config_.kind) {
@@ -63,12 +63,12 @@ void Helper::process(const ActionContext& ctx, DataItem& item, const Emit& emit,
       }
       if (config_.kind == HelperKind::mover_unpacker) return;
       TraceScope s(trace, "split", "helper", config_.name, th, what);
-      for (auto& piece : Splitter(config_.output).split(p)) emit(std::move(piece));
+      for (auto& piece : Splitter(config_.output).split(p)) ctx.emit(std::move(piece));
       return;
     }
     case HelperKind::splitter: {
       TraceScope s(trace, "split", "helper", config_.name, th, what);
-      for (auto& piece : Splitter(config_.output).split(item)) emit(std::move(piece));
+      for (auto& piece : Splitter(config_.output).split(item)) ctx.emit(std::move(piece));
       return;
     }
     case HelperKind::aggregator:
@@ -78,21 +78,22 @@ void Helper::process(const ActionContext& ctx, DataItem& item, const Emit& emit,
         TraceScope s(trace, "aggregate", "helper", config_.name, th, what);
         done = aggregator_->add(item);
       }
-      for (auto& d : done) finish_aggregate(ctx.device_space(), std::move(d), emit, trace, th);
+      for (auto& d : done) finish_aggregate(ctx, std::move(d), trace);
       return;
     }
   }
 }
 
-void Helper::flush(const DeviceTaskSpace& instance, const Emit& emit) {
+void Helper::flush(const ActionContext& ctx, Trace* trace) {
   if (!aggregator_) return;
-  for (auto& d : aggregator_->flush()) finish_aggregate(instance, std::move(d), emit, nullptr, 0);
+  for (auto& d : aggregator_->flush()) finish_aggregate(ctx, std::move(d), trace);
 }
 
-ActionRoutine Helper::routine(Emit emit, Trace* trace) {
-  return ActionRoutine(config_.name, [this, emit = std::move(emit), trace](const ActionContext& ctx, DataItem& item) {
-    process(ctx, item, emit, trace);
-  });
+ActionRoutine Helper::routine(Trace* trace) {
+  auto each = [this, trace](const ActionContext& ctx, DataItem& item) { process(ctx, item, trace); };
+  if (!emits(config_.kind)) return ActionRoutine(config_.name, std::move(each));
+  if (!aggregator_) return ActionRoutine::emitting(config_.name, std::move(each));
+  return ActionRoutine::emitting(config_.name, std::move(each), [this, trace](const ActionContext& ctx) { flush(ctx, trace); });
 }
 
 }  // namespace korch

@@ -123,17 +123,27 @@ Recording replay(const Recording& recording, const Bundle& bundle, Grid& grid, R
   for (const auto& p : recording.pushes) inbox[p.pipeline].push_back(make_item(grid, p.item));
 
   ThreadSpaces spaces;
-  std::map<std::string, std::string> team_names;
   Recorder out;
   out.begin(recording.configuration, recording.teams);
-  auto forward = [&](const std::string& from, std::shared_ptr<DataItem> item) {
+  // Each node's routine, as its team runs it: outputs are the item or what the routine emitted.
+  std::map<std::string, ActionRoutine> routines;
+  for (const auto& t : c.teams) routines[t.name] = *bundle.find(t.action);
+  for (auto& [name, h] : helpers) routines[name] = h->routine(nullptr);
+  std::map<std::string, bool> ended;  // end-of-cycle step done
+  auto forward = [&](const std::string& from, ActionContext::Outputs& outputs) {
     auto it = next.find(from);
-    if (it != next.end()) inbox[it->second].push_back(std::move(item));
+    if (it != next.end())
+      for (auto& item : outputs) inbox[it->second].push_back(std::move(item));
+    outputs.clear();
   };
-  auto flush = [&](const std::string& helper) {
-    auto it = helpers.find(helper);
-    if (it == helpers.end()) return;
-    it->second->flush(spaces.device(), [&](std::shared_ptr<DataItem> item) { forward(helper, std::move(item)); });
+  auto end_cycle = [&](const std::string& node) {
+    const ActionRoutine& r = routines.at(node);
+    if (ended[node] || !r.has_end_of_cycle()) return;
+    ended[node] = true;
+    ActionContext::Outputs outputs;
+    ActionContext ctx(0, node, 0, 1, spaces, bundle.parameters(), &outputs);
+    r.end_of_cycle(ctx);
+    forward(node, outputs);
   };
   for (const auto& task : recording.tasks) {
     auto& q = inbox[task.node];
@@ -142,7 +152,7 @@ Recording replay(const Recording& recording, const Bundle& bundle, Grid& grid, R
     };
     auto it = find();
     if (it == q.end() && publisher.count(task.node)) {
-      flush(publisher[task.node]);  // the item may be an aggregator's last, partial packet
+      end_cycle(publisher[task.node]);  // the item may be an aggregator's last, partial packet
       it = find();
     }
     if (it == q.end()) {
@@ -151,19 +161,15 @@ Recording replay(const Recording& recording, const Bundle& bundle, Grid& grid, R
     }
     std::shared_ptr<DataItem> item = *it;
     q.erase(it);
-    const unsigned id = 0;
-    ActionContext ctx(id, task.node, task.thread, 1, spaces, bundle.parameters());
+    const ActionRoutine& routine = routines.at(task.node);
+    ActionContext::Outputs outputs;
+    ActionContext ctx(0, task.node, task.thread, 1, spaces, bundle.parameters(), routine.emits() ? &outputs : nullptr);
     out.task(task.node, *item, task.thread);
-    if (const TeamConfig* t = c.find_team(task.node)) {
-      (*bundle.find(t->action))(ctx, *item);
-      forward(task.node, std::move(item));
-    } else {
-      Helper& h = *helpers.at(task.node);
-      h.process(ctx, *item, [&](std::shared_ptr<DataItem> made) { forward(task.node, std::move(made)); }, nullptr);
-      if (Helper::passes_item_through(h.config().kind)) forward(task.node, std::move(item));
-    }
+    routine(ctx, *item);
+    if (!routine.emits()) outputs.push_back(std::move(item));
+    forward(task.node, outputs);
   }
-  for (const auto& [name, h] : helpers) flush(name);
+  for (const auto& [name, r] : routines) end_cycle(name);
   return out.recording();
 }
 

@@ -4,23 +4,32 @@
 #pragma once
 
 #include <korch/action_parameters.hpp>
+#include <korch/error.hpp>
 #include <korch/backend/thread_spaces.hpp>
+#include <korch/data_item.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace korch {
 
 class ActionContext {
  public:
+  using Outputs = std::vector<std::shared_ptr<DataItem>>;
+
+  // `outputs` collects what an emitting routine emits (nullptr for a routine whose output is its item).
   ActionContext(unsigned team_id, const std::string& team_name, unsigned thread_index,
-                std::uint64_t cycle, const ThreadSpaces& spaces, const ActionParameters& parameters)
+                std::uint64_t cycle, const ThreadSpaces& spaces, const ActionParameters& parameters,
+                Outputs* outputs = nullptr)
       : team_id_(team_id),
         team_name_(&team_name),
         thread_index_(thread_index),
         cycle_(cycle),
         spaces_(&spaces),
-        parameters_(&parameters) {}
+        parameters_(&parameters),
+        outputs_(outputs) {}
 
   unsigned team_id() const noexcept { return team_id_; }
   const std::string& team_name() const noexcept { return *team_name_; }
@@ -41,6 +50,17 @@ class ActionContext {
     return parameters_->get<T>();
   }
 
+  // An output of an emitting routine (ActionRoutine::emitting): the team hands it to its work
+  // subscriber after the call returns, in emission order.
+  void emit(std::shared_ptr<DataItem> item) const {
+    if (outputs_ == nullptr) {
+      throw Error::format("team '{}': a routine emitted an item, but its output is the item it was given: make it "
+                          "with ActionRoutine::emitting to hand on new items", *team_name_);
+    }
+    if (!item) throw Error::format("team '{}': a routine emitted a null item", *team_name_);
+    outputs_->push_back(std::move(item));
+  }
+
  private:
   unsigned team_id_;
   const std::string* team_name_;
@@ -48,6 +68,7 @@ class ActionContext {
   std::uint64_t cycle_;
   const ThreadSpaces* spaces_;
   const ActionParameters* parameters_;
+  Outputs* outputs_;
 };
 
 }  // namespace korch

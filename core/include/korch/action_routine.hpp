@@ -1,6 +1,13 @@
-// An action routine: the one code interface every routine run by a thread team has
-//, plus a name so
+// An action routine: the one code interface every routine run by a thread team has, plus a name so
 // that errors and traces can say which routine was running.
+//
+// What a team hands to its work subscriber after the routine ran on an item (docs/thread-team.md,
+// "Outputs"): by default the item itself. A routine made with `emitting` instead hands on the items
+// it gives to ActionContext::emit (none, one or many per input; splitters and aggregators), and may
+// have an end-of-cycle step that runs once per cycle in which the routine processed an item, after
+// the last item, on a team thread, and may emit too (an aggregator's last, partial packet); it is
+// skipped when the cycle failed. Every node of a runtime cycle hands items on
+// this one way, through its team's work subscription.
 #pragma once
 
 #include <korch/action_context.hpp>
@@ -15,19 +22,42 @@ namespace korch {
 class ActionRoutine {
  public:
   using Function = std::function<void(const ActionContext&, DataItem&)>;
+  using EndOfCycle = std::function<void(const ActionContext&)>;
 
   ActionRoutine() = default;  // empty: start_cycle rejects it
+  // A routine whose output is the item it was given.
   ActionRoutine(std::string name, Function function)
       : name_(std::move(name)), function_(std::move(function)) {}
+  // A routine whose outputs are the items it emits; `end_of_cycle` may be empty.
+  static ActionRoutine emitting(std::string name, Function function, EndOfCycle end_of_cycle = {}) {
+    ActionRoutine r(std::move(name), std::move(function));
+    r.emits_ = true;
+    r.end_of_cycle_ = std::move(end_of_cycle);
+    return r;
+  }
+  // The same kind of routine (outputs and end-of-cycle step kept) under another function, for
+  // wrappers that record or time each call.
+  ActionRoutine wrapped(Function function) const {
+    ActionRoutine r(*this);
+    r.function_ = std::move(function);
+    return r;
+  }
 
   const std::string& name() const noexcept { return name_; }
   explicit operator bool() const noexcept { return static_cast<bool>(function_); }
+  bool emits() const noexcept { return emits_; }
+  bool has_end_of_cycle() const noexcept { return static_cast<bool>(end_of_cycle_); }
 
   void operator()(const ActionContext& context, DataItem& item) const { function_(context, item); }
+  void end_of_cycle(const ActionContext& context) const {
+    if (end_of_cycle_) end_of_cycle_(context);
+  }
 
  private:
   std::string name_;
   Function function_;
+  bool emits_ = false;
+  EndOfCycle end_of_cycle_;
 };
 
 }  // namespace korch

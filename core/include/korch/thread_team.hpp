@@ -15,8 +15,9 @@
 // computationFinished, each received by one team thread.
 //
 // Publishers and subscribers (one-directional observers):
-//  * work subscriber: every item this team finished is enqueued with the subscriber; when this team
-//    goes Idle it closes the subscriber's queue (after its last item). A subscriber with several
+//  * work subscriber: every item this team finished (or, for an emitting routine, every item the
+//    routine emitted; see action_routine.hpp) is enqueued with the subscriber; when this team goes
+//    Idle it closes the subscriber's queue (after its last item and its end-of-cycle outputs). A subscriber with several
 //    work publishers leaves RunningOpen only after each of them has closed it.
 //  * thread subscriber: every thread of this team that goes Idle (and every activation this team
 //    does not need) is handed on with subscriber.increase_thread_count(1).
@@ -49,7 +50,8 @@
 namespace korch {
 
 // What happened to the items of one execution cycle. At the end of a cycle
-// enqueued == processed + failed + skipped, and with a work subscriber processed == forwarded + undelivered.
+// enqueued == processed + failed + skipped, and with a work subscriber and a routine whose output is
+// its item, processed == forwarded + undelivered (an emitting routine forwards what it emitted).
 struct CycleReport {
   std::uint64_t cycle = 0;       // 1 for the team's first cycle; 0: no cycle yet
   std::string routine;           // the action routine's name
@@ -57,8 +59,8 @@ struct CycleReport {
   std::size_t processed = 0;     // the routine returned normally
   std::size_t failed = 0;        // the routine threw
   std::size_t skipped = 0;       // not given to the routine: the cycle had already failed, or the team was destroyed
-  std::size_t forwarded = 0;     // handed to the work subscriber
-  std::size_t undelivered = 0;   // processed, but the work subscriber refused them (see error)
+  std::size_t forwarded = 0;     // items handed to the work subscriber
+  std::size_t undelivered = 0;   // outputs the work subscriber refused, or emitted with none (see error)
   std::size_t threads_forwarded = 0;  // threads handed to the thread subscriber
   std::size_t errors = 0;        // errors in this cycle; `error` describes the first
   std::string error;
@@ -194,6 +196,15 @@ class ThreadTeam {
 
   void worker_main(Worker& w);
   bool run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent first_event);
+  struct Delivery {
+    std::size_t forwarded = 0;
+    std::size_t undelivered = 0;
+    std::string refused;  // the first refusal
+  };
+  Delivery deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs);
+  void count_delivery(Delivery& delivery);
+  void run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
+                        std::unique_lock<std::mutex>& lk);
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
   void activate(unsigned n, WakeList& wake);
@@ -246,6 +257,7 @@ class ThreadTeam {
   CycleReport report_;
   CycleReport last_report_;
   bool cycle_failed_ = false;
+  bool end_of_cycle_ran_ = false;
   std::exception_ptr first_cause_;
   std::exception_ptr pending_error_;   // a finished cycle's error not yet collected by wait()
 

@@ -125,10 +125,9 @@ void Cycle::close_entries(const std::vector<ThreadTeam*>& entries) {
   }
 }
 
-// Publishers before subscribers: each node is waited for, an emitting helper flushes what it
-// still holds into the team after it and closes that team's queue.
+// Publishers before subscribers: each team closes its subscriber's queue when it goes Idle, so
+// waiting in this order releases every node in turn.
 void Cycle::drain(CycleResult& result) {
-  const DeviceTaskSpace flush_instance{};
   for (const auto& name : wait_order_) {
     CycleNode& n = nodes_.at(name);
     if (n.started) {
@@ -136,20 +135,6 @@ void Cycle::drain(CycleResult& result) {
         n.team->wait();
       } catch (...) {
         errors_.add(fmt::format("'{}'", name), std::current_exception());
-      }
-    }
-    if (n.helper) {
-      try {
-        n.helper->flush(flush_instance, emit_into(n.emits_to));
-      } catch (...) {
-        errors_.add(fmt::format("helper '{}' at the end of the cycle", name), std::current_exception());
-      }
-    }
-    if (n.emits_to) {
-      try {
-        if (n.emits_to->mode() == TeamMode::RunningOpen) n.emits_to->close_queue();
-      } catch (...) {
-        errors_.add(fmt::format("closing the subscriber of '{}'", name), std::current_exception());
       }
     }
     result.reports.push_back(NodeReport{name, n.team->last_cycle()});

@@ -15,9 +15,6 @@ struct CycleNode {
   ThreadTeam* team = nullptr;
   const TeamConfig* team_config = nullptr;  // set for a pipeline team
   Helper* helper = nullptr;                 // set for a helper
-  // A helper that makes new items (splitter, aggregator, ...) hands them to this team as its
-  // external work publisher, and closes that team's queue when it is done.
-  ThreadTeam* emits_to = nullptr;
   bool started = false;
 };
 

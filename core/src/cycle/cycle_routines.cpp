@@ -4,16 +4,10 @@
 
 namespace korch::detail {
 
-Emit emit_into(ThreadTeam* target) {
-  return [target](std::shared_ptr<DataItem> item) {
-    if (target) target->enqueue(std::move(item));
-  };
-}
-
 ActionRoutine task_routine(const ActionRoutine& action, const std::string& node, Trace* trace, Recorder* recorder) {
   if (!trace && !recorder) return action;
   const ActionRoutine* r = &action;  // the bundle outlives the cycle
-  return ActionRoutine(action.name(), [r, trace, recorder, node](const ActionContext& ctx, DataItem& item) {
+  return action.wrapped([r, trace, recorder, node](const ActionContext& ctx, DataItem& item) {
     if (recorder) recorder->task(node, item, ctx.thread_index());
     TraceScope scope(trace, r->name().c_str(), "task", node, ctx.thread_index(), trace ? item.describe() : std::string());
     (*r)(ctx, item);
@@ -21,10 +15,9 @@ ActionRoutine task_routine(const ActionRoutine& action, const std::string& node,
 }
 
 ActionRoutine helper_routine(const CycleNode& node, Trace* trace, Recorder* recorder) {
-  ActionRoutine routine = node.helper->routine(emit_into(node.emits_to), trace);
+  ActionRoutine routine = node.helper->routine(trace);
   if (!recorder) return routine;
-  return ActionRoutine(node.name, [inner = std::move(routine), recorder, name = node.name](const ActionContext& ctx,
-                                                                                           DataItem& item) {
+  return routine.wrapped([inner = routine, recorder, name = node.name](const ActionContext& ctx, DataItem& item) {
     recorder->task(name, item, ctx.thread_index());
     inner(ctx, item);
   });

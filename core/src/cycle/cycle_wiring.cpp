@@ -6,17 +6,11 @@ namespace korch::detail {
 
 CycleWiring::CycleWiring(const Configuration& c, CycleNodes& nodes) {
   try {
+    // Every node hands its outputs on through its team's work subscription (helper.hpp).
     for (const auto& e : c.work) {
-      CycleNode& from = nodes.at(e.from);
-      CycleNode& to = nodes.at(e.to);
-      if (!from.helper || Helper::passes_item_through(from.helper->config().kind)) {
-        from.team->attach_work_subscriber(*to.team);
-        work_links_.push_back(from.team);
-      } else {
-        to.team->add_external_work_publisher();
-        external_links_.push_back(to.team);
-        from.emits_to = to.team;
-      }
+      ThreadTeam* from = nodes.at(e.from).team;
+      from->attach_work_subscriber(*nodes.at(e.to).team);
+      work_links_.push_back(from);
     }
     for (const auto& g : c.distributor.groups) {
       for (const auto& p : g.pipelines) {

@@ -51,6 +51,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
     report_.cycle = cycle_;
     report_.routine = routine_.name();
     cycle_failed_ = false;
+    end_of_cycle_ran_ = false;
     first_cause_ = nullptr;
     for (PublisherLink& link : work_publishers_) link.closed = false;
     publisher_closes_pending_ = static_cast<unsigned>(work_publishers_.size());

@@ -75,7 +75,9 @@ void ThreadTeam::worker_main(Worker& w) {
 // there are none, then leaves the thread Waiting (RunningOpen) or Idle (RunningNoMoreWork).
 // Returns true when the thread must end (the team is being destroyed).
 bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
-  const ActionContext context(id_, name_, w.index, cycle_, w.spaces, parameters_);
+  ActionContext::Outputs outputs;
+  const ActionContext context(id_, name_, w.index, cycle_, w.spaces, parameters_,
+                              routine_.emits() ? &outputs : nullptr);
   const int thread = static_cast<int>(w.index);
   for (;;) {
     if (terminating_) return true;
@@ -108,10 +110,11 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
                                 w.index, message_of(thrown));
         }
       }
-      // Spec CompMustEnqueue: the finished item goes to the work subscriber.
-      std::string refused;
-      if (subscriber != nullptr && !thrown) refused = subscriber->receive_item(item, *this);
+      // Spec CompMustEnqueue: the finished item (or what the routine emitted) goes to the work subscriber.
+      if (!routine_.emits()) outputs.push_back(std::move(item));
       item.reset();
+      Delivery delivery = thrown ? Delivery{} : deliver(subscriber, outputs);
+      outputs.clear();
 
       lock_briefly_spinning(lk);
       if (subscriber != nullptr) release_outbound();
@@ -122,14 +125,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
         record_error(std::move(failure), thrown);
       } else {
         ++report_.processed;
-        if (subscriber != nullptr) {
-          if (refused.empty()) {
-            ++report_.forwarded;
-          } else {
-            ++report_.undelivered;
-            record_error(std::move(refused), nullptr);
-          }
-        }
+        count_delivery(delivery);
       }
       event = TeamEvent::computation_finished;
       continue;
@@ -143,9 +139,73 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
     }
     // RunningNoMoreWork (RunningClosed never holds an empty queue).
     assert(mode_ == TeamMode::RunningNoMoreWork);
+    if (n_computing_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ && !cycle_failed_ &&
+        routine_.has_end_of_cycle()) {
+      run_end_of_cycle(context, outputs, lk);
+      continue;
+    }
     go_idle(w, lk, event);
     return terminating_;
   }
+}
+
+// The last Computing thread of a cycle, after the last item (no other thread can compute again:
+// the queue is closed and empty, activations in flight will find RunningNoMoreWork). Its outputs
+// reach the subscriber before this team closes the subscriber's queue in finish_cycle. Only in a
+// cycle whose routine ran: a thread that processed an item stays active until the close, so this
+// is decided by the items, not by how thread activations and the close happen to interleave.
+void ThreadTeam::run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
+                                  std::unique_lock<std::mutex>& lk) {
+  end_of_cycle_ran_ = true;
+  ThreadTeam* const subscriber = work_subscriber_;
+  if (subscriber != nullptr) ++outbound_;
+  lk.unlock();
+  std::exception_ptr thrown;
+  try {
+    routine_.end_of_cycle(context);
+  } catch (...) {
+    thrown = std::current_exception();
+  }
+  Delivery delivery = deliver(subscriber, outputs);
+  outputs.clear();
+  lock_briefly_spinning(lk);
+  if (subscriber != nullptr) release_outbound();
+  count_delivery(delivery);
+  if (thrown) {
+    record_error(fmt::format("team '{}' (id {}), cycle {}: the end-of-cycle step of routine '{}' threw (thread {}): {}",
+                             name_, id_, context.cycle(), routine_.name(), context.thread_index(), message_of(thrown)),
+                 thrown);
+  }
+}
+
+// Unlocked: hands `outputs` to the subscriber in order. Outputs with no subscriber are an error
+// for an emitting routine (they would be lost); a passed-on item with none is simply done.
+ThreadTeam::Delivery ThreadTeam::deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs) {
+  Delivery d;
+  if (subscriber == nullptr) {
+    if (routine_.emits() && !outputs.empty()) {
+      d.undelivered = outputs.size();
+      d.refused = fmt::format("team '{}': routine '{}' emitted {} item(s) but the team has no work subscriber to "
+                              "take them: attach one", name_, routine_.name(), outputs.size());
+    }
+    return d;
+  }
+  for (auto& out : outputs) {
+    std::string refused = subscriber->receive_item(out, *this);
+    if (refused.empty()) {
+      ++d.forwarded;
+    } else {
+      ++d.undelivered;
+      if (d.refused.empty()) d.refused = std::move(refused);
+    }
+  }
+  return d;
+}
+
+void ThreadTeam::count_delivery(Delivery& delivery) {
+  report_.forwarded += delivery.forwarded;
+  report_.undelivered += delivery.undelivered;
+  if (!delivery.refused.empty()) record_error(std::move(delivery.refused), nullptr);
 }
 
 // A Computing thread found no more work in RunningNoMoreWork and becomes Idle.

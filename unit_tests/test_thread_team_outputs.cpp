@@ -1,0 +1,135 @@
+// ThreadTeam: what a team hands to its work subscriber — the item itself, or what an emitting
+// routine emitted, with its end-of-cycle step — and the errors when outputs would be lost.
+#include "test_error_support.hpp"
+#include "test_thread_team_support.hpp"
+
+#include <korch/error.hpp>
+#include <korch/thread_team.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace korch;
+using namespace korch::test;
+
+namespace {
+// Emits `copies` new items per input, numbered input * 10 + k.
+ActionRoutine splitting_routine(int copies, std::atomic<int>& ends) {
+  return ActionRoutine::emitting(
+      "split",
+      [copies](const ActionContext& ctx, DataItem& it) {
+        const int id = static_cast<CountedItem&>(it).id;
+        for (int k = 0; k < copies; ++k) ctx.emit(item(id * 10 + k));
+      },
+      [&ends](const ActionContext& ctx) {
+        ends.fetch_add(1);
+        ctx.emit(item(-1));  // the end-of-cycle output, e.g. an aggregator's partial packet
+      });
+}
+
+// Collects the ids it sees.
+struct Collector {
+  std::mutex mutex;
+  std::multiset<int> ids;
+  ActionRoutine routine() {
+    return ActionRoutine("collect", [this](const ActionContext&, DataItem& it) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ids.insert(static_cast<CountedItem&>(it).id);
+    });
+  }
+};
+}  // namespace
+
+TEST_CASE("Outputs: an emitting routine's items and its end-of-cycle output reach the subscriber, once each cycle") {
+  for (unsigned threads : {1U, 2U, 3U}) {
+    CAPTURE(threads);
+    ThreadTeam a("splitter", 3), b("consumer", 2);
+    a.attach_work_subscriber(b);
+    std::atomic<int> ends{0};
+    for (int cycle = 0; cycle < 20; ++cycle) {
+      Collector seen;
+      b.start_cycle(seen.routine(), 2);
+      a.start_cycle(splitting_routine(3, ends), threads);
+      for (int i = 1; i <= 7; ++i) a.enqueue(item(i));
+      a.close_queue();
+      watched_wait(a);
+      watched_wait(b);  // closed by a after its end-of-cycle output
+      std::multiset<int> expected{-1};
+      for (int i = 1; i <= 7; ++i)
+        for (int k = 0; k < 3; ++k) expected.insert(i * 10 + k);
+      CHECK(seen.ids == expected);
+      const CycleReport r = a.last_cycle();
+      CHECK(r.processed == 7);
+      CHECK(r.forwarded == 22);
+      CHECK(r.undelivered == 0);
+      CHECK(b.last_cycle().processed == 22);
+    }
+    CHECK(ends.load() == 20);
+  }
+}
+
+TEST_CASE("Outputs: the end-of-cycle step runs only in cycles whose routine ran, and not after a failure") {
+  ThreadTeam a("splitter", 2), b("consumer", 1);
+  a.attach_work_subscriber(b);
+  std::atomic<int> ends{0};
+  Collector seen;
+  for (int i = 0; i < 50; ++i) {  // no items: however activations and the close interleave
+    b.start_cycle(seen.routine(), 1);
+    a.start_cycle(splitting_routine(1, ends), 2);
+    a.close_queue();
+    watched_wait(a);
+    watched_wait(b);
+  }
+  CHECK(ends.load() == 0);
+  CHECK(seen.ids.empty());
+
+  // A routine that throws fails the cycle: the end-of-cycle step is skipped, the subscriber closed.
+  const ActionRoutine failing = ActionRoutine::emitting(
+      "fail", [](const ActionContext&, DataItem&) { throw std::runtime_error("broken input"); },
+      [&ends](const ActionContext&) { ends.fetch_add(1); });
+  b.start_cycle(seen.routine(), 1);
+  a.start_cycle(failing, 1);
+  a.enqueue(item(1));
+  a.close_queue();
+  CHECK(contains(error_of([&] { watched_wait(a); }), "broken input"));
+  watched_wait(b);
+  CHECK(ends.load() == 0);
+}
+
+TEST_CASE("Outputs: a throwing end-of-cycle step fails the cycle with the routine's name; the team stays usable") {
+  ThreadTeam a("aggregator", 1);
+  const ActionRoutine r = ActionRoutine::emitting(
+      "aggregate", [](const ActionContext&, DataItem&) {},
+      [](const ActionContext&) { throw Error("2 blocks still incomplete"); });
+  a.start_cycle(r, 1);
+  a.enqueue(item(1));
+  a.close_queue();
+  const std::string e = error_of([&] { watched_wait(a); });
+  CHECK(contains(e, "end-of-cycle step of routine 'aggregate'"));
+  CHECK(contains(e, "2 blocks still incomplete"));
+  a.start_cycle(noop_routine(), 1);
+  a.close_queue();
+  watched_wait(a);
+}
+
+TEST_CASE("Outputs: emitted items with no work subscriber, and emit() from a plain routine, are errors") {
+  ThreadTeam a("alone", 1);
+  std::atomic<int> ends{0};
+  a.start_cycle(splitting_routine(2, ends), 1);
+  a.enqueue(item(1));
+  a.close_queue();
+  const std::string lost = error_of([&] { watched_wait(a); });
+  CHECK(contains(lost, "routine 'split' emitted 2 item(s) but the team has no work subscriber"));
+  CHECK(a.last_cycle().undelivered == 2);
+
+  const ActionRoutine plain("plain", [](const ActionContext& ctx, DataItem&) { ctx.emit(item(5)); });
+  a.start_cycle(plain, 1);
+  a.enqueue(item(1));
+  a.close_queue();
+  CHECK(contains(error_of([&] { watched_wait(a); }), "make it with ActionRoutine::emitting"));
+}
