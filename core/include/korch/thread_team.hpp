@@ -116,12 +116,17 @@ struct TeamTransition {
 using TransitionObserver = std::function<void(const TeamTransition&)>;
 
 struct TeamOptions {
-  // How long an out-of-work thread (and a caller in wait()) polls for its next event before it
+  // The longest an out-of-work thread (and a caller in wait()) polls for its next event before it
   // sleeps on its condition variable. Polling saves two context switches when work arrives within
   // the window. At most one thread per hardware thread polls at a time in the whole process (team
-  // threads and callers in wait()); the others sleep at once. After 2 us a poller yields its core
-  // to any runnable thread between polls. 0: always sleep at once.
+  // threads and callers in wait()); the others sleep at once. Each waiter adapts its own poll within
+  // this limit: shorter after polls that were descheduled (oversubscribed cores) or that waited in
+  // vain, longer again while events come quickly. 0: always sleep at once.
   std::chrono::microseconds spin{20};
+  // Whether a caller blocked in wait() runs queued items of the cycle itself, in place of a
+  // thread of the cycle that sleeps (it runs with that thread's index and instances, so routines
+  // see no difference; the count of threads working on the cycle stays what was asked for).
+  bool waiter_works = true;
 };
 
 class ThreadTeam {
@@ -163,7 +168,8 @@ class ThreadTeam {
   void close_queue();
   // Blocks until the running cycle is over (all items processed, outputs delivered, Idle); returns
   // at once in Idle. Allowed in RunningOpen. At most one thread may wait per cycle. Throws the
-  // cycle's error if it failed.
+  // cycle's error if it failed. While it waits, the caller may run items of the cycle (see
+  // TeamOptions::waiter_works), so routines can run on the thread that calls wait().
   void wait();
 
   // ---- publishers and subscribers (both teams Idle) ----
@@ -207,6 +213,9 @@ class ThreadTeam {
                         std::unique_lock<std::mutex>& lk);
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
+  void sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);
+  void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
+  Worker* take_parked_thread(TeamEvent& event);
   void activate(unsigned n, WakeList& wake);
   static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
   void wake_all_waiting(WakeList& wake);
@@ -264,6 +273,7 @@ class ThreadTeam {
   bool finishing_ = false;       // Idle, but delivering the Idle transition's outputs
   bool terminating_ = false;
   WaitSlot* waiter_ = nullptr;   // the one thread blocked in wait() this cycle
+  std::chrono::nanoseconds waiter_spin_budget_;  // how long wait() polls (adapted, see polling.hpp)
   unsigned n_blocked_ = 0;       // callers blocked on done_cv_
   unsigned outbound_ = 0;        // calls into subscribers in flight (unlocked)
   std::condition_variable done_cv_;

@@ -7,8 +7,8 @@
 //    sender pops a parked thread from idle_parked_ / waiting_parked_ and sets that thread's signal
 //    under the mutex, so exactly the threads that are really waiting get an event (no notify storm,
 //    no lost wake-up), and notifies its condition variable after unlocking, and only if the thread is
-//    asleep. A thread polls its signal for TeamOptions::spin before it sleeps (at most one poller
-//    per hardware thread in the process; polling yields the core after 2 us).
+//    asleep. A thread polls its signal for up to TeamOptions::spin before it sleeps (polling.hpp:
+//    at most one poller per hardware thread, never a yield, shorter polls after it was descheduled).
 //  * At most one transitionThread is in flight while items are queued; the thread that receives it
 //    and takes an item passes it on when more items and Waiting threads remain (wake chaining).
 //  * Calls into other teams (items, threads and close to subscribers) are made without holding
@@ -37,7 +37,6 @@ namespace korch {
 using detail::describe_item;
 using detail::lock_briefly_spinning;
 using detail::message_of;
-using detail::spin_until;
 
 namespace {
 std::atomic<unsigned> next_team_id{0};
@@ -83,8 +82,9 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
         "(each team thread owns Kokkos execution-space instances)",
         name_);
   }
+  waiter_spin_budget_ = options_.spin;
   workers_.reserve(n_max_);
-  for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_unique<Worker>(i));
+  for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_unique<Worker>(i, options_.spin));
   idle_parked_.reserve(n_max_);
   waiting_parked_.reserve(n_max_);
   // The initial state: Idle, all threads Idle and waiting for activateThread, empty queue.

@@ -1,4 +1,4 @@
-// ThreadTeam: the public events (start_cycle, threads, items, close_queue, wait).
+// ThreadTeam: the public events (start_cycle, threads, items, close_queue); wait() is in thread_team_waiter.cpp.
 #include <korch/thread_team.hpp>
 
 #include "thread_team_internals.hpp"
@@ -15,7 +15,6 @@ namespace korch {
 using detail::describe_item;
 using detail::lock_briefly_spinning;
 using detail::message_of;
-using detail::spin_until;
 
 // ---------------------------------------------------------------------------------------------
 // Public events
@@ -157,7 +156,7 @@ std::string ThreadTeam::accept_item(std::shared_ptr<DataItem>& item, Origin orig
 // otherwise leaves them alone and returns the state that refuses them (`mode` is the mode seen).
 // When no transitionThread is in flight, one Waiting thread receives it (notified if it sleeps).
 std::string ThreadTeam::push_if_open(std::shared_ptr<DataItem>* items, std::size_t n, Origin origin, TeamMode& mode) {
-  Worker* wake = nullptr;
+  WakeList wake;
   {
     std::unique_lock<std::mutex> lk(mutex_, std::defer_lock);
     lock_briefly_spinning(lk);
@@ -169,15 +168,12 @@ std::string ThreadTeam::push_if_open(std::shared_ptr<DataItem>* items, std::size
       queue_->push(std::move(items[i]));
       ++report_.enqueued;
       if (transitions_in_flight_ == 0 && !waiting_parked_.empty()) {  // transitionThread to one Waiting thread
-        Worker* const w = pop_preferring_awake(waiting_parked_);
-        w->signal.store(Worker::transition, std::memory_order_release);
-        ++transitions_in_flight_;
-        if (w->sleeping) wake = w;  // else it is polling and will see the signal
+        wake_one_waiting(wake);  // notified only if it sleeps; a polling thread sees the signal
       }
       observe(origin == Origin::external ? TeamEvent::enqueue : TeamEvent::item_received, -1);
     }
   }
-  if (wake != nullptr) wake->cv.notify_one();
+  wake.notify();
   return {};
 }
 
@@ -239,43 +235,6 @@ std::string ThreadTeam::receive_close(const ThreadTeam& from) {
   lk.unlock();
   wake.notify();
   return {};
-}
-
-void ThreadTeam::wait() {
-  std::unique_lock<std::mutex> lk(mutex_);
-  if (mode_ == TeamMode::Idle && !finishing_) {
-    // The cycle may have ended before wait() was called (Spec: wait in Idle returns at once).
-    if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
-    return;
-  }
-  if (terminating_) throw Error::format("team '{}' is being destroyed: wait() is not possible", name_);
-  for (const auto& w : workers_) {
-    if (w->thread.get_id() == std::this_thread::get_id()) {
-      throw Error::format("{}: wait() was called by the team's own thread {} (from its action routine '{}'), "
-                          "which would wait for itself forever; wait for a team from outside it",
-                          describe_state(), w->index, routine_.name());
-    }
-  }
-  if (waiter_ != nullptr) {
-    throw Error::format("{}: another thread is already blocked in wait() for this cycle; at most one thread "
-                        "may wait for a cycle",
-                        describe_state());
-  }
-  WaitSlot slot;
-  waiter_ = &slot;
-  // Counted as blocked from here, polling included: a destructor that releases this waiter must
-  // not free the team until the waiter has left (it waits for n_blocked_ to drop).
-  ++n_blocked_;
-  const std::chrono::microseconds spin = options_.spin;
-  if (spin.count() > 0) {
-    lk.unlock();
-    spin_until(spin, [&slot] { return slot.done_hint.load(std::memory_order_acquire); });
-    lock_briefly_spinning(lk);
-  }
-  done_cv_.wait(lk, [&slot] { return slot.done; });
-  --n_blocked_;
-  if (terminating_) done_cv_.notify_all();  // the destructor waits for everyone to leave
-  if (slot.error) std::rethrow_exception(slot.error);
 }
 
 }  // namespace korch

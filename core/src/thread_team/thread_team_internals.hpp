@@ -8,6 +8,8 @@
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/cpu_relax.hpp>
 
+#include "polling.hpp"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -24,68 +26,10 @@ namespace korch {
 
 namespace detail {
 
-// Threads of all teams (and callers in wait()) that are polling right now. Polling only pays while
-// a core is free for it, so at most one poller per hardware thread; the others sleep at once (and
-// pollers yield their core after 2 us, see spin_until). Process-wide by nature: the cores are shared
-// by every team.
-inline std::atomic<int> polling_threads{0};
-inline const int max_polling_threads = [] {
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw > 0 ? static_cast<int>(hw) : 1;
-}();
-
-class PollingSlot {
- public:
-  // Takes a slot if one is free, or frees up within `grace` (checked between yields). The grace
-  // matters at the end of a cycle: the last team thread releases the caller blocked in wait(), and
-  // finds the slots full only because that caller has not yet left its poll; without the grace it
-  // would go to sleep and cost a wake-up at the start of the next cycle.
-  explicit PollingSlot(std::chrono::microseconds grace) : held_(try_take()) {
-    if (held_ || grace.count() <= 0) return;
-    const auto deadline = std::chrono::steady_clock::now() + grace;
-    while (!held_ && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-      held_ = try_take();
-    }
-  }
-  ~PollingSlot() {
-    if (held_) polling_threads.fetch_sub(1, std::memory_order_relaxed);
-  }
-  PollingSlot(const PollingSlot&) = delete;
-  PollingSlot& operator=(const PollingSlot&) = delete;
-  explicit operator bool() const noexcept { return held_; }
-
- private:
-  static bool try_take() noexcept {
-    if (polling_threads.fetch_add(1, std::memory_order_relaxed) < max_polling_threads) return true;
-    polling_threads.fetch_sub(1, std::memory_order_relaxed);
-    return false;
-  }
-  bool held_;
-};
-
-// Polls `ready` for at most `budget` if a polling slot is free; true when it became ready.
-// The first microseconds spin on the core; after that each poll yields, so that a thread with work
-// to do that shares the core runs first (polling then costs nothing when cores are oversubscribed).
-template <class Ready>
-bool spin_until(std::chrono::microseconds budget, Ready&& ready) {
-  if (budget.count() <= 0) return false;
-  const PollingSlot slot(std::min(budget, std::chrono::microseconds(10)));
-  if (!slot) return false;
-  const auto start = std::chrono::steady_clock::now();
-  const auto hot_until = start + std::min(budget, std::chrono::microseconds(2));
-  const auto deadline = start + budget;
-  for (unsigned i = 1;; ++i) {
-    if (ready()) return true;
-    if ((i & 15U) != 0) {
-      cpu_relax();
-      continue;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return ready();
-    if (now >= hot_until) std::this_thread::yield();
-  }
-}
+// The team whose routine this thread is running: its own threads, and a caller in wait() while it
+// runs items of the cycle (thread_team_waiter.cpp).
+inline thread_local const ThreadTeam* team_of_this_thread = nullptr;
+inline thread_local unsigned team_thread_index = 0;  // the team thread whose place it runs in
 
 // Critical sections are a few dozen instructions: a contended lock is usually free again within
 // a few hundred cycles, so try briefly before sleeping in the kernel.
@@ -120,9 +64,10 @@ inline std::string message_of(const std::exception_ptr& error) {
 struct ThreadTeam::Worker {
   enum Signal : int { none = 0, activate = 1, transition = 2, terminate = 3 };
 
-  explicit Worker(unsigned i) : index(i) {}
+  Worker(unsigned i, std::chrono::nanoseconds spin) : index(i), spin_budget(spin) {}
 
   const unsigned index;
+  std::chrono::nanoseconds spin_budget;  // how long park() polls (owned by the thread)
   // Written only under the team mutex; read under it, or polled (acquire) by the owning thread.
   std::atomic<int> signal{none};
   bool sleeping = false;  // in cv.wait (guarded by the team mutex)

@@ -15,7 +15,6 @@ namespace korch {
 using detail::describe_item;
 using detail::lock_briefly_spinning;
 using detail::message_of;
-using detail::spin_until;
 
 // ---------------------------------------------------------------------------------------------
 // Publishers and subscribers

@@ -15,19 +15,26 @@ namespace korch {
 using detail::describe_item;
 using detail::lock_briefly_spinning;
 using detail::message_of;
-using detail::spin_until;
 
 // ---------------------------------------------------------------------------------------------
 // Team threads
 
 void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
   if (w.signal.load(std::memory_order_relaxed) != Worker::none) return;
-  if (options_.spin.count() > 0) {
-    lk.unlock();
-    spin_until(options_.spin,
-               [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; });
-    lock_briefly_spinning(lk);
+  if (options_.spin.count() == 0) {
+    sleep_until_signalled(w, lk);
+    return;
   }
+  const auto start = detail::PollClock::now();
+  lk.unlock();
+  const detail::PollResult poll =
+      detail::poll_until(w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; });
+  lock_briefly_spinning(lk);
+  sleep_until_signalled(w, lk);
+  w.spin_budget = detail::next_spin_budget(w.spin_budget, options_.spin, poll, detail::PollClock::now() - start);
+}
+
+void ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
     w.sleeping = true;
     w.cv.wait(lk);
@@ -35,14 +42,11 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
   }
 }
 
-namespace {
-thread_local const ThreadTeam* team_of_this_thread = nullptr;
-}  // namespace
-
-const ThreadTeam* ThreadTeam::current() noexcept { return team_of_this_thread; }
+const ThreadTeam* ThreadTeam::current() noexcept { return detail::team_of_this_thread; }
 
 void ThreadTeam::worker_main(Worker& w) {
-  team_of_this_thread = this;
+  detail::team_of_this_thread = this;
+  detail::team_thread_index = w.index;
   std::unique_lock<std::mutex> lk(mutex_, std::defer_lock);
   lock_briefly_spinning(lk);
   for (;;) {

@@ -1,0 +1,118 @@
+// ThreadTeam::wait: the caller blocks until the cycle is over. While items are queued and a
+// thread of the cycle is parked, the caller runs that thread's transitions itself instead of
+// waking it (docs/thread-team.md, "The waiter works"): its core would idle otherwise, and each
+// hand-off it saves is a cross-thread wake-up, the dearest step of a short cycle.
+#include <korch/thread_team.hpp>
+
+#include "thread_team_internals.hpp"
+
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <thread>
+#include <utility>
+
+namespace korch {
+
+using detail::lock_briefly_spinning;
+
+void ThreadTeam::wait() {
+  std::unique_lock<std::mutex> lk(mutex_);
+  if (mode_ == TeamMode::Idle && !finishing_) {
+    // The cycle may have ended before wait() was called (Spec: wait in Idle returns at once).
+    if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
+    return;
+  }
+  if (terminating_) throw Error::format("team '{}' is being destroyed: wait() is not possible", name_);
+  for (const auto& w : workers_) {
+    if (w->thread.get_id() == std::this_thread::get_id()) {
+      throw Error::format("{}: wait() was called by the team's own thread {} (from its action routine '{}'), "
+                          "which would wait for itself forever; wait for a team from outside it",
+                          describe_state(), w->index, routine_.name());
+    }
+  }
+  if (waiter_ != nullptr && detail::team_of_this_thread == this) {
+    throw Error::format("{}: wait() was called by the team's own thread {} (from its action routine '{}', run by "
+                        "the caller blocked in wait(), see TeamOptions::waiter_works), which would wait for itself "
+                        "forever; wait for a team from outside it",
+                        describe_state(), detail::team_thread_index, routine_.name());
+  }
+  if (waiter_ != nullptr) {
+    throw Error::format("{}: another thread is already blocked in wait() for this cycle; at most one thread "
+                        "may wait for a cycle",
+                        describe_state());
+  }
+  WaitSlot slot;
+  waiter_ = &slot;
+  // Counted as blocked from here, polling and working included: a destructor that releases this
+  // waiter must not free the team until the waiter has left (it waits for n_blocked_ to drop).
+  ++n_blocked_;
+  if (options_.waiter_works) work_while_waiting(slot, lk);
+  if (options_.spin.count() > 0 && !slot.done) {
+    const auto start = detail::PollClock::now();
+    const std::chrono::nanoseconds budget = waiter_spin_budget_;
+    lk.unlock();
+    const detail::PollResult poll =
+        detail::poll_until(budget, [&slot] { return slot.done_hint.load(std::memory_order_acquire); });
+    lock_briefly_spinning(lk);
+    done_cv_.wait(lk, [&slot] { return slot.done; });
+    waiter_spin_budget_ =
+        detail::next_spin_budget(waiter_spin_budget_, options_.spin, poll, detail::PollClock::now() - start);
+  }
+  done_cv_.wait(lk, [&slot] { return slot.done; });
+  --n_blocked_;
+  if (terminating_) done_cv_.notify_all();  // the destructor waits for everyone to leave
+  if (slot.error) std::rethrow_exception(slot.error);
+}
+
+// The caller takes the place of a parked thread of the cycle: it receives that thread's event
+// (transitionThread for a Waiting thread, activateThread for an activated one still asleep) and
+// runs run_items as that thread, with its index and execution-space instances, while the thread
+// itself stays parked. The counters and transitions are the ones the thread would make, so the
+// state machine cannot tell the difference; the number of threads running the cycle is unchanged.
+void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk) {
+  while (!slot.done && !terminating_ && !queue_->empty() &&
+         (mode_ == TeamMode::RunningOpen || mode_ == TeamMode::RunningClosed)) {
+    TeamEvent event;
+    Worker* const w = take_parked_thread(event);
+    if (w == nullptr) return;
+    ++n_computing_;
+    const ThreadTeam* const outer = std::exchange(detail::team_of_this_thread, this);
+    const unsigned outer_index = std::exchange(detail::team_thread_index, w->index);
+    const bool terminate = run_items(*w, lk, event);
+    detail::team_of_this_thread = outer;
+    detail::team_thread_index = outer_index;
+    if (terminate) return;
+  }
+}
+
+// A parked thread of the cycle whose event the caller can take, or nullptr: a Waiting thread that
+// sleeps, else a thread that has not yet received its activateThread (woken but not yet running:
+// the caller is already on a core, the woken thread may still wait for one). A thread whose event
+// was taken finds no signal when it looks and parks again.
+ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
+  for (std::size_t i = waiting_parked_.size(); i-- > 0;) {
+    Worker* const w = waiting_parked_[i];
+    if (!w->sleeping) continue;
+    waiting_parked_.erase(waiting_parked_.begin() + static_cast<std::ptrdiff_t>(i));
+    --n_waiting_;
+    event = TeamEvent::transition_thread;
+    return w;
+  }
+  if (n_to_activate_ == 0) return nullptr;
+  Worker* pending = nullptr;
+  for (const auto& w : workers_) {
+    if (w->signal.load(std::memory_order_relaxed) != Worker::activate) continue;
+    pending = w.get();
+    if (w->sleeping) break;  // best: one that was never woken
+  }
+  if (pending == nullptr) return nullptr;
+  pending->signal.store(Worker::none, std::memory_order_relaxed);
+  --n_to_activate_;
+  --n_idle_;
+  event = TeamEvent::activate_thread;
+  return pending;
+}
+
+}  // namespace korch
