@@ -14,6 +14,7 @@
 #include <korch/data_item.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -27,37 +28,44 @@ class ActionRoutine {
   ActionRoutine() = default;  // empty: start_cycle rejects it
   // A routine whose output is the item it was given.
   ActionRoutine(std::string name, Function function)
-      : name_(std::move(name)), function_(std::move(function)) {}
+      : state_(std::make_shared<const State>(State{std::move(name), std::move(function), false, {}})) {}
   // A routine whose outputs are the items it emits; `end_of_cycle` may be empty.
   static ActionRoutine emitting(std::string name, Function function, EndOfCycle end_of_cycle = {}) {
-    ActionRoutine r(std::move(name), std::move(function));
-    r.emits_ = true;
-    r.end_of_cycle_ = std::move(end_of_cycle);
+    ActionRoutine r;
+    r.state_ = std::make_shared<const State>(State{std::move(name), std::move(function), true, std::move(end_of_cycle)});
     return r;
   }
   // The same kind of routine (outputs and end-of-cycle step kept) under another function, for
   // wrappers that record or time each call.
   ActionRoutine wrapped(Function function) const {
-    ActionRoutine r(*this);
-    r.function_ = std::move(function);
+    ActionRoutine r;
+    r.state_ = std::make_shared<const State>(State{name(), std::move(function), emits(), state_ ? state_->end : EndOfCycle{}});
     return r;
   }
 
-  const std::string& name() const noexcept { return name_; }
-  explicit operator bool() const noexcept { return static_cast<bool>(function_); }
-  bool emits() const noexcept { return emits_; }
-  bool has_end_of_cycle() const noexcept { return static_cast<bool>(end_of_cycle_); }
+  const std::string& name() const noexcept { return state_ ? state_->name : no_name(); }
+  explicit operator bool() const noexcept { return state_ && state_->function; }
+  bool emits() const noexcept { return state_ && state_->emits; }
+  bool has_end_of_cycle() const noexcept { return state_ && state_->end; }
 
-  void operator()(const ActionContext& context, DataItem& item) const { function_(context, item); }
+  void operator()(const ActionContext& context, DataItem& item) const { state_->function(context, item); }
   void end_of_cycle(const ActionContext& context) const {
-    if (end_of_cycle_) end_of_cycle_(context);
+    if (has_end_of_cycle()) state_->end(context);
   }
 
  private:
-  std::string name_;
-  Function function_;
-  bool emits_ = false;
-  EndOfCycle end_of_cycle_;
+  // Shared by the copies, so that handing a routine to start_cycle every cycle copies a pointer.
+  struct State {
+    std::string name;
+    Function function;
+    bool emits;
+    EndOfCycle end;
+  };
+  static const std::string& no_name() {
+    static const std::string empty;
+    return empty;
+  }
+  std::shared_ptr<const State> state_;
 };
 
 }  // namespace korch
