@@ -1,5 +1,6 @@
 // ThreadTeam: what a team hands to its work subscriber — the item itself, or what an emitting
-// routine emitted, with its end-of-cycle step — and the errors when outputs would be lost.
+// routine emitted, with its end-of-cycle step — and the errors when outputs would be lost; and
+// the caller in wait() standing in for a parked thread of the cycle.
 #include "test_error_support.hpp"
 #include "test_thread_team_support.hpp"
 
@@ -11,7 +12,9 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace korch;
@@ -132,4 +135,44 @@ TEST_CASE("Outputs: emitted items with no work subscriber, and emit() from a pla
   a.enqueue(item(1));
   a.close_queue();
   CHECK(contains(error_of([&] { watched_wait(a); }), "make it with ActionRoutine::emitting"));
+}
+
+TEST_CASE("Waiter works: the caller in wait() runs items in a parked thread's place, never more threads than asked") {
+  for (const bool works : {true, false}) {
+    CAPTURE(works);
+    TeamOptions options;
+    options.spin = std::chrono::microseconds(0);  // team threads always sleep: the caller can stand in
+    options.waiter_works = works;
+    ThreadTeam team("stand-in", 3, options);
+    const auto caller = std::this_thread::get_id();
+    std::atomic<int> running{0}, most_running{0}, on_caller{0}, calls{0};
+    std::atomic<unsigned> busy_indices{0};
+    std::atomic<int> index_clash{0};
+    const ActionRoutine r("watch", [&](const ActionContext& ctx, DataItem&) {
+      const unsigned bit = 1U << ctx.thread_index();
+      if (busy_indices.fetch_or(bit) & bit) ++index_clash;  // two runs as the same team thread at once
+      const int now = ++running;
+      int seen = most_running.load();
+      while (now > seen && !most_running.compare_exchange_weak(seen, now)) {
+      }
+      if (std::this_thread::get_id() == caller) ++on_caller;
+      ++calls;
+      busy_indices.fetch_and(~bit);
+      --running;
+    });
+    for (int cycle = 0; cycle < 300; ++cycle) {
+      team.start_cycle(r, 2);
+      for (int i = 0; i < 4; ++i) team.enqueue(item(i));
+      team.close_queue();
+      watched_wait(team);
+    }
+    CHECK(calls.load() == 1200);
+    CHECK(most_running.load() <= 2);  // the two activated threads, the caller standing in for one
+    CHECK(index_clash.load() == 0);
+    if (works) {
+      CHECK(on_caller.load() > 0);
+    } else {
+      CHECK(on_caller.load() == 0);
+    }
+  }
 }
