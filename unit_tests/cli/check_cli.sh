@@ -4,7 +4,8 @@
 # Malformed input (bad numbers, trailing junk, nan/inf, zero or negative counts, unknown options and
 # subcommands, missing values, malformed --kokkos-* arguments) must exit 2 with the option named on
 # stderr; --help exits 0 with the program's name first; no run may end on a signal. Good inputs are
-# tiny, and benchmarks are only given bad input and --help: they never run.
+# tiny, and benchmarks are only given bad input and --help: they never run, except
+# korch-bench-task_bench, whose --quick sweep on a few tasks takes a fraction of a second.
 set -uo pipefail
 name=$1
 prog=$2
@@ -237,6 +238,37 @@ case $name in
     bad items 0
     bad items 1e5
     bad reps 1000 0
+    ;;
+  korch-bench-task_bench)
+    kokkos_common
+    for v in 0 -1 abc 2x 1e3; do bad --width --width "$v"; done
+    bad --width --width 65537
+    bad --width --width
+    bad --steps --steps 0
+    for v in 0 -2 two; do bad --threads --threads "$v"; done
+    bad --rounds --rounds 0
+    bad --factor --factor 1
+    bad --factor --factor 2.5
+    bad --max-iterations --max-iterations 0
+    bad --min-iterations --min-iterations 8 --max-iterations 4
+    bad --patterns --patterns stencil
+    bad --patterns --patterns stencil_1d,bogus
+    bad --drivers --drivers cilk
+    bad "--width x --steps" --width 65536 --steps 1000
+    bad --quick --quick=perhaps
+    bad "unknown option or argument: extra" --quick extra
+    # A tiny sweep of every pattern and driver: the tasks' checks pass and the summary is printed.
+    good --quick --steps 10 --max-iterations 64
+    for p in trivial no_comm stencil_1d fft tree; do
+      grep -q "^METG(50%) $p W=2: korch .* us" "$tmp/out" || fail "[--quick]: no summary line for $p"
+    done
+    grep -q "^load average at start: .*; at end: " "$tmp/out" || fail "[--quick]: no load average"
+    good --quick --width 5 --steps 7 --max-iterations 16 --patterns fft,tree,stencil_1d --threads 3
+    # A task that writes a wrong output must fail the run (status 1), whichever driver runs it.
+    for d in $(sed -n 's/.*(built in: \([a-z, ]*\)).*/\1/p' < <("$prog" --help) | tr -d ,); do
+      failure --quick --steps 10 --max-iterations 16 --patterns stencil_1d --drivers "$d" --inject-fault
+      grep -q "failed their check" "$tmp/err" || fail "[--inject-fault --drivers $d]: the tasks' check did not say so"
+    done
     ;;
   *)
     echo "check_cli.sh: no checks for '$name'" >&2
