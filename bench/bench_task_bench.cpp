@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
   korch::cli::add_integer(app, "--min-iterations", args.min_iterations, "kernel iterations of the smallest tasks", 1,
                           1L << 30);
   korch::cli::add_integer(app, "--factor", args.factor, "ratio of consecutive sizes of the sweep", 2, 16);
-  app.add_option("--drivers", args.drivers, "drivers to compare, comma-separated: korch, openmp, tbb (built in: " +
+  app.add_option("--drivers", args.drivers, "drivers to compare, comma-separated: korch, korch_pool, openmp, tbb (built in: " +
                                                  join(available_drivers()) + ")")
       ->delimiter(',')
       ->type_name("LIST")

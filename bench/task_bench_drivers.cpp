@@ -6,7 +6,7 @@
 namespace korch::bench {
 
 std::vector<std::string> available_drivers() {
-  std::vector<std::string> names = {"korch"};
+  std::vector<std::string> names = {"korch", "korch_pool"};
 #if defined(KORCH_BENCH_HAVE_OPENMP)
   names.push_back("openmp");
 #endif
@@ -17,7 +17,8 @@ std::vector<std::string> available_drivers() {
 }
 
 std::unique_ptr<TaskBenchDriver> make_driver(const std::string& name, TaskRunner& runner, unsigned threads) {
-  if (name == "korch") return make_korch_driver(runner, threads);
+  if (name == "korch") return make_korch_driver(runner, threads, true);
+  if (name == "korch_pool") return make_korch_driver(runner, threads, false);
 #if defined(KORCH_BENCH_HAVE_OPENMP)
   if (name == "openmp") return make_openmp_driver(runner, threads);
 #endif

@@ -2,11 +2,15 @@
 // TaskRunner::execute(t, i) once per task after the tasks it depends on. A driver is made once per
 // graph (threads started, graph built) and then run many times; only run() is timed.
 //
-//  korch   korch::ThreadTeam of `threads` threads with the default TeamOptions; one execution cycle
-//          per timestep (start_cycle with the timestep as the cycle's parameter, the timestep's
-//          points enqueued as items in one call, close_queue, wait). The cycle boundary is the only
-//          synchronisation, so it also orders every pattern's dependencies. The calling thread
-//          feeds and waits; it runs no task.
+//  korch   korch::ThreadTeam of `threads` threads; one execution cycle per timestep (start_cycle
+//          with the timestep as the cycle's parameter, the timestep's points enqueued as items in
+//          one call, close_queue, wait). The cycle boundary is the only synchronisation, so it also
+//          orders every pattern's dependencies. `threads`-1 team threads are activated and the
+//          calling thread joins them in wait() (TeamOptions::waiter_joins): `threads` OS threads
+//          run tasks, as in the OpenMP driver.
+//  korch_pool  the same with all `threads` team threads activated and default TeamOptions: the
+//          calling thread feeds and waits (it stands in only for a sleeping team thread), so
+//          `threads`+1 threads share the cores.
 //  openmp  one parallel region of `threads` threads; one of them creates every task of the graph
 //          with depend(in:) on the records of its dependencies and depend(out:) on its own record,
 //          then joins the others in running tasks at the region's closing barrier.
@@ -33,13 +37,13 @@ class TaskBenchDriver {
   virtual double run(TaskRunner& runner) = 0;
 };
 
-// The drivers this build has, in the order they run in: korch, then openmp and tbb when built in.
+// The drivers this build has, in the order they run in: korch, korch_pool, then openmp and tbb when built in.
 std::vector<std::string> available_drivers();
 
 // Makes the named driver for runner's graph; throws std::invalid_argument for a name this build lacks.
 std::unique_ptr<TaskBenchDriver> make_driver(const std::string& name, TaskRunner& runner, unsigned threads);
 
-std::unique_ptr<TaskBenchDriver> make_korch_driver(TaskRunner& runner, unsigned threads);
+std::unique_ptr<TaskBenchDriver> make_korch_driver(TaskRunner& runner, unsigned threads, bool caller_joins);
 #if defined(KORCH_BENCH_HAVE_OPENMP)
 std::unique_ptr<TaskBenchDriver> make_openmp_driver(TaskRunner& runner, unsigned threads);
 #endif

@@ -20,16 +20,20 @@ struct PointItem : DataItem {
 
 class KorchDriver final : public TaskBenchDriver {
  public:
-  KorchDriver(TaskRunner& runner, unsigned threads)
-      : team_("task_bench", threads),
-        active_(static_cast<unsigned>(std::min<long>(threads, runner.graph().width()))),
+  // caller_joins: the caller of wait() works as one of the cycle's threads (TeamOptions::waiter_joins),
+  // so `threads` OS threads run tasks, as in the OpenMP driver; otherwise `threads` team threads run
+  // them while the caller feeds and waits.
+  KorchDriver(TaskRunner& runner, unsigned threads, bool caller_joins)
+      : team_("task_bench", threads, options(caller_joins)),
+        active_(static_cast<unsigned>(std::min<long>(threads, runner.graph().width())) - (caller_joins ? 1U : 0U)),
+        caller_joins_(caller_joins),
         routine_("task", [&runner](const ActionContext& ctx, DataItem& item) {
           runner.execute(ctx.parameters_as<long>(), static_cast<PointItem&>(item).point);
         }) {
     for (long i = 0; i < runner.graph().width(); ++i) points_.push_back(std::make_shared<PointItem>(i));
   }
 
-  const char* name() const noexcept override { return "korch"; }
+  const char* name() const noexcept override { return caller_joins_ ? "korch" : "korch_pool"; }
 
   double run(TaskRunner& runner) override {
     const long steps = runner.graph().steps();
@@ -44,16 +48,23 @@ class KorchDriver final : public TaskBenchDriver {
   }
 
  private:
+  static TeamOptions options(bool caller_joins) {
+    TeamOptions o;
+    o.waiter_joins = caller_joins;
+    return o;
+  }
+
   ThreadTeam team_;
   unsigned active_;  // threads activated per cycle: no more than the timestep has points
+  bool caller_joins_;
   ActionRoutine routine_;
   std::vector<std::shared_ptr<DataItem>> points_;
 };
 
 }  // namespace
 
-std::unique_ptr<TaskBenchDriver> make_korch_driver(TaskRunner& runner, unsigned threads) {
-  return std::make_unique<KorchDriver>(runner, threads);
+std::unique_ptr<TaskBenchDriver> make_korch_driver(TaskRunner& runner, unsigned threads, bool caller_joins) {
+  return std::make_unique<KorchDriver>(runner, threads, caller_joins);
 }
 
 }  // namespace korch::bench

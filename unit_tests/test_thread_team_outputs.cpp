@@ -176,3 +176,34 @@ TEST_CASE("Waiter works: the caller in wait() runs items in a parked thread's pl
     }
   }
 }
+
+TEST_CASE("Waiter joins: the caller works as one more thread of the cycle, never beyond N_max") {
+  TeamOptions options;
+  options.waiter_joins = true;
+  ThreadTeam team("joined", 2, options);
+  const auto caller = std::this_thread::get_id();
+  std::atomic<int> running{0}, most_running{0}, on_caller{0}, calls{0};
+  const ActionRoutine r("watch", [&](const ActionContext&, DataItem&) {
+    const int now = ++running;
+    int seen = most_running.load();
+    while (now > seen && !most_running.compare_exchange_weak(seen, now)) {
+    }
+    if (std::this_thread::get_id() == caller) ++on_caller;
+    volatile unsigned x = 1;
+    for (int i = 0; i < 2000; ++i) x = x * 3U + 1U;
+    ++calls;
+    --running;
+  });
+  for (const unsigned active : {0U, 1U}) {
+    for (int cycle = 0; cycle < 200; ++cycle) {
+      team.start_cycle(r, active);
+      for (int i = 0; i < 4; ++i) team.enqueue(item(i));
+      team.close_queue();
+      watched_wait(team);  // with 0 active threads, only the joining caller can run the items
+      CHECK(team.snapshot().n_idle == 2);
+    }
+  }
+  CHECK(calls.load() == 1600);
+  CHECK(most_running.load() <= 2);
+  CHECK(on_caller.load() > 0);
+}

@@ -127,6 +127,13 @@ struct TeamOptions {
   // thread of the cycle that sleeps (it runs with that thread's index and instances, so routines
   // see no difference; the count of threads working on the cycle stays what was asked for).
   bool waiter_works = true;
+  // Whether that caller may also join the cycle in place of an Idle thread of the team (never more
+  // than N_max threads), when items are queued and no parked thread of the cycle is left to stand
+  // in for: the caller then works as one of the cycle's threads, as an OpenMP master thread does,
+  // so a team of n threads started with n-1 active keeps n cores busy with n OS threads. Ignored
+  // for a team with thread publishers, whose threads must find the team's Idle threads free (Req
+  // ThreadBalance).
+  bool waiter_joins = false;
 };
 
 class ThreadTeam {
@@ -216,6 +223,7 @@ class ThreadTeam {
   void sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);
   void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
   Worker* take_parked_thread(TeamEvent& event);
+  Worker* join_in_place_of_idle_thread(TeamEvent& event);
   void activate(unsigned n, WakeList& wake);
   static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
   void wake_all_waiting(WakeList& wake);

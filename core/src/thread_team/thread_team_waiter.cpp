@@ -92,6 +92,9 @@ void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::
 // the caller is already on a core, the woken thread may still wait for one). A thread whose event
 // was taken finds no signal when it looks and parks again.
 ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
+  // Joining adds a thread to the cycle; standing in for a thread that was already sent its event
+  // only replaces it. So a caller that may join does that first.
+  if (Worker* const w = join_in_place_of_idle_thread(event)) return w;
   for (std::size_t i = waiting_parked_.size(); i-- > 0;) {
     Worker* const w = waiting_parked_[i];
     if (!w->sleeping) continue;
@@ -113,6 +116,27 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
   --n_idle_;
   event = TeamEvent::activate_thread;
   return pending;
+}
+
+// TeamOptions::waiter_joins: the caller activates one more Idle thread (as increase_thread_count(1)
+// would) and receives that activation itself.
+ThreadTeam::Worker* ThreadTeam::join_in_place_of_idle_thread(TeamEvent& event) {
+  if (!options_.waiter_joins || !thread_publishers_.empty() || idle_parked_.empty()) return nullptr;
+  std::size_t i = idle_parked_.size() - 1;
+  for (std::size_t j = idle_parked_.size(); j-- > 0;) {
+    if (idle_parked_[j]->sleeping) {  // best: a thread that is asleep anyway
+      i = j;
+      break;
+    }
+  }
+  Worker* const w = idle_parked_[i];
+  idle_parked_.erase(idle_parked_.begin() + static_cast<std::ptrdiff_t>(i));
+  ++n_to_activate_;
+  observe(TeamEvent::increase_thread_count, -1);
+  --n_to_activate_;
+  --n_idle_;
+  event = TeamEvent::activate_thread;
+  return w;
 }
 
 }  // namespace korch
