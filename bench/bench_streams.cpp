@@ -125,8 +125,8 @@ int run(const Args& args) {
   for (double b : rp.busy_seconds) std::printf(" %.4f s", b);
   std::printf("  -> the split allows %.2fx on idle cores\n", split(rp));
   const bool never_sleep = o.idle_spin == std::chrono::microseconds::max();
-  std::printf("receiver     scheduler threads went to sleep %llu times (idle_spin %s)\n",
-              static_cast<unsigned long long>(rp.parks),
+  std::printf("receiver     scheduler threads went to sleep %llu times and polled %.4f s (idle_spin %s)\n",
+              static_cast<unsigned long long>(rp.parks), rp.spin_seconds,
               never_sleep ? "never" : (std::to_string(o.idle_spin.count()) + " us").c_str());
   std::printf("transmitter  busy time per thread:");
   for (double b : txp.busy_seconds) std::printf(" %.4f s", b);

@@ -82,18 +82,25 @@ TEST_CASE("SpscRing: concurrent producer and consumer see every item once, in or
   SpscRing<std::uint64_t> r("ring", 7);
   const std::uint64_t n = 200000;
   std::thread prod([&] {
+    Backoff backoff;
     for (std::uint64_t i = 0; i < n;) {
-      if (r.try_push(i)) ++i;
-      else std::this_thread::yield();
+      if (r.try_push(i)) {
+        ++i;
+        backoff.reset();
+      } else {
+        backoff.wait();
+      }
     }
   });
   std::uint64_t expect = 0, x = 0;
+  Backoff backoff;
   while (expect < n) {
     if (r.try_pop(x)) {
       REQUIRE(x == expect);
       ++expect;
+      backoff.reset();
     } else {
-      std::this_thread::yield();
+      backoff.wait();
     }
   }
   prod.join();
@@ -104,9 +111,14 @@ TEST_CASE("CommitQueue: concurrent writer, optimistic reader and committer with 
   CommitQueue<std::uint64_t> q("stress", 16);
   const std::uint64_t n = 100000;
   std::thread prod([&] {
+    Backoff backoff;
     for (std::uint64_t i = 0; i < n;) {
-      if (q.try_write(i)) ++i;
-      else std::this_thread::yield();
+      if (q.try_write(i)) {
+        ++i;
+        backoff.reset();
+      } else {
+        backoff.wait();
+      }
     }
   });
   std::mt19937 rng(7);
@@ -115,12 +127,14 @@ TEST_CASE("CommitQueue: concurrent writer, optimistic reader and committer with 
     // read a few optimistically, commit some of them, roll back the rest
     const std::uint64_t want = 1 + rng() % 8;
     std::uint64_t got = 0;
+    Backoff backoff;
     while (got < want && committed + got < n) {
       if (q.try_read(x)) {
         REQUIRE(x == committed + got);
         ++got;
+        backoff.reset();
       } else {
-        std::this_thread::yield();
+        backoff.wait();
       }
     }
     const std::uint64_t keep = got == 0 ? 0 : 1 + rng() % got;

@@ -6,10 +6,13 @@
 
 #include <korch/streams.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <random>
 #include <thread>
+#include <vector>
 
 using namespace korch::streams;
 using namespace korch::streams::testing;
@@ -283,4 +286,62 @@ TEST_CASE("Scheduler: an idle thread sleeps after idle_spin and wakes for the ne
   const auto many = run_parallel(prog, in, o);
   CHECK(many.output == s.output);
   CHECK(many.parks > 0);
+}
+
+TEST_CASE("Scheduler: idle polling shrinks when waits are longer than idle_spin") {
+  // Every item takes 2 ms in the first stage, so the two other threads wait about that long each
+  // time: longer than idle_spin (1 ms), so polling cannot catch them. Polling for the whole 1 ms
+  // every time would cost about items x 2 threads x 1 ms; the adaptive budget halves after each
+  // such wait and soon sleeps at once.
+  auto slow = map("slow", {1, 1}, [](const Item* in, Item* out) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    out[0] = in[0];
+  });
+  auto prog = par_pipe(par_pipe(slow, mix("a", 1, 1)), mix("b", 1, 1));
+  const auto in = iota_input(40);
+  auto o = quick(3);
+  o.idle_spin = std::chrono::milliseconds(1);
+  const auto r = run_parallel(prog, in, o);
+  CHECK(r.output == run_sequential(prog, in).output);
+  CHECK(r.parks > 0);
+  const double fixed_polling = static_cast<double>(in.size()) * 2 * 1e-3;
+  MESSAGE("polled " << r.spin_seconds << " s, against about " << fixed_polling << " s at a fixed idle_spin");
+  CHECK(r.spin_seconds < 0.25 * fixed_polling);
+}
+
+TEST_CASE("Scheduler: beside busy threads, with more scheduler threads than cores, idle threads sleep rather than poll") {
+  // Other threads keep every core busy, and the run has twice as many scheduler threads as cores:
+  // a scheduler thread that polled would keep the thread it waits for off a core. The run must
+  // stay correct, sleep, and spend little of its threads' time polling; the timeout is a watchdog.
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> busy;
+  struct Join {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~Join() {
+      stop.store(true);
+      for (auto& t : threads) t.join();
+    }
+  } join{stop, busy};
+  for (unsigned i = 0; i < cores; ++i) {
+    busy.emplace_back([&stop] {
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  Comp p = mix("s0", 1, 1);
+  for (int i = 1; i < 8; ++i) p = par_pipe(p, mix("s" + std::to_string(i), 1 + i % 3, 1 + (i + 1) % 3));
+  const auto in = iota_input(20000);
+  auto o = quick(2 * cores);
+  o.queue_capacity = 64;
+  o.timeout = std::chrono::seconds(120);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_parallel(p, in, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(r.output == run_sequential(p, in).output);
+  CHECK(r.parks > 0);
+  MESSAGE(o.threads << " scheduler threads on " << cores << " cores beside " << cores << " busy threads: " << wall
+                    << " s, " << r.parks << " sleeps, " << r.spin_seconds << " s polling");
+  CHECK(r.spin_seconds < 0.1 * wall * o.threads);
 }

@@ -2,12 +2,15 @@
 // reveal any lost, duplicated or reordered item.
 #pragma once
 
+#include <korch/cpu_relax.hpp>
 #include <korch/streams.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace korch::streams::testing {
@@ -40,6 +43,25 @@ inline Comp taker(const std::string& name, std::size_t k, int salt = 0, std::str
         return ((sum % 1000) + 1000) % 1000;
       });
 }
+
+// The wait between two unanswered polls of a test's producer or consumer loop: a few pauses, then
+// short sleeps. Not a yield: under load a yield puts the thread behind every other thread on its
+// core for a time slice, which made these loops take minutes beside two busy processes.
+class Backoff {
+ public:
+  void wait() {
+    if (polls_ < 1024) {
+      ++polls_;
+      korch::cpu_relax();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  void reset() { polls_ = 0; }
+
+ private:
+  unsigned polls_ = 0;
+};
 
 inline std::vector<Item> iota_input(std::size_t n) {
   std::vector<Item> v(n);

@@ -85,6 +85,7 @@ ParallelResult run_parallel(const Comp& program, const std::vector<Item>& input,
   result.tasks_run = scheduler.tasks_run();
   result.parks = scheduler.parks();
   result.busy_seconds = scheduler.busy_seconds;
+  for (double s : scheduler.spin_seconds) result.spin_seconds += s;
   return result;
 }
 

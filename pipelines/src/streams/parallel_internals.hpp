@@ -1,16 +1,20 @@
 // The parallel executor's private types, shared by its sources: channels between stages
-// (parallel_channels.cpp), the scheduler and its threads' trampolines (parallel_scheduler.cpp), and
-// the tasks that activating a layout unit makes (parallel_tasks.cpp). run_parallel is in parallel.cpp.
+// (parallel_channels.cpp), the scheduler (parallel_scheduler.cpp) and its threads' trampolines
+// (parallel_trampoline.cpp, with spin_budget.hpp and core_share.hpp), and the tasks that
+// activating a layout unit makes (parallel_tasks.cpp). run_parallel is in parallel.cpp.
 #pragma once
 
 #include <korch/streams/commit_queue.hpp>
 #include <korch/streams/parallel.hpp>
 #include <korch/streams/spsc_ring.hpp>
 
+#include "core_share.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <ctime>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -108,10 +112,20 @@ struct SchedulerThread {
   std::vector<std::unique_ptr<Task>> inbox;
   std::atomic<bool> has_inbox{false};
   std::condition_variable wake;  // a thread with no tasks sleeps here until a spawn or the end
+  bool asleep = false;  // guarded by mutex: sleeping there and not yet counted awake by a waker
+  // Visits that made progress; written by the thread only, read by idle threads that yielded.
+  alignas(64) std::atomic<std::uint64_t> progress{0};
+  // For CoreShare: the thread's CPU-time clock (set before has_cpu_clock), the CPU it was last seen
+  // on (-1: unknown), when its trampoline began (steady-clock ns; 0: not running), the time it
+  // has slept so far, and since when it sleeps now (0: awake).
+  clockid_t cpu_clock{};
+  std::atomic<bool> has_cpu_clock{false};
+  std::atomic<int> cpu{-1};
+  std::atomic<long long> started_ns{0}, asleep_ns{0}, asleep_since_ns{0};
 };
 
 // Runs the tasks of one program run on layout.threads() trampolines, tracks when the run is over
-// and the first failure, and parks idle threads.
+// and the first failure, and wakes idle threads that sleep.
 class Scheduler {
  public:
   Scheduler(const Layout& layout, const ParallelOptions& options);
@@ -135,16 +149,22 @@ class Scheduler {
   std::uint64_t tasks_run() const { return tasks_run_.load(); }
   std::uint64_t parks() const { return parks_.load(); }
 
-  std::vector<double> busy_seconds;  // per thread, written by that thread, read after the team's wait()
+  // Per thread, written by that thread, read after the team's wait().
+  std::vector<double> busy_seconds;
+  std::vector<double> spin_seconds;  // time spent polling while idle
   std::atomic<std::uint64_t> commits{0}, committed_items{0}, rollbacks{0}, rolled_back_items{0};
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 
  private:
-  class ThreadLoop;  // run_thread's state and steps
+  class ThreadLoop;  // run_thread's state and steps (parallel_trampoline.cpp)
 
   // Wakes the threads that sleep with no tasks, to see the run end or fail.
   void wake_empty_threads();
+  // Under thread.mutex: a thread asleep without tasks counts as awake from its waker's signal on.
+  void count_awake(SchedulerThread& thread);
   bool run_over() const;
+  std::uint64_t progress() const;  // summed over the threads
+  CoreShare::Usage usage(std::chrono::steady_clock::time_point now) const;
 
   const Layout& layout_;
   ParallelOptions options_;
@@ -152,12 +172,19 @@ class Scheduler {
   std::atomic<long> live_{0};
   std::atomic<std::uint64_t> tasks_run_{0};
   std::atomic<bool> root_done_{false}, abort_{false};
+  // What an idle thread looks at before it polls (see ThreadLoop): threads not asleep (a waker
+  // counts the threads it wakes at once, so that they are not taken for asleep while the kernel
+  // schedules them), the cores this process may use, and whether the run's threads get them.
+  std::atomic<unsigned> awake_threads_{0};
+  unsigned cores_;
+  CoreShare core_share_;
   // Parking of idle scheduler threads (see ThreadLoop).
   std::atomic<unsigned> parked_{0};
   std::atomic<std::uint64_t> parks_{0};
   std::mutex park_mutex_;
   std::condition_variable park_cv_;
   std::uint64_t park_epoch_ = 0;  // guarded by park_mutex_
+  unsigned asleep_parked_ = 0;     // guarded by park_mutex_: parked threads asleep, not yet counted awake
   std::mutex error_mutex_;
   std::exception_ptr error_;
 };

@@ -41,12 +41,15 @@ struct ParallelOptions {
   std::size_t commit_queue_capacity = 0;   // commit queues; 0: queue_capacity
   unsigned steps_per_visit = 64;           // trampoline: steps a task may take per visit
   std::chrono::milliseconds timeout{0};    // > 0: abort with korch::Error when the run takes longer
-  // An idle scheduler thread (every task blocked, or none) polls this long, then sleeps
-  // until another scheduler thread makes progress or gives it a task. Polling keeps hand-offs fast
-  // while data flows (a futex wake-up costs more than the gaps between items of a busy pipeline);
-  // sleeping keeps a thread that waits for a slow stage off its core. With more threads than cores,
-  // 100 us already cost the 802.11a receiver half its throughput on 2 cores (README); 1 ms did not.
-  // std::chrono::microseconds::max(): never sleep.
+  // The longest an idle scheduler thread (every task blocked, or none) polls before it sleeps until
+  // another scheduler thread makes progress or gives it a task. Polling keeps hand-offs fast while
+  // data flows (a futex wake-up costs more than the gaps between items of a busy pipeline); sleeping
+  // keeps a thread that waits for a slow stage off its core. Below this bound each thread adapts
+  // its polling to its recent waits (less after waits polling could not have caught, more after
+  // ones it just missed), and it sleeps at once while polling cannot pay off: no other thread of
+  // the run is awake, the run's threads get clearly less CPU than the cores they sit on (other
+  // threads want them), or it was just descheduled (docs/streams.md, "Waiting for work").
+  // 0: sleep at once. std::chrono::microseconds::max(): never sleep, whatever the load.
   std::chrono::microseconds idle_spin{1000};
 };
 
@@ -62,6 +65,7 @@ struct ParallelResult : RunResult {
   CommitStats commits;
   std::uint64_t tasks_run = 0;           // task activations, the source task included
   std::uint64_t parks = 0;               // times a scheduler thread went to sleep (see idle_spin)
+  double spin_seconds = 0;               // time idle scheduler threads polled on their cores, summed
   // Per scheduler thread: wall time spent in task visits that made progress. The sum over the
   // maximum is the speedup the task split allows on idle cores (a load-independent bound).
   std::vector<double> busy_seconds;
