@@ -220,7 +220,7 @@ class ThreadTeam {
                         std::unique_lock<std::mutex>& lk);
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
-  void sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);
+  bool sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);  // true: it slept
   void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
   Worker* take_parked_thread(TeamEvent& event);
   Worker* join_in_place_of_idle_thread(TeamEvent& event);

@@ -64,10 +64,18 @@ class PollingSlot {
 
 enum class PollResult { ready, timed_out, descheduled, no_slot };
 
-// Polls `ready` for at most `budget` (if a polling slot is free).
+// Polls `ready` for at most `budget` (if a polling slot is free). The clock is first read after a
+// few polls, so an event that is already there costs no clock read; when the poll ends without the
+// event, *ended is the time it ended.
 template <class Ready>
-PollResult poll_until(std::chrono::nanoseconds budget, Ready&& ready) {
-  if (budget.count() <= 0) return ready() ? PollResult::ready : PollResult::no_slot;
+PollResult poll_until(std::chrono::nanoseconds budget, Ready&& ready, PollClock::time_point* ended) {
+  for (int i = 0; i < 16; ++i) {
+    if (ready()) return PollResult::ready;
+    if (budget.count() <= 0) break;
+    cpu_relax();
+  }
+  *ended = PollClock::now();
+  if (budget.count() <= 0) return PollResult::no_slot;
   const PollingSlot slot(std::min<std::chrono::nanoseconds>(budget, std::chrono::microseconds(10)));
   if (!slot) return ready() ? PollResult::ready : PollResult::no_slot;
   auto last = PollClock::now();
@@ -77,6 +85,7 @@ PollResult poll_until(std::chrono::nanoseconds budget, Ready&& ready) {
     cpu_relax();
     if ((i & 15U) != 0) continue;
     const auto now = PollClock::now();
+    *ended = now;
     if (now - last > descheduled_gap) return ready() ? PollResult::ready : PollResult::descheduled;
     if (now >= deadline) return ready() ? PollResult::ready : PollResult::timed_out;
     last = now;
@@ -87,11 +96,11 @@ PollResult poll_until(std::chrono::nanoseconds budget, Ready&& ready) {
 // its recent waits: it grows back towards the configured limit while events come within that
 // limit, halves each time the poller was descheduled, and shrinks while waits are long (nothing to
 // gain). Returns the budget for the next wait, given how this one's poll ended and how long the
-// whole wait took (poll and sleep).
+// waiter slept after it.
 inline std::chrono::nanoseconds next_spin_budget(std::chrono::nanoseconds budget, std::chrono::nanoseconds limit,
-                                                 PollResult poll, std::chrono::nanoseconds waited) noexcept {
+                                                 PollResult poll, std::chrono::nanoseconds slept) noexcept {
   if (poll == PollResult::descheduled) return budget / 2;
-  if (poll == PollResult::ready || waited <= limit) return std::min(limit, budget + limit / 4);
+  if (poll == PollResult::ready || budget + slept <= limit) return std::min(limit, budget + limit / 4);
   if (poll == PollResult::no_slot) return budget;
   return budget - budget / 4;
 }

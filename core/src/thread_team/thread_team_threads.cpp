@@ -25,21 +25,29 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
     sleep_until_signalled(w, lk);
     return;
   }
-  const auto start = detail::PollClock::now();
   lk.unlock();
-  const detail::PollResult poll =
-      detail::poll_until(w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; });
+  detail::PollClock::time_point poll_ended{};
+  const detail::PollResult poll = detail::poll_until(
+      w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
   lock_briefly_spinning(lk);
-  sleep_until_signalled(w, lk);
-  w.spin_budget = detail::next_spin_budget(w.spin_budget, options_.spin, poll, detail::PollClock::now() - start);
+  // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
+  // standing in): only the signal under the mutex counts.
+  const bool slept = sleep_until_signalled(w, lk);
+  w.spin_budget = detail::next_spin_budget(
+      w.spin_budget, options_.spin, poll,
+      slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
+                                                  : std::chrono::nanoseconds(0));
 }
 
-void ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
+bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
+  bool slept = false;
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
     w.sleeping = true;
+    slept = true;
     w.cv.wait(lk);
     w.sleeping = false;
   }
+  return slept;
 }
 
 const ThreadTeam* ThreadTeam::current() noexcept { return detail::team_of_this_thread; }

@@ -50,15 +50,17 @@ void ThreadTeam::wait() {
   ++n_blocked_;
   if (options_.waiter_works) work_while_waiting(slot, lk);
   if (options_.spin.count() > 0 && !slot.done) {
-    const auto start = detail::PollClock::now();
     const std::chrono::nanoseconds budget = waiter_spin_budget_;
     lk.unlock();
-    const detail::PollResult poll =
-        detail::poll_until(budget, [&slot] { return slot.done_hint.load(std::memory_order_acquire); });
+    detail::PollClock::time_point poll_ended{};
+    const detail::PollResult poll = detail::poll_until(
+        budget, [&slot] { return slot.done_hint.load(std::memory_order_acquire); }, &poll_ended);
     lock_briefly_spinning(lk);
+    const bool slept = !slot.done;
     done_cv_.wait(lk, [&slot] { return slot.done; });
-    waiter_spin_budget_ =
-        detail::next_spin_budget(waiter_spin_budget_, options_.spin, poll, detail::PollClock::now() - start);
+    waiter_spin_budget_ = detail::next_spin_budget(
+        waiter_spin_budget_, options_.spin, poll,
+        slept ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended) : std::chrono::nanoseconds(0));
   }
   done_cv_.wait(lk, [&slot] { return slot.done; });
   --n_blocked_;
@@ -103,7 +105,9 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
     event = TeamEvent::transition_thread;
     return w;
   }
-  if (n_to_activate_ == 0) return nullptr;
+  // An activated thread was already woken: taking its place wastes that wake-up, so only when no
+  // thread of the cycle is computing, i.e. nothing would move until the woken thread gets a core.
+  if (n_to_activate_ == 0 || n_computing_ > 0) return nullptr;
   Worker* pending = nullptr;
   for (const auto& w : workers_) {
     if (w->signal.load(std::memory_order_relaxed) != Worker::activate) continue;
