@@ -68,6 +68,7 @@ struct ThreadTeam::Worker {
 
   const unsigned index;
   std::chrono::nanoseconds spin_budget;  // how long park() polls (owned by the thread)
+  ActionContext::Outputs outputs;        // what an emitting routine emitted (used by whoever runs as this thread)
   // Written only under the team mutex; read under it, or polled (acquire) by the owning thread.
   std::atomic<int> signal{none};
   bool sleeping = false;  // in cv.wait (guarded by the team mutex)

@@ -87,9 +87,9 @@ void ThreadTeam::worker_main(Worker& w) {
 // there are none, then leaves the thread Waiting (RunningOpen) or Idle (RunningNoMoreWork).
 // Returns true when the thread must end (the team is being destroyed).
 bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
-  ActionContext::Outputs outputs;
-  const ActionContext context(id_, name_, w.index, cycle_, w.spaces, parameters_,
-                              routine_.emits() ? &outputs : nullptr);
+  ActionContext::Outputs& outputs = w.outputs;  // kept by the thread: no allocation per wake-up
+  const bool emits = routine_.emits();
+  const ActionContext context(id_, name_, w.index, cycle_, w.spaces, parameters_, emits ? &outputs : nullptr);
   const int thread = static_cast<int>(w.index);
   for (;;) {
     if (terminating_) return true;
@@ -123,10 +123,16 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
         }
       }
       // Spec CompMustEnqueue: the finished item (or what the routine emitted) goes to the work subscriber.
-      if (!routine_.emits()) outputs.push_back(std::move(item));
+      Delivery delivery;
+      if (thrown) {
+        outputs.clear();
+      } else if (emits) {
+        delivery = deliver(subscriber, outputs);
+        outputs.clear();
+      } else if (subscriber != nullptr) {
+        delivery = deliver_item(subscriber, item);
+      }
       item.reset();
-      Delivery delivery = thrown ? Delivery{} : deliver(subscriber, outputs);
-      outputs.clear();
 
       lock_briefly_spinning(lk);
       if (subscriber != nullptr) release_outbound();
@@ -210,6 +216,18 @@ ThreadTeam::Delivery ThreadTeam::deliver(ThreadTeam* subscriber, ActionContext::
       ++d.undelivered;
       if (d.refused.empty()) d.refused = std::move(refused);
     }
+  }
+  return d;
+}
+
+// deliver() for the one item a routine that is not emitting hands on (the common case: no vector).
+ThreadTeam::Delivery ThreadTeam::deliver_item(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item) {
+  Delivery d;
+  d.refused = subscriber->receive_item(item, *this);
+  if (d.refused.empty()) {
+    d.forwarded = 1;
+  } else {
+    d.undelivered = 1;
   }
   return d;
 }
