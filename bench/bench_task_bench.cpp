@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
                                                  join(available_drivers()) + ")")
       ->delimiter(',')
       ->type_name("LIST")
-      ->check(korch::cli::one_of({"korch", "openmp", "tbb"}));
+      ->check(korch::cli::one_of({"korch", "korch_pool", "openmp", "tbb"}));
   app.add_flag("--quick", args.quick,
                "a short sweep for a smoke test: unless given, --steps 50 --rounds 1 --max-iterations 1024 --factor 4");
   app.add_flag("--inject-fault", args.inject_fault,

@@ -265,7 +265,7 @@ case $name in
     grep -q "^load average at start: .*; at end: " "$tmp/out" || fail "[--quick]: no load average"
     good --quick --width 5 --steps 7 --max-iterations 16 --patterns fft,tree,stencil_1d --threads 3
     # A task that writes a wrong output must fail the run (status 1), whichever driver runs it.
-    for d in $(sed -n 's/.*(built in: \([a-z, ]*\)).*/\1/p' < <("$prog" --help) | tr -d ,); do
+    for d in $(sed -n 's/.*(built in: \([a-z_, ]*\)).*/\1/p' < <("$prog" --help) | tr -d ,); do
       failure --quick --steps 10 --max-iterations 16 --patterns stencil_1d --drivers "$d" --inject-fault
       grep -q "failed their check" "$tmp/err" || fail "[--inject-fault --drivers $d]: the tasks' check did not say so"
     done
