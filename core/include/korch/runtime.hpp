@@ -38,7 +38,14 @@ struct RuntimeOptions {
   unsigned threads_per_team = 4;  // M
   unsigned n_helpers = 6;         // helper teams (movers, unpackers, splitters, aggregators)
   unsigned helper_threads = 2;    // threads per helper team
-  TeamOptions team_options{};
+  // Options of every team. The caller of execute() waits for the teams one after another, so by
+  // default it does not stand in for their threads (TeamOptions::waiter_works): busy with one
+  // team's items it would answer the next team late, and routines keep running on team threads.
+  TeamOptions team_options = [] {
+    TeamOptions o;
+    o.waiter_works = false;
+    return o;
+  }();
   // The most bytes the data-packet pools may take from pinned host and device memory (0: no limit).
   // Past the limit an acquisition fails the cycle with an error naming the pool (see MemoryPool).
   std::size_t pinned_pool_limit = 0;
