@@ -6,7 +6,9 @@
 //  * a poller never calls sched_yield: on a loaded machine a yield hands the core to a CPU-bound
 //    thread for its whole time slice (milliseconds), far longer than the event takes to arrive;
 //  * a poller that finds it was descheduled between two polls stops and sleeps, since the thread
-//    it waits for needs that core more than it does, and its next waits poll less (AdaptiveSpin).
+//    it waits for needs that core more than it does, and its next waits poll less;
+//  * a poller stops and sleeps while a team thread that was woken has not run yet: it may be
+//    waiting for this very core.
 #pragma once
 
 #include <korch/cpu_relax.hpp>
@@ -23,9 +25,10 @@ using PollClock = std::chrono::steady_clock;
 // A gap this long between two polls means the poller was descheduled: it is not alone on its core.
 inline constexpr std::chrono::microseconds descheduled_gap{30};
 
-// Threads of all teams (and callers in wait()) that are polling right now. Process-wide by
-// nature: the cores are shared by every team.
+// Threads of all teams (and callers in wait()) that are polling right now, and team threads that
+// were woken and have not run yet. Process-wide by nature: the cores are shared by every team.
 inline std::atomic<int> polling_threads{0};
+inline std::atomic<int> waking_threads{0};
 inline const int max_polling_threads = [] {
   const unsigned hw = std::thread::hardware_concurrency();
   return hw > 0 ? static_cast<int>(hw) : 1;
@@ -87,6 +90,9 @@ PollResult poll_until(std::chrono::nanoseconds budget, Ready&& ready, PollClock:
     const auto now = PollClock::now();
     *ended = now;
     if (now - last > descheduled_gap) return ready() ? PollResult::ready : PollResult::descheduled;
+    // A team thread was woken and waits for a core: this one may be the core it needs (the
+    // process's own threads outnumber the cores). Sleeping gives it way without a yield.
+    if (waking_threads.load(std::memory_order_relaxed) > 0) return ready() ? PollResult::ready : PollResult::no_slot;
     if (now >= deadline) return ready() ? PollResult::ready : PollResult::timed_out;
     last = now;
   }

@@ -72,6 +72,7 @@ struct ThreadTeam::Worker {
   // Written only under the team mutex; read under it, or polled (acquire) by the owning thread.
   std::atomic<int> signal{none};
   bool sleeping = false;  // in cv.wait (guarded by the team mutex)
+  bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
   std::condition_variable cv;
   ThreadSpaces spaces;
   std::thread thread;
@@ -125,11 +126,17 @@ struct ThreadTeam::WaitSlot {
 
 // Threads to notify once the mutex is released (only those that are asleep).
 struct ThreadTeam::WakeList {
+  static void polling_threads_waking_add() noexcept { detail::waking_threads.fetch_add(1, std::memory_order_relaxed); }
   std::array<Worker*, 8> few{};
   std::vector<Worker*> more;
   std::size_t n = 0;
 
+  // Under the team mutex: w is asleep and gets its event; counted as waking until it runs.
   void add(Worker* w) {
+    if (!w->waking) {
+      w->waking = true;
+      polling_threads_waking_add();
+    }
     if (n < few.size()) {
       few[n++] = w;
     } else {

@@ -46,6 +46,10 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
     slept = true;
     w.cv.wait(lk);
     w.sleeping = false;
+    if (w.waking) {  // running again (even if its event was taken back meanwhile)
+      w.waking = false;
+      detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
+    }
   }
   return slept;
 }
