@@ -215,7 +215,7 @@ class ThreadTeam {
     std::string refused;  // the first refusal
   };
   Delivery deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs);
-  Delivery deliver_item(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item);
+  void deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item, Delivery& d);
   void count_delivery(Delivery& delivery);
   void run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
                         std::unique_lock<std::mutex>& lk);

@@ -134,7 +134,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
         delivery = deliver(subscriber, outputs);
         outputs.clear();
       } else if (subscriber != nullptr) {
-        delivery = deliver_item(subscriber, item);
+        deliver_one(subscriber, item, delivery);
       }
       item.reset();
 
@@ -212,28 +212,20 @@ ThreadTeam::Delivery ThreadTeam::deliver(ThreadTeam* subscriber, ActionContext::
     }
     return d;
   }
-  for (auto& out : outputs) {
-    std::string refused = subscriber->receive_item(out, *this);
-    if (refused.empty()) {
-      ++d.forwarded;
-    } else {
-      ++d.undelivered;
-      if (d.refused.empty()) d.refused = std::move(refused);
-    }
-  }
+  for (auto& out : outputs) deliver_one(subscriber, out, d);
   return d;
 }
 
-// deliver() for the one item a routine that is not emitting hands on (the common case: no vector).
-ThreadTeam::Delivery ThreadTeam::deliver_item(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item) {
-  Delivery d;
-  d.refused = subscriber->receive_item(item, *this);
-  if (d.refused.empty()) {
-    d.forwarded = 1;
+// One output to the subscriber, tallied in `d` (also used directly for the item a routine that is
+// not emitting hands on: the common case needs no vector).
+void ThreadTeam::deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item, Delivery& d) {
+  std::string refused = subscriber->receive_item(item, *this);
+  if (refused.empty()) {
+    ++d.forwarded;
   } else {
-    d.undelivered = 1;
+    ++d.undelivered;
+    if (d.refused.empty()) d.refused = std::move(refused);
   }
-  return d;
 }
 
 void ThreadTeam::count_delivery(Delivery& delivery) {

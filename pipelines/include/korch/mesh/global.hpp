@@ -1,6 +1,6 @@
 // mesh::Global<T, dim>: a value outside the mesh that loops read (a constant: gamma, CFL number) or
 // reduce into (a mutable global: a residual norm), OP2's op_arg_gbl / op_decl_const. A cheap handle.
-// Seed 002: constant globals become graph properties, mutable globals state of the one "global"
+// Constant globals are properties of the loop graph, mutable globals the state of the one "global"
 // device; kernels see them only as arguments (no ambient globals).
 #pragma once
 
