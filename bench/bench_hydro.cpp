@@ -54,6 +54,7 @@ korch::hydro::Options options(const std::string& config, unsigned threads, int c
 Result plain_step(korch::hydro::Simulation& sim) {
   using Host = Kokkos::DefaultHostExecutionSpace;
   const auto t0 = Clock::now();
+  sim.fill_guards();
   const double dt = sim.stable_dt();
   const auto p = sim.euler_params(dt);
   const korch::Grid& grid = sim.grid();
@@ -62,18 +63,19 @@ Result plain_step(korch::hydro::Simulation& sim) {
                        [&](int b) { korch::hydro::hydro_update_block(grid, b, p); });
   Host().fence();
   const double u = since(t1);
-  sim.commit_and_fill();
+  sim.swap_state();
   return {u, since(t0)};
 }
 
 // One step with the device kernel and no runtime (see korch::hydro::PlainDeviceStep).
 Result plain_device_step(korch::hydro::Simulation& sim, korch::hydro::PlainDeviceStep& device, bool copies) {
   const auto t0 = Clock::now();
+  sim.fill_guards();
   const auto p = sim.euler_params(sim.stable_dt());
   const auto t1 = Clock::now();
   device(p, copies);
   const double u = since(t1);
-  sim.commit_and_fill();
+  sim.swap_state();
   return {u, since(t0)};
 }
 

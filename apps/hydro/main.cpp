@@ -1,11 +1,13 @@
 // korch-hydro: the compressible Euler solver, each step a bundle run by korch::Runtime.
 //   korch-hydro --config split --threads 2 --blocks 4 --cells-per-block 64 --problem sedov --out out
+//   mpirun -np 4 korch-hydro ...   (one Runtime per rank, each on the blocks it owns)
 // Options: lib/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error.
 #include "options.hpp"
 #include "simulation.hpp"
 
 #include <korch/backend/passive_openmp.hpp>
 #include <korch/cli/program.hpp>
+#include <korch/communicator.hpp>
 #include <korch/error.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -15,6 +17,8 @@
 int main(int argc, char** argv) {
   // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles.
   korch::prefer_passive_openmp_wait(argv);
+  korch::MpiSession mpi(&argc, &argv);  // no-op without MPI; one rank when not started by mpirun
+  const korch::Communicator ranks = korch::Communicator::world();
   korch::cli::Program program("korch-hydro",
                               "2D/3D compressible Euler solver (MUSCL-Hancock, HLLC); every step is a bundle of\n"
                               "actions run by korch::Runtime on the chosen configuration. Writes density.png,\n"
@@ -32,12 +36,25 @@ int main(int argc, char** argv) {
     }
     program.set_allocation_context(korch::hydro::grid_size(options).text());
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
-    korch::hydro::Simulation sim(options);
-    sim.run();
-    sim.write_outputs();
-    std::fputs(sim.summary().c_str(), stdout);
-    std::printf("pictures: %s/density.png %s/timeline.png, trace: %s/trace.json\n", options.out.c_str(),
-                options.out.c_str(), options.out.c_str());
+    const bool first = ranks.rank() == 0;
+    if (!first) options.quiet = true;  // one progress bar, from rank 0
+    try {
+      korch::hydro::Simulation sim(options);
+      sim.run();
+      sim.write_outputs();
+      const std::string summary = sim.summary();
+      if (first) {
+        std::fputs(summary.c_str(), stdout);
+        std::printf("pictures: %s/density.png %s/timeline.png, trace: %s/trace.json\n", options.out.c_str(),
+                    options.out.c_str(), options.out.c_str());
+      }
+    } catch (const std::exception& e) {
+      if (ranks.size() == 1) throw;
+      // The other ranks may be waiting for this one's messages: stop them all now.
+      std::fprintf(stderr, "korch-hydro: rank %d of %d: %s\n", ranks.rank(), ranks.size(), e.what());
+      std::fflush(stderr);
+      ranks.abort(1);
+    }
     return 0;
   });
 }

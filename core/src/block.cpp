@@ -8,7 +8,8 @@ namespace korch {
 
 Block::Block(const Grid& grid, int block) : grid_(&grid), block_(block) { (void)grid.block(block); }
 
-std::string Block::describe() const { return fmt::format("block {} (level {})", block_, meta().level); }
+// The global id: on a rank that stores part of the grid, errors name the block the user knows.
+std::string Block::describe() const { return fmt::format("block {} (level {})", meta().global_id, meta().level); }
 
 std::vector<std::shared_ptr<Tile>> Block::tiles() const {
   std::vector<std::shared_ptr<Tile>> out;

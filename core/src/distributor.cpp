@@ -5,6 +5,7 @@
 #include <korch/tile.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace korch {
 
@@ -85,8 +86,65 @@ void make_items(const Grid& grid, ItemCache* cache, int block, DataType type, It
 }
 }  // namespace
 
-std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, Trace* trace, ItemCache* cache) {
+namespace {
+
+// Blocks in id order, or from the caller's iterator with a check that each comes exactly once.
+class BlockSequence {
+ public:
+  BlockSequence(const Grid& grid, BlockIterator* order) : grid_(grid), order_(order) {
+    if (order_) {
+      seen_.assign(static_cast<std::size_t>(grid.n_blocks()), false);
+      order_->begin(grid);
+    }
+  }
+  std::optional<int> next() {
+    if (!order_) return next_ < grid_.n_blocks() ? std::optional<int>(next_++) : std::nullopt;
+    const auto b = order_->next();
+    if (!b) {
+      if (count_ != grid_.n_blocks())
+        throw Error::format("distributor: the block iterator ended after {} of the grid's {} blocks: it must hand out "
+                            "every block once",
+                            count_, grid_.n_blocks());
+      return b;
+    }
+    if (*b < 0 || *b >= grid_.n_blocks())
+      throw Error::format("distributor: the block iterator gave block {}, which the grid (blocks 0..{}) does not hold", *b,
+                          grid_.n_blocks() - 1);
+    if (seen_[static_cast<std::size_t>(*b)])
+      throw Error::format("distributor: the block iterator gave block {} twice: it must hand out every block once", *b);
+    seen_[static_cast<std::size_t>(*b)] = true;
+    ++count_;
+    return b;
+  }
+  void abandon() noexcept {
+    if (order_) order_->abandon();
+  }
+
+ private:
+  const Grid& grid_;
+  BlockIterator* order_;
+  std::vector<bool> seen_;
+  int next_ = 0;
+  int count_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, Trace* trace, ItemCache* cache,
+                                                              BlockIterator* order) {
   if (cache) cache->bind(grid);
+  BlockSequence blocks(grid, order);
+  try {
+    return distribute_blocks(grid, trace, cache, blocks);
+  } catch (...) {
+    blocks.abandon();
+    throw;
+  }
+}
+
+template <class Blocks>
+std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const Grid& grid, Trace* trace, ItemCache* cache,
+                                                                     Blocks& blocks) {
   std::vector<std::vector<std::size_t>> counts;
   // Items made but not pushed yet, per [group][target], and the size at which a target's next
   // batch goes out (doubling up to kMaxBatch). Targets without push_batch get every item at once.
@@ -109,7 +167,8 @@ std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, 
     }
     items.clear();
   };
-  for (int b = 0; b < grid.n_blocks(); ++b) {
+  while (const auto next = blocks.next()) {
+    const int b = *next;
     TraceScope scope(trace, "distribute", "distributor", "distributor", 0, trace ? "block " + std::to_string(b) : std::string());
     // Every copy of this block for every group is made first ...
     for (std::size_t g = 0; g < targets_.size(); ++g) {

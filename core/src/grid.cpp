@@ -36,6 +36,16 @@ std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit) {
       throw Error::format("grid: {} x {} x {} blocks exceed the limit of {} blocks (block ids are int)", spec.blocks[0],
                           spec.blocks[1], spec.blocks[2], Grid::max_blocks);
   }
+  if (!spec.owned_blocks.empty()) {
+    std::int64_t previous = -1;
+    for (const int id : spec.owned_blocks) {
+      if (id <= previous || id >= blocks)
+        throw Error::format("grid: owned_blocks holds {} after {}: give ascending global block ids in 0..{}", id, previous,
+                            blocks - 1);
+      previous = id;
+    }
+    blocks = static_cast<std::int64_t>(spec.owned_blocks.size());
+  }
   // Bytes in long double first: the exact product may not fit 64 bits, its estimate always does.
   long double estimate = static_cast<long double>(blocks) * spec.n_vars * sizeof(double);
   for (int d = 0; d < 3; ++d) estimate *= static_cast<long double>(spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0));
@@ -75,8 +85,9 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
 
   const auto gw = guard_width();
   const auto ext = stored_extent();
-  const std::size_t n_blocks = static_cast<std::size_t>(spec_.blocks[0]) * static_cast<std::size_t>(spec_.blocks[1]) *
-                               static_cast<std::size_t>(spec_.blocks[2]);
+  const std::size_t all_blocks = static_cast<std::size_t>(spec_.blocks[0]) * static_cast<std::size_t>(spec_.blocks[1]) *
+                                 static_cast<std::size_t>(spec_.blocks[2]);
+  const std::size_t n_blocks = spec_.owned_blocks.empty() ? all_blocks : spec_.owned_blocks.size();
   try {
     data_ = HostData("korch grid", n_blocks, static_cast<std::size_t>(spec_.n_vars), static_cast<std::size_t>(ext[0]),
                      static_cast<std::size_t>(ext[1]), static_cast<std::size_t>(ext[2]));
@@ -85,24 +96,24 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
   }
   doubles_per_block_ = static_cast<std::size_t>(spec_.n_vars) * static_cast<std::size_t>(ext[0]) *
                        static_cast<std::size_t>(ext[1]) * static_cast<std::size_t>(ext[2]);
-  int id = 0;
-  for (int bz = 0; bz < spec_.blocks[2]; ++bz)
-    for (int by = 0; by < spec_.blocks[1]; ++by)
-      for (int bx = 0; bx < spec_.blocks[0]; ++bx) {
-        BlockMeta m;
-        m.id = id++;
-        m.level = spec_.level;
-        m.index = {bx, by, bz};
-        for (int d = 0; d < 3; ++d) {
-          m.delta[d] = (spec_.domain_hi[d] - spec_.domain_lo[d]) / (spec_.blocks[d] * spec_.block_cells[d]);
-          m.lo_coord[d] = spec_.domain_lo[d] + m.index[d] * spec_.block_cells[d] * m.delta[d];
-          m.interior.lo[d] = gw[d];
-          m.interior.hi[d] = gw[d] + spec_.block_cells[d];
-          m.stored.lo[d] = 0;
-          m.stored.hi[d] = ext[d];
-        }
-        meta_.push_back(m);
-      }
+  for (std::size_t id = 0; id < n_blocks; ++id) {
+    const int global = spec_.owned_blocks.empty() ? static_cast<int>(id) : spec_.owned_blocks[id];
+    BlockMeta m;
+    m.id = static_cast<int>(id);
+    m.global_id = global;
+    m.level = spec_.level;
+    m.index = {global % spec_.blocks[0], (global / spec_.blocks[0]) % spec_.blocks[1],
+               global / (spec_.blocks[0] * spec_.blocks[1])};
+    for (int d = 0; d < 3; ++d) {
+      m.delta[d] = (spec_.domain_hi[d] - spec_.domain_lo[d]) / (spec_.blocks[d] * spec_.block_cells[d]);
+      m.lo_coord[d] = spec_.domain_lo[d] + m.index[d] * spec_.block_cells[d] * m.delta[d];
+      m.interior.lo[d] = gw[d];
+      m.interior.hi[d] = gw[d] + spec_.block_cells[d];
+      m.stored.lo[d] = 0;
+      m.stored.hi[d] = ext[d];
+    }
+    meta_.push_back(m);
+  }
   std::array<int, 3> t{};
   for (int d = 0; d < 3; ++d) t[d] = spec_.tile_cells[d] == 0 ? spec_.block_cells[d] : std::min(spec_.tile_cells[d], spec_.block_cells[d]);
   for (int k = 0; k < spec_.block_cells[2]; k += t[2])

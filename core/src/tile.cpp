@@ -16,7 +16,9 @@ Tile::Tile(const Grid& grid, int block, int tile) : grid_(&grid), block_(block),
 }
 
 std::string Tile::describe() const {
-  return fmt::format("tile {} of block {} (level {})", tile_, block_, grid_->block(block_).level);
+  // Global block ids: on a rank that stores part of the grid, errors name the block the user knows.
+  const auto& m = grid_->block(block_);
+  return fmt::format("tile {} of block {} (level {})", tile_, m.global_id, m.level);
 }
 
 }  // namespace korch

@@ -30,7 +30,7 @@ using Kokkos::Experimental::sqrt;
 }  // namespace math
 
 inline constexpr int n_cons = 5;     // rho, mx, my, mz, E
-inline constexpr int var_new = 5;    // first variable of the new state
+inline constexpr int var_new = 5;    // first variable of the other state set (see EulerParams::state)
 inline constexpr int n_grid_vars = 10;
 inline constexpr int guard_cells = 2;
 
@@ -42,6 +42,10 @@ struct EulerParams {
   double dx[3] = {1.0, 1.0, 1.0};
   int dim = 2;
   Limiter limiter = Limiter::mc;
+  // The grid holds two state sets, variables 0..4 and 5..9. A step reads the current one and
+  // writes the other, and then the two swap roles: no copy of the new state over the old.
+  int state = 0;             // first variable of the current state: 0 or var_new
+  int next_state = var_new;  // first variable the step writes
 };
 
 KOKKOS_INLINE_FUNCTION double limit_slope(double a, double b, Limiter lim) {

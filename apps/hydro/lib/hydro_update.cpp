@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -26,8 +27,8 @@ void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerPara
             const int hi[3]) {
   EulerKernel<View> k;
   for (int v = 0; v < n_cons; ++v) {
-    k.u[v] = vars[v];
-    k.unew[v] = vars[var_new + v];
+    k.u[v] = vars[p.state + v];
+    k.unew[v] = vars[p.next_state + v];
   }
   k.p = p;
   using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
@@ -41,8 +42,8 @@ void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerPara
 void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
   EulerKernel<HostVar> kern;
   for (int v = 0; v < n_cons; ++v) {
-    kern.u[v] = vars[v];
-    kern.unew[v] = vars[var_new + v];
+    kern.u[v] = vars[p.state + v];
+    kern.unew[v] = vars[p.next_state + v];
   }
   kern.p = p;
   const int dim = p.dim;
@@ -126,6 +127,56 @@ void update_packet_entry(const Space& space, const View (&vars)[n_grid_vars], co
   }
 }
 
+// The largest stable dt (before the CFL factor) over a box of the state the step wrote: the
+// next step's time step comes out of the cycle, reduced per box by the task that wrote it.
+double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  double m = std::numeric_limits<double>::infinity();
+  for (int i = lo[0]; i < hi[0]; ++i)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int k = lo[2]; k < hi[2]; ++k) {
+        double U[5];
+        for (int v = 0; v < 5; ++v) U[v] = vars[p.next_state + v](i, j, k);
+        const double t = cell_dt(U, p);
+        m = t < m ? t : m;
+      }
+  return m;
+}
+
+// The same on a packet entry's device variables, on the thread's instance (a named function:
+// its KOKKOS_LAMBDA must be a valid extended lambda on CUDA).
+[[maybe_unused]] double box_dt_device(const DeviceTaskSpace& space, const DataPacket::DeviceVar (&vars)[n_grid_vars], const EulerParams& p,
+                     const int lo[3], const int hi[3]) {
+  DataPacket::DeviceVar U0 = vars[p.next_state], U1 = vars[p.next_state + 1], U2 = vars[p.next_state + 2],
+                        U3 = vars[p.next_state + 3], U4 = vars[p.next_state + 4];
+  double m = 0;
+  Kokkos::parallel_reduce(
+      "korch hydro box dt",
+      Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<3>>(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}),
+      KOKKOS_LAMBDA(int i, int j, int k, double& lo_dt) {
+        const double U[5] = {U0(i, j, k), U1(i, j, k), U2(i, j, k), U3(i, j, k), U4(i, j, k)};
+        const double t = cell_dt(U, p);
+        lo_dt = t < lo_dt ? t : lo_dt;
+      },
+      Kokkos::Min<double>(m));
+  space.fence();
+  return m;
+}
+
+template <class View>
+double box_dt(const DeviceTaskSpace& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+              const int hi[3]) {
+  if constexpr (std::is_same_v<View, HostVar>) {
+    (void)space;
+    return box_dt_host(vars, p, lo, hi);
+  } else {
+    return box_dt_device(space, vars, p, lo, hi);
+  }
+}
+
+void record_dt(const StepParameters& P, int block, int tile, double dt) {
+  if (P.box_dt) P.box_dt[static_cast<std::size_t>(block) * static_cast<std::size_t>(P.tiles_per_block) + static_cast<std::size_t>(tile)] = dt;
+}
+
 }  // namespace
 
 void hydro_update_block(const Grid& grid, int block, const EulerParams& params) {
@@ -178,10 +229,12 @@ ActionRoutine hydro_routine() {
       HostVar vars[n_grid_vars];
       for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(t->grid(), t->block_id(), v);
       update_box_host(vars, P.euler, t->box().lo.data(), t->box().hi.data());
+      record_dt(P, t->block_id(), t->tile_index(), box_dt_host(vars, P.euler, t->box().lo.data(), t->box().hi.data()));
     } else if (auto* b = dynamic_cast<Block*>(&item)) {
       HostVar vars[n_grid_vars];
       for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(b->grid(), b->block_id(), v);
       update_box_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data());
+      record_dt(P, b->block_id(), 0, box_dt_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data()));
     } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
       for (std::size_t e = 0; e < p->size(); ++e) {
         const auto& m = p->entry(e);
@@ -194,6 +247,7 @@ ActionRoutine hydro_routine() {
           hi[d] = m.interior_hi[d] - m.lo[d];
         }
         update_packet_entry(ctx.device_space(), vars, P.euler, lo, hi);
+        if (P.box_dt) record_dt(P, m.block, 0, box_dt(ctx.device_space(), vars, P.euler, lo, hi));
       }
       ctx.device_space().fence();
     } else {
@@ -233,7 +287,7 @@ ActionRoutine diagnostics_routine() {
       const int lo3[3] = {m.interior_lo[0] - m.lo[0], m.interior_lo[1] - m.lo[1], m.interior_lo[2] - m.lo[2]};
       const int hi3[3] = {m.interior_hi[0] - m.lo[0], m.interior_hi[1] - m.lo[1], m.interior_hi[2] - m.lo[2]};
       double sum = 0, lo = 0, hi = 0;
-      density_stats(ctx.device_space(), p->device_var(e, 0), lo3, hi3, sum, lo, hi);
+      density_stats(ctx.device_space(), p->device_var(e, P.euler.state), lo3, hi3, sum, lo, hi);
       P.diagnostics[m.block] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
     }
   });

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <type_traits>
@@ -86,12 +87,13 @@ void validate(const Options& o) {
     throw Error("problem sedov needs an even number of cells per direction");
 }
 
-Configuration make_configuration(const Options& o) {
+Configuration make_configuration(const Options& o, int state) {
   Configuration c;
   PacketVariables hydro_vars;
+  const int next = state == 0 ? var_new : 0;
   for (int v = 0; v < n_cons; ++v) {
-    hydro_vars.copy_in.push_back(v);
-    hydro_vars.copy_out.push_back(var_new + v);
+    hydro_vars.copy_in.push_back(state + v);
+    hydro_vars.copy_out.push_back(next + v);
   }
   if (o.config == "cpu") {
     c = configurations::get("cpu_only");
@@ -112,20 +114,24 @@ Configuration make_configuration(const Options& o) {
       h.packet_blocks = static_cast<std::size_t>(o.packet_blocks);
       if (o.config == "action-parallel") {
         h.variables = PacketVariables{};
-        h.variables.copy_in = {0};
+        h.variables.copy_in = {state};
       } else {
         h.variables = hydro_vars;
       }
     }
   }
-  c.name = "hydro-" + o.config;
+  c.name = "hydro-" + o.config + (state == 0 ? "" : "-swapped");
   return c;
 }
 
 
-Simulation::Simulation(Options options) : options_(std::move(options)) {
+Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Communicator::world()) {
   validate(options_);
   const Options& o = options_;
+  if (o.conduction > 0 && comm_.size() > 1)
+    throw Error::format("option --conduction: the conduction solve runs on one process; this run has {} ranks: run it "
+                        "without mpirun or with -np 1",
+                        comm_.size());
   boundary_ = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   GridSpec spec;
   spec.block_cells = {o.cells_per_block, o.cells_per_block, o.dim == 3 ? o.cells_per_block : 1};
@@ -136,8 +142,14 @@ Simulation::Simulation(Options options) : options_(std::move(options)) {
   spec.domain_lo = {0.0, 0.0, 0.0};
   spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (static_cast<double>(o.blocks) * o.cells_per_block)};
   spec.tile_cells = {o.tile, o.tile, o.dim == 3 ? o.tile : 0};
+  decomposition_ = std::make_unique<Decomposition>(spec.blocks, comm_.size());
+  spec.owned_blocks = decomposition_->blocks_of(comm_.rank());
   grid_ = std::make_unique<Grid>(spec);
-  configuration_ = make_configuration(o);
+  const BoundaryKind edge = boundary_ == Boundary::periodic ? BoundaryKind::periodic : BoundaryKind::outflow;
+  exchange_ = std::make_unique<GuardCellExchange>(*grid_, *decomposition_, std::array<BoundaryKind, 3>{edge, edge, edge}, comm_);
+  blocks_when_ready_ = std::make_unique<GuardCellIterator>(*exchange_, state_, n_cons);
+  configurations_[0] = make_configuration(o, 0);
+  configurations_[1] = make_configuration(o, var_new);
   // Two teams and two helper teams fit every hydro configuration (set_configuration may switch).
   RuntimeOptions ro;
   ro.n_teams = 2;
@@ -167,7 +179,8 @@ void Simulation::set_configuration(const std::string& config) {
   if (o.tile > 0 && config == "device") o.tile = 0;
   validate(o);
   if (o.tile != options_.tile) throw Error::format("set_configuration: --config {} needs whole-block tiles; build the Simulation with tile 0", config);
-  configuration_ = make_configuration(o);
+  configurations_[0] = make_configuration(o, 0);
+  configurations_[1] = make_configuration(o, var_new);
   options_ = o;
 }
 
@@ -186,6 +199,8 @@ EulerParams Simulation::euler_params(double dt) const {
   for (int i = 0; i < 3; ++i) p.dx[i] = d[static_cast<std::size_t>(i)];
   p.dim = options_.dim;
   p.limiter = options_.limiter;
+  p.state = state_;
+  p.next_state = state_ == 0 ? var_new : 0;
   return p;
 }
 
@@ -207,7 +222,21 @@ void Simulation::initialize_state() {
     return r2;
   };
   if (o.problem == Problem::sedov) {
-    for (const auto& m : grid_->blocks())
+    // Over every block of the whole grid, not only this rank's: the deposit is global. Their
+    // metadata as korch::Grid computes it (the same arithmetic, so the same cells count).
+    const GridSpec& spec = grid_->spec();
+    const BlockMeta& first = grid_->block(0);
+    std::vector<BlockMeta> all;
+    for (int g = 0; g < decomposition_->n_blocks(); ++g) {
+      BlockMeta m = first;
+      m.index = decomposition_->index_of(g);
+      for (int a = 0; a < 3; ++a) {
+        const auto A = static_cast<std::size_t>(a);
+        m.lo_coord[A] = spec.domain_lo[A] + m.index[A] * spec.block_cells[A] * m.delta[A];
+      }
+      all.push_back(m);
+    }
+    for (const auto& m : all)
       for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
         for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
           for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) deposit += radius2(m, i, j, k) < r0 * r0;
@@ -253,73 +282,11 @@ void Simulation::initialize_state() {
   }
 }
 
-void Simulation::fill_guards() {
-  auto data = grid_->data();
-  const auto& spec = grid_->spec();
-  const int g = guard_cells;
-  const int dim = options_.dim;
-  const bool periodic = boundary_ == Boundary::periodic;
-  const std::array<int, 3> nb = spec.block_cells, blocks = spec.blocks;
-  const auto ext = grid_->stored_extent();
-  const int nblocks = grid_->n_blocks();
-  // Block ids: the grid numbers blocks with x fastest (checked on the metadata below).
-  std::vector<int> id_of(static_cast<std::size_t>(nblocks));
-  for (const auto& m : grid_->blocks())
-    id_of[static_cast<std::size_t>(m.index[0] + blocks[0] * (m.index[1] + blocks[1] * m.index[2]))] = m.id;
-  std::vector<std::array<int, 3>> index(static_cast<std::size_t>(nblocks));
-  for (const auto& m : grid_->blocks()) index[static_cast<std::size_t>(m.id)] = m.index;
-  const int* ids = id_of.data();
-  const std::array<int, 3>* idx = index.data();
-  on_host_space(options_.host_parallel, [&](auto space) {
-  using Space = decltype(space);
-  Kokkos::parallel_for(
-      "korch hydro guard fill",
-      Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>({0, 0}, {nblocks, ext[0]}),
-      [=](int b, int i) {
-        for (int j = 0; j < ext[1]; ++j)
-          for (int k = 0; k < ext[2]; ++k) {  // in 2-D the one z plane (no z guard cells)
-            const int l[3] = {i, j, k};
-            bool interior = true;
-            for (int d = 0; d < dim; ++d) interior = interior && l[d] >= g && l[d] < g + nb[d];
-            if (interior) continue;
-            int src_block[3], src[3];
-            for (int d = 0; d < 3; ++d) {
-              if (d >= dim) {
-                src_block[d] = 0;
-                src[d] = l[d];
-                continue;
-              }
-              const int N = nb[d] * blocks[d];
-              int G = idx[b][d] * nb[d] + l[d] - g;
-              if (periodic) G = ((G % N) + N) % N;
-              else G = G < 0 ? 0 : (G >= N ? N - 1 : G);
-              src_block[d] = G / nb[d];
-              src[d] = G % nb[d] + g;
-            }
-            const int sb = ids[src_block[0] + blocks[0] * (src_block[1] + blocks[1] * src_block[2])];
-            for (int v = 0; v < n_cons; ++v) data(b, v, i, j, k) = data(sb, v, src[0], src[1], src[2]);
-          }
-      });
-  space.fence();
-  });
-}
+void Simulation::fill_guards() { exchange_->fill(state_, n_cons); }
 
-void Simulation::commit_and_fill() {
-  auto data = grid_->data();
-  const Box in = grid_->block(0).interior;
-  on_host_space(options_.host_parallel, [&](auto space) {
-  using Space = decltype(space);
-  Kokkos::parallel_for(
-      "korch hydro commit",
-      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>({0, 0, in.lo[0]},
-                                                                                {grid_->n_blocks(), n_cons, in.hi[0]}),
-      [=](int b, int v, int i) {
-        for (int j = in.lo[1]; j < in.hi[1]; ++j)
-          for (int k = in.lo[2]; k < in.hi[2]; ++k) data(b, v, i, j, k) = data(b, var_new + v, i, j, k);
-      });
-  space.fence();
-  });
-  fill_guards();
+void Simulation::swap_state() {
+  state_ = state_ == 0 ? var_new : 0;
+  next_dt_ = 0.0;  // unknown: the plain loop's update reduced nothing
 }
 
 double Simulation::stable_dt() const {
@@ -336,7 +303,7 @@ double Simulation::stable_dt() const {
       [=](int b, int i, int j, double& lo) {
         for (int k = in.lo[2]; k < in.hi[2]; ++k) {
           double U[5];
-          for (int v = 0; v < 5; ++v) U[v] = data(b, v, i, j, k);
+          for (int v = 0; v < 5; ++v) U[v] = data(b, p.state + v, i, j, k);
           const double t = cell_dt(U, p);
           lo = t < lo ? t : lo;
         }
@@ -344,20 +311,50 @@ double Simulation::stable_dt() const {
       Kokkos::Min<double>(m));
   space.fence();
   });
+  m = comm_.min(m);
   if (!(m > 0) || !std::isfinite(m))
     throw Error::format("hydro: time step {} at step {} (t = {}): the state is no longer physical", m, steps_, time_);
   return options_.cfl * m;
 }
 
+// The dt the last cycle's tasks reduced: the minimum over this rank's boxes, then over the ranks.
+double Simulation::cycle_dt() {
+  double m = std::numeric_limits<double>::infinity();
+  int worst = -1;
+  for (std::size_t s = 0; s < box_dt_.size(); ++s) {
+    if (!(box_dt_[s] > 0) || std::isnan(box_dt_[s])) {
+      worst = static_cast<int>(s);
+      m = box_dt_[s];
+      break;
+    }
+    m = std::min(m, box_dt_[s]);
+  }
+  if (worst >= 0) {
+    const auto& meta = grid_->block(worst / grid_->tiles_per_block());
+    throw Error::format("hydro: rank {}: after step {} (t = {}) block {} has time step {}: its state is no longer "
+                        "physical (negative density or pressure, or not finite)",
+                        comm_.rank(), steps_, time_, meta.global_id, m);
+  }
+  m = comm_.min(m);
+  if (!(m > 0) || !std::isfinite(m))
+    throw Error::format("hydro: time step {} after step {} (t = {}): another rank's state is no longer physical", m,
+                        steps_, time_);
+  return m;
+}
+
 double Simulation::step(double dt_max) {
   auto t0 = Clock::now();
-  double dt = std::min(stable_dt(), dt_max);
+  double dt = std::min(next_dt_ > 0 ? options_.cfl * next_dt_ : stable_dt(), dt_max);
   phases_.dt += seconds_since(t0);
   StepParameters sp;
   sp.euler = euler_params(dt);
   sp.diagnostics = diagnostics_.data();
   const auto d = dx();
   sp.cell_volume = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
+  box_dt_.assign(static_cast<std::size_t>(grid_->n_blocks()) * static_cast<std::size_t>(grid_->tiles_per_block()),
+                 std::numeric_limits<double>::infinity());
+  sp.box_dt = box_dt_.data();
+  sp.tiles_per_block = grid_->tiles_per_block();
   Bundle bundle("hydro-step", ActionParameters(sp));
   bundle.add(hydro_routine());
   if (options_.config == "action-parallel") bundle.add(diagnostics_routine());
@@ -365,12 +362,17 @@ double Simulation::step(double dt_max) {
   if (tracing) {
     trace_.clear();
     runtime_->set_trace(&trace_);
+    exchange_->set_trace(&trace_);
   }
   t0 = Clock::now();
-  runtime_->execute(bundle, configuration_, *grid_);
+  // The guard cells of the current state are filled inside the cycle: each block reaches the
+  // distributor once its own are valid.
+  blocks_when_ready_->set_variables(state_, n_cons);
+  runtime_->execute(bundle, configuration(), *grid_, blocks_when_ready_.get());
   phases_.execute += seconds_since(t0);
   if (tracing) {
     runtime_->set_trace(nullptr);
+    exchange_->set_trace(nullptr);
     auto ev = trace_.events();
     for (const auto& e : ev) {
       action_seconds_[e.category + ":" + e.name] += 1e-9 * static_cast<double>(e.end_ns - e.begin_ns);
@@ -386,7 +388,7 @@ double Simulation::step(double dt_max) {
   // Bytes moved: every block sent to a device pipeline goes over with the copy-in variables and
   // comes back with the copy-out ones.
   for (const auto& [entry, items] : runtime_->last_distribution()) {
-    for (const auto& h : configuration_.helpers) {
+    for (const auto& h : configuration().helpers) {
       if (h.name != entry) continue;
       const auto e = grid_->stored_extent();
       const double cells = static_cast<double>(e[0]) * e[1] * e[2];
@@ -396,11 +398,13 @@ double Simulation::step(double dt_max) {
     }
   }
   t0 = Clock::now();
-  commit_and_fill();
-  phases_.commit += seconds_since(t0);
+  state_ = state_ == 0 ? var_new : 0;  // the state the cycle wrote is the current one now
+  next_dt_ = cycle_dt();
+  phases_.dt += seconds_since(t0);
   if (options_.conduction > 0) {
     t0 = Clock::now();
     conduct_step(dt);
+    next_dt_ = 0.0;  // conduction changed the energy: the next step reduces its dt afresh
     phases_.conduction += seconds_since(t0);
   }
   time_ += dt;
@@ -422,12 +426,12 @@ void Simulation::conduct_step(double dt) {
   conduct(T, n, {d[0], d[1], options_.dim == 3 ? d[2] : 1.0}, options_.conduction, dt, boundary_ == Boundary::periodic);
   auto data = grid_->data();
   for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) {
-    const double r = data(b, 0, i, j, k);
-    const double kin = 0.5 * (data(b, 1, i, j, k) * data(b, 1, i, j, k) + data(b, 2, i, j, k) * data(b, 2, i, j, k) +
-                              data(b, 3, i, j, k) * data(b, 3, i, j, k)) / r;
-    data(b, 4, i, j, k) = r * T[c] / (g - 1.0) + kin;
+    const int s = state_;
+    const double r = data(b, s, i, j, k);
+    const double kin = 0.5 * (data(b, s + 1, i, j, k) * data(b, s + 1, i, j, k) + data(b, s + 2, i, j, k) * data(b, s + 2, i, j, k) +
+                              data(b, s + 3, i, j, k) * data(b, s + 3, i, j, k)) / r;
+    data(b, s + 4, i, j, k) = r * T[c] / (g - 1.0) + kin;
   });
-  fill_guards();
 #else
   (void)dt;
   throw Error("option --conduction: this build has no conduction solver (apps/hydro/lib/conduction.hpp missing)");
@@ -435,30 +439,103 @@ void Simulation::conduct_step(double dt) {
 }
 
 std::vector<double> Simulation::gather(int var) const {
+  if (var < 0 || var >= n_cons) throw Error::format("hydro: gather({}): conserved variables are 0..{}", var, n_cons - 1);
   const auto n = global_cells();
   std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]));
   auto data = grid_->data();
-  for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) { out[c] = data(b, var, i, j, k); });
+  const int v = state_ + var;
+  if (comm_.size() == 1) {
+    for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) { out[c] = data(b, v, i, j, k); });
+    return out;
+  }
+  // This rank's cells in its block order; then every rank's, placed by the decomposition.
+  std::vector<double> mine;
+  for (const auto& m : grid_->blocks())
+    for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
+      for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+        for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i) mine.push_back(data(m.id, v, i, j, k));
+  const std::vector<double> all = comm_.all_gather(mine);
+  const auto& nb = grid_->spec().block_cells;
+  const Box in = grid_->block(0).interior;
+  std::size_t next = 0;
+  for (int r = 0; r < comm_.size(); ++r)
+    for (const int g : decomposition_->blocks_of(r)) {
+      const auto idx = decomposition_->index_of(g);
+      for (int k = 0; k < in.extent(2); ++k)
+        for (int j = 0; j < in.extent(1); ++j)
+          for (int i = 0; i < in.extent(0); ++i) {
+            const std::size_t I = static_cast<std::size_t>(idx[0] * nb[0] + i), J = static_cast<std::size_t>(idx[1] * nb[1] + j),
+                              K = static_cast<std::size_t>(idx[2] * nb[2] + k);
+            out[I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)] = all[next++];
+          }
+    }
   return out;
 }
 
 std::array<double, 5> Simulation::totals() const {
-  std::array<double, 5> t{0, 0, 0, 0, 0};
   auto data = grid_->data();
   const auto d = dx();
   const double vol = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
+  // Five sums per block of this rank (in global id order, as the grid stores them), then every
+  // rank's blocks summed in global id order: the same additions whatever the number of ranks.
+  std::vector<double> mine;
   for (const auto& m : grid_->blocks())
-    for (int v = 0; v < 5; ++v)
+    for (int v = 0; v < n_cons; ++v) {
+      double t = 0;
       for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
         for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) t[static_cast<std::size_t>(v)] += data(m.id, v, i, j, k) * vol;
+          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) t += data(m.id, state_ + v, i, j, k) * vol;
+      mine.push_back(t);
+    }
+  const std::vector<double> all = comm_.all_gather(mine);
+  std::vector<const double*> of_block(static_cast<std::size_t>(decomposition_->n_blocks()));
+  std::size_t next = 0;
+  for (int r = 0; r < comm_.size(); ++r)
+    for (const int g : decomposition_->blocks_of(r)) {
+      of_block[static_cast<std::size_t>(g)] = all.data() + next;
+      next += n_cons;
+    }
+  std::array<double, 5> t{0, 0, 0, 0, 0};
+  for (const double* b : of_block)
+    for (int v = 0; v < n_cons; ++v) t[static_cast<std::size_t>(v)] += b[v];
   return t;
+}
+
+std::uint64_t Simulation::state_hash() const {
+  auto data = grid_->data();
+  std::vector<std::uint64_t> mine;  // (global id, hash) pairs
+  for (const auto& m : grid_->blocks()) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits, over each double's bytes
+    for (int v = 0; v < n_cons; ++v)
+      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
+        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
+            std::uint64_t bits = 0;
+            const double x = data(m.id, state_ + v, i, j, k);
+            std::memcpy(&bits, &x, sizeof bits);
+            for (int byte = 0; byte < 8; ++byte) {
+              h ^= (bits >> (8 * byte)) & 0xffu;
+              h *= 1099511628211ull;
+            }
+          }
+    mine.push_back(static_cast<std::uint64_t>(m.global_id));
+    mine.push_back(h);
+  }
+  const std::vector<std::uint64_t> all = comm_.all_gather(mine);
+  std::vector<std::uint64_t> by_block(static_cast<std::size_t>(decomposition_->n_blocks()));
+  for (std::size_t p = 0; p + 1 < all.size(); p += 2) by_block[static_cast<std::size_t>(all[p])] = all[p + 1];
+  std::uint64_t h = 1469598103934665603ull;
+  for (const std::uint64_t b : by_block) {
+    h ^= b;
+    h *= 1099511628211ull;
+  }
+  return h;
 }
 
 void Simulation::run() {
   const Options& o = options_;
   // A directory that cannot be written should fail the run now, not after its last step.
-  if (o.write_output) prepare_output_directory(o.out);
+  if (o.write_output && comm_.rank() == 0) prepare_output_directory(o.out);
   const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
   const auto n = global_cells();
   const double cells = static_cast<double>(n[0]) * n[1] * n[2];
@@ -486,16 +563,20 @@ std::string Simulation::summary() const {
   s += fmt::format("korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = {:.4e}\n",
                    to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
                    options_.cells_per_block, options_.dim, options_.config, options_.threads, steps_, time_);
-  const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.commit + phases_.dt + phases_.conduction);
+  if (comm_.size() > 1) {
+    const auto c = exchange_->counts();
+    s += fmt::format("  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
+                     comm_.size(), grid_->n_blocks(), c.neighbour_ranks, c.cells_sent);
+  }
+  const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.dt + phases_.conduction);
   s += fmt::format("  {:<34} {:>14}\n", "metric", "value");
   s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s", steps_ > 0 && total > 0 ? cells * steps_ / total : 0.0);
   s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", steps_ > 0 ? total / steps_ : 0.0);
   auto share = [&](const char* name, double t) {
     s += fmt::format("  {:<34} {:>13.1f}%\n", name, total > 0 ? 100.0 * t / total : 0.0);
   };
-  share("share: runtime execute (bundle)", phases_.execute);
-  share("share: commit + guard fill", phases_.commit);
-  share("share: CFL reduction", phases_.dt);
+  share("share: runtime execute (fill + bundle)", phases_.execute);
+  share("share: dt (combine, allreduce)", phases_.dt);
   if (options_.conduction > 0) share("share: conduction (CG)", phases_.conduction);
   double task_total = 0;
   for (const auto& [k, v] : action_seconds_) task_total += v;
@@ -509,8 +590,18 @@ std::string Simulation::summary() const {
                      100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
   }
   if (options_.config == "action-parallel") {
+    // Every rank's blocks, summed in global block order.
+    std::vector<double> mine;
+    for (const auto& m : grid_->blocks()) {
+      const auto& d = diagnostics_[static_cast<std::size_t>(m.id)];
+      mine.insert(mine.end(), {static_cast<double>(m.global_id), d.mass, d.rho_min, d.rho_max});
+    }
+    const auto all = comm_.all_gather(mine);
+    std::vector<BlockDiagnostics> by_block(static_cast<std::size_t>(decomposition_->n_blocks()));
+    for (std::size_t p = 0; p + 3 < all.size(); p += 4)
+      by_block[static_cast<std::size_t>(all[p])] = BlockDiagnostics{all[p + 1], all[p + 2], all[p + 3]};
     double mass = 0, lo = 1e300, hi = -1e300;
-    for (const auto& d : diagnostics_) {
+    for (const auto& d : by_block) {
       mass += d.mass;
       lo = std::min(lo, d.rho_min);
       hi = std::max(hi, d.rho_max);
@@ -519,6 +610,10 @@ std::string Simulation::summary() const {
     s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: min density", lo);
     s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: max density", hi);
   }
+  const auto t = totals();
+  s += fmt::format("  totals (mass, momentum x y z, energy): {:.17g} {:.17g} {:.17g} {:.17g} {:.17g}\n", t[0], t[1], t[2],
+                   t[3], t[4]);
+  s += fmt::format("  state hash: {:016x}\n", state_hash());
   return s;
 }
 

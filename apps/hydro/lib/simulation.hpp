@@ -1,9 +1,12 @@
-// The hydro main job: options, problem set-up, the step loop whose hydro update runs as a bundle
-// through korch::Runtime::execute on the chosen configuration, and the work between cycles on the
-// main thread (commit of the new state, guard-cell fill, CFL reduction, optional conduction).
+// The hydro main job: options, problem set-up, and the step loop whose hydro update runs as a bundle
+// through korch::Runtime::execute on the chosen configuration, on every MPI rank for the blocks the
+// rank owns (docs/ranks.md). The guard-cell fill runs inside the cycle (GuardCellIterator hands
+// each block to the distributor once its guard cells are valid), the next time step comes out of
+// the cycle (each task reduces the box it wrote) and the new state is not copied: the two state
+// sets swap roles.
 //
-// Grid variables: 0..4 the conserved state (rho, mx, my, mz, E), guard cells filled between
-// cycles; 5..9 the new state written by the "hydro" action (interior only). Configurations:
+// Grid variables: two sets of the conserved state (rho, mx, my, mz, E), 0..4 and 5..9; a step
+// reads the current set (guard cells filled) and writes the other (interior only). Configurations:
 //   cpu              korch built-in cpu_only (tiles on the host team)
 //   device           gpu_only: packets of blocks to the backend's device space (copy-in 0..4, copy-out 5..9)
 //   split            cpu_gpu_data_parallel: host tiles | device packets, blocks split by weight
@@ -14,12 +17,16 @@
 #include "euler.hpp"
 
 #include <korch/backend/spaces.hpp>
+#include <korch/communicator.hpp>
 #include <korch/configuration.hpp>
+#include <korch/decomposition.hpp>
 #include <korch/grid.hpp>
+#include <korch/guard_cell_iterator.hpp>
 #include <korch/runtime.hpp>
 #include <korch/trace.hpp>
 
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -69,8 +76,10 @@ struct BlockDiagnostics {
   double mass = 0.0, rho_min = 0.0, rho_max = 0.0;
 };
 
+// Wall time of the steps by phase: the cycle (guard fill included), what follows it on the main
+// thread (combining the tasks' dt over blocks and ranks, the swap), the conduction solve.
 struct PhaseTimes {
-  double execute = 0, commit = 0, dt = 0, conduction = 0;
+  double execute = 0, dt = 0, conduction = 0;
 };
 
 class Simulation {
@@ -81,10 +90,14 @@ class Simulation {
   Simulation& operator=(const Simulation&) = delete;
 
   const Options& options() const noexcept { return options_; }
+  // The ranks of the run and which blocks each owns; grid() holds this rank's blocks.
+  const Communicator& communicator() const noexcept { return comm_; }
+  const Decomposition& decomposition() const noexcept { return *decomposition_; }
   Grid& grid() noexcept { return *grid_; }
   const Grid& grid() const noexcept { return *grid_; }
   Runtime& runtime() noexcept { return *runtime_; }
-  const Configuration& configuration() const noexcept { return configuration_; }
+  // The configuration of the next step (its packet variables follow the current state set).
+  const Configuration& configuration() const noexcept { return configurations_[state_ == 0 ? 0 : 1]; }
   // Switches the configuration for the following steps (cpu | device | split | action-parallel);
   // the benchmark interleaves configurations on one Runtime with it.
   void set_configuration(const std::string& config);
@@ -94,22 +107,32 @@ class Simulation {
   std::array<double, 3> dx() const noexcept;
   EulerParams euler_params(double dt) const;
 
-  // Largest stable dt (CFL number times the global minimum over cells), a Kokkos reduction.
+  // Largest stable dt (CFL number times the minimum over every rank's cells) of the current state,
+  // a Kokkos reduction and an allreduce. step() needs it only for the first step (and after
+  // conduction): later ones take the dt their previous cycle reduced.
   double stable_dt() const;
-  // One step: the hydro bundle through the runtime, then commit + guard fill (+ conduction).
-  // Returns the dt used (stable_dt, clipped to `dt_max`).
+  // One step: the hydro bundle through the runtime (guard-cell fill inside), then the swap of the
+  // state sets (+ conduction). Returns the dt used (the stable dt, clipped to `dt_max`).
   double step(double dt_max = 1e300);
   // Runs to options().steps or tmax; progress on stdout unless quiet (progress.hpp). Checks first
   // that options().out can be written (when write_output), throwing korch::Error naming it.
   void run();
 
-  // Interior of grid variable `var` over the whole grid, x fastest: i + nx * (j + ny * k).
+  // Interior of conserved variable `var` (0..4 of the current state) over the whole grid, x
+  // fastest: i + nx * (j + ny * k). Collective: every rank calls it and gets the whole field.
   std::vector<double> gather(int var) const;
-  // Sum over interior cells of the conserved variables times the cell volume.
+  // Sum over interior cells of the conserved variables times the cell volume: per block, then the
+  // blocks in global order, so that the figures do not depend on the number of ranks. Collective.
   std::array<double, 5> totals() const;
-  // Copies variables 5..9 into 0..4 (interior) and fills the guard cells of 0..4.
-  void commit_and_fill();
+  // A hash of the current state's interior bits (FNV-1a per block, combined in global block
+  // order): equal for equal states whatever the number of ranks. Collective.
+  std::uint64_t state_hash() const;
+  // First variable of the current state (0 or var_new).
+  int state() const noexcept { return state_; }
+  // What a step without the runtime does around its update (the benchmark's plain loop): fill the
+  // current state's guard cells (every rank), then, after the update, swap the state sets.
   void fill_guards();
+  void swap_state();
 
   const std::vector<BlockDiagnostics>& diagnostics() const noexcept { return diagnostics_; }
   const PhaseTimes& phase_times() const noexcept { return phases_; }
@@ -123,7 +146,8 @@ class Simulation {
   const TransferOverlap& transfer_overlap() const noexcept { return overlap_; }
   double run_seconds() const noexcept { return run_seconds_; }
 
-  // The summary table (cells/s, time per step, shares, transfers).
+  // The summary table (cells/s, time per step, shares, transfers, the conserved totals and the
+  // state hash). Collective: every rank calls it; rank 0 prints it.
   std::string summary() const;
   // density.png, trace.json, timeline.png under options().out, each written to a temporary name and
   // renamed over the final one (output_files.hpp); defined in simulation_outputs.cpp.
@@ -132,11 +156,19 @@ class Simulation {
  private:
   void initialize_state();
   void conduct_step(double dt);
+  double cycle_dt();
 
   Options options_;
+  Communicator comm_;
+  std::unique_ptr<Decomposition> decomposition_;
   std::unique_ptr<Grid> grid_;
+  std::unique_ptr<GuardCellExchange> exchange_;
+  std::unique_ptr<GuardCellIterator> blocks_when_ready_;
   std::unique_ptr<Runtime> runtime_;
-  Configuration configuration_;
+  Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
+  int state_ = 0;
+  std::vector<double> box_dt_;  // per tile slot, written by the cycle's tasks
+  double next_dt_ = 0.0;        // the cycle's stable dt before the CFL factor; 0: not known
   Boundary boundary_ = Boundary::outflow;
   double time_ = 0.0;
   int steps_ = 0;
@@ -151,13 +183,18 @@ class Simulation {
   double run_seconds_ = 0.0;
 };
 
-// The runtime configuration for an Options value (built-in, edited for the hydro variables).
-Configuration make_configuration(const Options& options);
+// The runtime configuration for an Options value (built-in, edited for the hydro variables) when
+// the current state starts at variable `state` (0 or var_new).
+Configuration make_configuration(const Options& options, int state = 0);
 // The hydro bundle for one step (routines "hydro" and, for action-parallel, "diagnostics").
 struct StepParameters {
   EulerParams euler;
   BlockDiagnostics* diagnostics = nullptr;  // indexed by block id
   double cell_volume = 1.0;
+  // Where each task leaves the largest stable dt of the box it wrote (before the CFL factor):
+  // [block * tiles_per_block + tile] (tile 0 for whole blocks); null: not wanted.
+  double* box_dt = nullptr;
+  int tiles_per_block = 1;
 };
 
 // The hydro update of one item (Tile, Block or DataPacket of blocks), usable without the runtime

@@ -29,12 +29,13 @@ std::string resolution(const std::array<int, 3>& n, int dim) {
 
 void Simulation::write_outputs() const {
   namespace fs = std::filesystem;
+  const std::vector<double> rho = gather(0);  // collective: every rank takes part, rank 0 writes
+  if (comm_.rank() != 0) return;
   prepare_output_directory(options_.out);
   const auto n = global_cells();
   const auto& spec = grid_->spec();
   const int dim = options_.dim;
   // In 3D the picture is the z layer through the middle of the domain.
-  const std::vector<double> rho = gather(0);
   std::vector<double> slice(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]));
   const std::size_t k = static_cast<std::size_t>(n[2] / 2);
   for (std::size_t c = 0; c < slice.size(); ++c) slice[c] = rho[c + slice.size() * k];

@@ -11,6 +11,7 @@
 // Distributor with several groups, one of them data parallel.
 #pragma once
 
+#include <korch/block_iterator.hpp>
 #include <korch/configuration.hpp>
 #include <korch/data_item.hpp>
 #include <korch/data_type.hpp>
@@ -46,13 +47,17 @@ class Distributor {
 
   // Feeds every block of `grid` (on the calling thread). Returns how many items went to each
   // group's pipelines ([group][pipeline]).
-  // `cache`, when given, supplies the tile and block items (reused across cycles).
-  std::vector<std::vector<std::size_t>> distribute(const Grid& grid, Trace* trace = nullptr, ItemCache* cache = nullptr);
+  // `cache`, when given, supplies the tile and block items (reused across cycles); `order`, when
+  // given, the order of the blocks (else ascending ids); every block must come from it once.
+  std::vector<std::vector<std::size_t>> distribute(const Grid& grid, Trace* trace = nullptr, ItemCache* cache = nullptr,
+                                                   BlockIterator* order = nullptr);
   const DistributorConfig& config() const noexcept { return config_; }
 
   static constexpr std::size_t kMaxBatch = 64;
 
  private:
+  template <class Blocks>
+  std::vector<std::vector<std::size_t>> distribute_blocks(const Grid& grid, Trace* trace, ItemCache* cache, Blocks& blocks);
   std::size_t choose(std::size_t group, const std::vector<std::vector<std::shared_ptr<DataItem>>>& pending);
   DistributorConfig config_;
   std::vector<std::vector<DistributorTarget>> targets_;

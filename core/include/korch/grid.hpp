@@ -44,11 +44,16 @@ struct GridSpec {
   std::array<double, 3> domain_lo{0.0, 0.0, 0.0};
   std::array<double, 3> domain_hi{1.0, 1.0, 1.0};
   std::array<int, 3> tile_cells{0, 0, 0};      // tile size; 0 in a direction: the whole block
+  // The global ids (x fastest) of the blocks this grid stores, ascending: a rank's share of the
+  // whole grid (Decomposition::blocks_of). Empty: every block. The grid numbers the blocks it
+  // stores 0, 1, ... in this order (BlockMeta::id) and keeps their global ids (BlockMeta::global_id).
+  std::vector<int> owned_blocks;
 };
 
 // Everything the runtime knows about a block besides its data.
 struct BlockMeta {
-  int id = 0;
+  int id = 0;         // index among the blocks this grid stores
+  int global_id = 0;  // index in the whole grid, x fastest (equal to id when the grid stores all)
   int level = 0;
   std::array<int, 3> index{0, 0, 0};      // block coordinates in the grid
   std::array<double, 3> delta{0, 0, 0};   // cell size

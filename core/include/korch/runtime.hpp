@@ -17,6 +17,7 @@
 #pragma once
 
 #include <korch/backend/memory_pool.hpp>
+#include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
 #include <korch/grid.hpp>
@@ -72,7 +73,9 @@ class Runtime {
   // cycle ends (teams, pools and reports belong to one cycle at a time). A call from inside a
   // cycle of this runtime — from an action routine on one of its team threads, or re-entering on
   // the calling thread — could never proceed and throws a korch::Error at once.
-  void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid);
+  // `order`, when given, hands the distributor the grid's blocks (block_iterator.hpp), e.g. as
+  // their guard cells become valid (GuardCellIterator); otherwise they go in id order.
+  void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order = nullptr);
 
   RuntimeShape shape() const noexcept;
   const RuntimeOptions& options() const noexcept { return options_; }
@@ -103,7 +106,7 @@ class Runtime {
   std::vector<std::pair<std::string, std::size_t>> distribution_;
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
   std::mutex cycle_mutex_;  // one execute() at a time
-  void execute_cycle(const Bundle& bundle, const Configuration& configuration, Grid& grid);
+  void execute_cycle(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order);
   bool owns_team_thread(const ThreadTeam* team) const noexcept;
 };
 

@@ -11,8 +11,9 @@
 
 namespace korch::detail {
 
-Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid)
-    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid) {}
+Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid,
+             BlockIterator* order)
+    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid), order_(order) {}
 
 void Cycle::run(CycleResult& result) {
   validate();
@@ -105,7 +106,7 @@ void Cycle::distribute(CycleResult& result) {
       }
     }
     Distributor distributor(c_.distributor, std::move(targets));
-    const auto counts = distributor.distribute(grid_, r_.trace, &r_.items);
+    const auto counts = distributor.distribute(grid_, r_.trace, &r_.items, order_);
     for (std::size_t g = 0; g < counts.size(); ++g)
       for (std::size_t i = 0; i < counts[g].size(); ++i)
         result.distribution.emplace_back(c_.distributor.groups[g].pipelines[i], counts[g][i]);

@@ -8,6 +8,7 @@
 #include "cycle_node.hpp"
 
 #include <korch/backend/memory_pool.hpp>
+#include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/grid.hpp>
 #include <korch/item_cache.hpp>
@@ -42,7 +43,8 @@ struct CycleResult {
 
 class Cycle {
  public:
-  Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid);
+  Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid,
+        BlockIterator* order);
   // Runs every step; fills `result` and then rethrows the cycle's first failure, if any.
   void run(CycleResult& result);
 
@@ -60,6 +62,7 @@ class Cycle {
   const Bundle& bundle_;
   const Configuration& c_;
   Grid& grid_;
+  BlockIterator* order_;
   CycleNodes nodes_;
   std::vector<std::string> declared_;  // teams then helpers, in declaration order
   std::vector<std::string> wait_order_;

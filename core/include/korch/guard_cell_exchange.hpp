@@ -1,0 +1,105 @@
+// The guard-cell fill of a rank's blocks: copies between the rank's own blocks, the boundary
+// conditions of the domain, and nonblocking messages between ranks — one message each way per
+// neighbouring rank per fill, packed from index lists made once, into buffers kept across fills
+// (docs/ranks.md).
+//
+// Every guard cell takes the value of one interior cell of the whole grid: its own position wrapped
+// (periodic) or clamped (outflow) into the domain, per direction. So the fill is a list of copies
+// of interior cells, independent of order, covering faces, edges and corners alike, in 2-D and 3-D.
+// Guard cells exist in the first guard_dims directions of the grid (GridSpec).
+//
+// Use: fill(first, count) fills every block; or, to overlap communication with work (what
+// GuardCellIterator does): start(), then fill_local(b) for every block and, for the blocks that
+// need other ranks' cells, wait_some() until they are complete, then finish().
+#pragma once
+
+#include <korch/communicator.hpp>
+#include <korch/decomposition.hpp>
+#include <korch/grid.hpp>
+#include <korch/trace.hpp>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace korch {
+
+enum class BoundaryKind { periodic, outflow };
+
+struct ExchangeCounts {
+  int neighbour_ranks = 0;         // ranks this rank exchanges messages with
+  std::size_t cells_sent = 0;      // guard cells per variable sent per fill (= received)
+  std::size_t local_copies = 0;    // guard cells per variable copied within the rank per fill
+  int blocks_needing_messages = 0; // blocks with a guard cell owned by another rank
+};
+
+class GuardCellExchange {
+ public:
+  // `grid` holds the blocks `decomposition` gives to `comm.rank()` (GridSpec::owned_blocks) and its
+  // blocks[] must match the decomposition's. Throws korch::Error when they do not, or when a block
+  // has fewer interior cells than guard cells in a direction with guard cells.
+  GuardCellExchange(const Grid& grid, const Decomposition& decomposition, std::array<BoundaryKind, 3> boundary,
+                    Communicator comm = Communicator::world());
+  ~GuardCellExchange();
+  GuardCellExchange(const GuardCellExchange&) = delete;
+  GuardCellExchange& operator=(const GuardCellExchange&) = delete;
+
+  // Fills the guard cells of variables [first, first + count) of every block and returns when done.
+  void fill(int first, int count);
+
+  // Posts the receives, packs the interiors other ranks need and sends them (the variables
+  // [first, first + count) until finish()). Throws when a fill is already in progress.
+  void start(int first, int count);
+  // Copies the guard cells of `block` whose sources are on this rank (boundaries included).
+  void fill_local(int block);
+  // Blocks (ids ascending) whose guard cells need nothing from another rank.
+  const std::vector<int>& blocks_without_messages() const noexcept { return local_only_; }
+  // Waits until at least one outstanding message arrived and unpacks it; returns the blocks whose
+  // remote guard cells became complete (fill_local still needed); may be empty while messages are
+  // outstanding (a block waits for several), and is empty once none is.
+  std::vector<int> wait_some();
+  // Messages of this fill not yet received.
+  int messages_outstanding() const noexcept { return outstanding_; }
+  // Waits for the sends; the fill is over.
+  void finish();
+  // Drops a fill in progress (a failed cycle): cancels receives, releases requests. No throw.
+  void abandon() noexcept;
+  bool in_progress() const noexcept { return active_; }
+
+  const ExchangeCounts& counts() const noexcept { return counts_; }
+  const Communicator& communicator() const noexcept { return comm_; }
+  // Events ("pack+send", "wait", "unpack", category "communication") go to `trace` when set.
+  void set_trace(Trace* trace) noexcept { trace_ = trace; }
+
+ private:
+  struct Copy {
+    int dst_block, dst_cell, src_block, src_cell;
+  };
+  struct Peer {
+    int rank;
+    std::vector<Copy> recv;  // dst filled from the message, in message order (src unused)
+    std::vector<Copy> send;  // src packed into the message, in message order (dst unused)
+    std::vector<int> blocks; // blocks completed by this message
+    std::vector<double> recv_buffer, send_buffer;
+  };
+  struct Requests;  // MPI requests (MPI builds only)
+
+  void plan(const Decomposition& decomposition, std::array<BoundaryKind, 3> boundary);
+
+  const Grid& grid_;
+  Communicator comm_;
+  std::vector<std::vector<Copy>> local_;  // per block: copies within the rank
+  std::vector<Peer> peers_;
+  std::vector<int> remote_pending_;      // per block: messages still needed in this fill
+  std::vector<int> local_only_;
+  std::unique_ptr<Requests> requests_;
+  ExchangeCounts counts_;
+  Trace* trace_ = nullptr;
+  bool active_ = false;
+  int first_ = 0, count_ = 0;
+  int outstanding_ = 0;
+  std::size_t cells_per_var_ = 0;
+};
+
+}  // namespace korch

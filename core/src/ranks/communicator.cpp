@@ -1,0 +1,135 @@
+#include <korch/communicator.hpp>
+#include <korch/config.hpp>
+#include <korch/error.hpp>
+
+#include <cstdlib>
+
+#if KORCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace korch {
+
+#if KORCH_HAVE_MPI
+namespace {
+
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw Error::format("communicator: {} failed: {}", call, std::string(text, static_cast<std::size_t>(length)));
+}
+
+template <class T>
+std::vector<T> gather_all(const std::vector<T>& values, MPI_Datatype type, int size) {
+  const int count = static_cast<int>(values.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size), 0);
+  check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<T> out(static_cast<std::size_t>(total));
+  check(MPI_Allgatherv(values.data(), count, type, out.data(), counts.data(), offsets.data(), type, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+  return out;
+}
+
+}  // namespace
+#endif
+
+Communicator Communicator::world() {
+  Communicator c;
+#if KORCH_HAVE_MPI
+  if (mpi_running()) {
+    c.mpi_ = true;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &c.size_);
+  }
+#endif
+  return c;
+}
+
+double Communicator::min(double value) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) {
+    double out = value;
+    check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce (min)");
+    return out;
+  }
+#endif
+  return value;
+}
+
+std::int64_t Communicator::sum(std::int64_t value) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) {
+    std::int64_t out = value;
+    check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce (sum)");
+    return out;
+  }
+#endif
+  return value;
+}
+
+std::vector<double> Communicator::all_gather(const std::vector<double>& values) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) return gather_all(values, MPI_DOUBLE, size_);
+#endif
+  return values;
+}
+
+std::vector<std::uint64_t> Communicator::all_gather(const std::vector<std::uint64_t>& values) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) return gather_all(values, MPI_UINT64_T, size_);
+#endif
+  return values;
+}
+
+void Communicator::barrier() const {
+#if KORCH_HAVE_MPI
+  if (mpi_) check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+#endif
+}
+
+void Communicator::abort(int exit_code) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) MPI_Abort(MPI_COMM_WORLD, exit_code);
+#endif
+  std::exit(exit_code);
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+#if KORCH_HAVE_MPI
+  if (!mpi_running()) {
+    int provided = 0;
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    owns_ = true;
+    if (provided < MPI_THREAD_FUNNELED) {
+      MPI_Finalize();
+      owns_ = false;
+      throw Error("MPI session: this MPI library does not offer MPI_THREAD_FUNNELED, which korch's team threads need");
+    }
+  }
+#else
+  (void)argc;
+  (void)argv;
+#endif
+}
+
+MpiSession::~MpiSession() {
+#if KORCH_HAVE_MPI
+  if (owns_ && mpi_running()) MPI_Finalize();
+#endif
+}
+
+}  // namespace korch

@@ -1,0 +1,43 @@
+#include <korch/error.hpp>
+#include <korch/guard_cell_iterator.hpp>
+
+namespace korch {
+
+GuardCellIterator::GuardCellIterator(GuardCellExchange& exchange, int first, int count)
+    : exchange_(exchange), first_(first), count_(count) {}
+
+void GuardCellIterator::set_variables(int first, int count) {
+  if (exchange_.in_progress())
+    throw Error("guard-cell iterator: set_variables() during a cycle: change the variables between cycles");
+  first_ = first;
+  count_ = count;
+}
+
+void GuardCellIterator::begin(const Grid&) {
+  exchange_.start(first_, count_);
+  const auto& local = exchange_.blocks_without_messages();
+  ready_.assign(local.begin(), local.end());
+  early_ = 0;
+}
+
+std::optional<int> GuardCellIterator::next() {
+  while (ready_.empty() && exchange_.messages_outstanding() > 0) {
+    for (const int b : exchange_.wait_some()) ready_.push_back(b);
+  }
+  if (ready_.empty()) {
+    exchange_.finish();
+    return std::nullopt;
+  }
+  const int b = ready_.front();
+  ready_.pop_front();
+  exchange_.fill_local(b);
+  if (exchange_.messages_outstanding() > 0) ++early_;
+  return b;
+}
+
+void GuardCellIterator::abandon() noexcept {
+  ready_.clear();
+  exchange_.abandon();
+}
+
+}  // namespace korch
