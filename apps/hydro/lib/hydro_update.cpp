@@ -173,6 +173,11 @@ double box_dt(const DeviceTaskSpace& space, const View (&vars)[n_grid_vars], con
   }
 }
 
+void check_injected_failure(const StepParameters& P, const Grid& grid, int block) {
+  if (P.fail_block >= 0 && grid.block(block).global_id == P.fail_block)
+    throw Error::format("injected failure (--inject-failure {})", P.fail_block);
+}
+
 void record_dt(const StepParameters& P, int block, int tile, double dt) {
   if (P.box_dt) P.box_dt[static_cast<std::size_t>(block) * static_cast<std::size_t>(P.tiles_per_block) + static_cast<std::size_t>(tile)] = dt;
 }
@@ -226,11 +231,13 @@ ActionRoutine hydro_routine() {
   return ActionRoutine("hydro", [](const ActionContext& ctx, DataItem& item) {
     const auto& P = ctx.parameters_as<StepParameters>();
     if (auto* t = dynamic_cast<Tile*>(&item)) {
+      check_injected_failure(P, t->grid(), t->block_id());
       HostVar vars[n_grid_vars];
       for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(t->grid(), t->block_id(), v);
       update_box_host(vars, P.euler, t->box().lo.data(), t->box().hi.data());
       record_dt(P, t->block_id(), t->tile_index(), box_dt_host(vars, P.euler, t->box().lo.data(), t->box().hi.data()));
     } else if (auto* b = dynamic_cast<Block*>(&item)) {
+      check_injected_failure(P, b->grid(), b->block_id());
       HostVar vars[n_grid_vars];
       for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(b->grid(), b->block_id(), v);
       update_box_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data());
@@ -239,6 +246,7 @@ ActionRoutine hydro_routine() {
       for (std::size_t e = 0; e < p->size(); ++e) {
         const auto& m = p->entry(e);
         if (m.tile != -1) throw Error::format("hydro action: {} holds tiles: the stencil needs whole blocks", p->describe());
+        check_injected_failure(P, p->grid(), m.block);
         DataPacket::DeviceVar vars[n_grid_vars];
         for (int v = 0; v < n_grid_vars; ++v) vars[v] = p->device_var(e, v);
         int lo[3], hi[3];

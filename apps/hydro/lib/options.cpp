@@ -98,8 +98,12 @@ void add_options(CLI::App& app, Options& o) {
       ->check(korch::cli::non_empty());
   app.add_flag("--log", o.log_scale, "logarithmic colour scale in density.png");
   app.add_flag("--host-parallel", o.host_parallel,
-               "guard fill, commit and CFL reduction on OpenMP instead of Serial");
+               "the first step's CFL reduction on OpenMP instead of Serial (later steps take their dt from the cycle)");
   app.add_flag("--quiet", o.quiet, "no progress bar");
+  app.add_option("--inject-failure", o.inject_failure,
+                 "make the hydro action throw on this global block id at the first step (to see how a failure "
+                 "stops every rank)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void check_options(const CLI::App& app, const Options& o) {

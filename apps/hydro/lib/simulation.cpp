@@ -83,6 +83,9 @@ void validate(const Options& o) {
   if (o.conduction < 0) throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
   if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
   if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
+  if (o.inject_failure >= 0 && o.inject_failure >= (o.dim == 3 ? o.blocks * o.blocks * o.blocks : o.blocks * o.blocks))
+    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{}", o.inject_failure,
+                        (o.dim == 3 ? o.blocks * o.blocks * o.blocks : o.blocks * o.blocks) - 1);
   if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks * o.cells_per_block % 2 != 0)
     throw Error("problem sedov needs an even number of cells per direction");
 }
@@ -142,6 +145,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
   spec.domain_lo = {0.0, 0.0, 0.0};
   spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (static_cast<double>(o.blocks) * o.cells_per_block)};
   spec.tile_cells = {o.tile, o.tile, o.dim == 3 ? o.tile : 0};
+  check_grid_size(spec, 0);  // the whole grid's index limits first: their error names the sizes
   decomposition_ = std::make_unique<Decomposition>(spec.blocks, comm_.size());
   spec.owned_blocks = decomposition_->blocks_of(comm_.rank());
   grid_ = std::make_unique<Grid>(spec);
@@ -355,6 +359,7 @@ double Simulation::step(double dt_max) {
                  std::numeric_limits<double>::infinity());
   sp.box_dt = box_dt_.data();
   sp.tiles_per_block = grid_->tiles_per_block();
+  sp.fail_block = steps_ == 0 ? options_.inject_failure : -1;
   Bundle bundle("hydro-step", ActionParameters(sp));
   bundle.add(hydro_routine());
   if (options_.config == "action-parallel") bundle.add(diagnostics_routine());

@@ -63,6 +63,7 @@ struct Options {
   bool write_output = true;          // pictures + trace (the CLI); tests turn it off
   bool host_parallel = false;        // between-cycle work on DefaultHostExecutionSpace (else Serial)
   bool log_scale = false;            // logarithmic colour scale in density.png (--log)
+  int inject_failure = -1;           // global block whose hydro action throws in the first step; -1: none
 };
 
 // Checks an Options value (the command line, options.hpp, calls it; Simulation too); throws
@@ -195,6 +196,7 @@ struct StepParameters {
   // [block * tiles_per_block + tile] (tile 0 for whole blocks); null: not wanted.
   double* box_dt = nullptr;
   int tiles_per_block = 1;
+  int fail_block = -1;  // the action throws on this global block (Options::inject_failure)
 };
 
 // The hydro update of one item (Tile, Block or DataPacket of blocks), usable without the runtime

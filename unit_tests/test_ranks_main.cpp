@@ -1,0 +1,22 @@
+// doctest main of the ranks suite: MPI (when built with it) and Kokkos around the whole run, so the
+// same cases run as one process and under mpirun; every rank runs every case.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <korch/communicator.hpp>
+
+#include <Kokkos_Core.hpp>
+
+int main(int argc, char** argv) {
+  korch::MpiSession mpi(&argc, &argv);
+  Kokkos::initialize(argc, argv);
+  int result = 0;
+  {
+    doctest::Context context(argc, argv);
+    result = context.run();
+  }
+  Kokkos::finalize();
+  // A rank whose cases failed must fail the whole run, also when another rank's did not.
+  const auto world = korch::Communicator::world();
+  return world.sum(result != 0 ? 1 : 0) > 0 ? 1 : 0;
+}
