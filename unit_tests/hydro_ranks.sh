@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# korch-hydro on 1 to 4 MPI ranks gives bitwise the same state: for each problem (2-D and 3-D,
+# periodic and outflow) and each configuration, the "state hash" and "totals" lines of runs with
+# -np 2, 3 and 4 must equal those of -np 1. Then a throwing action on rank 1 must stop every rank
+# within 10 s with a non-zero exit and an error naming the rank, the block and the action.
+#
+#   hydro_ranks.sh MPIEXEC PATH/TO/korch-hydro
+set -euo pipefail
+
+mpiexec=${1:?usage: hydro_ranks.sh MPIEXEC PATH/TO/korch-hydro}
+hydro=${2:?usage: hydro_ranks.sh MPIEXEC PATH/TO/korch-hydro}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/korch-hydro-ranks.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+failures=0
+
+# run NP ARGS...: the summary's hash and totals lines
+run() {
+  local np=$1
+  shift
+  timeout 120 "$mpiexec" -n "$np" "$hydro" --quiet --threads 1 --out "$dir/out" "$@" > "$dir/log" 2>&1 || {
+    echo "FAIL: -np $np $*: exit $?" >&2
+    cat "$dir/log" >&2
+    return 1
+  }
+  grep -E "state hash|totals" "$dir/log"
+}
+
+check() {
+  local reference
+  reference=$(run 1 "$@") || { failures=$((failures + 1)); return; }
+  for np in 2 3 4; do
+    local got
+    got=$(run "$np" "$@") || { failures=$((failures + 1)); continue; }
+    if [[ $got != "$reference" ]]; then
+      echo "FAIL: -np $np $* differs from one rank:" >&2
+      diff <(echo "$reference") <(echo "$got") >&2 || true
+      failures=$((failures + 1))
+    fi
+  done
+  echo "ok: $* (-np 1..4: $(grep -o 'state hash: .*' <<< "$reference"))"
+}
+
+check --problem sedov --blocks 4 --cells-per-block 16 --steps 12
+check --problem sedov --blocks 4 --cells-per-block 16 --steps 6 --config device
+check --problem sedov --blocks 4 --cells-per-block 16 --steps 6 --config split
+check --problem sedov --blocks 4 --cells-per-block 16 --steps 6 --config action-parallel --tile 8
+check --problem sod-x --blocks 4 --cells-per-block 8 --steps 10
+check --problem sod-y --blocks 4 --cells-per-block 8 --steps 10
+check --problem wave --blocks 4 --cells-per-block 8 --steps 10
+check --problem sod-z --dim 3 --blocks 2 --cells-per-block 8 --steps 5
+check --problem wave --dim 3 --blocks 2 --cells-per-block 8 --steps 5
+check --problem sedov --dim 3 --blocks 2 --cells-per-block 8 --steps 5 --boundary periodic
+
+# Block 8 (x = 0, y = 2 of 4 x 4) is on rank 1 of 2: the first half of the Morton curve is y < 2.
+start=$(date +%s)
+if timeout 60 "$mpiexec" -n 2 "$hydro" --quiet --threads 1 --out "$dir/out" --blocks 4 --cells-per-block 16 --steps 5 \
+  --inject-failure 8 > "$dir/log" 2>&1; then
+  echo "FAIL: a throwing action on rank 1 exited 0" >&2
+  failures=$((failures + 1))
+else
+  took=$(($(date +%s) - start))
+  if ((took > 10)); then
+    echo "FAIL: the ranks took ${took} s to stop after a throwing action" >&2
+    failures=$((failures + 1))
+  fi
+  for word in "rank 1 of 2" "block 8" "hydro" "injected failure"; do
+    if ! grep -q "$word" "$dir/log"; then
+      echo "FAIL: the error does not name '$word':" >&2
+      cat "$dir/log" >&2
+      failures=$((failures + 1))
+    fi
+  done
+  echo "ok: a throwing action on rank 1 stopped both ranks in ${took} s: $(grep -m1 'rank 1 of 2' "$dir/log")"
+fi
+((failures == 0)) || { echo "$failures failure(s)" >&2; exit 1; }
