@@ -9,33 +9,70 @@
 
 namespace korch {
 
-TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events) {
-  // The union of the task intervals, as sorted disjoint [begin, end) pieces.
-  std::vector<std::pair<std::int64_t, std::int64_t>> busy;
-  for (const auto& e : events)
-    if (e.category == "task" && e.end_ns > e.begin_ns) busy.emplace_back(e.begin_ns, e.end_ns);
-  std::sort(busy.begin(), busy.end());
-  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
-  for (const auto& b : busy) {
-    if (!merged.empty() && b.first <= merged.back().second) {
-      merged.back().second = std::max(merged.back().second, b.second);
-    } else {
-      merged.push_back(b);
-    }
-  }
+TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events) { return overlap_with_tasks(events, "transfer"); }
+
+TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& all, const std::string& category, const std::string& name) {
   TransferOverlap result;
-  for (const auto& e : events) {
-    if (e.category != "transfer" || e.end_ns <= e.begin_ns) continue;
-    ++result.transfers;
-    result.transfer_ns += e.end_ns - e.begin_ns;
-    // The first merged piece that ends after the transfer begins, then every piece it meets.
-    auto it = std::upper_bound(merged.begin(), merged.end(), e.begin_ns,
-                               [](std::int64_t t, const std::pair<std::int64_t, std::int64_t>& m) { return t < m.second; });
-    for (; it != merged.end() && it->first < e.end_ns; ++it) {
-      result.overlapped_ns += std::min(it->second, e.end_ns) - std::max(it->first, e.begin_ns);
+  std::map<int, std::vector<TraceEvent>> by_process;
+  for (const auto& e : all) by_process[e.process].push_back(e);
+  for (const auto& entry : by_process) {
+    const auto& events = entry.second;
+    // The union of the task intervals, as sorted disjoint [begin, end) pieces.
+    std::vector<std::pair<std::int64_t, std::int64_t>> busy;
+    for (const auto& e : events)
+      if (e.category == "task" && e.end_ns > e.begin_ns) busy.emplace_back(e.begin_ns, e.end_ns);
+    std::sort(busy.begin(), busy.end());
+    std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+    for (const auto& b : busy) {
+      if (!merged.empty() && b.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, b.second);
+      } else {
+        merged.push_back(b);
+      }
+    }
+    for (const auto& e : events) {
+      if (e.category != category || e.end_ns <= e.begin_ns || (!name.empty() && e.name != name)) continue;
+      ++result.transfers;
+      result.transfer_ns += e.end_ns - e.begin_ns;
+      // The first merged piece that ends after the transfer begins, then every piece it meets.
+      auto it = std::upper_bound(merged.begin(), merged.end(), e.begin_ns,
+                                 [](std::int64_t t, const std::pair<std::int64_t, std::int64_t>& m) { return t < m.second; });
+      for (; it != merged.end() && it->first < e.end_ns; ++it) {
+        result.overlapped_ns += std::min(it->second, e.end_ns) - std::max(it->first, e.begin_ns);
+      }
     }
   }
   return result;
+}
+
+std::string events_to_json(const std::vector<TraceEvent>& events) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : events)
+    list.push_back({e.name, e.category, e.team, e.thread, e.item, e.begin_ns, e.end_ns, e.process});
+  return list.dump();
+}
+
+std::vector<TraceEvent> events_from_json(const std::string& text) {
+  std::vector<TraceEvent> out;
+  try {
+    for (const auto& row : nlohmann::json::parse(text)) {
+      TraceEvent e;
+      e.name = row.at(0).get<std::string>();
+      e.category = row.at(1).get<std::string>();
+      e.team = row.at(2).get<std::string>();
+      e.thread = row.at(3).get<unsigned>();
+      e.item = row.at(4).get<std::string>();
+      e.begin_ns = row.at(5).get<std::int64_t>();
+      e.end_ns = row.at(6).get<std::int64_t>();
+      e.process = row.at(7).get<int>();
+      out.push_back(std::move(e));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error::format("trace: events text is not a list of [name, category, team, thread, item, begin_ns, end_ns, "
+                        "process] rows: {}",
+                        e.what());
+  }
+  return out;
 }
 
 void Trace::record(TraceEvent event) {
@@ -63,16 +100,21 @@ std::string Trace::to_chrome_json() const {
   const auto evs = events();
   json list = json::array();
   std::map<std::string, int> tids;
+  std::map<int, bool> processes;
   for (const auto& e : evs) {
+    const int pid = e.process + 1;
+    if (processes.emplace(pid, true).second) {
+      list.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "rank " + std::to_string(e.process)}}}});
+    }
     const std::string key = e.team + "/" + std::to_string(e.thread);
-    auto [it, fresh] = tids.emplace(key, static_cast<int>(tids.size()) + 1);
+    auto [it, fresh] = tids.emplace(std::to_string(pid) + ":" + key, static_cast<int>(tids.size()) + 1);
     if (fresh) {
-      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", it->second}, {"args", {{"name", key}}}});
+      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", it->second}, {"args", {{"name", key}}}});
     }
     list.push_back({{"name", e.name},
                     {"cat", e.category},
                     {"ph", "X"},
-                    {"pid", 1},
+                    {"pid", pid},
                     {"tid", it->second},
                     {"ts", static_cast<double>(e.begin_ns) / 1000.0},
                     {"dur", static_cast<double>(e.end_ns - e.begin_ns) / 1000.0},

@@ -139,12 +139,17 @@ class Simulation {
   const PhaseTimes& phase_times() const noexcept { return phases_; }
   // Task time per action/step name summed over all traced cycles (seconds).
   const std::map<std::string, double>& action_seconds() const noexcept { return action_seconds_; }
-  // Events of the last options().trace_cycles cycles.
+  // Events of the last options().trace_cycles cycles (this rank's).
   std::vector<TraceEvent> last_events() const;
+  // Every rank's last events on rank 0's clock, each with its rank (TraceEvent::process) and its
+  // team named "rank R: team". Collective.
+  std::vector<TraceEvent> all_ranks_events() const;
   double transfer_bytes() const noexcept { return transfer_bytes_; }
   std::size_t transfer_events() const noexcept { return transfer_events_; }
   // Transfer time and the part of it during which some task computed, over all traced cycles.
   const TransferOverlap& transfer_overlap() const noexcept { return overlap_; }
+  // The same for the guard-cell messages of this rank (from posting to the last one unpacked).
+  const TransferOverlap& communication_overlap() const noexcept { return comm_overlap_; }
   double run_seconds() const noexcept { return run_seconds_; }
 
   // The summary table (cells/s, time per step, shares, transfers, the conserved totals and the
@@ -181,6 +186,7 @@ class Simulation {
   double transfer_bytes_ = 0.0;
   std::size_t transfer_events_ = 0;
   TransferOverlap overlap_;
+  TransferOverlap comm_overlap_;  // guard-cell messages in flight and the tasks that hid them
   double run_seconds_ = 0.0;
 };
 

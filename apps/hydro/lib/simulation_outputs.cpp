@@ -27,9 +27,32 @@ std::string resolution(const std::array<int, 3>& n, int dim) {
 
 }  // namespace
 
+std::vector<TraceEvent> Simulation::all_ranks_events() const {
+  auto mine = last_events();
+  if (comm_.size() == 1) return mine;
+  const auto texts = comm_.all_gather(events_to_json(mine));
+  const auto origins = comm_.all_gather(std::vector<std::uint64_t>{static_cast<std::uint64_t>(trace_.origin_ns())});
+  std::vector<TraceEvent> all;
+  for (int r = 0; r < comm_.size(); ++r) {
+    const auto R = static_cast<std::size_t>(r);
+    // On rank 0's clock: ranks on one node share the steady clock (across nodes it is approximate).
+    const std::int64_t shift = static_cast<std::int64_t>(origins[R]) - static_cast<std::int64_t>(origins[0]);
+    for (auto e : events_from_json(texts[R])) {
+      e.process = r;
+      e.team = fmt::format("rank {}: {}", r, e.team);  // timeline.png rows per rank
+      e.begin_ns += shift;
+      e.end_ns += shift;
+      all.push_back(std::move(e));
+    }
+  }
+  return all;
+}
+
 void Simulation::write_outputs() const {
   namespace fs = std::filesystem;
-  const std::vector<double> rho = gather(0);  // collective: every rank takes part, rank 0 writes
+  // Collective: every rank takes part, rank 0 writes.
+  const std::vector<double> rho = gather(0);
+  const auto events = all_ranks_events();
   if (comm_.rank() != 0) return;
   prepare_output_directory(options_.out);
   const auto n = global_cells();
@@ -58,7 +81,6 @@ void Simulation::write_outputs() const {
   write_png((fs::path(options_.out) / "density.png").string(), density);
 
   Trace t;
-  const auto events = last_events();
   for (const auto& e : events) t.record(e);
   write_file_atomically((fs::path(options_.out) / "trace.json").string(),
                         [&](const std::string& temporary) { t.write_chrome_json(temporary); });
@@ -66,8 +88,9 @@ void Simulation::write_outputs() const {
   const int cycles = static_cast<int>(kept_.size());
   const std::string title =
       cycles == 0 ? std::string("task timeline: no traced cycles")
-                  : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team", cycles,
-                                cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, options_.config, options_.threads);
+                  : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team{}", cycles,
+                                cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, options_.config, options_.threads,
+                                comm_.size() > 1 ? fmt::format(", {} ranks", comm_.size()) : std::string());
   write_png((fs::path(options_.out) / "timeline.png").string(), render_timeline(events, 1600, title));
 #endif
 }

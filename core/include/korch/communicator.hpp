@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace korch {
@@ -25,6 +26,8 @@ class Communicator {
   // Each rank's values concatenated in rank order, on every rank (counts may differ by rank).
   std::vector<double> all_gather(const std::vector<double>& values) const;
   std::vector<std::uint64_t> all_gather(const std::vector<std::uint64_t>& values) const;
+  // Each rank's text, indexed by rank, on every rank.
+  std::vector<std::string> all_gather(const std::string& text) const;
   void barrier() const;
 
   // Stops every rank at once (MPI_Abort) after this rank failed in a way the others cannot learn

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -69,7 +70,8 @@ class GuardCellExchange {
 
   const ExchangeCounts& counts() const noexcept { return counts_; }
   const Communicator& communicator() const noexcept { return comm_; }
-  // Events ("pack+send", "wait", "unpack", category "communication") go to `trace` when set.
+  // Events of category "communication" go to `trace` when set: "pack+send", "wait", "unpack", and
+  // "messages in flight" from the first receive posted to the last message unpacked.
   void set_trace(Trace* trace) noexcept { trace_ = trace; }
 
  private:
@@ -99,6 +101,7 @@ class GuardCellExchange {
   bool active_ = false;
   int first_ = 0, count_ = 0;
   int outstanding_ = 0;
+  std::int64_t flight_begin_ns_ = 0;
   std::size_t cells_per_var_ = 0;
 };
 

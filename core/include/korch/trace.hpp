@@ -20,6 +20,7 @@ struct TraceEvent {
   std::string item;      // DataItem::describe()
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
+  int process = 0;       // the rank that recorded it: one process row per rank in the Chrome trace
 };
 
 class Trace {
@@ -29,12 +30,18 @@ class Trace {
   std::int64_t now() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin_).count();
   }
+  // The trace's origin on the steady clock, in nanoseconds: ranks on one node share that clock, so
+  // the difference of two ranks' origins aligns their events.
+  std::int64_t origin_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(origin_.time_since_epoch()).count();
+  }
   void record(TraceEvent event);
   std::vector<TraceEvent> events() const;
   std::size_t size() const;
   void clear();
-  // {"traceEvents": [...]} with one "X" event per TraceEvent (pid 1, one tid per team thread,
-  // thread_name metadata "team/thread"), times in microseconds.
+  // {"traceEvents": [...]} with one "X" event per TraceEvent (pid = process + 1 with process_name
+  // metadata "rank N", one tid per team thread, thread_name metadata "team/thread"), times in
+  // microseconds.
   std::string to_chrome_json() const;
   // Writes to_chrome_json() to `path`; throws korch::Error when the file cannot be written.
   void write_chrome_json(const std::string& path) const;
@@ -57,6 +64,15 @@ struct TransferOverlap {
   }
 };
 TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events);
+// The same for the events of another category (e.g. "communication"), optionally only those named
+// `name`; tasks count only when recorded by the same process (rank) as the event.
+TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& events, const std::string& category,
+                                   const std::string& name = "");
+
+// Events as compact JSON text and back: what ranks send to the one that writes the trace.
+std::string events_to_json(const std::vector<TraceEvent>& events);
+// Throws korch::Error naming the field when `text` is not what events_to_json writes.
+std::vector<TraceEvent> events_from_json(const std::string& text);
 
 // Records one event from construction to destruction (no-op with a null trace).
 class TraceScope {

@@ -95,6 +95,24 @@ std::vector<std::uint64_t> Communicator::all_gather(const std::vector<std::uint6
   return values;
 }
 
+std::vector<std::string> Communicator::all_gather(const std::string& text) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) {
+    const std::vector<char> chars(text.begin(), text.end());
+    const auto all = gather_all(chars, MPI_CHAR, size_);
+    const std::vector<double> lengths = all_gather(std::vector<double>{static_cast<double>(text.size())});
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    for (const double n : lengths) {
+      out.emplace_back(all.data() + at, static_cast<std::size_t>(n));
+      at += static_cast<std::size_t>(n);
+    }
+    return out;
+  }
+#endif
+  return {text};
+}
+
 void Communicator::barrier() const {
 #if KORCH_HAVE_MPI
   if (mpi_) check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");

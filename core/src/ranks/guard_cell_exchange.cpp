@@ -3,6 +3,8 @@
 #include <korch/guard_cell_exchange.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <map>
 #include <set>
 #include <string>
@@ -201,12 +203,13 @@ void GuardCellExchange::start(int first, int count) {
   first_ = first;
   count_ = count;
   active_ = true;
+  flight_begin_ns_ = trace_ ? trace_->now() : 0;
   std::fill(remote_pending_.begin(), remote_pending_.end(), 0);
   for (const auto& p : peers_)
     for (const int b : p.blocks) ++remote_pending_[static_cast<std::size_t>(b)];
   if (peers_.empty()) return;
 #if KORCH_HAVE_MPI
-  TraceScope scope(trace_, "pack+send", "communication", "rank " + std::to_string(comm_.rank()), 0,
+  TraceScope scope(trace_, "pack+send", "communication", "communication", 0,
                    std::to_string(peers_.size()) + " messages");
   auto& r = *requests_;
   r.recv.clear();
@@ -267,16 +270,35 @@ std::vector<int> GuardCellExchange::wait_some() {
   std::vector<int> done(r.recv.size());
   int n_done = 0;
   {
-    TraceScope scope(trace_, "wait", "communication", "rank " + std::to_string(comm_.rank()), 0, "receives");
-    check_mpi(MPI_Waitsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), MPI_STATUSES_IGNORE),
-              "MPI_Waitsome", comm_.rank());
+    // Polls with short sleeps instead of MPI_Waitsome, which spins in Open MPI: this thread must
+    // not take a core from the team threads that compute meanwhile (docs/ranks.md).
+    TraceScope scope(trace_, "wait", "communication", "communication", 0, "receives");
+    auto pause = std::chrono::microseconds(5);
+    for (;;) {
+      check_mpi(MPI_Testsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), MPI_STATUSES_IGNORE),
+                "MPI_Testsome", comm_.rank());
+      if (n_done != 0) break;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(2 * pause, std::chrono::microseconds(200));
+    }
   }
   if (n_done == MPI_UNDEFINED) {
     outstanding_ = 0;
     return ready;
   }
   outstanding_ -= n_done;
-  TraceScope scope(trace_, "unpack", "communication", "rank " + std::to_string(comm_.rank()), 0,
+  if (outstanding_ == 0 && trace_) {
+    // From the first receive posted to the last message unpacked: the time the teams should hide.
+    TraceEvent e;
+    e.name = "messages in flight";
+    e.category = "communication";
+    e.team = "communication";
+    e.item = std::to_string(r.recv.size()) + " messages";
+    e.begin_ns = flight_begin_ns_;
+    e.end_ns = trace_->now();
+    trace_->record(std::move(e));
+  }
+  TraceScope scope(trace_, "unpack", "communication", "communication", 0,
                    std::to_string(n_done) + " messages");
   double* base = grid_.block_pointer(0);
   const std::size_t per_block = grid_.doubles_per_block();
@@ -306,7 +328,7 @@ void GuardCellExchange::finish() {
 #if KORCH_HAVE_MPI
   auto& r = *requests_;
   {
-    TraceScope scope(trace_, "wait", "communication", "rank " + std::to_string(comm_.rank()), 0, "sends");
+    TraceScope scope(trace_, "wait", "communication", "communication", 0, "sends");
     if (!r.send.empty())
       check_mpi(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_.rank());
   }
