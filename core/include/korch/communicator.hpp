@@ -40,12 +40,18 @@ class Communicator {
   bool mpi_ = false;
 };
 
-// Initializes MPI for the object's life and finalizes it after. Only the thread that created it
-// talks to MPI (MPI_THREAD_FUNNELED): the guard-cell exchange runs on the thread that calls
-// Runtime::execute, never on team threads. Without MPI in the build, it does nothing.
+// Initializes MPI for the object's life and finalizes it after, when the process was started by an
+// MPI launcher (mpirun, mpiexec, srun: their environment variables say so) or KORCH_MPI_INIT=1;
+// a program started directly runs as one process without paying for MPI's start-up (Open MPI's
+// singleton start takes most of a second). KORCH_MPI_INIT=0 never initializes MPI. Only the
+// thread that created it talks to MPI (MPI_THREAD_FUNNELED): the guard-cell exchange runs on the
+// thread that calls Runtime::execute, never on team threads. Without MPI in the build, it does
+// nothing.
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);
+  // Whether this process was started by an MPI launcher (or KORCH_MPI_INIT says to initialize).
+  static bool launched_by_mpi() noexcept;
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

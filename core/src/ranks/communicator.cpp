@@ -3,6 +3,7 @@
 #include <korch/error.hpp>
 
 #include <cstdlib>
+#include <string>
 
 #if KORCH_HAVE_MPI
 #include <mpi.h>
@@ -126,9 +127,17 @@ void Communicator::abort(int exit_code) const {
   std::exit(exit_code);
 }
 
+bool MpiSession::launched_by_mpi() noexcept {
+  if (const char* force = std::getenv("KORCH_MPI_INIT")) return std::string(force) == "1";
+  // Open MPI, PMIx-based launchers (Open MPI 5, Slurm), PMI-1/2 (MPICH's Hydra, Slurm's srun).
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
 MpiSession::MpiSession(int* argc, char*** argv) {
 #if KORCH_HAVE_MPI
-  if (!mpi_running()) {
+  if (!mpi_running() && launched_by_mpi()) {
     int provided = 0;
     check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     owns_ = true;
