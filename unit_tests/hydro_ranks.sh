@@ -23,6 +23,13 @@ run() {
     return 1
   }
   grep -E "state hash|totals" "$dir/log"
+  # Periodic problems conserve mass and energy on every rank count.
+  if grep -q -- "--boundary periodic\|--problem wave" <<< "$*"; then
+    awk '/relative change since step 0/ {
+      m = $7; e = $9; gsub(",", "", m)
+      if (m + 0 > 1e-12 || e + 0 > 1e-12) { print "FAIL: not conserved: " $0 > "/dev/stderr"; exit 1 }
+    }' "$dir/log" || return 1
+  fi
 }
 
 check() {

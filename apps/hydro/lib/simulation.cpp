@@ -173,6 +173,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
   }
   initialize_state();
   fill_guards();
+  initial_totals_ = totals();
 }
 
 Simulation::~Simulation() = default;
@@ -626,6 +627,10 @@ std::string Simulation::summary() const {
   const auto t = totals();
   s += fmt::format("  totals (mass, momentum x y z, energy): {:.17g} {:.17g} {:.17g} {:.17g} {:.17g}\n", t[0], t[1], t[2],
                    t[3], t[4]);
+  // Exact conservation needs periodic boundaries (outflow lets mass and energy leave).
+  auto change = [&](std::size_t v) { return std::abs(t[v] - initial_totals_[v]) / std::abs(initial_totals_[v]); };
+  s += fmt::format("  relative change since step 0: mass {:.3e}, energy {:.3e}{}\n", change(0), change(4),
+                   boundary_ == Boundary::periodic ? "" : " (outflow boundaries)");
   s += fmt::format("  state hash: {:016x}\n", state_hash());
   return s;
 }

@@ -179,6 +179,7 @@ class Simulation {
   double time_ = 0.0;
   int steps_ = 0;
   std::vector<BlockDiagnostics> diagnostics_;
+  std::array<double, 5> initial_totals_{};
   PhaseTimes phases_;
   Trace trace_;
   std::deque<std::vector<TraceEvent>> kept_;
