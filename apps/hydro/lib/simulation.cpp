@@ -3,6 +3,7 @@
 #include "host_cells.hpp"
 #include "hydro_routines.hpp"
 
+#include "checkpoint.hpp"
 #include "output_files.hpp"
 #include "progress.hpp"
 #if __has_include("conduction.hpp")
@@ -172,9 +173,51 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
                             [](int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
   }
   initialize_state();
-  fill_guards();
   initial_totals_ = totals();
+  if (!o.restart.empty()) restore(o.restart);
+  fill_guards();
 }
+
+void Simulation::restore(const std::string& path) {
+  const CheckpointContent c = read_checkpoint_file(path);
+  check_restart_options(c, options_, path);
+  const auto n = global_cells();
+  auto data = grid_->data();
+  state_ = 0;
+  for (const auto& m : grid_->blocks())
+    for (int v = 0; v < n_cons; ++v)
+      for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
+        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+          for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i) {
+            const std::size_t I = static_cast<std::size_t>(m.index[0] * options_.cells_per_block + i - m.interior.lo[0]);
+            const std::size_t J = static_cast<std::size_t>(m.index[1] * options_.cells_per_block + j - m.interior.lo[1]);
+            const std::size_t K = static_cast<std::size_t>(m.index[2] * (options_.dim == 3 ? options_.cells_per_block : 1) + k - m.interior.lo[2]);
+            data(m.id, v, i, j, k) = c.state[static_cast<std::size_t>(v)][I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)];
+          }
+  time_ = c.time;
+  steps_ = c.steps;
+  initial_totals_ = c.initial_totals;
+  next_dt_ = 0.0;  // reduced afresh from the restored state: the value the cycle would have given
+}
+
+void Simulation::write_checkpoint(const std::string& path) const {
+  CheckpointContent c;
+  for (int v = 0; v < n_cons; ++v) c.state[static_cast<std::size_t>(v)] = gather(v);  // collective
+  if (comm_.rank() != 0) return;
+  c.problem = to_string(options_.problem);
+  c.dim = options_.dim;
+  c.blocks = options_.blocks;
+  c.cells_per_block = options_.cells_per_block;
+  c.gamma = options_.gamma;
+  c.limiter = options_.limiter == Limiter::minmod ? "minmod" : "mc";
+  c.boundary = boundary_ == Boundary::periodic ? "periodic" : "outflow";
+  c.time = time_;
+  c.steps = steps_;
+  c.initial_totals = initial_totals_;
+  write_checkpoint_file(path, c);
+}
+
+std::string Simulation::checkpoint_path() const { return (std::filesystem::path(options_.out) / "checkpoint.bin").string(); }
 
 Simulation::~Simulation() = default;
 
@@ -451,17 +494,28 @@ void Simulation::conduct_step(double dt) {
 void Simulation::run() {
   const Options& o = options_;
   // A directory that cannot be written should fail the run now, not after its last step.
-  if (o.write_output && comm_.rank() == 0) prepare_output_directory(o.out);
+  if ((o.write_output || o.checkpoint_every > 0) && comm_.rank() == 0) prepare_output_directory(o.out);
   const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
   const auto n = global_cells();
   const double cells = static_cast<double>(n[0]) * n[1] * n[2];
   const auto start = Clock::now();
   Progress progress(stdout, Progress::mode_for(o.quiet, stdout), cells);
   auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
+  first_step_ = steps_;
   while (!done()) {
     const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
+    if (o.checkpoint_every > 0 && steps_ % o.checkpoint_every == 0) write_checkpoint(checkpoint_path());
+    // Every rank stops at the same step: a signal may reach the ranks at different moments.
+    const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
+    if (signal != 0) {
+      write_checkpoint(checkpoint_path());
+      run_seconds_ = seconds_since(start);
+      throw Interrupted(signal, fmt::format("stopped by signal {} after step {} (t = {}); checkpoint written to {}: "
+                                            "continue with --restart {}",
+                                            signal, steps_, time_, checkpoint_path(), checkpoint_path()));
+    }
   }
   run_seconds_ = seconds_since(start);
 }

@@ -122,8 +122,8 @@ std::string Simulation::summary() const {
   }
   const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.dt + phases_.conduction);
   s += fmt::format("  {:<34} {:>14}\n", "metric", "value");
-  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s", steps_ > 0 && total > 0 ? cells * steps_ / total : 0.0);
-  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", steps_ > 0 ? total / steps_ : 0.0);
+  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s", steps_ > first_step_ && total > 0 ? cells * (steps_ - first_step_) / total : 0.0);
+  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", steps_ > first_step_ ? total / (steps_ - first_step_) : 0.0);
   auto share = [&](const char* name, double t) {
     s += fmt::format("  {:<34} {:>13.1f}%\n", name, total > 0 ? 100.0 * t / total : 0.0);
   };
