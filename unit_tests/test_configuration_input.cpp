@@ -82,6 +82,15 @@ TEST_CASE("Configuration input: a quoted value in a message is a short excerpt, 
   const std::string named = error_of([&] { Configuration::from_json(with_team(R"(, "threads": ")" + long_name + "\"")); });
   CHECK(named.find("field teams[0].threads") != std::string::npos);
   CHECK(named.size() < 400);
+  // A misspelt key or an unknown word of that size is cut the same way.
+  const std::string key = error_of([&] { Configuration::from_json(with_team(", \"" + long_name + "\": 1")); });
+  CHECK(key.find("unknown field") != std::string::npos);
+  CHECK(key.size() < 400);
+  const std::string word = error_of([&] {
+    Configuration::from_json(R"({"name": "x", "teams": [{"name": "t", "type": ")" + long_name + R"(", "action": "A"}]})");
+  });
+  CHECK(word.find("field teams[0].type: unknown data type") != std::string::npos);
+  CHECK(word.size() < 400);
 }
 
 TEST_CASE("Configuration input: a key given twice in one object is an error naming the key") {

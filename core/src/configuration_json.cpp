@@ -31,7 +31,7 @@ class Reader {
   }
   std::string field(const std::string& key) const {
     if (key.empty()) return path_.empty() ? std::string("(top level)") : path_;
-    return path_.empty() ? key : path_ + "." + key;
+    return path_.empty() ? json_input::shorten(key) : path_ + "." + json_input::shorten(key);
   }
   const json* get(const std::string& key, bool required) {
     seen_.insert(key);
@@ -67,7 +67,7 @@ class Reader {
   DataType data_type(const std::string& key, bool required, DataType fallback) {
     const std::string s = string(key, required, to_string(fallback));
     auto t = parse_data_type(s);
-    if (!t) fail(key, "unknown data type \"" + s + "\": use tile, block, packet_of_blocks, packet_of_tiles or action_metadata");
+    if (!t) fail(key, "unknown data type \"" + json_input::shorten(s) + "\": use tile, block, packet_of_blocks, packet_of_tiles or action_metadata");
     return *t;
   }
   template <class E, std::size_t N>
@@ -78,7 +78,7 @@ class Reader {
       if (s == to_string(e)) return e;
       names += (names.empty() ? "" : ", ") + std::string(to_string(e));
     }
-    fail(key, "unknown value \"" + s + "\": use one of " + names);
+    fail(key, "unknown value \"" + json_input::shorten(s) + "\": use one of " + names);
   }
   const json& array(const std::string& key, bool required) {
     static const json empty = json::array();

@@ -50,7 +50,7 @@ class PathTracker {
       if (f.array) {
         p += "[" + std::to_string(f.index) + "]";
       } else if (!f.key.empty() || !f.keys.empty()) {
-        p += (p.empty() ? "" : ".") + f.key;
+        p += (p.empty() ? "" : ".") + shorten(f.key);
       }
     }
     return p.empty() ? "(top level)" : p;
@@ -130,11 +130,16 @@ json parse(const std::string& text, const std::string& what) {
       return tracker.on_event(event, parsed);
     });
   } catch (const json::parse_error& e) {
-    throw Error::format("{}: not valid JSON ({}), in field {}: fix the text at byte {}", what, e.what(),
+    throw Error::format("{}: not valid JSON ({}), in field {}: fix the text at byte {}", what, shorten(e.what(), 200),
                         tracker.path(), e.byte);
   } catch (const json::out_of_range& e) {  // a number beyond double's range (nlohmann's error 406)
-    tracker.fail(tracker.path(), std::string("a number outside double's range (") + e.what() + ")");
+    tracker.fail(tracker.path(), "a number outside double's range (" + shorten(e.what(), 200) + ")");
   }
+}
+
+std::string shorten(const std::string& text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  return utf8_prefix(text, max_chars) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 std::string excerpt(const json& value, std::size_t max_chars) {

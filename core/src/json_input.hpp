@@ -24,4 +24,7 @@ nlohmann::json parse(const std::string& text, const std::string& what);
 // 1000000 elements)". Never builds the whole text of a large value.
 std::string excerpt(const nlohmann::json& value, std::size_t max_chars = 60);
 
+// `text` cut after about `max_chars` characters (at a character boundary): "abc... (5000000 bytes)".
+std::string shorten(const std::string& text, std::size_t max_chars = 60);
+
 }  // namespace korch::json_input

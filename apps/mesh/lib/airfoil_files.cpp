@@ -20,6 +20,25 @@ namespace korch::mesh::airfoil {
 
 namespace {
 
+// A field's name, formatted only when an error needs it (a mesh has millions of fields): a pattern
+// with up to two numbers, or a text used as it is.
+class FieldName {
+ public:
+  FieldName(const char* pattern, long a = 0, long b = 0) : pattern_(pattern), a_(a), b_(b) {}
+  FieldName(std::string text) : text_(std::move(text)) {}
+  std::string text() const { return pattern_ ? fmt::format(fmt::runtime(pattern_), a_, b_) : text_; }
+
+ private:
+  const char* pattern_ = nullptr;
+  long a_ = 0, b_ = 0;
+  std::string text_;
+};
+
+// A field's text as quoted in a message: at most 40 characters of it.
+std::string shown(const std::string& text) {
+  return text.size() <= 40 ? text : text.substr(0, 40) + fmt::format("... ({} characters)", text.size());
+}
+
 // Reads a text file line by line; every error names the file, the line and the field.
 class LineReader {
  public:
@@ -37,10 +56,10 @@ class LineReader {
     if (!in_) throw Error::format("cannot open '{}': check the path (and that the data directory exists)", path);
   }
   // The next line's fields; throws at end of file naming what was expected.
-  std::vector<std::string> next(const std::string& what) {
+  std::vector<std::string> next(const FieldName& what) {
     std::string line;
     if (!std::getline(in_, line)) {
-      throw Error::format("file '{}', line {}: unexpected end of file, expected {}", path_, line_ + 1, what);
+      throw Error::format("file '{}', line {}: unexpected end of file, expected {}", path_, line_ + 1, what.text());
     }
     ++line_;
     std::istringstream s(line);
@@ -49,36 +68,37 @@ class LineReader {
     return fields;
   }
   // Expects exactly the named fields on the next line.
-  std::vector<std::string> fields(const std::string& what, const std::vector<std::string>& names) {
+  std::vector<std::string> fields(const FieldName& what, const std::vector<std::string>& names) {
     auto f = next(what);
     if (f.size() != names.size()) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : " ") + n;
-      throw Error::format("file '{}', line {}: {} has {} fields, expected {} ({})", path_, line_, what, f.size(),
+      throw Error::format("file '{}', line {}: {} has {} fields, expected {} ({})", path_, line_, what.text(), f.size(),
                           names.size(), list);
     }
     return f;
   }
-  double real(const std::string& text, const std::string& field) const {
+  double real(const std::string& text, const FieldName& field) const {
     const char* b = text.c_str();
     char* e = nullptr;
     errno = 0;
     const double v = std::strtod(b, &e);
     if (e == b || *e != '\0' || errno == ERANGE || !std::isfinite(v)) {
-      throw Error::format("file '{}', line {}: field '{}' is '{}', not a finite number", path_, line_, field, text);
+      throw Error::format("file '{}', line {}: field '{}' is '{}', not a finite number", path_, line_, field.text(),
+                          shown(text));
     }
     return v;
   }
-  int integer(const std::string& text, const std::string& field, long lo, long hi) const {
+  int integer(const std::string& text, const FieldName& field, long lo, long hi) const {
     const char* b = text.c_str();
     char* e = nullptr;
     errno = 0;
     const long v = std::strtol(b, &e, 10);
     if (e == b || *e != '\0' || errno == ERANGE) {
-      throw Error::format("file '{}', line {}: field '{}' is '{}', not an integer", path_, line_, field, text);
+      throw Error::format("file '{}', line {}: field '{}' is '{}', not an integer", path_, line_, field.text(), shown(text));
     }
     if (v < lo || v >= hi) {
-      throw Error::format("file '{}', line {}: field '{}' is {}, outside [{}, {})", path_, line_, field, v, lo, hi);
+      throw Error::format("file '{}', line {}: field '{}' is {}, outside [{}, {})", path_, line_, field.text(), v, lo, hi);
     }
     return static_cast<int>(v);
   }
@@ -143,30 +163,30 @@ MeshData read_mesh(const std::string& path) {
   };
   reserve(m.x, m.nnode, 2);
   for (int n = 0; n < m.nnode; ++n) {
-    auto f = r.fields(fmt::format("node {}", n), {"x", "y"});
-    m.x.push_back(r.real(f[0], fmt::format("x of node {}", n)));
-    m.x.push_back(r.real(f[1], fmt::format("y of node {}", n)));
+    auto f = r.fields({"node {}", n}, {"x", "y"});
+    m.x.push_back(r.real(f[0], {"x of node {}", n}));
+    m.x.push_back(r.real(f[1], {"y of node {}", n}));
   }
   reserve(m.cell, m.ncell, 4);
   for (int c = 0; c < m.ncell; ++c) {
-    auto f = r.fields(fmt::format("cell {}", c), {"n1", "n2", "n3", "n4"});
-    for (int k = 0; k < 4; ++k) m.cell.push_back(r.integer(f[k], fmt::format("node {} of cell {}", k + 1, c), 0, m.nnode));
+    auto f = r.fields({"cell {}", c}, {"n1", "n2", "n3", "n4"});
+    for (int k = 0; k < 4; ++k) m.cell.push_back(r.integer(f[k], {"node {} of cell {}", k + 1, c}, 0, m.nnode));
   }
   reserve(m.edge, m.nedge, 2);
   reserve(m.ecell, m.nedge, 2);
   for (int e = 0; e < m.nedge; ++e) {
-    auto f = r.fields(fmt::format("edge {}", e), {"n1", "n2", "c1", "c2"});
-    for (int k = 0; k < 2; ++k) m.edge.push_back(r.integer(f[k], fmt::format("n{} of edge {}", k + 1, e), 0, m.nnode));
-    for (int k = 0; k < 2; ++k) m.ecell.push_back(r.integer(f[2 + k], fmt::format("c{} of edge {}", k + 1, e), 0, m.ncell));
+    auto f = r.fields({"edge {}", e}, {"n1", "n2", "c1", "c2"});
+    for (int k = 0; k < 2; ++k) m.edge.push_back(r.integer(f[k], {"n{} of edge {}", k + 1, e}, 0, m.nnode));
+    for (int k = 0; k < 2; ++k) m.ecell.push_back(r.integer(f[2 + k], {"c{} of edge {}", k + 1, e}, 0, m.ncell));
   }
   reserve(m.bedge, m.nbedge, 2);
   reserve(m.becell, m.nbedge, 1);
   reserve(m.bound, m.nbedge, 1);
   for (int e = 0; e < m.nbedge; ++e) {
-    auto f = r.fields(fmt::format("boundary edge {}", e), {"n1", "n2", "c", "bound"});
-    for (int k = 0; k < 2; ++k) m.bedge.push_back(r.integer(f[k], fmt::format("n{} of boundary edge {}", k + 1, e), 0, m.nnode));
-    m.becell.push_back(r.integer(f[2], fmt::format("c of boundary edge {}", e), 0, m.ncell));
-    m.bound.push_back(r.integer(f[3], fmt::format("bound of boundary edge {} (1 wall, 2 far field)", e), 1, 3));
+    auto f = r.fields({"boundary edge {}", e}, {"n1", "n2", "c", "bound"});
+    for (int k = 0; k < 2; ++k) m.bedge.push_back(r.integer(f[k], {"n{} of boundary edge {}", k + 1, e}, 0, m.nnode));
+    m.becell.push_back(r.integer(f[2], {"c of boundary edge {}", e}, 0, m.ncell));
+    m.bound.push_back(r.integer(f[3], {"bound of boundary edge {} (1 wall, 2 far field)", e}, 1, 3));
   }
   if (!r.at_end()) {
     throw Error::format("file '{}', line {}: unexpected data after the {} boundary edges the header announced", path,
@@ -192,7 +212,7 @@ Constants read_constants(const std::string& path) {
     auto w = want.find(f[0]);
     if (w == want.end()) {
       throw Error::format("file '{}', line {}: unknown constant '{}' (expected gam, gm1, cfl, eps, mach, alpha, qinf)",
-                          path, r.line(), f[0]);
+                          path, r.line(), shown(f[0]));
     }
     if (f.size() != w->second + 1) {
       throw Error::format("file '{}', line {}: constant '{}' has {} values, expected {}", path, r.line(), f[0],
@@ -227,7 +247,7 @@ CellState read_state(const std::string& path, int ncell) {
   const std::vector<std::string> names = {"cell", "q0", "q1", "q2", "q3", "qold0", "qold1", "qold2",
                                           "qold3", "res0", "res1", "res2", "res3", "adt"};
   for (int c = 0; c < ncell; ++c) {
-    auto f = r.fields(fmt::format("cell {}", c), names);
+    auto f = r.fields({"cell {}", c}, names);
     const int id = r.integer(f[0], "cell", 0, ncell);
     if (id != c) throw Error::format("file '{}', line {}: field 'cell' is {}, expected {}", path, r.line(), id, c);
     for (int k = 0; k < 4; ++k) {
