@@ -65,6 +65,10 @@ TEST_CASE("Configuration input: nesting deeper than the limit stops the parse wi
     rejects(deep, "nested deeper than");
     const std::string unclosed = R"({"name": )" + std::string(depth, '[');
     rejects(unclosed, "nested deeper than");
+    // The path of the deepest value keeps its start and end and stays short.
+    const std::string message = error_of([&] { Configuration::from_json(with_team(R"(, "threads": )" + deep)); });
+    CHECK(message.find("field teams[0].threads[0][0]") != std::string::npos);
+    CHECK(message.size() < 400);
   }
   // The limit leaves room for every real configuration: 60 levels still parse (and fail on type).
   rejects(with_team(R"(, "threads": )" + std::string(60, '[') + std::string(60, ']')), "expected an unsigned integer");

@@ -11,6 +11,24 @@ using nlohmann::json;
 
 namespace {
 
+bool continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Cuts `text` to at most `n` bytes without splitting a UTF-8 sequence.
+std::string utf8_prefix(const std::string& text, std::size_t n) {
+  if (text.size() <= n) return text;
+  while (n > 0 && continuation_byte(text[n])) --n;
+  return text.substr(0, n);
+}
+
+// A path of deeply nested values keeps its start and its end: "a[0][0][0]...[0][0].b".
+std::string middle_cut(const std::string& path) {
+  constexpr std::size_t head = 80, tail = 60;
+  if (path.size() <= head + tail + 3) return path;
+  std::size_t from = path.size() - tail;
+  while (from < path.size() && continuation_byte(path[from])) ++from;
+  return utf8_prefix(path, head) + "..." + path.substr(from);
+}
+
 // Follows nlohmann's parse events to know the path of the value being read, which keys each open
 // object has had, and how deep the parse is.
 class PathTracker {
@@ -53,7 +71,7 @@ class PathTracker {
         p += (p.empty() ? "" : ".") + shorten(f.key);
       }
     }
-    return p.empty() ? "(top level)" : p;
+    return p.empty() ? "(top level)" : middle_cut(p);
   }
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
@@ -74,12 +92,6 @@ class PathTracker {
   std::vector<Frame> frames_;
 };
 
-// Cuts `text` to at most `n` bytes without splitting a UTF-8 sequence.
-std::string utf8_prefix(const std::string& text, std::size_t n) {
-  if (text.size() <= n) return text;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return text.substr(0, n);
-}
 
 std::string dump_scalar(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
 
