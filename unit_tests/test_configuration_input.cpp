@@ -97,6 +97,19 @@ TEST_CASE("Configuration input: a quoted value in a message is a short excerpt, 
   CHECK(word.size() < 400);
 }
 
+TEST_CASE("Configuration input: the path of a value under many long keys is cut in the middle") {
+  // Found by the configuration fuzz target: the message quoted every key of the path in full.
+  std::string text, close;
+  for (int level = 0; level < 25; ++level) {  // 50 levels of nesting, under the limit
+    text += "{\"" + std::string(100, static_cast<char>('a' + level % 26)) + "\": [";
+    close = "]}" + close;
+  }
+  const std::string message = error_of([&] { Configuration::from_json(text + "nope" + close); });
+  CHECK(message.find("not valid JSON") != std::string::npos);
+  CHECK(message.find(std::string(60, 'a') + "... (100 bytes)[0]") != std::string::npos);
+  CHECK(message.size() < 600);
+}
+
 TEST_CASE("Configuration input: a key given twice in one object is an error naming the key") {
   rejects(with_team(R"(, "threads": 1, "threads": 2)"), "field teams[0].threads: given twice");
   rejects(R"({"name": "x", "name": "y", "teams": []})", "field name: given twice");

@@ -4,6 +4,7 @@
 // starts with the program's name; never another exception, never exit status 1.
 #include "airfoil_command_line.hpp"
 #include "baseband_command_line.hpp"
+#include "dataflow_command_line.hpp"
 #include "mesh_gen_command_line.hpp"
 
 #include <korch/cli/program.hpp>
@@ -38,7 +39,12 @@ void check(korch::cli::Program& program, std::vector<std::string> args) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const auto outcome = program.parse_quietly(static_cast<int>(args.size()), argv.data());
-  if (!outcome) return;
+  if (!outcome) {
+    if (program.name() == "korch-dataflow" && korch::dataflow::demo::chosen_demos(program).empty()) {
+      broken("korch-dataflow runs at least one demo", "");
+    }
+    return;
+  }
   if (outcome->exit_code != korch::cli::exit_success && outcome->exit_code != korch::cli::exit_usage) {
     broken("a parse ends in help (0) or a usage error (2)", outcome->text);
   }
@@ -56,10 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   korch::mesh::airfoil::AirfoilArgs airfoil;
   korch::mesh::airfoil::MeshGenArgs mesh_gen;
   korch::streams::baseband::BasebandArgs baseband;
+  korch::dataflow::demo::DataflowArgs dataflow;
   const std::vector<std::function<std::unique_ptr<korch::cli::Program>()>> programs = {
       [&] { return korch::mesh::airfoil::airfoil_command_line(airfoil); },
       [&] { return korch::mesh::airfoil::mesh_gen_command_line(mesh_gen); },
       [&] { return korch::streams::baseband::baseband_command_line(baseband); },
+      [&] { return korch::dataflow::demo::dataflow_command_line(dataflow); },
       // korch-info: no options of its own, only --help and --kokkos-*.
       [] { return std::make_unique<korch::cli::Program>("korch-info", "prints korch's version"); },
   };
