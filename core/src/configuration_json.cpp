@@ -48,18 +48,19 @@ class Reader {
     if (!v->is_string()) fail(key, "expected a string, got " + json_input::excerpt(*v));
     return v->get<std::string>();
   }
-  // An integer field of type T, in [0, T's largest value] (or [0, hi] when hi is smaller).
+  // An optional integer field of type T, in [0, T's largest value].
   template <class T>
-  T count(const std::string& key, T fallback, T hi = std::numeric_limits<T>::max()) {
+  T count(const std::string& key, T fallback) {
     const json* v = get(key, false);
-    return v ? integer_in(*v, key, hi) : fallback;
+    return v ? non_negative<T>(*v, key) : fallback;
   }
   template <class T>
-  T integer_in(const json& v, const std::string& key, T hi) const {
+  T non_negative(const json& v, const std::string& key) const {
     static_assert(std::is_integral_v<T>);
+    constexpr T hi = std::numeric_limits<T>::max();
     if (!v.is_number_integer()) fail(key, "expected an unsigned integer, got " + json_input::excerpt(v));
     // nlohmann keeps a non-negative integer as unsigned 64 bits, a negative one as signed.
-    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) : true) {
+    if (!v.is_number_unsigned() || v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) {
       fail(key, fmt::format("{} is out of range: use 0 to {}", v.dump(), hi));
     }
     return static_cast<T>(v.get<std::uint64_t>());
@@ -91,7 +92,7 @@ class Reader {
   std::vector<int> variable_indices(const std::string& key) {
     std::vector<int> out;
     const json& a = array(key, false);
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(integer_in(a[i], at(key, i), std::numeric_limits<int>::max()));
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(non_negative<int>(a[i], at(key, i)));
     return out;
   }
   // Unknown keys are errors (a misspelt key would otherwise be ignored silently).
@@ -115,8 +116,7 @@ Configuration Configuration::from_json(const std::string& text) {
   Configuration c;
   std::string label = "?";
   if (doc.is_object() && doc.contains("name") && doc["name"].is_string()) {
-    label = doc["name"].get<std::string>();
-    if (label.size() > 60) label = json_input::excerpt(doc["name"]);
+    label = json_input::shorten(doc["name"].get_ref<const std::string&>());
   }
   Reader top(label, doc, "");
   c.name = top.string("name", true);
