@@ -25,13 +25,19 @@ namespace {
   std::abort();
 }
 
+// A folder of this process for the input and the round trip, removed when the fuzzer exits.
 const std::string& scratch_dir() {
-  static const std::string dir = [] {
+  // Never destroyed, so that the exit handler can still read it.
+  static const std::string* const dir = [] {
     const auto d = std::filesystem::temp_directory_path() / ("korch_fuzz_mesh_" + std::to_string(::getpid()));
     std::filesystem::create_directories(d);
-    return d.string();
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(scratch_dir(), ignored);
+    });
+    return new std::string(d.string());
   }();
-  return dir;
+  return *dir;
 }
 
 bool indices_below(const std::vector<int>& v, int n, int lo = 0) {
