@@ -192,12 +192,17 @@ end_watch:
   byte step = S_DONE; byte me = NONE; byte w; byte k; byte revoked; byte signal; \
   bool refused; bool fin; byte sub_revoked; byte sub
 
-inline print_mode(t) {
+/* Names for the narration of counterexamples (hidden: not part of the state). */
+mtype = { Idle, RunningOpen, RunningClosed, RunningNoMoreWork, activateThread, transitionThread };
+hidden mtype shown_mode;
+hidden mtype shown_event;
+
+inline name_mode(t) {
   if
-  :: mode[t] == IDLE -> printf("Idle\n")
-  :: mode[t] == OPEN -> printf("RunningOpen\n")
-  :: mode[t] == CLOSED -> printf("RunningClosed\n")
-  :: mode[t] == NOMORE -> printf("RunningNoMoreWork\n")
+  :: mode[t] == IDLE -> shown_mode = Idle
+  :: mode[t] == OPEN -> shown_mode = RunningOpen
+  :: mode[t] == CLOSED -> shown_mode = RunningClosed
+  :: mode[t] == NOMORE -> shown_mode = RunningNoMoreWork
   fi
 }
 
@@ -477,10 +482,11 @@ end_parked:
        sig[me] != SIG_NONE ->  /* park() returns: an event arrived */
        signal = sig[me]; sig[me] = SIG_NONE;
        if
-       :: signal == SIG_ACT -> printf("team %d thread %d: receives activateThread in ", t, me - t * MAXW)
-       :: else -> printf("team %d thread %d: receives transitionThread in ", t, me - t * MAXW)
+       :: signal == SIG_ACT -> shown_event = activateThread
+       :: else -> shown_event = transitionThread
        fi;
-       print_mode(t);
+       name_mode(t);
+       printf("team %d thread %d: receives %e in %e\n", t, me - t * MAXW, shown_event, shown_mode);
        if
        :: signal == SIG_ACT ->
           n_to_activate[t]--;
