@@ -15,11 +15,18 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
+#include <optional>
 
 int main(int argc, char** argv) {
   // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles.
   korch::prefer_passive_openmp_wait(argv);
-  korch::MpiSession mpi(&argc, &argv);  // no-op without MPI; one rank when not started by mpirun
+  std::optional<korch::MpiSession> mpi;  // one rank when not started by mpirun (communicator.hpp)
+  try {
+    mpi.emplace(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "korch-hydro: %s\n", e.what());
+    return 1;
+  }
   const korch::Communicator ranks = korch::Communicator::world();
   korch::cli::Program program("korch-hydro",
                               "2D/3D compressible Euler solver (MUSCL-Hancock, HLLC); every step is a bundle of\n"

@@ -46,8 +46,8 @@ class Communicator {
 // a program started directly runs as one process without paying for MPI's start-up (Open MPI's
 // singleton start takes most of a second). KORCH_MPI_INIT=0 never initializes MPI. Only the
 // thread that created it talks to MPI (MPI_THREAD_FUNNELED): the guard-cell exchange runs on the
-// thread that calls Runtime::execute, never on team threads. Without MPI in the build, it does
-// nothing.
+// thread that calls Runtime::execute, never on team threads. Without MPI in the build it does
+// nothing, except refuse to run as one of several ranks (each would run the whole problem alone).
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);

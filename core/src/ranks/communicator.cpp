@@ -161,6 +161,15 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 #else
   (void)argc;
   (void)argv;
+  // Started as one of several ranks, a build without MPI would run the whole problem in each.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
+    const char* size = std::getenv(name);
+    if (size && std::atoi(size) > 1 && std::getenv("KORCH_MPI_INIT") == nullptr)
+      throw Error::format("MPI session: started as one of {} ranks ({}), but this korch was built without MPI "
+                          "(KORCH_MPI=OFF, or CMake found no MPI): every rank would run the whole problem alone; "
+                          "rebuild korch with MPI (Debian: libopenmpi-dev) or run one process",
+                          size, name);
+  }
 #endif
 }
 
