@@ -217,7 +217,7 @@ class ThreadTeam {
   Delivery deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs);
   void deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item, Delivery& d);
   void count_delivery(Delivery& delivery);
-  void run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
+  bool run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
                         std::unique_lock<std::mutex>& lk);
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
@@ -234,6 +234,8 @@ class ThreadTeam {
   void after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake);
   void finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);
   void wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done);
+  bool stranded() const;
+  std::exception_ptr stranded_error() const;
   void observe(TeamEvent event, int thread);
   void record_error(std::string message, std::exception_ptr cause);
   void require_quiescent_idle(const char* what) const;

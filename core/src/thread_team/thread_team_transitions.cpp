@@ -93,6 +93,13 @@ void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, 
   } else if (!queue_->empty()) {
     mode_ = TeamMode::RunningClosed;
     observe(event, thread);
+    if (waiter_ != nullptr && stranded()) {  // the caller already blocked in wait() would never return
+      waiter_->error = stranded_error();
+      waiter_->done = true;
+      waiter_->done_hint.store(true, std::memory_order_release);
+      waiter_ = nullptr;
+      done_cv_.notify_all();
+    }
   } else if (n_waiting_ + n_computing_ > 0) {
     mode_ = TeamMode::RunningNoMoreWork;
     wake_all_waiting(wake);
