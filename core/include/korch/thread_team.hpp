@@ -61,7 +61,12 @@ struct CycleReport {
   std::size_t skipped = 0;       // not given to the routine: the cycle had already failed, or the team was destroyed
   std::size_t forwarded = 0;     // items handed to the work subscriber
   std::size_t undelivered = 0;   // outputs the work subscriber refused, or emitted with none (see error)
-  std::size_t threads_forwarded = 0;  // threads handed to the thread subscriber
+  // Threads handed to the thread subscriber, and threads handed to this team by its thread
+  // publishers, from this cycle's start to the next one's (threads that pass through the Idle team
+  // after the cycle are included), so that over a round of cycles each team hands on exactly the
+  // threads it was given and activated.
+  std::size_t threads_forwarded = 0;
+  std::size_t threads_received = 0;
   std::size_t errors = 0;        // errors in this cycle; `error` describes the first
   std::string error;
 };
@@ -229,7 +234,8 @@ class ThreadTeam {
   static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
   void wake_all_waiting(WakeList& wake);
   void wake_one_waiting(WakeList& wake);
-  void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n, bool count_in_report);
+  void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n);
+  void count_threads(std::size_t CycleReport::*counter, unsigned n);
   void release_outbound();
   void after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake);
   void finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);

@@ -76,7 +76,7 @@ void ThreadTeam::worker_main(Worker& w) {
         // thread on to the thread subscriber (Spec IdleToIdle).
         idle_parked_.push_back(&w);
         observe(TeamEvent::activate_thread, static_cast<int>(w.index));
-        forward_threads(lk, 1, true);
+        forward_threads(lk, 1);
       }
     } else {  // transitionThread
       --transitions_in_flight_;
@@ -249,7 +249,7 @@ void ThreadTeam::count_delivery(Delivery& delivery) {
 void ThreadTeam::go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   // Spec ForwardThreads, while still counted as Computing, so that the last thread to become
   // Idle is the last to have delivered its outputs.
-  forward_threads(lk, 1, true);
+  forward_threads(lk, 1);
   if (terminating_) return;
   --n_computing_;
   ++n_idle_;
