@@ -74,6 +74,16 @@ void check_next_cycle_exact(Runtime& rt, const std::string& config) {
   check_wound_down(rt);
 }
 
+// Runs one cycle of `cfg` on a fresh grid with the armed faults, disarms them, and returns the
+// error's message ("" if the cycle succeeded).
+std::string error_of_cycle(Runtime& rt, const Configuration& cfg) {
+  Grid grid(spec());
+  fill_pattern(grid);
+  std::string message = error_of([&] { rt.execute(bundle_for(cfg), cfg, grid); });
+  faults::disarm();
+  return message;
+}
+
 struct Disarm {
   ~Disarm() { faults::disarm(); }
 };
@@ -90,17 +100,9 @@ TEST_CASE("Runtime faults: a helper that throws on any item fails the cycle with
       CAPTURE(nth);
       CAPTURE(every);
       const Configuration cfg = configurations::get(config);
-      Grid grid(spec());
-      fill_pattern(grid);
       const std::uint64_t fired_before = faults::fired();
       faults::arm(faults::Point::helper_item, static_cast<std::uint64_t>(nth), static_cast<std::uint64_t>(every));
-      std::string message;
-      try {
-        rt.execute(bundle_for(cfg), cfg, grid);
-      } catch (const Error& e) {
-        message = e.what();
-      }
-      faults::disarm();
+      const std::string message = error_of_cycle(rt, cfg);
       REQUIRE(faults::fired() > fired_before);
       CHECK(contains(message, "injected fault at helper_item"));
       CHECK(contains(message, "configuration '" + cfg.name + "' failed in"));
@@ -122,17 +124,9 @@ TEST_CASE("Runtime faults: a distributor that throws mid-grid fails the cycle, c
       CAPTURE(std::string(config));
       CAPTURE(nth);
       const Configuration cfg = configurations::get(config);
-      Grid grid(spec());
-      fill_pattern(grid);
       const std::uint64_t fired_before = faults::fired();
       faults::arm(faults::Point::distributor_push, static_cast<std::uint64_t>(nth));
-      std::string message;
-      try {
-        rt.execute(bundle_for(cfg), cfg, grid);
-      } catch (const Error& e) {
-        message = e.what();
-      }
-      faults::disarm();
+      const std::string message = error_of_cycle(rt, cfg);
       REQUIRE(faults::fired() == fired_before + 1);
       CHECK(contains(message, "failed in the distributor"));
       CHECK(contains(message, "injected fault at distributor_push"));
@@ -166,12 +160,7 @@ TEST_CASE("Runtime faults: a device pool exhausted in the middle of a cycle fail
   Grid grid(spec());
   fill_pattern(grid);
   rt.device_pool().reset_high_water();
-  std::string message;
-  try {
-    rt.execute(bundle, configurations::get("gpu_only"), grid);
-  } catch (const Error& e) {
-    message = e.what();
-  }
+  const std::string message = error_of([&] { rt.execute(bundle, configurations::get("gpu_only"), grid); });
   CHECK(rt.device_pool().high_water_bytes() >= packet_bytes);  // packets were made before it ran out
   CHECK(contains(message, "memory pool 'device' (device)"));
   CHECK(contains(message, "failed in 'to_gpu'"));
