@@ -73,11 +73,13 @@ TEST_CASE("A cycle without threads is not refused while a caller may still join 
 
 namespace {
 
-// A routine that destroys the team that runs it (held in `owner`), once `ready` allows.
+// A routine that destroys the team that runs it (held in `owner`), once `ready` allows; only the
+// first call does, the others return at once.
 ActionRoutine self_destroying_routine(std::unique_ptr<ThreadTeam>& owner, std::atomic<bool>& destroyed,
                                       const std::function<bool()>& ready) {
-  return ActionRoutine("self_destroy", [&owner, &destroyed, ready](const ActionContext&, DataItem&) {
-    if (destroyed.load() || !eventually(ready)) return;
+  auto claimed = std::make_shared<std::atomic<bool>>(false);
+  return ActionRoutine("self_destroy", [&owner, &destroyed, ready, claimed](const ActionContext&, DataItem&) {
+    if (claimed->exchange(true) || !eventually(ready)) return;
     owner.reset();
     destroyed = true;
   });
