@@ -104,8 +104,11 @@ TEST_CASE("A routine that destroys its own team ends the cycle with a korch::Err
   }
   SUBCASE("on a team thread, with nobody waiting") {
     auto owner = std::make_unique<ThreadTeam>("doomed", 1);
-    owner->start_cycle(self_destroying_routine(owner, destroyed, [] { return true; }), 1);
-    owner->enqueue(item(0));
+    ThreadTeam* const team = owner.get();
+    std::atomic<bool> fed{false};  // no call of the team may be running when it is destroyed
+    team->start_cycle(self_destroying_routine(owner, destroyed, [&fed] { return fed.load(); }), 1);
+    team->enqueue(item(0));
+    fed = true;
     REQUIRE(eventually([&] { return destroyed.load(); }));
   }
   SUBCASE("on the caller in wait(), which runs the routine in a team thread's place: wait() throws the error") {

@@ -141,10 +141,7 @@ ThreadTeam::~ThreadTeam() {
       waiter_->done_hint.store(true, std::memory_order_release);
       waiter_ = nullptr;
     }
-    if (own_routine != nullptr) {
-      own_routine->team_destroyed = true;
-      own_routine->keep_alive = std::move(routine_);  // it is still running
-    }
+    if (own_routine != nullptr) own_routine->team_destroyed = true;
     done_cv_.notify_all();
   }
   for (auto& w : workers_) w->cv.notify_one();
@@ -170,6 +167,9 @@ ThreadTeam::~ThreadTeam() {
   ++n_blocked_;
   done_cv_.wait(lk, [&] { return n_blocked_ == 1 + own_blocked && outbound_ == own_outbound && !finishing_; });
   --n_blocked_;
+  // The routine is still running on this thread; every other thread that ran it (team threads,
+  // a caller working in wait()) has left.
+  if (own_routine != nullptr) own_routine->keep_alive = std::move(routine_);
 }
 
 // Removes every link with other teams. A subscriber that still expects this team's close_queue in
