@@ -1,12 +1,20 @@
 # Warning and sanitizer options for korch's own targets (never applied to Kokkos itself).
 
+# KORCH_SANITIZE=address is AddressSanitizer together with UndefinedBehaviorSanitizer, and undefined
+# behaviour stops the program (-fno-sanitize-recover) so that a suite fails on it.
+if(KORCH_SANITIZE STREQUAL "address")
+  set(KORCH_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+elseif(KORCH_SANITIZE)
+  set(KORCH_SANITIZE_FLAGS -fsanitize=${KORCH_SANITIZE})
+endif()
+
 function(korch_project_options target)
   target_compile_options(${target} PRIVATE
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra>
     $<$<AND:$<BOOL:${KORCH_WERROR}>,$<CXX_COMPILER_ID:GNU,Clang>>:-Werror>)
   if(KORCH_SANITIZE)
-    target_compile_options(${target} PRIVATE -fsanitize=${KORCH_SANITIZE} -fno-omit-frame-pointer -g)
-    target_link_options(${target} PRIVATE -fsanitize=${KORCH_SANITIZE})
+    target_compile_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS} -fno-omit-frame-pointer -g)
+    target_link_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS})
   endif()
 endfunction()
 

@@ -1,8 +1,42 @@
-// doctest main for every suite: Kokkos is initialized once around the whole run.
+// doctest main for every suite: Kokkos is initialized once around the whole run, and every test
+// case runs under the watchdog (test_watchdog.hpp), so a hang fails that case by name.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include "test_watchdog.hpp"
+
 #include <Kokkos_Core.hpp>
+
+#include <memory>
+
+namespace {
+
+// Arms the watchdog for each run of a test case (each subcase path runs the case again).
+struct WatchdogListener : doctest::IReporter {
+  explicit WatchdogListener(const doctest::ContextOptions&) {}
+  void arm() {
+    scope.reset();
+    scope = std::make_unique<korch::test::Watchdog::Scope>("", korch::test::Watchdog::case_limit());
+  }
+  void test_case_start(const doctest::TestCaseData&) override { arm(); }
+  void test_case_reenter(const doctest::TestCaseData&) override { arm(); }
+  void test_case_end(const doctest::CurrentTestCaseStats&) override { scope.reset(); }
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+
+  std::unique_ptr<korch::test::Watchdog::Scope> scope;
+};
+
+}  // namespace
+
+REGISTER_LISTENER("watchdog", 1, WatchdogListener);
 
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);

@@ -86,6 +86,9 @@ TEST_CASE("Spec: every transition is atomic under the team's one mutex (observed
     if (cycle % 3 == 0) team.increase_thread_count(0);
     team.close_queue();
     watched_wait(team);
+    CAPTURE(cycle);
+    for (const auto& v : rec.violations()) MESSAGE(v);
+    REQUIRE(rec.violations().empty());  // in the cycle that broke a rule, not after all of them
   }
   stop = true;
   reader.join();
@@ -451,6 +454,9 @@ TEST_CASE("Spec: the last thread to go Idle sets Idle (RunningNoMoreWork -> Idle
     for (int i = 0; i < 20; ++i) team.enqueue(item(i));
     team.close_queue();
     watched_wait(team);
+    CAPTURE(cycle);
+    REQUIRE(team.snapshot().n_idle == 4);
+    REQUIRE(rec.violations().empty());
   }
   int by_thread = 0;
   const auto log = rec.of("last");

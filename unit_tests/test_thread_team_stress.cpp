@@ -131,6 +131,38 @@ ActionRoutine marking_routine(int slot, Work::Kind kind, double fail_probability
   });
 }
 
+// Threads are conserved in every round: each team with a thread subscriber hands on exactly the
+// threads it activated itself and was given (Spec ForwardThreads, IdleToIdle), and each team
+// receives exactly what its thread publishers handed on. Returns what does not add up.
+std::vector<std::string> unbalanced_threads(const Config& cfg, const std::vector<int>& activated) {
+  std::vector<std::string> problems;
+  std::vector<std::size_t> from_publishers(static_cast<std::size_t>(cfg.k), 0);
+  std::vector<CycleReport> reports;
+  for (const auto& team : cfg.teams) reports.push_back(team->last_cycle());
+  for (int i = 0; i < cfg.k; ++i) {
+    const CycleReport& rep = reports[static_cast<std::size_t>(i)];
+    const std::size_t given = static_cast<std::size_t>(activated[static_cast<std::size_t>(i)]) + rep.threads_received;
+    const int sub = cfg.thread_sub[static_cast<std::size_t>(i)];
+    const std::size_t expected = sub >= 0 ? given : 0;
+    if (rep.threads_forwarded != expected) {
+      problems.push_back("team " + std::to_string(i) + " (routine " + rep.routine + ", cycle " + std::to_string(rep.cycle) +
+                         ") handed on " + std::to_string(rep.threads_forwarded) + " threads, expected " +
+                         std::to_string(expected) + " (" + std::to_string(activated[static_cast<std::size_t>(i)]) +
+                         " activated by the client, " + std::to_string(rep.threads_received) + " received)");
+    }
+    if (sub >= 0) from_publishers[static_cast<std::size_t>(sub)] += rep.threads_forwarded;
+  }
+  for (int j = 0; j < cfg.k; ++j) {
+    const CycleReport& rep = reports[static_cast<std::size_t>(j)];
+    if (rep.threads_received != from_publishers[static_cast<std::size_t>(j)]) {
+      problems.push_back("team " + std::to_string(j) + " received " + std::to_string(rep.threads_received) +
+                         " threads, its thread publishers handed on " +
+                         std::to_string(from_publishers[static_cast<std::size_t>(j)]));
+    }
+  }
+  return problems;
+}
+
 }  // namespace
 
 TEST_CASE("Stress: random chains and fans of teams process each item exactly once per team and end every cycle Idle") {
@@ -154,6 +186,8 @@ TEST_CASE("Stress: random chains and fans of teams process each item exactly onc
         start[i] = uni(cfg.in[i] == 0 ? 1 : 0, cfg.budget[i]);
         extra[i] = uni(0, cfg.budget[i] - start[i]);
       }
+      std::vector<int> activated(k);
+      for (int i = 0; i < k; ++i) activated[i] = start[i] + extra[i];
       // Subscribers before publishers (Spec NoEnqueue: a publisher must not find its subscriber Idle).
       for (int i = k - 1; i >= 0; --i) {
         cfg.teams[i]->start_cycle(marking_routine(i, static_cast<Work::Kind>(uni(0, 2))), static_cast<unsigned>(start[i]));
@@ -211,6 +245,10 @@ TEST_CASE("Stress: random chains and fans of teams process each item exactly onc
                              << ", error: " << s.cycle.error);
         }
       }
+      for (const std::string& problem : unbalanced_threads(cfg, activated)) {
+        ++failures;
+        FAIL_CHECK("round " << done << ": " << problem);
+      }
       // Each item was processed exactly once by each team on its path, and by no other team.
       for (int s = 0; s < k; ++s) {
         const std::vector<int> path = cfg.path_from(s);
@@ -246,9 +284,10 @@ TEST_CASE("Stress: injected routine failures are counted, drained and reported, 
     const int rounds = uni(5, 20);
     for (int r = 0; r < rounds && done < cycles; ++r, ++done) {
       const int k = cfg.k;
+      std::vector<int> activated(k);
       for (int i = k - 1; i >= 0; --i) {
-        const unsigned start = static_cast<unsigned>(uni(cfg.in[i] == 0 ? 1 : 0, cfg.budget[i]));
-        cfg.teams[i]->start_cycle(marking_routine(i, Work::none, 0.05), start);
+        activated[i] = uni(cfg.in[i] == 0 ? 1 : 0, cfg.budget[i]);
+        cfg.teams[i]->start_cycle(marking_routine(i, Work::none, 0.05), static_cast<unsigned>(activated[i]));
       }
       int next_id = uni(0, 1 << 20);
       for (int i = 0; i < k; ++i) {
@@ -281,6 +320,7 @@ TEST_CASE("Stress: injected routine failures are counted, drained and reported, 
         }
         CHECK(cfg.teams[j]->last_cycle().enqueued == forwarded);
       }
+      for (const std::string& problem : unbalanced_threads(cfg, activated)) FAIL_CHECK("round " << done << ": " << problem);
     }
   }
   CHECK(failed_cycles > 0);

@@ -1,11 +1,13 @@
 // Helpers shared by the thread-team suites: items that count who processed them, an observer that
 // checks the EFSM invariants at every transition, a gate to hold routines, polling with a deadline,
-// and watched_wait(), a team's wait() that ends the process instead of hanging.
+// and watched_wait(), a team's wait() under the watchdog (test_watchdog.hpp) with a bound of its own.
 #pragma once
 
 #include <korch/thread_team.hpp>
 
 #include <doctest/doctest.h>
+
+#include "test_watchdog.hpp"
 
 #include <array>
 #include <atomic>
@@ -58,82 +60,6 @@ inline bool eventually(const std::function<bool()>& done, std::chrono::milliseco
   }
   return true;
 }
-
-// Ends the process when a watched call runs too long: a lost wake-up in a team makes its wait()
-// block forever, which would stop the suite with no word of where. One timer thread serves every
-// watched call (the stress suite waits tens of thousands of times); it prints the test and what
-// hung, then calls std::_Exit(3), as nothing can unblock the waiting thread.
-class Watchdog {
-  struct Watch {
-    std::chrono::steady_clock::time_point deadline;
-    std::string test;
-    std::string what;
-  };
-
- public:
-  // KORCH_TEST_WATCHDOG_SECONDS overrides the limit (default 60 s).
-  static std::chrono::seconds limit() {
-    const char* s = std::getenv("KORCH_TEST_WATCHDOG_SECONDS");
-    const long v = s ? std::atol(s) : 0;
-    return std::chrono::seconds(v > 0 ? v : 60);
-  }
-
-  // Watches the calling scope: `what` is reported if the scope has not ended after limit().
-  class Scope {
-   public:
-    explicit Scope(std::string what) : dog_(instance()) {
-      const doctest::ContextOptions* options = doctest::getContextOptions();
-      const char* test = options != nullptr && options->currentTest != nullptr ? options->currentTest->m_name
-                                                                                 : "(no test)";
-      watch_ = dog_.arm(Watch{std::chrono::steady_clock::now() + limit(), test, std::move(what)});
-    }
-    ~Scope() { dog_.disarm(watch_); }
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    Watchdog& dog_;
-    std::list<Watch>::iterator watch_;
-  };
-
- private:
-  // Never destroyed: its detached thread may still run when the process exits.
-  static Watchdog& instance() {
-    static Watchdog* dog = new Watchdog();
-    return *dog;
-  }
-
-  Watchdog() { std::thread([this] { run(); }).detach(); }
-
-  std::list<Watch>::iterator arm(Watch watch) {
-    std::lock_guard<std::mutex> lk(m_);
-    watches_.push_front(std::move(watch));
-    return watches_.begin();
-  }
-  void disarm(std::list<Watch>::iterator watch) {
-    std::lock_guard<std::mutex> lk(m_);
-    watches_.erase(watch);
-  }
-
-  [[noreturn]] void run() {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a late check is fine
-      std::lock_guard<std::mutex> lk(m_);
-      const auto now = std::chrono::steady_clock::now();
-      for (const Watch& w : watches_) {
-        if (now < w.deadline) continue;
-        std::fflush(stdout);  // what doctest reported so far; _Exit flushes nothing
-        std::fprintf(stderr, "\nwatchdog: test \"%s\": %s has not returned after %lld s; ending the suite\n",
-                     w.test.c_str(), w.what.c_str(), static_cast<long long>(limit().count()));
-        std::fflush(stderr);
-        std::_Exit(3);
-      }
-    }
-  }
-
-  std::mutex m_;
-  std::list<Watch> watches_;
-};
 
 // team.wait() on the caller's thread, under the watchdog.
 inline void watched_wait(ThreadTeam& team) {

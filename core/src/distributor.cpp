@@ -2,6 +2,7 @@
 #include <korch/block.hpp>
 #include <korch/distributor.hpp>
 #include <korch/error.hpp>
+#include <korch/fault_injection.hpp>
 #include <korch/tile.hpp>
 
 #include <algorithm>
@@ -170,6 +171,7 @@ std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const Grid&
   auto push = [&](std::size_t g, std::size_t i) {
     auto& items = pending[g][i];
     if (items.empty()) return;
+    faults::pass(faults::Point::distributor_push);
     counts[g][i] += items.size();
     const auto& target = targets_[g][i];
     if (target.push_batch) {

@@ -3,6 +3,7 @@
 #include <korch/block.hpp>
 #include <korch/data_mover.hpp>
 #include <korch/error.hpp>
+#include <korch/fault_injection.hpp>
 #include <korch/splitter.hpp>
 #include <korch/tile.hpp>
 #include <korch/unpacker.hpp>
@@ -37,6 +38,7 @@ void Helper::finish_aggregate(const ActionContext& ctx, std::shared_ptr<DataItem
 }
 
 void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
+  faults::pass(faults::Point::helper_item);
   const unsigned th = ctx.thread_index();
   const std::string what = trace ? item.describe() : std::string();
   switch (config_.kind) {

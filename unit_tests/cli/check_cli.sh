@@ -233,6 +233,14 @@ case $name in
     bad commit_queue_capacity 10 2 16 -1
     bad reps 10 2 16 16 0
     ;;
+  korch-bench-soak)
+    kokkos_common
+    bad cycles 0
+    bad cycles abc
+    bad cycles 1e6
+    bad --seed --seed -1
+    bad --seed --seed
+    ;;
   korch-bench-thread_team)
     kokkos_common
     bad items 0

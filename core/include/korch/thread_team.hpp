@@ -61,7 +61,12 @@ struct CycleReport {
   std::size_t skipped = 0;       // not given to the routine: the cycle had already failed, or the team was destroyed
   std::size_t forwarded = 0;     // items handed to the work subscriber
   std::size_t undelivered = 0;   // outputs the work subscriber refused, or emitted with none (see error)
-  std::size_t threads_forwarded = 0;  // threads handed to the thread subscriber
+  // Threads handed to the thread subscriber, and threads handed to this team by its thread
+  // publishers, from this cycle's start to the next one's (threads that pass through the Idle team
+  // after the cycle are included), so that over a round of cycles each team hands on exactly the
+  // threads it was given and activated.
+  std::size_t threads_forwarded = 0;
+  std::size_t threads_received = 0;
   std::size_t errors = 0;        // errors in this cycle; `error` describes the first
   std::string error;
 };
@@ -217,7 +222,7 @@ class ThreadTeam {
   Delivery deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs);
   void deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item, Delivery& d);
   void count_delivery(Delivery& delivery);
-  void run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
+  bool run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
                         std::unique_lock<std::mutex>& lk);
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
@@ -229,11 +234,14 @@ class ThreadTeam {
   static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
   void wake_all_waiting(WakeList& wake);
   void wake_one_waiting(WakeList& wake);
-  void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n, bool count_in_report);
+  void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n);
+  void count_threads(std::size_t CycleReport::*counter, unsigned n);
   void release_outbound();
   void after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake);
   void finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);
   void wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done);
+  bool stranded() const;
+  std::exception_ptr stranded_error() const;
   void observe(TeamEvent event, int thread);
   void record_error(std::string message, std::exception_ptr cause);
   void require_quiescent_idle(const char* what) const;

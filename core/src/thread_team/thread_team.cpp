@@ -115,6 +115,12 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
 }
 
 ThreadTeam::~ThreadTeam() {
+  // A routine of this team may destroy it, on a team thread or on the caller in wait() that runs
+  // it. That thread cannot be joined; it is detached, and the frames below the routine leave
+  // without touching the team (docs/thread-team.md, "Failures").
+  detail::RoutineFrame* const own_routine = detail::routine_frame_of(this);
+  const std::thread::id this_thread = std::this_thread::get_id();
+  bool waiter_destroys = false;  // the caller in wait() runs the routine that destroys the team
   {
     std::unique_lock<std::mutex> lk(mutex_);
     // A caller outside the team may be delivering the outputs of an Idle transition.
@@ -122,17 +128,32 @@ ThreadTeam::~ThreadTeam() {
     terminating_ = true;
     for (auto& w : workers_) w->signal.store(Worker::terminate, std::memory_order_release);
     if (waiter_ != nullptr) {
-      waiter_->error = std::make_exception_ptr(Error::format(
-          "team '{}' was destroyed in cycle {} while a thread was blocked in wait()", name_, cycle_));
+      waiter_destroys = own_routine != nullptr &&
+                        std::none_of(workers_.begin(), workers_.end(),
+                                     [this_thread](const auto& w) { return w->thread.get_id() == this_thread; });
+      waiter_->error = std::make_exception_ptr(
+          own_routine != nullptr
+              ? Error::format("team '{}' was destroyed by its own action routine '{}' in cycle {}: a routine must "
+                              "not destroy its team; destroy it from outside, after wait()",
+                              name_, routine_.name(), cycle_)
+              : Error::format("team '{}' was destroyed in cycle {} while a thread was blocked in wait()", name_,
+                              cycle_));
+      waiter_->team_destroyed_by_caller = waiter_destroys;
       waiter_->done = true;
       waiter_->done_hint.store(true, std::memory_order_release);
       waiter_ = nullptr;
     }
+    if (own_routine != nullptr) own_routine->team_destroyed = true;
     done_cv_.notify_all();
   }
   for (auto& w : workers_) w->cv.notify_one();
   for (auto& w : workers_) {
-    if (w->thread.joinable()) w->thread.join();
+    if (!w->thread.joinable()) continue;
+    if (w->thread.get_id() == this_thread) {
+      w->thread.detach();  // its routine destroys the team; it ends when that routine returns
+    } else {
+      w->thread.join();
+    }
   }
   {
     std::lock_guard<std::mutex> lk(mutex_);
@@ -142,9 +163,15 @@ ThreadTeam::~ThreadTeam() {
   unlink_on_destruction();
   // Callers still inside this team (a released waiter, a caller delivering outputs) leave first.
   std::unique_lock<std::mutex> lk(mutex_);
+  // A routine that destroys its team still counts where its thread entered it.
+  const unsigned own_blocked = waiter_destroys ? 1U : 0U;
+  const unsigned own_outbound = own_routine != nullptr && own_routine->holds_outbound ? 1U : 0U;
   ++n_blocked_;
-  done_cv_.wait(lk, [this] { return n_blocked_ == 1 && outbound_ == 0 && !finishing_; });
+  done_cv_.wait(lk, [&] { return n_blocked_ == 1 + own_blocked && outbound_ == own_outbound && !finishing_; });
   --n_blocked_;
+  // The routine is still running on this thread; every other thread that ran it (team threads,
+  // a caller working in wait()) has left.
+  if (own_routine != nullptr) own_routine->keep_alive = std::move(routine_);
 }
 
 // Removes every link with other teams. A subscriber that still expects this team's close_queue in

@@ -71,7 +71,7 @@ void ThreadTeam::increase_thread_count(unsigned n) {
   if (mode_ == TeamMode::Idle) {
     // Spec: in Idle the threads go straight on to the thread subscriber.
     observe(TeamEvent::increase_thread_count, -1);
-    forward_threads(lk, n, false);
+    forward_threads(lk, n);
     return;
   }
   if (n > idle_parked_.size()) {
@@ -81,7 +81,7 @@ void ThreadTeam::increase_thread_count(unsigned n) {
   }
   if (mode_ == TeamMode::RunningNoMoreWork) {
     observe(TeamEvent::increase_thread_count, -1);
-    forward_threads(lk, n, true);  // no more work here: hand the threads on at once
+    forward_threads(lk, n);  // no more work here: hand the threads on at once
     return;
   }
   activate(n, wake);
@@ -94,9 +94,10 @@ void ThreadTeam::receive_threads(unsigned n, const ThreadTeam& from) {
   WakeList wake;
   std::unique_lock<std::mutex> lk(mutex_);
   if (terminating_ || n == 0) return;
+  count_threads(&CycleReport::threads_received, n);
   if (mode_ == TeamMode::Idle) {
     observe(TeamEvent::threads_received, -1);
-    forward_threads(lk, n, false);
+    forward_threads(lk, n);
     return;
   }
   if (n > idle_parked_.size()) {
@@ -111,7 +112,7 @@ void ThreadTeam::receive_threads(unsigned n, const ThreadTeam& from) {
   }
   if (mode_ == TeamMode::RunningNoMoreWork) {
     observe(TeamEvent::threads_received, -1);
-    forward_threads(lk, n, true);
+    forward_threads(lk, n);
     return;
   }
   activate(n, wake);

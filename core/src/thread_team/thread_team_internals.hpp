@@ -31,6 +31,42 @@ namespace detail {
 inline thread_local const ThreadTeam* team_of_this_thread = nullptr;
 inline thread_local unsigned team_thread_index = 0;  // the team thread whose place it runs in
 
+// A team's routine running on this thread (innermost first). A routine that destroys its own team
+// is found here by the destructor, which marks the frame and keeps the routine alive until it
+// returns; the code below the routine then leaves without touching the team again (docs/thread-team.md,
+// "Failures").
+struct RoutineFrame {
+  const ThreadTeam* team;
+  bool holds_outbound;     // the thread counts in the team's outbound_ while the routine runs
+  bool team_destroyed;
+  ActionRoutine keep_alive;
+  RoutineFrame* outer;
+};
+inline thread_local RoutineFrame* routine_frame = nullptr;
+
+class RoutineScope {
+ public:
+  RoutineScope(const ThreadTeam* team, bool holds_outbound)
+      : frame_{team, holds_outbound, false, ActionRoutine{}, routine_frame} {
+    routine_frame = &frame_;
+  }
+  ~RoutineScope() { routine_frame = frame_.outer; }
+  RoutineScope(const RoutineScope&) = delete;
+  RoutineScope& operator=(const RoutineScope&) = delete;
+  bool team_destroyed() const noexcept { return frame_.team_destroyed; }
+
+ private:
+  RoutineFrame frame_;
+};
+
+// The innermost frame of `team`'s routine on this thread, or nullptr.
+inline RoutineFrame* routine_frame_of(const ThreadTeam* team) noexcept {
+  for (RoutineFrame* f = routine_frame; f != nullptr; f = f->outer) {
+    if (f->team == team) return f;
+  }
+  return nullptr;
+}
+
 // Critical sections are a few dozen instructions: a contended lock is usually free again within
 // a few hundred cycles, so try briefly before sleeping in the kernel.
 inline void lock_briefly_spinning(std::unique_lock<std::mutex>& lk) {
@@ -120,6 +156,7 @@ class ThreadTeam::ItemRing {
 // The one caller blocked in wait(): the Idle transition hands it the cycle's result.
 struct ThreadTeam::WaitSlot {
   bool done = false;
+  bool team_destroyed_by_caller = false;  // the waiter itself destroyed the team (from a routine it ran)
   std::exception_ptr error;
   std::atomic<bool> done_hint{false};  // polled while spinning
 };

@@ -77,7 +77,7 @@ void ThreadTeam::worker_main(Worker& w) {
         // thread on to the thread subscriber (Spec IdleToIdle).
         idle_parked_.push_back(&w);
         observe(TeamEvent::activate_thread, static_cast<int>(w.index));
-        forward_threads(lk, 1, true);
+        forward_threads(lk, 1);
       }
     } else {  // transitionThread
       --transitions_in_flight_;
@@ -118,14 +118,19 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
       std::exception_ptr thrown;
       std::string failure;
       if (!skip) {
+        const detail::RoutineScope scope(this, subscriber != nullptr);
         try {
           routine_(context, *item);
         } catch (...) {
-          thrown = std::current_exception();
-          failure = fmt::format("team '{}' (id {}), cycle {}: action routine '{}' threw on item {} (thread {}): {}",
-                                name_, id_, context.cycle(), routine_.name(), describe_item(*item),
-                                w.index, message_of(thrown));
+          if (!scope.team_destroyed()) {
+            thrown = std::current_exception();
+            failure = fmt::format("team '{}' (id {}), cycle {}: action routine '{}' threw on item {} (thread {}): {}",
+                                  name_, id_, context.cycle(), routine_.name(), describe_item(*item),
+                                  w.index, message_of(thrown));
+          }
         }
+        // The routine destroyed this team: nothing of it may be touched any more (see ~ThreadTeam).
+        if (scope.team_destroyed()) return true;
       }
       // Spec CompMustEnqueue: the finished item (or what the routine emitted) goes to the work subscriber.
       Delivery delivery;
@@ -166,7 +171,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
     assert(mode_ == TeamMode::RunningNoMoreWork);
     if (n_computing_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ && !cycle_failed_ &&
         routine_.has_end_of_cycle()) {
-      run_end_of_cycle(context, outputs, lk);
+      if (run_end_of_cycle(context, outputs, lk)) return true;
       continue;
     }
     go_idle(w, lk, event);
@@ -179,17 +184,22 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
 // reach the subscriber before this team closes the subscriber's queue in finish_cycle. Only in a
 // cycle whose routine ran: a thread that processed an item stays active until the close, so this
 // is decided by the items, not by how thread activations and the close happen to interleave.
-void ThreadTeam::run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
+// Returns true when the step destroyed the team (nothing of it may be touched then).
+bool ThreadTeam::run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
                                   std::unique_lock<std::mutex>& lk) {
   end_of_cycle_ran_ = true;
   ThreadTeam* const subscriber = work_subscriber_;
   if (subscriber != nullptr) ++outbound_;
   lk.unlock();
   std::exception_ptr thrown;
-  try {
-    routine_.end_of_cycle(context);
-  } catch (...) {
-    thrown = std::current_exception();
+  {
+    const detail::RoutineScope scope(this, subscriber != nullptr);
+    try {
+      routine_.end_of_cycle(context);
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+    if (scope.team_destroyed()) return true;
   }
   Delivery delivery = deliver(subscriber, outputs);
   outputs.clear();
@@ -201,6 +211,7 @@ void ThreadTeam::run_end_of_cycle(const ActionContext& context, ActionContext::O
                              name_, id_, context.cycle(), routine_.name(), context.thread_index(), message_of(thrown)),
                  thrown);
   }
+  return false;
 }
 
 // Unlocked: hands `outputs` to the subscriber in order. Outputs with no subscriber are an error
@@ -242,7 +253,7 @@ void ThreadTeam::count_delivery(Delivery& delivery) {
 void ThreadTeam::go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   // Spec ForwardThreads, while still counted as Computing, so that the last thread to become
   // Idle is the last to have delivered its outputs.
-  forward_threads(lk, 1, true);
+  forward_threads(lk, 1);
   if (terminating_) return;
   --n_computing_;
   ++n_idle_;

@@ -64,15 +64,21 @@ void ThreadTeam::wake_one_waiting(WakeList& wake) {
 }
 
 // Hands n threads to the thread subscriber, if there is one. Releases the mutex for the call.
-void ThreadTeam::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n, bool count_in_report) {
+void ThreadTeam::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n) {
   ThreadTeam* const subscriber = thread_subscriber_;
   if (subscriber == nullptr || n == 0) return;
-  if (count_in_report) report_.threads_forwarded += n;
+  count_threads(&CycleReport::threads_forwarded, n);
   ++outbound_;
   lk.unlock();
   subscriber->receive_threads(n, *this);
   lk.lock();
   release_outbound();
+}
+
+// Counted in the running cycle's report and, once the cycle is over, in the last one's as well.
+void ThreadTeam::count_threads(std::size_t CycleReport::*counter, unsigned n) {
+  report_.*counter += n;
+  if (mode_ == TeamMode::Idle && !finishing_) last_report_.*counter += n;
 }
 
 void ThreadTeam::release_outbound() {
@@ -93,6 +99,13 @@ void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, 
   } else if (!queue_->empty()) {
     mode_ = TeamMode::RunningClosed;
     observe(event, thread);
+    if (waiter_ != nullptr && stranded()) {  // the caller already blocked in wait() would never return
+      waiter_->error = stranded_error();
+      waiter_->done = true;
+      waiter_->done_hint.store(true, std::memory_order_release);
+      waiter_ = nullptr;
+      done_cv_.notify_all();
+    }
   } else if (n_waiting_ + n_computing_ > 0) {
     mode_ = TeamMode::RunningNoMoreWork;
     wake_all_waiting(wake);
@@ -125,7 +138,7 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
   finishing_ = true;
   observe(event, thread);
 
-  forward_threads(lk, revoked, true);
+  forward_threads(lk, revoked);
   if (ThreadTeam* const subscriber = work_subscriber_) {
     // The finishing thread's own item went out before it became Idle; now close the subscriber.
     ++outbound_;

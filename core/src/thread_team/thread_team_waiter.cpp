@@ -43,12 +43,20 @@ void ThreadTeam::wait() {
                         "may wait for a cycle",
                         describe_state());
   }
+  if (stranded()) std::rethrow_exception(stranded_error());
   WaitSlot slot;
   waiter_ = &slot;
   // Counted as blocked from here, polling and working included: a destructor that releases this
   // waiter must not free the team until the waiter has left (it waits for n_blocked_ to drop).
   ++n_blocked_;
-  if (options_.waiter_works) work_while_waiting(slot, lk);
+  if (options_.waiter_works) {
+    work_while_waiting(slot, lk);
+    if (slot.team_destroyed_by_caller) {
+      // A routine run here destroyed the team: its mutex is gone, only the error is left.
+      lk.release();
+      std::rethrow_exception(slot.error);
+    }
+  }
   if (options_.spin.count() > 0 && !slot.done) {
     const std::chrono::nanoseconds budget = waiter_spin_budget_;
     lk.unlock();
@@ -66,6 +74,24 @@ void ThreadTeam::wait() {
   --n_blocked_;
   if (terminating_) done_cv_.notify_all();  // the destructor waits for everyone to leave
   if (slot.error) std::rethrow_exception(slot.error);
+}
+
+// Whether the cycle's queue is closed with items in it that nothing can ever run: no thread of the
+// cycle is active or pending activation, no thread publisher can hand it one, and the caller in
+// wait() may not join. Only increase_thread_count can still help, so wait() fails instead of
+// blocking forever (docs/thread-team.md, "Failures"). A team with thread publishers is not judged
+// here: whether they will still hand it threads is the configuration's business.
+bool ThreadTeam::stranded() const {
+  return mode_ == TeamMode::RunningClosed && n_waiting_ + n_computing_ == 0 && n_to_activate_ == 0 &&
+         thread_publishers_.empty() && !(options_.waiter_works && options_.waiter_joins);
+}
+
+std::exception_ptr ThreadTeam::stranded_error() const {
+  return std::make_exception_ptr(Error::format(
+      "{}: wait() would never return: {} item(s) are queued and the queue is closed, but no thread of the cycle is "
+      "active or pending activation and the team has no thread publisher; start the cycle with n_active >= 1 or "
+      "call increase_thread_count() (the cycle is still running and can be completed that way)",
+      describe_state(), queue_->size()));
 }
 
 // The caller takes the place of a parked thread of the cycle: it receives that thread's event
