@@ -76,6 +76,30 @@ TEST_CASE("Outputs: an emitting routine's items and its end-of-cycle output reac
   }
 }
 
+TEST_CASE("Outputs: the end-of-cycle step runs in every cycle also while threads forward themselves to a thread subscriber") {
+  // A thread that goes Idle forwards itself to the thread subscriber with the mutex released while
+  // still counted as Computing; the last thread with an item must not take it for a busy one.
+  ThreadTeam a("splitter", 3), b("consumer", 3), c("spare", 3);
+  a.attach_work_subscriber(b);
+  a.attach_thread_subscriber(c);
+  std::atomic<int> ends{0};
+  for (int cycle = 0; cycle < 200; ++cycle) {
+    CAPTURE(cycle);
+    Collector seen;
+    c.start_cycle(noop_routine(), 0);
+    b.start_cycle(seen.routine(), 1);
+    a.start_cycle(splitting_routine(1, ends), 3);
+    for (int i = 1; i <= 2; ++i) a.enqueue(item(i));
+    a.close_queue();
+    watched_wait(a);
+    watched_wait(b);
+    c.close_queue();
+    watched_wait(c);
+    REQUIRE(ends.load() == cycle + 1);
+    CHECK(seen.ids == std::multiset<int>{-1, 10, 20});
+  }
+}
+
 TEST_CASE("Outputs: the end-of-cycle step runs only in cycles whose routine ran, and not after a failure") {
   ThreadTeam a("splitter", 2), b("consumer", 1);
   a.attach_work_subscriber(b);

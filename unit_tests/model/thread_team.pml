@@ -112,11 +112,11 @@
 #error "choose a configuration: -DCONFIG_CHAIN, -DCONFIG_FANIN or -DCONFIG_CYCLES"
 #endif
 
-/* The end-of-cycle step runs when the thread deciding is the last Computing one. In the code a
- * thread in go_idle stays counted as Computing while it forwards itself, so the last thread with
- * an item can see two and skip the step. FIX_EOC_LEAVING checks the repair: threads in go_idle's
- * forward are counted apart and not taken as still computing. */
-#ifdef FIX_EOC_LEAVING
+/* The end-of-cycle step runs when the thread deciding is the last Computing one. A thread in
+ * go_idle stays counted as Computing while it forwards itself, so the code counts those threads
+ * apart (ThreadTeam::n_leaving_) and does not take them as still computing. BUG_EOC_COUNTS_LEAVING
+ * drops that count: the last thread with an item can then see two and skip the step. */
+#ifndef BUG_EOC_COUNTS_LEAVING
 byte leaving[NT];
 #define LEAVING(t) leaving[t]
 #define LEAVE(t) leaving[t]++

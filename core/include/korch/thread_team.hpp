@@ -270,6 +270,9 @@ class ThreadTeam {
   unsigned n_idle_ = 0;
   unsigned n_waiting_ = 0;
   unsigned n_computing_ = 0;
+  // Computing threads inside go_idle's forward (mutex released): done with the cycle's items, so
+  // not counted when the end-of-cycle step looks for the last computing thread.
+  unsigned n_leaving_ = 0;
   unsigned n_to_activate_ = 0;
   unsigned transitions_in_flight_ = 0;  // transitionThread sent, not yet received
   std::unique_ptr<ItemRing> queue_;

@@ -166,10 +166,11 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
       return false;
     }
     // RunningNoMoreWork (RunningClosed never holds an empty queue).
-    // model: the end-of-cycle decision in run_locked. A thread in go_idle's forward still counts in
-    // n_computing_ here, so the step can be skipped (docs/thread-team-model.md, "What the model found").
+    // model: the end-of-cycle decision in run_locked. Threads in go_idle's forward still count in
+    // n_computing_ but are done with the cycle: this thread is the last when it is the only other
+    // (docs/thread-team-model.md, "What the model found").
     assert(mode_ == TeamMode::RunningNoMoreWork);
-    if (n_computing_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ && !cycle_failed_ &&
+    if (n_computing_ - n_leaving_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ && !cycle_failed_ &&
         routine_.has_end_of_cycle()) {
       if (run_end_of_cycle(context, outputs, lk)) return true;
       continue;
@@ -253,7 +254,9 @@ void ThreadTeam::count_delivery(Delivery& delivery) {
 void ThreadTeam::go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   // Spec ForwardThreads, while still counted as Computing, so that the last thread to become
   // Idle is the last to have delivered its outputs.
+  ++n_leaving_;
   forward_threads(lk, 1);
+  --n_leaving_;
   if (terminating_) return;
   --n_computing_;
   ++n_idle_;
