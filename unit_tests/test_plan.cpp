@@ -4,6 +4,7 @@
 #include "test_plan_support.hpp"
 
 #include <korch/bundle.hpp>
+#include <korch/plan/cost_model.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/runtime.hpp>
 
@@ -97,6 +98,12 @@ TEST_CASE("Runtime check: action-parallel pipelines that write the same variable
   disjoint.add(counting("A", declared("A", {"v"}, {"u"}))).add(counting("B", declared("B", {"v"}, {"w"})));
   runtime.execute(disjoint, two_pipelines(), grid);
   CHECK(calls == 2 * grid.n_blocks() * grid.tiles_per_block());
+  // One data-parallel group: each item goes to one of the two, so both may write u.
+  const auto data_parallel = Configuration::from_json(R"({"name": "dp", "teams": [
+      {"name": "a", "type": "tile", "action": "A", "threads": 1},
+      {"name": "b", "type": "tile", "action": "B", "threads": 1}],
+    "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["a", "b"], "unit": "block"}]}})");
+  CHECK_NOTHROW(runtime.execute(both_write, data_parallel, grid));
   Bundle undeclared("undeclared");  // nothing declared: nothing to check
   undeclared.add(noop("A")).add(noop("B"));
   CHECK_NOTHROW(runtime.execute(undeclared, two_pipelines(), grid));
@@ -156,4 +163,49 @@ TEST_CASE("KernelGraph: RAW, WAR and WAW edges from declarations; stencil reads 
   CHECK(contains(g.to_json(), "\"kind\": \"WAR\""));
   CHECK(contains(g.to_dot(), "RAW v (fill)"));
   CHECK(contains(g.to_dot(), "reduction dt (removed)"));
+}
+
+TEST_CASE("Condition: p, !p and comparisons hold as written; an unknown parameter is an error naming it") {
+  const std::map<std::string, double> params{{"ndim", 2}, {"flag", 0}};
+  CHECK(plan::Condition::parse("ndim", "unless").holds(params));
+  CHECK(plan::Condition::parse("!flag", "unless").holds(params));
+  CHECK_FALSE(plan::Condition::parse("flag", "unless").holds(params));
+  CHECK(plan::Condition::parse("ndim == 2", "unless").holds(params));
+  CHECK(plan::Condition::parse("ndim != 3", "unless").holds(params));
+  CHECK(plan::Condition::parse("ndim>=2", "unless").holds(params));
+  CHECK_FALSE(plan::Condition::parse("ndim < 2", "unless").holds(params));
+  CHECK(plan::Condition::parse("ndim <= 2.5", "unless").holds(params));
+  CHECK_FALSE(plan::Condition::parse("ndim > 2", "unless").holds(params));
+  CHECK_FALSE(plan::Condition().holds(params));
+  CHECK(contains(error_of([&] { plan::Condition::parse("ndim = 2", "steps[1].unless"); }), "field steps[1].unless"));
+  CHECK(contains(error_of([&] { plan::Condition::parse("nx > 1", "u").holds(params); }), "parameter 'nx'"));
+}
+
+TEST_CASE("CostModel: measured costs win over relative ones, relative over words; hints force the side; close costs split") {
+  const plan::CostModel model;
+  ActionDeclaration a = declared("A", {}, {});
+  a.hints.heavy = true;
+  CHECK(model.host_cost(a) == model.host_heavy);
+  a.hints.host_cost = 3;
+  a.hints.device_cost = 2;
+  CHECK(model.host_cost(a) == 3);
+  a.hints.measured_host = 0.25;
+  CHECK(model.host_cost(a) == 0.25);
+  CHECK(model.device_cost(a) == 2);
+  CHECK(model.place({&a})->placement == plan::Placement::host);  // 0.25 vs 2
+  ActionDeclaration b = declared("B", {}, {});
+  const auto split = model.place({&b});
+  REQUIRE(split);
+  CHECK(split->placement == plan::Placement::split);  // plain: 1 vs 0.7
+  CHECK(split->device_weight > split->host_weight);
+  b.hints.host_only = true;
+  CHECK(model.place({&b})->placement == plan::Placement::host);
+  ActionDeclaration c = declared("C", {}, {});
+  c.hints.device_only = true;
+  CHECK(model.place({&c})->placement == plan::Placement::device);
+  CHECK_FALSE(model.place({&b, &c}));
+  plan::CostModel host_only_machine;
+  host_only_machine.devices = false;
+  CHECK(host_only_machine.place({&a})->placement == plan::Placement::host);
+  CHECK_FALSE(host_only_machine.place({&c}));
 }
