@@ -198,12 +198,15 @@ TEST_CASE("Random operations: 200 plans keep every dependence and hint and run b
   std::mt19937 rng(20240601u);
   Runtime runtime(runtime_options);
   const plan::Scheduler scheduler(scheduler_options());
-  int bundles = 0, split = 0, fused = 0;
+  int bundles = 0, split = 0, fused = 0, action_parallel = 0;
   for (int i = 0; i < 200; ++i) {
     const plan::Operation op = random_operation(rng, 2 + static_cast<int>(rng() % 9u), i);
     CAPTURE(op.to_json());
     const plan::KernelGraph g(op);
-    const plan::Plan p = scheduler.plan(g);
+    // Run from the plan's JSON: what korch-plan writes is what runs.
+    const std::string text = scheduler.plan(g).to_json();
+    const plan::Plan p = plan::Plan::from_json(text);
+    REQUIRE(p.to_json() == text);
     REQUIRE(broken_dependence(g, p).empty());
     REQUIRE(hints_kept(p));
     std::vector<std::string> plan_log, reference_log;
@@ -231,13 +234,16 @@ TEST_CASE("Random operations: 200 plans keep every dependence and hint and run b
     REQUIRE(plan_log == reference_log);
     for (const auto* b : p.bundles()) {
       ++bundles;
+      action_parallel += b->pipelines.size() > 1 ? 1 : 0;
       for (const auto& q : b->pipelines) {
         split += q.placement.placement == plan::Placement::split ? 1 : 0;
         for (const auto& s : q.stages) fused += s.actions.size() > 1 ? 1 : 0;
       }
     }
   }
-  MESSAGE("200 random operations: " << bundles << " bundles, " << split << " split pipelines, " << fused << " fused stages");
+  MESSAGE("200 random operations: " << bundles << " bundles (" << action_parallel << " with several pipelines), " << split
+                                     << " split pipelines, " << fused << " fused stages");
+  CHECK(action_parallel > 0);
   CHECK(split > 0);
   CHECK(fused > 0);
 }
@@ -271,4 +277,25 @@ TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells
   const plan::Plan pn = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(narrow));
   CHECK(contains(error_of([&] { plan::Executor(narrow, bodies_of(narrow), {}).run(pn, runtime, grid); }),
                  "ExecutionHooks::fill_guards is empty"));
+}
+
+TEST_CASE("Plan files: a bad plan names the step and field; a plan of another operation is refused before it runs") {
+  const auto op = plan::Operation::from_json(running_example);
+  const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"placement\": \"device\"", "\"placement\": \"gpu\"")); }),
+                 "plan 'running_example': step 0: field bundle.pipelines[0].placement: unknown placement 'gpu'"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
+                 "step 0: field stages: missing"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: malformed JSON"));
+  const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
+  Grid grid(plan_grid_spec(6));
+  Runtime runtime(runtime_options);
+  CHECK(contains(error_of([&] { plan::Executor(other, bodies_of(other), {}).run(plan::Plan::from_json(text), runtime, grid); }),
+                 "action 'A' is not an action of operation 'other'"));
 }

@@ -98,7 +98,14 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid) const {
       for (const auto& stage : pipeline.stages) {
         if (!added.insert(stage.routine).second) continue;
         std::vector<const ActionBody*> bodies;
-        for (const auto& name : stage.actions) bodies.push_back(&bodies_.at(name));
+        for (const auto& name : stage.actions) {
+          const auto it = bodies_.find(name);
+          if (it == bodies_.end()) {
+            throw Error::format("plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
+                                "operation again", plan.operation, step.bundle.name, name, operation_.name);
+          }
+          bodies.push_back(&it->second);
+        }
         Grid* g = &grid;
         ActionRoutine routine(stage.routine, [bodies, g](const ActionContext&, DataItem& item) {
           int block = 0;

@@ -32,6 +32,8 @@ std::vector<const PlannedBundle*> Plan::bundles() const {
 std::string Plan::to_json() const {
   json j;
   j["operation"] = operation;
+  j["actions"] = json::array();
+  for (const auto& a : actions) j["actions"].push_back(json::parse(a.to_json()));
   j["steps"] = json::array();
   for (const auto& s : steps) {
     if (s.kind == StepKind::guard_fill) {
@@ -51,6 +53,9 @@ std::string Plan::to_json() const {
                  {"placement", to_string(p.placement.placement)},
                  {"host_cost", p.placement.host_cost},
                  {"device_cost", p.placement.device_cost},
+                 {"host_weight", p.placement.host_weight},
+                 {"device_weight", p.placement.device_weight},
+                 {"host_type", to_string(p.host_type)},
                  {"host_teams", p.host_teams},
                  {"device_teams", p.device_teams}};
       if (p.placement.placement == Placement::split) {
@@ -60,7 +65,8 @@ std::string Plan::to_json() const {
       pipelines.push_back(pj);
     }
     j["steps"].push_back({{"bundle", {{"name", b.name},
-                                      {"iterator", b.iterator.describe()},
+                                      {"iterator", b.iterator.kind == IteratorKind::level ? json{{"level", b.iterator.level}}
+                                                                                  : json(to_string(b.iterator.kind))},
                                       {"pipelines", pipelines},
                                       {"configuration", json::parse(b.configuration.to_json())}}}});
   }

@@ -51,6 +51,8 @@ struct Plan {
   const ActionDeclaration& action(const std::string& name) const;  // throws when unknown
   std::vector<const PlannedBundle*> bundles() const;
   std::string to_json() const;
+  // Reads what to_json wrote (a plan file may be edited by hand: errors name the step and field).
+  static Plan from_json(const std::string& text);
 };
 
 // A Graphviz drawing of a configuration: distributor, teams (host or device by their data type),
