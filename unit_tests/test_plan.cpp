@@ -74,6 +74,12 @@ TEST_CASE("ActionDeclaration: contradictions and bad fields are errors naming th
                  "action 'F': field hints.fast: unknown field"));
   CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "writes": "u"})"); }), "action 'F': field writes"));
   CHECK(contains(error_of([] { noop("A").declared(declared("B", {}, {})); }), "routine 'A' was given the declaration of action 'B'"));
+  const ActionRoutine routine = noop("A").declared(declared("A", {"v"}, {"u"}));
+  REQUIRE(routine.declaration() != nullptr);
+  CHECK(routine.declaration()->writes_variable("u"));
+  // The cycle wraps routines to trace them: the wrapper keeps the declaration.
+  CHECK(routine.wrapped([](const ActionContext&, DataItem&) {}).declaration() == routine.declaration());
+  CHECK(noop("A").declaration() == nullptr);
 }
 
 TEST_CASE("Runtime check: action-parallel pipelines that write the same variable, or read what another writes, fail before anything runs") {

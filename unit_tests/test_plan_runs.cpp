@@ -183,9 +183,10 @@ plan::Operation random_operation(std::mt19937& rng, int n_actions, int index) {
       d.hints.device_cost = 0.5 + pick(4);
     }
     d.data_type = static_cast<DeclaredDataType>(pick(3));
-    d.iterator = pick(3) == 0 ? ActionIterator{IteratorKind::all_blocks, 0}
-                 : pick(2)    ? ActionIterator{IteratorKind::leaves, 0}
-                              : ActionIterator{IteratorKind::level, 0};
+    const int iterator = pick(8);  // mostly leaves, so that bundles grow
+    d.iterator = iterator == 0 ? ActionIterator{IteratorKind::all_blocks, 0}
+                 : iterator == 1 ? ActionIterator{IteratorKind::level, 0}
+                                 : ActionIterator{IteratorKind::leaves, 0};
     op.steps.push_back(s);
   }
   op.check();
