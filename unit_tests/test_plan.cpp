@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+
 using namespace korch;
 using namespace korch::test;
 
@@ -85,7 +87,7 @@ TEST_CASE("ActionDeclaration: contradictions and bad fields are errors naming th
 TEST_CASE("Runtime check: action-parallel pipelines that write the same variable, or read what another writes, fail before anything runs") {
   Runtime runtime(RuntimeOptions{2, 1, 1, 1, {}, 0, 0});
   Grid grid(plan_grid_spec(2));
-  int calls = 0;
+  std::atomic<int> calls{0};  // two teams count at once
   auto counting = [&calls](const std::string& name, ActionDeclaration d) {
     return ActionRoutine(name, [&calls](const ActionContext&, DataItem&) { ++calls; }).declared(std::move(d));
   };
