@@ -453,10 +453,16 @@ TEST_CASE("Mesh files: bad input gives an error naming file, line and field") {
   };
   const std::vector<Case> cases = {
       {"4 1 0\n", {"line 1", "the header has 3 fields, expected 4", "nbedge"}},
-      {"4 1 0 4\n0 0\n1 zero\n", {"line 3", "field 'y of node 1' is 'zero', not a finite number"}},
-      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 9\n", {"line 6", "field 'node 4 of cell 0' is 9, outside [0, 4)"}},
-      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 3\n0 1 0 3\n", {"line 7", "bound of boundary edge 0", "is 3, outside [1, 3)"}},
-      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 3\n0 1 0 1\n", {"line 8", "unexpected end of file", "boundary edge 1"}},
+      {"4 1 0 4\n0 0\n1 zero\n1 1\n0 1\n0 1 2 3\n0 1 0 1\n1 2 0 2\n2 3 0 1\n3 0 0 2\n",
+       {"line 3", "field 'y of node 1' is 'zero', not a finite number"}},
+      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 9\n0 1 0 1\n1 2 0 2\n2 3 0 1\n3 0 0 2\n",
+       {"line 6", "field 'node 4 of cell 0' is 9, outside [0, 4)"}},
+      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 3\n0 1 0 3\n1 2 0 2\n2 3 0 1\n3 0 0 2\n",
+       {"line 7", "bound of boundary edge 0", "is 3, outside [1, 3)"}},
+      // A file too short for its header's counts is reported at the header, before anything is read.
+      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 3\n0 1 0 1\n", {"line 1", "field 'nbedge' is 4", "cut short"}},
+      {"4 1 0 4\n0 0\n1 0\n1 1\n0 1\n0 1 2 3\n0 1 0 1\n1 2 0 2\n2 3 0 1\n\n\n\n\n\n\n\n\n\n",
+       {"line 10", "boundary edge 3 has 0 fields, expected 4"}},
       {good + "1 2 3 4\n", {"line 11", "unexpected data after the 4 boundary edges"}},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {

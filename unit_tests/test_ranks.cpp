@@ -101,6 +101,17 @@ int wrong_guard_cells(const Grid& g, const Case& c, int first, int count, int on
   return wrong;
 }
 
+// This rank's share of a case: the decomposition, the grid of its blocks and their exchange.
+struct Share {
+  Share(const Case& c, const Communicator& world)
+      : decomposition(c.blocks, world.size()),
+        grid(spec_for(c, decomposition, world.rank())),
+        exchange(grid, decomposition, {c.boundary, c.boundary, c.boundary}, world) {}
+  Decomposition decomposition;
+  Grid grid;
+  GuardCellExchange exchange;
+};
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
       {{4, 3, 1}, {4, 4, 1}, 2, 2, BoundaryKind::periodic},
@@ -148,11 +159,10 @@ TEST_CASE("Decomposition: every block has one owner; ranks hold contiguous, bala
 TEST_CASE("GuardCellExchange: every guard cell holds its wrapped or clamped source, 2-D and 3-D, across ranks") {
   const Communicator world = Communicator::world();
   for (const auto& c : cases()) {
-    const int n = c.blocks[0] * c.blocks[1] * c.blocks[2];
-    if (world.size() > n) continue;
-    Decomposition d(c.blocks, world.size());
-    Grid g(spec_for(c, d, world.rank()));
-    GuardCellExchange exchange(g, d, {c.boundary, c.boundary, c.boundary}, world);
+    if (world.size() > c.blocks[0] * c.blocks[1] * c.blocks[2]) continue;
+    Share share(c, world);
+    Grid& g = share.grid;
+    GuardCellExchange& exchange = share.exchange;
     paint(g);
     exchange.fill(1, 2);  // variables 1 and 2; 0 and 3 keep NaN guard cells
     INFO("blocks " << c.blocks[0] << "x" << c.blocks[1] << "x" << c.blocks[2] << " guard " << c.guard << " rank "
@@ -192,11 +202,10 @@ TEST_CASE("GuardCellIterator: a routine never sees a block before its guard cell
   const Communicator world = Communicator::world();
   Runtime runtime(RuntimeOptions{2, 2, 2, 1});
   for (const auto& c : cases()) {
-    const int n = c.blocks[0] * c.blocks[1] * c.blocks[2];
-    if (world.size() > n) continue;
-    Decomposition d(c.blocks, world.size());
-    Grid g(spec_for(c, d, world.rank()));
-    GuardCellExchange exchange(g, d, {c.boundary, c.boundary, c.boundary}, world);
+    if (world.size() > c.blocks[0] * c.blocks[1] * c.blocks[2]) continue;
+    Share share(c, world);
+    Grid& g = share.grid;
+    GuardCellExchange& exchange = share.exchange;
     GuardCellIterator order(exchange, 0, 4);
     for (int cycle = 0; cycle < 3; ++cycle) {
       paint(g);

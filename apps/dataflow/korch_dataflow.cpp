@@ -6,8 +6,8 @@
 //                  [--instances I] [--scale S] [--buffer B]                (korch-dataflow --help)
 // Several subcommands run in the order given; none means all. Exit status 0 when every output
 // matches its reference, 1 on a mismatch or failure, 2 on a usage error.
-#include <korch/cli/program.hpp>
 #include <korch/dataflow.hpp>
+#include "dataflow_command_line.hpp"
 #include "record_nodes.hpp"
 #include <korch/error.hpp>
 
@@ -27,12 +27,7 @@ namespace {
 
 using korch::dataflow::demo::mix;
 
-struct Args {
-  std::string command = "all";
-  int n = 100000;
-  df::Options opt;
-  int buffer = 4;
-};
+using Args = korch::dataflow::demo::DataflowArgs;
 
 // ---- filter chain, expander, routing -----------------------------------------------------------
 struct Filter {
@@ -334,52 +329,24 @@ bool nested(const Args& a) {
 
 struct Demo {
   const char* name;
-  const char* help;
   bool (*run)(const Args&);
 };
-const Demo demos[] = {
-    {"filters", "a chain of three filters", filters},
-    {"expander", "a node with 0..16 outputs per item", expander},
-    {"route", "accept/reject routing to two sinks", route},
-    {"parser", "records enumerated into fields (regions)", parser},
-    {"nested", "records -> fields -> characters (nested regions)", nested},
-};
+// In the order of demo_names (dataflow_command_line.hpp).
+const Demo demos[] = {{"filters", filters}, {"expander", expander}, {"route", route}, {"parser", parser}, {"nested", nested}};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-dataflow",
-                              "dataflow pipeline demos. Each subcommand builds a graph, runs it on the default\n"
-                              "execution space, compares the output with a sequential reference and prints\n"
-                              "results and lane utilization.");
   Args a;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "--n", a.n, "input items", 1, INT_MAX / 2);
-  korch::cli::add_integer(app, "--width", a.opt.vector_width, "items per run (default: 64 on hosts, 128 on GPUs)", 1, 1024)
-      ->default_str("");
-  korch::cli::add_integer(app, "--instances", a.opt.instances,
-                          "pipeline instances (default: one per host thread, or per GPU team)", 1, 1 << 20)
-      ->default_str("");
-  korch::cli::add_real(app, "--scale", a.opt.queue_scale, "queue capacity factor", 1.0);
-  korch::cli::add_integer(app, "--buffer", a.buffer, "parent buffer slots of the enumerating nodes of parser and nested", 1,
-                          1 << 20);
-  for (const Demo& d : demos) app.add_subcommand(d.name, d.help)->fallthrough();
-  app.add_subcommand("all", "every demo above (the default)")->fallthrough();
-  program.add_note("Subcommands run in the order given, each once; options may come before or after them.");
-  if (auto rc = program.parse(argc, argv)) return *rc;
-  std::vector<const Demo*> chosen;
-  auto choose = [&chosen](const Demo& d) {
-    if (std::find(chosen.begin(), chosen.end(), &d) == chosen.end()) chosen.push_back(&d);
-  };
-  for (const CLI::App* sub : app.get_subcommands())
-    for (const Demo& d : demos)
-      if (sub->get_name() == "all" || sub->get_name() == d.name) choose(d);
-  if (chosen.empty())
-    for (const Demo& d : demos) choose(d);
-  return program.run([&] {
-    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+  const auto program = korch::dataflow::demo::dataflow_command_line(a);
+  if (auto rc = program->parse(argc, argv)) return *rc;
+  const std::vector<std::string> chosen = korch::dataflow::demo::chosen_demos(*program);
+  return program->run([&] {
+    Kokkos::ScopeGuard kokkos(program->kokkos_argc(), program->kokkos_argv());
     bool ok = true;
-    for (const Demo* d : chosen) ok = d->run(a) && ok;
+    for (const std::string& name : chosen)
+      for (const Demo& d : demos)
+        if (name == d.name) ok = d.run(a) && ok;
     return ok ? 0 : 1;
   });
 }

@@ -1,7 +1,9 @@
 // korch-hydro: the compressible Euler solver, each step a bundle run by korch::Runtime.
 //   korch-hydro --config split --threads 2 --blocks 4 --cells-per-block 64 --problem sedov --out out
 //   mpirun -np 4 korch-hydro ...   (one Runtime per rank, each on the blocks it owns)
-// Options: lib/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error.
+// Options: lib/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error,
+// 128 + N after signal N (SIGINT, SIGTERM) once the final checkpoint is written.
+#include "checkpoint.hpp"
 #include "options.hpp"
 #include "simulation.hpp"
 
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
     const bool first = ranks.rank() == 0;
     if (!first) options.quiet = true;  // one progress bar, from rank 0
+    korch::hydro::catch_stop_signals();  // SIGINT / SIGTERM: a final checkpoint, then exit 128 + signal
     try {
       korch::hydro::Simulation sim(options);
       sim.run();
@@ -48,6 +51,9 @@ int main(int argc, char** argv) {
         std::printf("pictures: %s/density.png %s/timeline.png, trace: %s/trace.json\n", options.out.c_str(),
                     options.out.c_str(), options.out.c_str());
       }
+    } catch (const korch::hydro::Interrupted& e) {
+      if (first) std::fprintf(stderr, "korch-hydro: %s\n", e.what());
+      return 128 + e.signal;
     } catch (const std::exception& e) {
       if (ranks.size() == 1) throw;
       // The other ranks may be waiting for this one's messages: stop them all now.

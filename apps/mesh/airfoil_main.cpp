@@ -4,10 +4,10 @@
 //   korch-airfoil [--data DIR | --mesh FILE --constants FILE] [--executor NAME] [--iterations N]
 //                 [--threads N] [--seed S] [--every N] [--dump LOOP]     (korch-airfoil --help)
 //   executors: sequential, direct (colouring), direct-atomics, message, message-random
-#include <korch/cli/program.hpp>
 #include <korch/error.hpp>
 #include <korch/mesh.hpp>
 #include "airfoil.hpp"
+#include "airfoil_command_line.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
@@ -20,37 +20,7 @@
 
 namespace {
 
-struct Args {
-  std::string dir = std::string(KORCH_MESH_DATA_DIR) + "/airfoil-162";
-  std::string mesh_file, constants_file, executor = "direct", dump;
-  int iterations = 4, every = 1;
-  unsigned threads = 2;
-  std::uint64_t seed = 1;
-};
-
-void add_options(CLI::App& app, Args& a) {
-  using korch::cli::add_integer;
-  app.add_option("--data", a.dir, "folder holding mesh.dat and constants.txt (default: airfoil-162)")
-      ->type_name("DIR")
-      ->default_str("")
-      ->check(korch::cli::non_empty());
-  app.add_option("--mesh", a.mesh_file, "mesh file (default: DIR/mesh.dat)")->type_name("FILE")->check(korch::cli::non_empty());
-  app.add_option("--constants", a.constants_file, "constants file (default: DIR/constants.txt)")
-      ->type_name("FILE")
-      ->check(korch::cli::non_empty());
-  app.add_option("--executor", a.executor, "sequential, direct, direct-atomics, message or message-random")
-      ->type_name("NAME")
-      ->check(korch::cli::one_of({"sequential", "direct", "direct-atomics", "message", "message-random"}));
-  add_integer(app, "--iterations", a.iterations, "iterations to run", 1);
-  add_integer(app, "--threads", a.threads, "threads of the message-driven executors", 1, 1024);
-  add_integer(app, "--seed", a.seed, "message order seed of message-random", 0);
-  add_integer(app, "--every", a.every, "print the rms of every N-th iteration and of the last", 1);
-  app.add_option("--dump", a.dump, "print LOOP's message-driven device graph and exit")
-      ->type_name("LOOP")
-      ->check(korch::cli::one_of({"save_soln", "adt_calc", "res_calc", "bres_calc", "update"}));
-}
-
-int run(Args a) {
+int run(korch::mesh::airfoil::AirfoilArgs a) {
   namespace mesh = korch::mesh;
   namespace af = korch::mesh::airfoil;
   std::string& mesh_file = a.mesh_file;
@@ -115,17 +85,11 @@ int run(Args a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-airfoil",
-                              "OP2's airfoil benchmark on korch mesh loops: reads a mesh, runs it with\n"
-                              "the chosen executor and prints the rms of both steps of every iteration.");
-  Args args;
-  add_options(program.app(), args);
-  program.add_note("airfoil-162: " KORCH_MESH_DATA_DIR "/airfoil-162. The direct executor colours the mesh;\n"
-                   "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
-                   "bres_calc, update.");
-  if (auto rc = program.parse(argc, argv)) return *rc;
-  return program.run([&] {
-    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+  korch::mesh::airfoil::AirfoilArgs args;
+  const auto program = korch::mesh::airfoil::airfoil_command_line(args);
+  if (auto rc = program->parse(argc, argv)) return *rc;
+  return program->run([&] {
+    Kokkos::ScopeGuard kokkos(program->kokkos_argc(), program->kokkos_argv());
     return run(args);
   });
 }

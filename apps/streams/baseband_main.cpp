@@ -4,9 +4,9 @@
 //   korch-baseband [--frames N] [--max-len BYTES] [--sigma S] [--threads T] [--seed X] [--dump]
 //   (korch-baseband --help; exit status 0 success, 1 failure or wrong bits, 2 usage error)
 // --dump prints the receiver's execution map, plan and Graphviz text.
-#include <korch/cli/program.hpp>
 #include <korch/streams.hpp>
 #include "baseband.hpp"
+#include "baseband_command_line.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -18,28 +18,18 @@ using namespace korch::streams;
 namespace bb = korch::streams::baseband;
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-baseband",
-                              "transmits random frames through the 802.11a-style chain, adds noise, receives\n"
-                              "them sequentially and with |>>>| before the Viterbi decoder, checks the payload bits.");
-  std::size_t frames = 50, max_len = 1500;
-  double sigma = 0.4;
-  unsigned threads = 2;
-  std::uint64_t seed = 1;
-  bool dump = false;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "--frames", frames, "frames to transmit", 1);
-  korch::cli::add_integer(app, "--max-len", max_len, "longest payload in bytes; the length field has 16 bits", 1, 65535)
-      ->type_name("BYTES");
-  korch::cli::add_real(app, "--sigma", sigma, "noise standard deviation", 0.0)->type_name("S");
-  korch::cli::add_integer(app, "--threads", threads, "threads of the |>>>| runs", 1, 1024);
-  korch::cli::add_integer(app, "--seed", seed, "seed of the frames; the noise uses seed + 1", 0, 18446744073709551614.0L);
-  app.add_flag("--dump", dump, "print the receiver's execution map, plan and Graphviz text first");
-  program.add_note("Exit status 1 also when the received payload bits differ from the sent ones.");
-  if (auto rc = program.parse(argc, argv)) return *rc;
-  return program.run([&] {
-    program.set_allocation_context(std::to_string(frames) + " frames of up to " + std::to_string(max_len) +
+  bb::BasebandArgs args;
+  const auto program = bb::baseband_command_line(args);
+  if (auto rc = program->parse(argc, argv)) return *rc;
+  const std::size_t frames = args.frames, max_len = args.max_len;
+  const double sigma = args.sigma;
+  const unsigned threads = args.threads;
+  const std::uint64_t seed = args.seed;
+  const bool dump = args.dump;
+  return program->run([&] {
+    program->set_allocation_context(std::to_string(frames) + " frames of up to " + std::to_string(max_len) +
                                    " bytes and their samples");
-    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    Kokkos::ScopeGuard kokkos(program->kokkos_argc(), program->kokkos_argv());
     const auto fr = bb::random_frames(frames, 1, max_len, seed);
     const auto expect = bb::payload_bits(fr);
     ParallelOptions o;

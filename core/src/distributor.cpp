@@ -5,6 +5,7 @@
 #include <korch/tile.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace korch {
@@ -22,6 +23,17 @@ Distributor::Distributor(DistributorConfig config, std::vector<std::vector<Distr
     if (w.size() != targets_[g].size()) {
       throw Error::format("distributor: group {} has {} weights for {} pipelines", g, w.size(), targets_[g].size());
     }
+    // Scaled so that the largest is 1: their sum (the round robin's credit) then stays finite even
+    // for weights near double's largest value.
+    double largest = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (!(w[i] > 0) || !std::isfinite(w[i])) {
+        throw Error::format("distributor: group {} has weight {} for pipeline '{}': use a positive finite number", g,
+                            w[i], targets_[g][i].name);
+      }
+      largest = std::max(largest, w[i]);
+    }
+    for (double& weight : w) weight /= largest;
     for (const auto& t : targets_[g]) {
       if (!t.push && !t.push_batch) {
         throw Error::format("distributor: target '{}' of group {} has neither push nor push_batch: give it one", t.name, g);

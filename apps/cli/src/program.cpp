@@ -41,18 +41,24 @@ std::string Program::help() {
 }
 
 std::optional<int> Program::parse(int argc, char** argv) {
+  const std::optional<Outcome> outcome = parse_quietly(argc, argv);
+  if (!outcome) return std::nullopt;
+  std::fputs(outcome->text.c_str(), outcome->exit_code == exit_success ? stdout : stderr);
+  return outcome->exit_code;
+}
+
+std::optional<Program::Outcome> Program::parse_quietly(int argc, char** argv) {
   try {
     kokkos_ = std::make_unique<KokkosArgs>(argc, argv, kokkos_use_ == with_kokkos);
     std::vector<std::string> args(kokkos_->program_args().rbegin(), kokkos_->program_args().rend());
     args.pop_back();  // argv[0]; CLI11 takes the rest in reverse order
     app_.parse(args);
   } catch (const CLI::CallForHelp&) {
-    std::fputs(help().c_str(), stdout);
-    return exit_success;
+    return Outcome{exit_success, help()};
   } catch (const CLI::ParseError& e) {
-    return usage_error(describe(e, app_));
+    return Outcome{exit_usage, usage_error_text(describe(e, app_))};
   } catch (const std::exception& e) {
-    return failure(e.what());
+    return Outcome{exit_failure, failure_text(e.what())};
   }
   return std::nullopt;
 }
@@ -67,13 +73,19 @@ char** Program::kokkos_argv() {
   return kokkos_->argv();
 }
 
+std::string Program::usage_error_text(const std::string& message) const {
+  return name_ + ": " + one_line(message) + "\n(see " + name_ + " --help)\n";
+}
+
+std::string Program::failure_text(const std::string& message) const { return name_ + ": " + one_line(message) + "\n"; }
+
 int Program::usage_error(const std::string& message) const {
-  std::fprintf(stderr, "%s: %s\n(see %s --help)\n", name_.c_str(), one_line(message).c_str(), name_.c_str());
+  std::fputs(usage_error_text(message).c_str(), stderr);
   return exit_usage;
 }
 
 int Program::failure(const std::string& message) const {
-  std::fprintf(stderr, "%s: %s\n", name_.c_str(), one_line(message).c_str());
+  std::fputs(failure_text(message).c_str(), stderr);
   return exit_failure;
 }
 

@@ -36,7 +36,7 @@ void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerPara
 }
 
 // The host version of the hydro update of a box: the same per-cell arithmetic as EulerKernel (the
-// same predict() and hllc_flux(), the same update expression), but each cell's Hancock prediction
+// same predict() and face_flux(), the same update expression), but each cell's Hancock prediction
 // and each face flux computed once into thread-local scratch instead of once per neighbour, so the
 // results are bitwise those of EulerKernel (the device path) at about a quarter of the work in 2D.
 void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
@@ -56,8 +56,11 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
   const std::size_t np = static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]);
   const int nv = n_cons + n_cons * dim;
   thread_local std::vector<double> pred, flux;
+  thread_local std::vector<unsigned char> shock;
   pred.resize(static_cast<std::size_t>(nv) * np);
+  shock.resize(np);
   double* pr = pred.data();
+  unsigned char* sh = shock.data();
   auto P = [a0, n](int i, int j, int k) {
     return (static_cast<std::size_t>(i - a0[0]) * static_cast<std::size_t>(n[1]) + static_cast<std::size_t>(j - a0[1])) *
                static_cast<std::size_t>(n[2]) + static_cast<std::size_t>(k - a0[2]);
@@ -68,6 +71,7 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
                          double Wh[5], S[3][5];
                          kern.predict(i, j, k, Wh, S);
                          const std::size_t c = P(i, j, k);
+                         sh[c] = kern.strong_shock(i, j, k);
                          for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(v) * np + c] = Wh[v];
                          for (int d = 0; d < dim; ++d)
                            for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(5 + 5 * d + v) * np + c] = S[d][v];
@@ -91,7 +95,7 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
         L[v] = pr[static_cast<std::size_t>(v) * np + cl] + 0.5 * pr[sv + cl];
         R[v] = pr[static_cast<std::size_t>(v) * np + cr] - 0.5 * pr[sv + cr];
       }
-      hllc_flux(L, R, d, gamma, F);
+      face_flux(L, R, d, gamma, sh[cl] || sh[cr], F);
       for (int v = 0; v < 5; ++v) fl[off + static_cast<std::size_t>(v) * np + cr] = F[v];
     });
   }

@@ -100,6 +100,13 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--host-parallel", o.host_parallel,
                "the first step's CFL reduction on OpenMP instead of Serial (later steps take their dt from the cycle)");
   app.add_flag("--quiet", o.quiet, "no progress bar");
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "write OUT/checkpoint.bin every N steps (and on SIGINT or SIGTERM); 0: only on those signals")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--restart", o.restart,
+                 "continue the run saved in this checkpoint file (same problem and grid; --steps and --tmax count "
+                 "from step 0)")
+      ->type_name("FILE");
   app.add_option("--inject-failure", o.inject_failure,
                  "make the hydro action throw on this global block id at the first step (to see how a failure "
                  "stops every rank)")

@@ -3,6 +3,7 @@
 #include "host_cells.hpp"
 #include "hydro_routines.hpp"
 
+#include "checkpoint.hpp"
 #include "output_files.hpp"
 #include "progress.hpp"
 #if __has_include("conduction.hpp")
@@ -172,9 +173,51 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
                             [](int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
   }
   initialize_state();
-  fill_guards();
   initial_totals_ = totals();
+  if (!o.restart.empty()) restore(o.restart);
+  fill_guards();
 }
+
+void Simulation::restore(const std::string& path) {
+  const CheckpointContent c = read_checkpoint_file(path);
+  check_restart_options(c, options_, path);
+  const auto n = global_cells();
+  auto data = grid_->data();
+  state_ = 0;
+  for (const auto& m : grid_->blocks())
+    for (int v = 0; v < n_cons; ++v)
+      for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
+        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
+          for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i) {
+            const std::size_t I = static_cast<std::size_t>(m.index[0] * options_.cells_per_block + i - m.interior.lo[0]);
+            const std::size_t J = static_cast<std::size_t>(m.index[1] * options_.cells_per_block + j - m.interior.lo[1]);
+            const std::size_t K = static_cast<std::size_t>(m.index[2] * (options_.dim == 3 ? options_.cells_per_block : 1) + k - m.interior.lo[2]);
+            data(m.id, v, i, j, k) = c.state[static_cast<std::size_t>(v)][I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)];
+          }
+  time_ = c.time;
+  steps_ = c.steps;
+  initial_totals_ = c.initial_totals;
+  next_dt_ = 0.0;  // reduced afresh from the restored state: the value the cycle would have given
+}
+
+void Simulation::write_checkpoint(const std::string& path) const {
+  CheckpointContent c;
+  for (int v = 0; v < n_cons; ++v) c.state[static_cast<std::size_t>(v)] = gather(v);  // collective
+  if (comm_.rank() != 0) return;
+  c.problem = to_string(options_.problem);
+  c.dim = options_.dim;
+  c.blocks = options_.blocks;
+  c.cells_per_block = options_.cells_per_block;
+  c.gamma = options_.gamma;
+  c.limiter = options_.limiter == Limiter::minmod ? "minmod" : "mc";
+  c.boundary = boundary_ == Boundary::periodic ? "periodic" : "outflow";
+  c.time = time_;
+  c.steps = steps_;
+  c.initial_totals = initial_totals_;
+  write_checkpoint_file(path, c);
+}
+
+std::string Simulation::checkpoint_path() const { return (std::filesystem::path(options_.out) / "checkpoint.bin").string(); }
 
 Simulation::~Simulation() = default;
 
@@ -448,114 +491,31 @@ void Simulation::conduct_step(double dt) {
 #endif
 }
 
-std::vector<double> Simulation::gather(int var) const {
-  if (var < 0 || var >= n_cons) throw Error::format("hydro: gather({}): conserved variables are 0..{}", var, n_cons - 1);
-  const auto n = global_cells();
-  std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]));
-  auto data = grid_->data();
-  const int v = state_ + var;
-  if (comm_.size() == 1) {
-    for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) { out[c] = data(b, v, i, j, k); });
-    return out;
-  }
-  // This rank's cells in its block order; then every rank's, placed by the decomposition.
-  std::vector<double> mine;
-  for (const auto& m : grid_->blocks())
-    for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
-      for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-        for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i) mine.push_back(data(m.id, v, i, j, k));
-  const std::vector<double> all = comm_.all_gather(mine);
-  const auto& nb = grid_->spec().block_cells;
-  const Box in = grid_->block(0).interior;
-  std::size_t next = 0;
-  for (int r = 0; r < comm_.size(); ++r)
-    for (const int g : decomposition_->blocks_of(r)) {
-      const auto idx = decomposition_->index_of(g);
-      for (int k = 0; k < in.extent(2); ++k)
-        for (int j = 0; j < in.extent(1); ++j)
-          for (int i = 0; i < in.extent(0); ++i) {
-            const std::size_t I = static_cast<std::size_t>(idx[0] * nb[0] + i), J = static_cast<std::size_t>(idx[1] * nb[1] + j),
-                              K = static_cast<std::size_t>(idx[2] * nb[2] + k);
-            out[I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)] = all[next++];
-          }
-    }
-  return out;
-}
-
-std::array<double, 5> Simulation::totals() const {
-  auto data = grid_->data();
-  const auto d = dx();
-  const double vol = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
-  // Five sums per block of this rank (in global id order, as the grid stores them), then every
-  // rank's blocks summed in global id order: the same additions whatever the number of ranks.
-  std::vector<double> mine;
-  for (const auto& m : grid_->blocks())
-    for (int v = 0; v < n_cons; ++v) {
-      double t = 0;
-      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
-        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) t += data(m.id, state_ + v, i, j, k) * vol;
-      mine.push_back(t);
-    }
-  const std::vector<double> all = comm_.all_gather(mine);
-  std::vector<const double*> of_block(static_cast<std::size_t>(decomposition_->n_blocks()));
-  std::size_t next = 0;
-  for (int r = 0; r < comm_.size(); ++r)
-    for (const int g : decomposition_->blocks_of(r)) {
-      of_block[static_cast<std::size_t>(g)] = all.data() + next;
-      next += n_cons;
-    }
-  std::array<double, 5> t{0, 0, 0, 0, 0};
-  for (const double* b : of_block)
-    for (int v = 0; v < n_cons; ++v) t[static_cast<std::size_t>(v)] += b[v];
-  return t;
-}
-
-std::uint64_t Simulation::state_hash() const {
-  auto data = grid_->data();
-  std::vector<std::uint64_t> mine;  // (global id, hash) pairs
-  for (const auto& m : grid_->blocks()) {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits, over each double's bytes
-    for (int v = 0; v < n_cons; ++v)
-      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
-        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
-            std::uint64_t bits = 0;
-            const double x = data(m.id, state_ + v, i, j, k);
-            std::memcpy(&bits, &x, sizeof bits);
-            for (int byte = 0; byte < 8; ++byte) {
-              h ^= (bits >> (8 * byte)) & 0xffu;
-              h *= 1099511628211ull;
-            }
-          }
-    mine.push_back(static_cast<std::uint64_t>(m.global_id));
-    mine.push_back(h);
-  }
-  const std::vector<std::uint64_t> all = comm_.all_gather(mine);
-  std::vector<std::uint64_t> by_block(static_cast<std::size_t>(decomposition_->n_blocks()));
-  for (std::size_t p = 0; p + 1 < all.size(); p += 2) by_block[static_cast<std::size_t>(all[p])] = all[p + 1];
-  std::uint64_t h = 1469598103934665603ull;
-  for (const std::uint64_t b : by_block) {
-    h ^= b;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 void Simulation::run() {
   const Options& o = options_;
   // A directory that cannot be written should fail the run now, not after its last step.
-  if (o.write_output && comm_.rank() == 0) prepare_output_directory(o.out);
+  if ((o.write_output || o.checkpoint_every > 0) && comm_.rank() == 0) prepare_output_directory(o.out);
   const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
   const auto n = global_cells();
   const double cells = static_cast<double>(n[0]) * n[1] * n[2];
   const auto start = Clock::now();
   Progress progress(stdout, Progress::mode_for(o.quiet, stdout), cells);
   auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
+  first_step_ = steps_;
   while (!done()) {
     const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
+    if (o.checkpoint_every > 0 && steps_ % o.checkpoint_every == 0) write_checkpoint(checkpoint_path());
+    // Every rank stops at the same step: a signal may reach the ranks at different moments.
+    const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
+    if (signal != 0) {
+      write_checkpoint(checkpoint_path());
+      run_seconds_ = seconds_since(start);
+      throw Interrupted(signal, fmt::format("stopped by signal {} after step {} (t = {}); checkpoint written to {}: "
+                                            "continue with --restart {}",
+                                            signal, steps_, time_, checkpoint_path(), checkpoint_path()));
+    }
   }
   run_seconds_ = seconds_since(start);
 }
@@ -564,75 +524,6 @@ std::vector<TraceEvent> Simulation::last_events() const {
   std::vector<TraceEvent> all;
   for (const auto& c : kept_) all.insert(all.end(), c.begin(), c.end());
   return all;
-}
-
-std::string Simulation::summary() const {
-  const auto n = global_cells();
-  const double cells = static_cast<double>(n[0]) * n[1] * n[2];
-  std::string s;
-  s += fmt::format("korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = {:.4e}\n",
-                   to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
-                   options_.cells_per_block, options_.dim, options_.config, options_.threads, steps_, time_);
-  if (comm_.size() > 1) {
-    const auto c = exchange_->counts();
-    s += fmt::format("  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
-                     comm_.size(), grid_->n_blocks(), c.neighbour_ranks, c.cells_sent);
-  }
-  const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.dt + phases_.conduction);
-  s += fmt::format("  {:<34} {:>14}\n", "metric", "value");
-  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s", steps_ > 0 && total > 0 ? cells * steps_ / total : 0.0);
-  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", steps_ > 0 ? total / steps_ : 0.0);
-  auto share = [&](const char* name, double t) {
-    s += fmt::format("  {:<34} {:>13.1f}%\n", name, total > 0 ? 100.0 * t / total : 0.0);
-  };
-  share("share: runtime execute (fill + bundle)", phases_.execute);
-  share("share: dt (combine, allreduce)", phases_.dt);
-  if (options_.conduction > 0) share("share: conduction (CG)", phases_.conduction);
-  double task_total = 0;
-  for (const auto& [k, v] : action_seconds_) task_total += v;
-  for (const auto& [k, v] : action_seconds_)
-    s += fmt::format("  {:<34} {:>13.1f}%  ({:.3e} s summed over threads)\n", "  of traced work: " + k,
-                     task_total > 0 ? 100.0 * v / task_total : 0.0, v);
-  s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
-  s += fmt::format("  {:<34} {:>14.4e}\n", "bytes moved host<->device", transfer_bytes_);
-  if (comm_overlap_.transfers > 0) {
-    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n", "communication overlapped by tasks",
-                     100.0 * comm_overlap_.fraction(), 1e-9 * static_cast<double>(comm_overlap_.transfer_ns));
-  }
-  if (overlap_.transfers > 0) {
-    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
-                     100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
-  }
-  if (options_.config == "action-parallel") {
-    // Every rank's blocks, summed in global block order.
-    std::vector<double> mine;
-    for (const auto& m : grid_->blocks()) {
-      const auto& d = diagnostics_[static_cast<std::size_t>(m.id)];
-      mine.insert(mine.end(), {static_cast<double>(m.global_id), d.mass, d.rho_min, d.rho_max});
-    }
-    const auto all = comm_.all_gather(mine);
-    std::vector<BlockDiagnostics> by_block(static_cast<std::size_t>(decomposition_->n_blocks()));
-    for (std::size_t p = 0; p + 3 < all.size(); p += 4)
-      by_block[static_cast<std::size_t>(all[p])] = BlockDiagnostics{all[p + 1], all[p + 2], all[p + 3]};
-    double mass = 0, lo = 1e300, hi = -1e300;
-    for (const auto& d : by_block) {
-      mass += d.mass;
-      lo = std::min(lo, d.rho_min);
-      hi = std::max(hi, d.rho_max);
-    }
-    s += fmt::format("  {:<34} {:>14.8e}\n", "diagnostics: mass (last cycle)", mass);
-    s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: min density", lo);
-    s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: max density", hi);
-  }
-  const auto t = totals();
-  s += fmt::format("  totals (mass, momentum x y z, energy): {:.17g} {:.17g} {:.17g} {:.17g} {:.17g}\n", t[0], t[1], t[2],
-                   t[3], t[4]);
-  // Exact conservation needs periodic boundaries (outflow lets mass and energy leave).
-  auto change = [&](std::size_t v) { return std::abs(t[v] - initial_totals_[v]) / std::abs(initial_totals_[v]); };
-  s += fmt::format("  relative change since step 0: mass {:.3e}, energy {:.3e}{}\n", change(0), change(4),
-                   boundary_ == Boundary::periodic ? "" : " (outflow boundaries)");
-  s += fmt::format("  state hash: {:016x}\n", state_hash());
-  return s;
 }
 
 }  // namespace korch::hydro

@@ -64,6 +64,8 @@ struct Options {
   bool host_parallel = false;        // between-cycle work on DefaultHostExecutionSpace (else Serial)
   bool log_scale = false;            // logarithmic colour scale in density.png (--log)
   int inject_failure = -1;           // global block whose hydro action throws in the first step; -1: none
+  int checkpoint_every = 0;          // steps between checkpoints (out/checkpoint.bin); 0: none
+  std::string restart;               // checkpoint file to continue from; empty: start at step 0
 };
 
 // Checks an Options value (the command line, options.hpp, calls it; Simulation too); throws
@@ -116,8 +118,13 @@ class Simulation {
   // state sets (+ conduction). Returns the dt used (the stable dt, clipped to `dt_max`).
   double step(double dt_max = 1e300);
   // Runs to options().steps or tmax; progress on stdout unless quiet (progress.hpp). Checks first
-  // that options().out can be written (when write_output), throwing korch::Error naming it.
+  // that options().out can be written (when write_output), throwing korch::Error naming it. Writes
+  // a checkpoint every options().checkpoint_every steps, and after SIGINT or SIGTERM (when
+  // catch_stop_signals() was called) a final one, then throws Interrupted.
   void run();
+  // Writes the state to a checkpoint file (checkpoint.hpp); collective, rank 0 writes.
+  void write_checkpoint(const std::string& path) const;
+  std::string checkpoint_path() const;
 
   // Interior of conserved variable `var` (0..4 of the current state) over the whole grid, x
   // fastest: i + nx * (j + ny * k). Collective: every rank calls it and gets the whole field.
@@ -162,6 +169,7 @@ class Simulation {
  private:
   void initialize_state();
   void conduct_step(double dt);
+  void restore(const std::string& checkpoint);
   double cycle_dt();
 
   Options options_;
@@ -173,6 +181,7 @@ class Simulation {
   std::unique_ptr<Runtime> runtime_;
   Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
   int state_ = 0;
+  int first_step_ = 0;  // steps_ when run() began (a restart continues a count)
   std::vector<double> box_dt_;  // per tile slot, written by the cycle's tasks
   double next_dt_ = 0.0;        // the cycle's stable dt before the CFL factor; 0: not known
   Boundary boundary_ = Boundary::outflow;

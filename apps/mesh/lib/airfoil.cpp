@@ -1,233 +1,16 @@
-// Airfoil: mesh/constant/state files, the O-grid generator and the Problem's loops.
+// Airfoil: the O-grid generator and the Problem's loops (the files: airfoil_files.cpp).
 #include "airfoil.hpp"
 
 #include <korch/error.hpp>
 #include <korch/mesh/arg.hpp>
 
 #include <fmt/format.h>
-#include <fmt/os.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <utility>
 
 namespace korch::mesh::airfoil {
-
-namespace {
-
-// Reads a text file line by line; every error names the file, the line and the field.
-class LineReader {
- public:
-  explicit LineReader(const std::string& path) : path_(path), in_(path) {
-    if (!in_) throw Error::format("cannot open '{}': check the path (and that the data directory exists)", path);
-  }
-  // The next line's fields; throws at end of file naming what was expected.
-  std::vector<std::string> next(const std::string& what) {
-    std::string line;
-    if (!std::getline(in_, line)) {
-      throw Error::format("file '{}', line {}: unexpected end of file, expected {}", path_, line_ + 1, what);
-    }
-    ++line_;
-    std::istringstream s(line);
-    std::vector<std::string> fields;
-    for (std::string f; s >> f;) fields.push_back(f);
-    return fields;
-  }
-  // Expects exactly the named fields on the next line.
-  std::vector<std::string> fields(const std::string& what, const std::vector<std::string>& names) {
-    auto f = next(what);
-    if (f.size() != names.size()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : " ") + n;
-      throw Error::format("file '{}', line {}: {} has {} fields, expected {} ({})", path_, line_, what, f.size(),
-                          names.size(), list);
-    }
-    return f;
-  }
-  double real(const std::string& text, const std::string& field) const {
-    const char* b = text.c_str();
-    char* e = nullptr;
-    errno = 0;
-    const double v = std::strtod(b, &e);
-    if (e == b || *e != '\0' || errno == ERANGE || !std::isfinite(v)) {
-      throw Error::format("file '{}', line {}: field '{}' is '{}', not a finite number", path_, line_, field, text);
-    }
-    return v;
-  }
-  int integer(const std::string& text, const std::string& field, long lo, long hi) const {
-    const char* b = text.c_str();
-    char* e = nullptr;
-    errno = 0;
-    const long v = std::strtol(b, &e, 10);
-    if (e == b || *e != '\0' || errno == ERANGE) {
-      throw Error::format("file '{}', line {}: field '{}' is '{}', not an integer", path_, line_, field, text);
-    }
-    if (v < lo || v >= hi) {
-      throw Error::format("file '{}', line {}: field '{}' is {}, outside [{}, {})", path_, line_, field, v, lo, hi);
-    }
-    return static_cast<int>(v);
-  }
-  bool at_end() {
-    std::string rest;
-    while (std::getline(in_, rest)) {
-      ++line_;
-      if (rest.find_first_not_of(" \t\r") != std::string::npos) return false;
-    }
-    return true;
-  }
-  int line() const noexcept { return line_; }
-  const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
-  std::ifstream in_;
-  int line_ = 0;
-};
-
-}  // namespace
-
-MeshData read_mesh(const std::string& path) {
-  LineReader r(path);
-  MeshData m;
-  auto h = r.fields("the header", {"nnode", "ncell", "nedge", "nbedge"});
-  constexpr long big = 1L << 30;
-  m.nnode = r.integer(h[0], "nnode", 0, big);
-  m.ncell = r.integer(h[1], "ncell", 0, big);
-  m.nedge = r.integer(h[2], "nedge", 0, big);
-  m.nbedge = r.integer(h[3], "nbedge", 0, big);
-  m.x.resize(2 * static_cast<std::size_t>(m.nnode));
-  for (int n = 0; n < m.nnode; ++n) {
-    auto f = r.fields(fmt::format("node {}", n), {"x", "y"});
-    m.x[2 * n] = r.real(f[0], fmt::format("x of node {}", n));
-    m.x[2 * n + 1] = r.real(f[1], fmt::format("y of node {}", n));
-  }
-  m.cell.resize(4 * static_cast<std::size_t>(m.ncell));
-  for (int c = 0; c < m.ncell; ++c) {
-    auto f = r.fields(fmt::format("cell {}", c), {"n1", "n2", "n3", "n4"});
-    for (int k = 0; k < 4; ++k) m.cell[4 * c + k] = r.integer(f[k], fmt::format("node {} of cell {}", k + 1, c), 0, m.nnode);
-  }
-  m.edge.resize(2 * static_cast<std::size_t>(m.nedge));
-  m.ecell.resize(2 * static_cast<std::size_t>(m.nedge));
-  for (int e = 0; e < m.nedge; ++e) {
-    auto f = r.fields(fmt::format("edge {}", e), {"n1", "n2", "c1", "c2"});
-    for (int k = 0; k < 2; ++k) m.edge[2 * e + k] = r.integer(f[k], fmt::format("n{} of edge {}", k + 1, e), 0, m.nnode);
-    for (int k = 0; k < 2; ++k) m.ecell[2 * e + k] = r.integer(f[2 + k], fmt::format("c{} of edge {}", k + 1, e), 0, m.ncell);
-  }
-  m.bedge.resize(2 * static_cast<std::size_t>(m.nbedge));
-  m.becell.resize(static_cast<std::size_t>(m.nbedge));
-  m.bound.resize(static_cast<std::size_t>(m.nbedge));
-  for (int e = 0; e < m.nbedge; ++e) {
-    auto f = r.fields(fmt::format("boundary edge {}", e), {"n1", "n2", "c", "bound"});
-    for (int k = 0; k < 2; ++k) m.bedge[2 * e + k] = r.integer(f[k], fmt::format("n{} of boundary edge {}", k + 1, e), 0, m.nnode);
-    m.becell[e] = r.integer(f[2], fmt::format("c of boundary edge {}", e), 0, m.ncell);
-    m.bound[e] = r.integer(f[3], fmt::format("bound of boundary edge {} (1 wall, 2 far field)", e), 1, 3);
-  }
-  if (!r.at_end()) {
-    throw Error::format("file '{}', line {}: unexpected data after the {} boundary edges the header announced", path,
-                        r.line(), m.nbedge);
-  }
-  return m;
-}
-
-Constants read_constants(const std::string& path) {
-  LineReader r(path);
-  std::map<std::string, std::vector<double>> values;
-  std::map<std::string, int> lines;
-  const std::map<std::string, std::size_t> want = {{"gam", 1}, {"gm1", 1},   {"cfl", 1}, {"eps", 1},
-                                                   {"mach", 1}, {"alpha", 1}, {"qinf", 4}};
-  for (;;) {
-    std::vector<std::string> f;
-    try {
-      f = r.next("a constant");
-    } catch (const Error&) {
-      break;  // end of file
-    }
-    if (f.empty() || f[0][0] == '#') continue;
-    auto w = want.find(f[0]);
-    if (w == want.end()) {
-      throw Error::format("file '{}', line {}: unknown constant '{}' (expected gam, gm1, cfl, eps, mach, alpha, qinf)",
-                          path, r.line(), f[0]);
-    }
-    if (f.size() != w->second + 1) {
-      throw Error::format("file '{}', line {}: constant '{}' has {} values, expected {}", path, r.line(), f[0],
-                          f.size() - 1, w->second);
-    }
-    std::vector<double> v;
-    for (std::size_t k = 1; k < f.size(); ++k) v.push_back(r.real(f[k], fmt::format("{}[{}]", f[0], k - 1)));
-    values[f[0]] = v;
-  }
-  for (const auto& [name, n] : want)
-    if (!values.count(name)) throw Error::format("file '{}': constant '{}' is missing ({} value(s))", path, name, n);
-  Constants c;
-  c.gam = values["gam"][0];
-  c.gm1 = values["gm1"][0];
-  c.cfl = values["cfl"][0];
-  c.eps = values["eps"][0];
-  c.mach = values["mach"][0];
-  c.alpha = values["alpha"][0];
-  for (int k = 0; k < 4; ++k) c.qinf[k] = values["qinf"][k];
-  return c;
-}
-
-CellState read_state(const std::string& path, int ncell) {
-  LineReader r(path);
-  CellState s;
-  s.q.resize(4 * static_cast<std::size_t>(ncell));
-  s.qold.resize(s.q.size());
-  s.res.resize(s.q.size());
-  s.adt.resize(static_cast<std::size_t>(ncell));
-  auto head = r.next("the header line '# cell q0 ...'");
-  if (head.empty() || head[0] != "#") throw Error::format("file '{}', line 1: expected the header '# cell q0 ... adt'", path);
-  const std::vector<std::string> names = {"cell", "q0", "q1", "q2", "q3", "qold0", "qold1", "qold2",
-                                          "qold3", "res0", "res1", "res2", "res3", "adt"};
-  for (int c = 0; c < ncell; ++c) {
-    auto f = r.fields(fmt::format("cell {}", c), names);
-    const int id = r.integer(f[0], "cell", 0, ncell);
-    if (id != c) throw Error::format("file '{}', line {}: field 'cell' is {}, expected {}", path, r.line(), id, c);
-    for (int k = 0; k < 4; ++k) {
-      s.q[4 * c + k] = r.real(f[1 + k], names[1 + k]);
-      s.qold[4 * c + k] = r.real(f[5 + k], names[5 + k]);
-      s.res[4 * c + k] = r.real(f[9 + k], names[9 + k]);
-    }
-    s.adt[c] = r.real(f[13], "adt");
-  }
-  return s;
-}
-
-void write_mesh(const MeshData& m, const std::string& path) {
-  std::ofstream o(path);
-  if (!o) throw Error::format("cannot write '{}': check the directory", path);
-  o << fmt::format("{} {} {} {}\n", m.nnode, m.ncell, m.nedge, m.nbedge);
-  for (int n = 0; n < m.nnode; ++n) o << fmt::format("{:.17g} {:.17g}\n", m.x[2 * n], m.x[2 * n + 1]);
-  for (int c = 0; c < m.ncell; ++c) o << fmt::format("{} {} {} {}\n", m.cell[4 * c], m.cell[4 * c + 1], m.cell[4 * c + 2], m.cell[4 * c + 3]);
-  for (int e = 0; e < m.nedge; ++e) o << fmt::format("{} {} {} {}\n", m.edge[2 * e], m.edge[2 * e + 1], m.ecell[2 * e], m.ecell[2 * e + 1]);
-  for (int e = 0; e < m.nbedge; ++e) o << fmt::format("{} {} {} {}\n", m.bedge[2 * e], m.bedge[2 * e + 1], m.becell[e], m.bound[e]);
-  if (!o) throw Error::format("writing '{}' failed", path);
-}
-
-Constants reference_constants() {
-  Constants c;
-  c.gam = static_cast<double>(1.4f);
-  c.gm1 = c.gam - 1.0;  // in double, as the stored constants.txt has it (not 0.4f)
-  c.cfl = static_cast<double>(0.9f);
-  c.eps = static_cast<double>(0.05f);
-  c.mach = static_cast<double>(0.4f);
-  c.alpha = 3.0 * std::atan(1.0) / 45.0;
-  const double p = 1.0, r = 1.0, u = std::sqrt(c.gam * p / r) * c.mach, e = p / (r * c.gm1) + 0.5 * u * u;
-  c.qinf = {r, r * u, 0.0, r * e};
-  return c;
-}
-
-void write_constants(const Constants& c, const std::string& path) {
-  std::ofstream o(path);
-  if (!o) throw Error::format("cannot write '{}': check the directory", path);
-  o << fmt::format("gam {:.17g}\ngm1 {:.17g}\ncfl {:.17g}\neps {:.17g}\nmach {:.17g}\nalpha {:.17g}\nqinf {:.17g} {:.17g} {:.17g} {:.17g}\n",
-                   c.gam, c.gm1, c.cfl, c.eps, c.mach, c.alpha, c.qinf[0], c.qinf[1], c.qinf[2], c.qinf[3]);
-}
 
 MeshData generate_ogrid(int ni, int nj, double far_radius) {
   if (ni < 8 || nj < 2) throw Error::format("generate_ogrid: ni = {}, nj = {}: need ni >= 8 and nj >= 2", ni, nj);
@@ -362,20 +145,41 @@ Problem::Problem(const MeshData& m, const Constants& c)
                          arg(adt, A::Read), arg(rms, A::Inc)));
 }
 
-double Problem::step(Executor& ex) {
+double Problem::step(Executor& ex, int k) {
   ex.run(*adt_calc_);
   ex.run(*res_calc_);
   ex.run(*bres_calc_);
   rms.set(0.0);
   ex.run(*update_);
-  return std::sqrt(rms.value() / ncell_);
+  const double value = std::sqrt(rms.value() / ncell_);
+  // rms sums every cell's squared update, so a non-finite cell makes it non-finite: the cells are
+  // searched only then.
+  if (!std::isfinite(value)) throw_non_finite(k);
+  return value;
 }
 
 std::array<double, 2> Problem::iterate(Executor& ex) {
+  ++iteration_;
   ex.run(*save_soln_);
-  const double r0 = step(ex);
-  const double r1 = step(ex);
+  const double r0 = step(ex, 0);
+  const double r1 = step(ex, 1);
   return {r0, r1};
+}
+
+void Problem::throw_non_finite(int k) const {
+  const std::vector<double> qs = q.to_vector(), adts = adt.to_vector();
+  for (int c = 0; c < ncell_; ++c) {
+    const double* qc = &qs[4 * static_cast<std::size_t>(c)];
+    const double a = adts[static_cast<std::size_t>(c)];
+    if (!std::isfinite(qc[0]) || !std::isfinite(qc[1]) || !std::isfinite(qc[2]) || !std::isfinite(qc[3]) ||
+        !std::isfinite(a)) {
+      throw Error::format("airfoil: iteration {}, step {}: the state of cell {} is not finite (q = {} {} {} {}, adt = {}): "
+                          "the mesh may have a cell of zero area or a collapsed edge; check it (and the constants)",
+                          iteration_, k, c, qc[0], qc[1], qc[2], qc[3], a);
+    }
+  }
+  throw Error::format("airfoil: iteration {}, step {}: the rms is not finite though every cell's state is: the update "
+                      "overflowed; check the mesh and the constants", iteration_, k);
 }
 
 CellState Problem::state() const {

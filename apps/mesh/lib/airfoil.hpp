@@ -1,5 +1,5 @@
 // The airfoil benchmark (OP2's classic 2D Euler finite-volume code) on korch mesh loops: the mesh
-// format of shared/data/airfoil-162, its five kernels written from that README's formulas, a
+// format of shared/data/airfoil-162 (airfoil_files.hpp), its five kernels written from that README's formulas, a
 // Problem that declares the sets, maps, dats and loops, and a generator of larger O-grid meshes.
 //
 //   auto mesh = airfoil::read_mesh(dir + "/mesh.dat");
@@ -7,6 +7,8 @@
 //   mesh::DirectExecutor exec;
 //   for (int it = 1; it <= 4; ++it) auto rms = problem.iterate(exec);   // {rms of k=0, rms of k=1}
 #pragma once
+
+#include "airfoil_files.hpp"
 
 #include <korch/mesh/dat.hpp>
 #include <korch/mesh/executor.hpp>
@@ -24,39 +26,6 @@
 #include <vector>
 
 namespace korch::mesh::airfoil {
-
-struct Constants {
-  double gam = 0, gm1 = 0, cfl = 0, eps = 0, mach = 0, alpha = 0;
-  std::array<double, 4> qinf{};
-};
-
-// The mesh file: "nnode ncell nedge nbedge", then node coordinates, cell nodes (4), edges
-// (n1 n2 c1 c2), boundary edges (n1 n2 c bound). Indices 0-based.
-struct MeshData {
-  int nnode = 0, ncell = 0, nedge = 0, nbedge = 0;
-  std::vector<double> x;    // 2 per node
-  std::vector<int> cell;    // 4 per cell
-  std::vector<int> edge;    // 2 per edge (nodes)
-  std::vector<int> ecell;   // 2 per edge (cells)
-  std::vector<int> bedge;   // 2 per boundary edge (nodes)
-  std::vector<int> becell;  // 1 per boundary edge
-  std::vector<int> bound;   // 1 per boundary edge: 1 wall, 2 far field
-};
-
-// The state after one step: per cell q[4], qold[4], res[4], adt.
-struct CellState {
-  std::vector<double> q, qold, res, adt;
-};
-
-// Readers throw korch::Error naming the file, the line and the field.
-MeshData read_mesh(const std::string& path);
-Constants read_constants(const std::string& path);
-CellState read_state(const std::string& path, int ncell);
-void write_mesh(const MeshData& mesh, const std::string& path);
-void write_constants(const Constants& constants, const std::string& path);
-// The reference program's constants: its single-precision literals widened to double, free stream
-// at Mach 0.4 with unit density and pressure (what korch-mesh-gen writes next to a generated mesh).
-Constants reference_constants();
 
 // A structured O-grid around a NACA0012 profile (chord 1) with a circular far field, ni cells
 // around and nj cells outwards (ni * nj cells), oriented like the reference mesh: cells counter-
@@ -183,8 +152,9 @@ class Problem {
     return {save_soln_.get(), adt_calc_.get(), res_calc_.get(), bres_calc_.get(), update_.get()};
   }
 
-  // One step k (adt_calc, res_calc, bres_calc, rms = 0, update); returns sqrt(rms / ncell).
-  double step(Executor& executor);
+  // One step k (adt_calc, res_calc, bres_calc, rms = 0, update); returns sqrt(rms / ncell). A
+  // non-finite state is a korch::Error naming the iteration, the step and the first such cell.
+  double step(Executor& executor, int k = 0);
   // One iteration: save_soln, then two steps. Returns the rms of both steps.
   std::array<double, 2> iterate(Executor& executor);
 
@@ -193,7 +163,9 @@ class Problem {
   double max_difference(const CellState& reference) const;
 
  private:
+  [[noreturn]] void throw_non_finite(int k) const;
   int ncell_;
+  int iteration_ = 0;  // iterations started by iterate()
   std::unique_ptr<ParLoopBase> save_soln_, adt_calc_, res_calc_, bres_calc_, update_;
 };
 

@@ -23,6 +23,7 @@ class Communicator {
   // Collectives: every rank calls them, in the same order.
   double min(double value) const;
   std::int64_t sum(std::int64_t value) const;
+  std::int64_t max(std::int64_t value) const;
   // Each rank's values concatenated in rank order, on every rank (counts may differ by rank).
   std::vector<double> all_gather(const std::vector<double>& values) const;
   std::vector<std::uint64_t> all_gather(const std::vector<std::uint64_t>& values) const;

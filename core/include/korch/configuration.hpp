@@ -27,8 +27,8 @@
 // aggregator) or tile.
 #pragma once
 
-#include <korch/data_packet.hpp>
 #include <korch/data_type.hpp>
+#include <korch/packet_variables.hpp>
 
 #include <cstddef>
 #include <string>

@@ -24,6 +24,7 @@
 #include <korch/data_item.hpp>
 #include <korch/data_type.hpp>
 #include <korch/grid.hpp>
+#include <korch/packet_variables.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -33,14 +34,6 @@
 #include <vector>
 
 namespace korch {
-
-// Which grid variables a packet carries in which direction. All empty: every variable copy-in-out.
-struct PacketVariables {
-  std::vector<int> copy_in;
-  std::vector<int> copy_in_out;
-  std::vector<int> copy_out;
-  int scratch = 0;  // scratch variables per entry (device only, never transferred)
-};
 
 enum class PacketSection : int { copy_in = 0, copy_in_out = 1, copy_out = 2, scratch = 3 };
 

@@ -82,6 +82,17 @@ std::int64_t Communicator::sum(std::int64_t value) const {
   return value;
 }
 
+std::int64_t Communicator::max(std::int64_t value) const {
+#if KORCH_HAVE_MPI
+  if (mpi_) {
+    std::int64_t out = value;
+    check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce (max)");
+    return out;
+  }
+#endif
+  return value;
+}
+
 std::vector<double> Communicator::all_gather(const std::vector<double>& values) const {
 #if KORCH_HAVE_MPI
   if (mpi_) return gather_all(values, MPI_DOUBLE, size_);

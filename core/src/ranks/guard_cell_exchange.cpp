@@ -327,10 +327,9 @@ void GuardCellExchange::finish() {
   if (!active_) return;
 #if KORCH_HAVE_MPI
   auto& r = *requests_;
-  {
+  if (!r.send.empty()) {
     TraceScope scope(trace_, "wait", "communication", "communication", 0, "sends");
-    if (!r.send.empty())
-      check_mpi(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_.rank());
+    check_mpi(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_.rank());
   }
   for (int pending : remote_pending_)
     if (pending != 0)

@@ -15,6 +15,8 @@
 //    mutex_, so teams can publish to each other in any acyclic pattern without lock-order deadlock.
 //    outbound_ counts such calls in flight; a cycle is only declared finished, and a subscriber only
 //    destroyed, once they have returned.
+//  * docs/thread-team-model.md: a Promela model of these transitions, checked with spin; the
+//    comments "model: ..." name its steps where the code performs them.
 //  * The transition to Idle sets mode_ = Idle with finishing_ = true, delivers its outputs (threads to
 //    the thread subscriber, close to the work subscriber) and only then releases wait(). start_cycle,
 //    attach and detach wait for (or refuse) a team that is still finishing.

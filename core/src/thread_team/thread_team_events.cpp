@@ -55,6 +55,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
     for (PublisherLink& link : work_publishers_) link.closed = false;
     publisher_closes_pending_ = static_cast<unsigned>(work_publishers_.size());
     external_closes_pending_ = external_publishers_ > 0 ? external_publishers_ : (work_publishers_.empty() ? 1U : 0U);
+    // model: the caller's start_cycle block (its BUG_MODE_AFTER_SIGNAL variant swaps these two).
     mode_ = TeamMode::RunningOpen;  // the mode changes before any thread is signalled
     activate(n_active, wake);
     observe(TeamEvent::start_cycle, -1);

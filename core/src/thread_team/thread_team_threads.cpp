@@ -72,6 +72,7 @@ void ThreadTeam::worker_main(Worker& w) {
         ++n_computing_;  // until it finds out whether there is work (same critical section)
         if (run_items(w, lk, TeamEvent::activate_thread)) return;
       } else {
+        // model: S_IDLE_TO_IDLE.
         // An activation the team no longer needs (RunningNoMoreWork): stay Idle and hand the
         // thread on to the thread subscriber (Spec IdleToIdle).
         idle_parked_.push_back(&w);
@@ -160,6 +161,8 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
       return false;
     }
     // RunningNoMoreWork (RunningClosed never holds an empty queue).
+    // model: the end-of-cycle decision in run_locked. A thread in go_idle's forward still counts in
+    // n_computing_ here, so the step can be skipped (docs/thread-team-model.md, "What the model found").
     assert(mode_ == TeamMode::RunningNoMoreWork);
     if (n_computing_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ && !cycle_failed_ &&
         routine_.has_end_of_cycle()) {
@@ -235,6 +238,7 @@ void ThreadTeam::count_delivery(Delivery& delivery) {
 }
 
 // A Computing thread found no more work in RunningNoMoreWork and becomes Idle.
+// model: S_GO_IDLE, then go_idle_locked.
 void ThreadTeam::go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   // Spec ForwardThreads, while still counted as Computing, so that the last thread to become
   // Idle is the last to have delivered its outputs.

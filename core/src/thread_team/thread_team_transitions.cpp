@@ -102,6 +102,7 @@ void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, 
   }
 }
 
+// model: finish_locked, S_FIN_THREADS, S_FIN_CLOSE, S_FIN_WAIT and release_waiter.
 // The transition to Idle: all threads Idle, queue empty. Delivers the outputs (Spec IdleOutput)
 // and then releases the waiter. Releases the mutex while calling other teams.
 void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {

@@ -73,6 +73,7 @@ void ThreadTeam::wait() {
 // runs run_items as that thread, with its index and execution-space instances, while the thread
 // itself stays parked. The counters and transitions are the ones the thread would make, so the
 // state machine cannot tell the difference; the number of threads running the cycle is unchanged.
+// model: the caller's work_while_waiting loop and take_parked_thread.
 void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk) {
   while (!slot.done && !terminating_ && !queue_->empty() &&
          (mode_ == TeamMode::RunningOpen || mode_ == TeamMode::RunningClosed)) {

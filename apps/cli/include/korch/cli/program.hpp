@@ -55,6 +55,13 @@ class Program {
   // Parses argv. Returns std::nullopt when the program should run, otherwise its exit code: 0
   // after --help (help on stdout), 2 after a usage error ("NAME: message" on stderr).
   std::optional<int> parse(int argc, char** argv);
+  // parse() without printing (what the command-line fuzz target calls): nullopt when the program
+  // should run, otherwise the exit code and the text parse() prints (on stdout for 0, else stderr).
+  struct Outcome {
+    int exit_code;
+    std::string text;
+  };
+  std::optional<Outcome> parse_quietly(int argc, char** argv);
   // The help text, as --help prints it.
   std::string help();
 
@@ -69,6 +76,9 @@ class Program {
   // Prints "NAME: message" (and, for usage errors, where help is) on stderr; returns the code.
   int usage_error(const std::string& message) const;
   int failure(const std::string& message) const;
+  // The lines those two print.
+  std::string usage_error_text(const std::string& message) const;
+  std::string failure_text(const std::string& message) const;
 
   // Runs body and returns its exit code; UsageError gives 2, any other exception 1, each with one
   // line on stderr. Catches everything, so a program never ends on an uncaught exception.

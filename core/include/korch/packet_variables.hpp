@@ -1,0 +1,18 @@
+// Which grid variables a data packet carries in which direction (a configuration's aggregators name
+// them; DataPacket lays them out). Kept apart from data_packet.hpp so that reading a configuration
+// needs no Kokkos.
+#pragma once
+
+#include <vector>
+
+namespace korch {
+
+// All empty: every variable copy-in-out.
+struct PacketVariables {
+  std::vector<int> copy_in;
+  std::vector<int> copy_in_out;
+  std::vector<int> copy_out;
+  int scratch = 0;  // scratch variables per entry (device only, never transferred)
+};
+
+}  // namespace korch

@@ -1,0 +1,19 @@
+// The data type of an item: needs every item class (and so Kokkos), unlike the names in
+// data_type.cpp, which a configuration reader uses alone.
+#include <korch/action_metadata.hpp>
+#include <korch/block.hpp>
+#include <korch/data_packet.hpp>
+#include <korch/data_type.hpp>
+#include <korch/tile.hpp>
+
+namespace korch {
+
+std::optional<DataType> data_type_of(const DataItem& item) noexcept {
+  if (dynamic_cast<const Tile*>(&item)) return DataType::tile;
+  if (dynamic_cast<const Block*>(&item)) return DataType::block;
+  if (auto* p = dynamic_cast<const DataPacket*>(&item)) return p->data_type();
+  if (dynamic_cast<const ActionMetadata*>(&item)) return DataType::action_metadata;
+  return std::nullopt;
+}
+
+}  // namespace korch
