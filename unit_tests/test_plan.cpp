@@ -75,6 +75,8 @@ TEST_CASE("ActionDeclaration: contradictions and bad fields are errors naming th
   CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "hints": {"fast": true}})"); }),
                  "action 'F': field hints.fast: unknown field"));
   CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "writes": "u"})"); }), "action 'F': field writes"));
+  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "reads": [{"variable": "u", "stencil": 5000000000}]})"); }),
+                 "action 'F': field reads[0].stencil: integer 5000000000 is out of range"));
   CHECK(contains(error_of([] { noop("A").declared(declared("B", {}, {})); }), "routine 'A' was given the declaration of action 'B'"));
   const ActionRoutine routine = noop("A").declared(declared("A", {"v"}, {"u"}));
   REQUIRE(routine.declaration() != nullptr);
@@ -134,7 +136,8 @@ TEST_CASE("Operation files: unknown variables or actions, contradictory hints an
   CHECK(contains(operation_error(head + R"({"barrier": "guard_fill", "unless": "cfl ~ 1"}]})"), "field unless: condition 'cfl ~ 1'"));
   CHECK(contains(operation_error(head + R"({"barrier": "reduction", "reads": ["p"]}]})"), "field reads[0]: unknown variable 'p'"));
   CHECK(contains(operation_error(head + R"({"act": {}}]})"), "step 0: expected a field action or barrier"));
-  CHECK(contains(operation_error(head), "malformed JSON"));
+  CHECK(contains(operation_error(head), "operation: not valid JSON"));
+  CHECK(contains(operation_error(R"({"name": "op", "steps": [{"action": {"name": "A", "writes": [], "writes": []}}]})"), "given twice"));
   CHECK(contains(operation_error(R"({"name": "op", "steps": [], "extra": 1})"), "field extra: unknown field"));
 }
 

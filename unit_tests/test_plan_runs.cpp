@@ -293,7 +293,7 @@ TEST_CASE("Plan files: a bad plan names the step and field; a plan of another op
                  "plan 'running_example': step 0: field bundle.pipelines[0].placement: unknown placement 'gpu'"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
                  "step 0: field stages: missing"));
-  CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: malformed JSON"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: not valid JSON"));
   const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
   Grid grid(plan_grid_spec(6));
   Runtime runtime(runtime_options);

@@ -1,8 +1,11 @@
+#include "json_input.hpp"
+
 #include <korch/action_declaration.hpp>
 #include <korch/error.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
 #include <set>
 
 namespace korch {
@@ -84,20 +87,24 @@ struct Reader {
     return Error::format("action '{}': field {}: {}", action.empty() ? std::string("?") : action, field, what);
   }
   std::string string(const json& j, const std::string& field) const {
-    if (!j.is_string()) throw fail(field, "expected a string, got " + j.dump());
+    if (!j.is_string()) throw fail(field, "expected a string, got " + json_input::excerpt(j));
     return j.get<std::string>();
   }
   bool boolean(const json& j, const std::string& field) const {
-    if (!j.is_boolean()) throw fail(field, "expected true or false, got " + j.dump());
+    if (!j.is_boolean()) throw fail(field, "expected true or false, got " + json_input::excerpt(j));
     return j.get<bool>();
   }
   double number(const json& j, const std::string& field) const {
-    if (!j.is_number()) throw fail(field, "expected a number, got " + j.dump());
+    if (!j.is_number()) throw fail(field, "expected a number, got " + json_input::excerpt(j));
     return j.get<double>();
   }
   int integer(const json& j, const std::string& field) const {
-    if (!j.is_number_integer()) throw fail(field, "expected an integer, got " + j.dump());
-    return j.get<int>();
+    if (!j.is_number_integer()) throw fail(field, "expected an integer, got " + json_input::excerpt(j));
+    // Read wide and range-checked, so that 5000000000 is an error rather than a wrapped int.
+    const bool fits = j.is_number_unsigned() ? j.get<unsigned long long>() <= static_cast<unsigned long long>(INT_MAX)
+                                             : j.get<long long>() >= INT_MIN && j.get<long long>() <= INT_MAX;
+    if (!fits) throw fail(field, "integer " + json_input::excerpt(j) + " is out of range");
+    return static_cast<int>(j.get<long long>());
   }
   void only(const json& j, const std::string& field, std::initializer_list<const char*> keys) const {
     for (const auto& item : j.items()) {
@@ -111,14 +118,9 @@ struct Reader {
 }  // namespace
 
 ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error::format("action declaration: malformed JSON: {}", e.what());
-  }
+  const json j = json_input::parse(text, "action declaration");
   Reader in;
-  if (!j.is_object()) throw in.fail("(top level)", "expected an object, got " + j.dump());
+  if (!j.is_object()) throw in.fail("(top level)", "expected an object, got " + json_input::excerpt(j));
   if (!j.contains("name")) throw in.fail("name", "missing: every action needs a name");
   ActionDeclaration d;
   d.action = in.action = in.string(j["name"], "name");

@@ -1,5 +1,7 @@
 #include "bundle_layout.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <numeric>

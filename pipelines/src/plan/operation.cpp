@@ -1,6 +1,10 @@
+// The JSON reader every korch input shares (duplicate keys, depth, number range).
+#include "../../../core/src/json_input.hpp"
+
 #include <korch/error.hpp>
 #include <korch/plan/operation.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -23,7 +27,7 @@ std::vector<std::string> names(const json& j, const std::string& op, const std::
   std::vector<std::string> out;
   for (std::size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string())
-      throw Error::format("operation '{}': {}: field {}[{}]: expected a name, got {}", op, where, field, i, j[i].dump());
+      throw Error::format("operation '{}': {}: field {}[{}]: expected a name, got {}", op, where, field, i, json_input::excerpt(j[i]));
     out.push_back(j[i].get<std::string>());
   }
   return out;
@@ -32,12 +36,7 @@ std::vector<std::string> names(const json& j, const std::string& op, const std::
 }  // namespace
 
 Operation Operation::from_json(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error::format("operation: malformed JSON: {}", e.what());
-  }
+  const json j = json_input::parse(text, "operation");
   if (!j.is_object()) throw Error("operation: expected a JSON object at the top level");
   Operation o;
   if (!j.contains("name") || !j["name"].is_string()) throw Error("operation: field name: missing or not a string");
@@ -77,7 +76,7 @@ Operation Operation::from_json(const std::string& text) {
         if (k != "barrier" && k != "name" && k != "variables" && k != "reads" && k != "unless")
           throw Error::format("operation '{}': {}: field {}: unknown field", o.name, where, k);
       }
-      const std::string kind = s["barrier"].is_string() ? s["barrier"].get<std::string>() : s["barrier"].dump();
+      const std::string kind = s["barrier"].is_string() ? s["barrier"].get<std::string>() : json_input::excerpt(s["barrier"]);
       if (kind == "guard_fill") step.barrier.kind = BarrierKind::guard_fill;
       else if (kind == "reduction") step.barrier.kind = BarrierKind::reduction;
       else throw Error::format("operation '{}': {}: field barrier: unknown '{}' (guard_fill or reduction)", o.name, where, kind);

@@ -1,6 +1,7 @@
 #include <korch/error.hpp>
 #include <korch/plan/plan.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace korch::plan {

@@ -1,7 +1,11 @@
 // Reading a plan file (the form Plan::to_json writes; docs/planner.md, "Plans").
+// The JSON reader every korch input shares (duplicate keys, depth, number range).
+#include "../../../core/src/json_input.hpp"
+
 #include <korch/error.hpp>
 #include <korch/plan/plan.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace korch::plan {
@@ -20,13 +24,13 @@ struct PlanReader {
     if (!j.is_array()) throw Error::format("{}: field {}: expected an array of names", where, field);
     std::vector<std::string> out;
     for (const auto& n : j) {
-      if (!n.is_string()) throw Error::format("{}: field {}: expected names, got {}", where, field, n.dump());
+      if (!n.is_string()) throw Error::format("{}: field {}: expected names, got {}", where, field, json_input::excerpt(n));
       out.push_back(n.get<std::string>());
     }
     return out;
   }
   double number(const json& j, const std::string& field) const {
-    if (!j.is_number()) throw Error::format("{}: field {}: expected a number, got {}", where, field, j.dump());
+    if (!j.is_number()) throw Error::format("{}: field {}: expected a number, got {}", where, field, json_input::excerpt(j));
     return j.get<double>();
   }
 };
@@ -67,7 +71,7 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
     pl.placement.device_weight = in.number(in.at(pj, "device_weight"), field + ".device_weight");
     const json& type = in.at(pj, "host_type");
     const auto host_type = type.is_string() ? parse_data_type(type.get<std::string>()) : std::nullopt;
-    if (!host_type) throw Error::format("{}: field {}.host_type: expected a data type, got {}", in.where, field, type.dump());
+    if (!host_type) throw Error::format("{}: field {}.host_type: expected a data type, got {}", in.where, field, json_input::excerpt(type));
     pl.host_type = *host_type;
     pl.host_teams = in.names(in.at(pj, "host_teams"), field + ".host_teams");
     pl.device_teams = in.names(in.at(pj, "device_teams"), field + ".device_teams");
@@ -80,12 +84,7 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
 }  // namespace
 
 Plan Plan::from_json(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error::format("plan: malformed JSON: {}", e.what());
-  }
+  const json j = json_input::parse(text, "plan");
   PlanReader in{"plan"};
   Plan plan;
   const json& operation = in.at(j, "operation");

@@ -3,6 +3,8 @@
 #include <korch/error.hpp>
 #include <korch/plan/scheduler.hpp>
 
+#include <fmt/format.h>
+
 #include <set>
 
 namespace korch::plan {
