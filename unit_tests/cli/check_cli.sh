@@ -278,6 +278,28 @@ case $name in
       grep -q "failed their check" "$tmp/err" || fail "[--inject-fault --drivers $d]: the tasks' check did not say so"
     done
     ;;
+  korch-plan)
+    help_ok
+    cat > "$tmp/op.json" <<'JSON'
+{"name": "op", "variables": ["u", "v"], "steps": [
+  {"action": {"name": "A", "writes": ["u"], "hints": {"short": true}}},
+  {"action": {"name": "B", "reads": [{"variable": "u", "stencil": 1}], "writes": ["v"]}}]}
+JSON
+    echo '{"name": "op", "steps": [{"action": {"name": "A", "reads": ["rho"]}}]}' > "$tmp/bad.json"
+    bad OPERATION
+    bad OPERATION ""
+    for v in 0 -1 two 2.5; do bad --teams "$tmp/op.json" --teams "$v"; done
+    bad --threads "$tmp/op.json" --threads 0
+    bad --out "$tmp/op.json" --out ""
+    bad --kokkos-threads=2 "$tmp/op.json" --kokkos-threads=2
+    bad "unknown option or argument: extra" "$tmp/op.json" extra
+    failure "$tmp/no-such.json"
+    failure "$tmp/bad.json"
+    grep -q "action 'A'): field reads\[0\].variable: unknown variable 'rho'" "$tmp/err" || fail "[bad.json]: error does not name action and field"
+    good "$tmp/op.json" --out "$tmp/plan" --teams 2
+    for f in graph.json graph.dot plan.json bundle0.dot bundle1.dot; do [[ -s $tmp/plan/$f ]] || fail "no $f"; done
+    grep -q '"guard_fill"' "$tmp/plan/plan.json" || fail "plan.json: no guard fill between A and B"
+    ;;
   *)
     echo "check_cli.sh: no checks for '$name'" >&2
     exit 2

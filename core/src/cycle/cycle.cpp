@@ -1,6 +1,7 @@
 #include "cycle.hpp"
 
 #include "cycle_routines.hpp"
+#include "declaration_check.hpp"
 #include "cycle_wiring.hpp"
 #include "wait_order.hpp"
 
@@ -35,6 +36,7 @@ void Cycle::run(CycleResult& result) {
 
 void Cycle::validate() {
   korch::validate(c_, r_.shape, &bundle_);
+  check_declarations(c_, bundle_);
   if (r_.pinned.outstanding_bytes() != 0 || r_.device.outstanding_bytes() != 0) {
     throw Error::format("runtime: the pools hold {} pinned and {} device bytes from before this cycle: release the "
                         "data packets you kept before calling execute()", r_.pinned.outstanding_bytes(),

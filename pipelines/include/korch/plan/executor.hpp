@@ -1,0 +1,53 @@
+// Running an operation (docs/planner.md, "Execution"): a plan bundle by bundle on a
+// korch::Runtime over a korch::Grid, or sequentially in program order as the reference a plan must
+// reproduce. The application gives each action's body, which works on a box of one block (a tile,
+// or the block's interior), and hooks for the work between bundles.
+#pragma once
+
+#include <korch/grid.hpp>
+#include <korch/plan/kernel_graph.hpp>
+#include <korch/plan/plan.hpp>
+#include <korch/runtime.hpp>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace korch::plan {
+
+// Applies an action to the cells of `box` (block-local indices) of block `block`. Reads may reach
+// `stencil` cells beyond the box; writes stay inside it.
+using ActionBody = std::function<void(Grid& grid, int block, const Box& box)>;
+using ActionBodies = std::map<std::string, ActionBody>;
+
+struct ExecutionHooks {
+  // Fills the guard cells of these variables (grid indices) of every block.
+  std::function<void(Grid& grid, const std::vector<int>& variables)> fill_guards;
+  // A reduction barrier: `name` over these variables (grid indices).
+  std::function<void(Grid& grid, const std::string& name, const std::vector<int>& variables)> reduce;
+};
+
+class Executor {
+ public:
+  // Checks that every action has a body, that the grid has the operation's variables and enough
+  // guard cells for every stencil, and that level iterators name the grid's level; throws
+  // korch::Error naming the action and field otherwise.
+  Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks);
+
+  // Runs every step of the plan: one Runtime::execute per bundle, with routines that carry their
+  // declarations (so the runtime checks them), and the hooks between bundles.
+  void run(const Plan& plan, Runtime& runtime, Grid& grid) const;
+  // The reference: every action on every block in program order; before an action, the guard cells
+  // it reads with a stencil are filled if written since their last fill; barriers as written.
+  void run_sequentially(const KernelGraph& graph, Grid& grid) const;
+
+ private:
+  void check_grid(const Grid& grid) const;
+  std::vector<int> indices(const std::vector<std::string>& variables) const;
+  Operation operation_;
+  ActionBodies bodies_;
+  ExecutionHooks hooks_;
+};
+
+}  // namespace korch::plan

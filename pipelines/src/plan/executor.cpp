@@ -1,0 +1,172 @@
+#include <korch/action_metadata.hpp>
+#include <korch/block.hpp>
+#include <korch/bundle.hpp>
+#include <korch/error.hpp>
+#include <korch/plan/executor.hpp>
+#include <korch/tile.hpp>
+
+#include <set>
+
+namespace korch::plan {
+
+Executor::Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks)
+    : operation_(operation), bodies_(std::move(bodies)), hooks_(std::move(hooks)) {
+  operation_.check();
+  for (const ActionDeclaration* a : operation_.actions()) {
+    const auto it = bodies_.find(a->action);
+    if (it == bodies_.end() || !it->second)
+      throw Error::format("operation '{}': action '{}': no body given: add one to the ActionBodies", operation_.name, a->action);
+  }
+  for (const auto& [name, body] : bodies_) {
+    bool known = false;
+    for (const ActionDeclaration* a : operation_.actions()) known = known || a->action == name;
+    if (!known) throw Error::format("operation '{}': a body is given for '{}', which is not one of its actions", operation_.name, name);
+  }
+}
+
+void Executor::check_grid(const Grid& grid) const {
+  if (grid.n_vars() < static_cast<int>(operation_.variables.size())) {
+    throw Error::format("operation '{}' has {} variables but the grid only {}: give the grid n_vars >= {}", operation_.name,
+                        operation_.variables.size(), grid.n_vars(), operation_.variables.size());
+  }
+  for (const ActionDeclaration* a : operation_.actions()) {
+    for (std::size_t r = 0; r < a->reads.size(); ++r) {
+      if (a->reads[r].stencil > grid.spec().guard) {
+        throw Error::format("operation '{}': action '{}': field reads[{}].stencil: {} guard cells, but the grid has {}",
+                            operation_.name, a->action, r, a->reads[r].stencil, grid.spec().guard);
+      }
+    }
+    if (a->iterator.kind == IteratorKind::level && a->iterator.level != grid.spec().level) {
+      throw Error::format("operation '{}': action '{}': field iterator.level: {} is not the grid's level {}", operation_.name,
+                          a->action, a->iterator.level, grid.spec().level);
+    }
+  }
+}
+
+std::vector<int> Executor::indices(const std::vector<std::string>& variables) const {
+  std::vector<int> out;
+  for (const auto& v : variables) out.push_back(operation_.variable_index(v));
+  return out;
+}
+
+namespace {
+
+// The declaration of a stage's routine: everything its actions read and write.
+ActionDeclaration stage_declaration(const Plan& plan, const Stage& stage) {
+  ActionDeclaration d;
+  d.action = stage.routine;
+  for (const auto& name : stage.actions) {
+    const ActionDeclaration& a = plan.action(name);
+    d.iterator = a.iterator;
+    for (const auto& r : a.reads) {
+      bool merged = false;
+      for (auto& have : d.reads)
+        if (have.variable == r.variable) {
+          have.stencil = std::max(have.stencil, r.stencil);
+          merged = true;
+        }
+      if (!merged) d.reads.push_back(r);
+    }
+    for (const auto& w : a.writes)
+      if (!d.writes_variable(w)) d.writes.push_back(w);
+  }
+  return d;
+}
+
+void need(bool present, const std::string& operation, const char* hook, const std::string& why) {
+  if (!present) throw Error::format("operation '{}': the plan needs {} but ExecutionHooks::{} is empty: give one", operation, why, hook);
+}
+
+}  // namespace
+
+void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid) const {
+  check_grid(grid);
+  for (const auto& step : plan.steps) {
+    if (step.kind == StepKind::guard_fill) {
+      need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
+      hooks_.fill_guards(grid, indices(step.variables));
+      continue;
+    }
+    if (step.kind == StepKind::reduction) {
+      need(static_cast<bool>(hooks_.reduce), operation_.name, "reduce", "the reduction '" + step.name + "'");
+      hooks_.reduce(grid, step.name, indices(step.variables));
+      continue;
+    }
+    Bundle bundle(step.bundle.name);
+    std::set<std::string> added;
+    for (const auto& pipeline : step.bundle.pipelines) {
+      for (const auto& stage : pipeline.stages) {
+        if (!added.insert(stage.routine).second) continue;
+        std::vector<const ActionBody*> bodies;
+        for (const auto& name : stage.actions) {
+          const auto it = bodies_.find(name);
+          if (it == bodies_.end()) {
+            throw Error::format("plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
+                                "operation again", plan.operation, step.bundle.name, name, operation_.name);
+          }
+          bodies.push_back(&it->second);
+        }
+        Grid* g = &grid;
+        ActionRoutine routine(stage.routine, [bodies, g](const ActionContext&, DataItem& item) {
+          int block = 0;
+          Box box;
+          if (auto* t = dynamic_cast<Tile*>(&item)) {
+            block = t->block_id();
+            box = t->box();
+          } else if (auto* b = dynamic_cast<Block*>(&item)) {
+            block = b->block_id();
+            box = b->interior();
+          } else if (auto* m = dynamic_cast<ActionMetadata*>(&item)) {
+            block = m->block_id();
+            box = g->block(block).interior;
+          } else {
+            throw Error::format("plan routine: unexpected item {}", item.describe());
+          }
+          for (const ActionBody* body : bodies) (*body)(*g, block, box);
+        });
+        bundle.add(routine.declared(stage_declaration(plan, stage)));
+      }
+    }
+    runtime.execute(bundle, step.bundle.configuration, grid);
+  }
+}
+
+void Executor::run_sequentially(const KernelGraph& graph, Grid& grid) const {
+  check_grid(grid);
+  std::set<std::string> dirty(operation_.variables.begin(), operation_.variables.end());
+  std::size_t barrier = 0;
+  const auto& barriers = graph.barriers();
+  auto barriers_at = [&](int position) {
+    for (; barrier < barriers.size() && barriers[barrier].after_action == position; ++barrier) {
+      const GraphBarrier& b = barriers[barrier];
+      if (b.removed) continue;
+      if (b.barrier.kind == BarrierKind::guard_fill) {
+        need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
+        hooks_.fill_guards(grid, indices(b.barrier.variables));
+        for (const auto& v : b.barrier.variables) dirty.erase(v);
+      } else {
+        need(static_cast<bool>(hooks_.reduce), operation_.name, "reduce", "the reduction '" + b.barrier.name + "'");
+        hooks_.reduce(grid, b.barrier.name, indices(b.barrier.variables));
+      }
+    }
+  };
+  const auto& actions = graph.actions();
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    barriers_at(static_cast<int>(i));
+    const ActionDeclaration& a = actions[i];
+    std::vector<std::string> fill;
+    for (const auto& r : a.reads)
+      if (r.stencil > 0 && dirty.count(r.variable)) fill.push_back(r.variable);
+    if (!fill.empty()) {
+      need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
+      hooks_.fill_guards(grid, indices(fill));
+      for (const auto& v : fill) dirty.erase(v);
+    }
+    const ActionBody& body = bodies_.at(a.action);
+    for (int b = 0; b < grid.n_blocks(); ++b) body(grid, b, grid.block(b).interior);
+    for (const auto& w : a.writes) dirty.insert(w);
+  }
+  barriers_at(static_cast<int>(actions.size()));
+}
+
+}  // namespace korch::plan

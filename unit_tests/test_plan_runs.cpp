@@ -1,0 +1,302 @@
+// Plans made and run: the design's running example (actions A..F) and random operations, each run
+// on the Runtime and compared bitwise with its sequential execution in program order.
+#include "test_error_support.hpp"
+#include "test_plan_support.hpp"
+
+#include <korch/plan/kernel_graph.hpp>
+#include <korch/plan/scheduler.hpp>
+#include <korch/runtime.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <random>
+
+using namespace korch;
+using namespace korch::test;
+
+namespace {
+
+const RuntimeOptions runtime_options{6, 2, 6, 1, {}, 0, 0};
+
+plan::SchedulerOptions scheduler_options() {
+  plan::SchedulerOptions o;
+  o.shape = RuntimeShape{6, 2, 6, 1};
+  return o;
+}
+
+struct Where {
+  std::size_t bundle = 0, pipeline = 0, stage = 0, position = 0;
+};
+
+// Where each action landed in the plan.
+std::map<std::string, Where> locate(const plan::Plan& p) {
+  std::map<std::string, Where> out;
+  const auto bundles = p.bundles();
+  for (std::size_t b = 0; b < bundles.size(); ++b)
+    for (std::size_t q = 0; q < bundles[b]->pipelines.size(); ++q)
+      for (std::size_t s = 0; s < bundles[b]->pipelines[q].stages.size(); ++s)
+        for (std::size_t i = 0; i < bundles[b]->pipelines[q].stages[s].actions.size(); ++i)
+          out[bundles[b]->pipelines[q].stages[s].actions[i]] = Where{b, q, s, i};
+  return out;
+}
+
+// Every dependence is satisfied: its source in an earlier bundle (a later one after a barrier
+// edge), or earlier in the same pipeline.
+std::string broken_dependence(const plan::KernelGraph& g, const plan::Plan& p) {
+  const auto at = locate(p);
+  for (const auto& d : g.dependences()) {
+    const auto& from = at.at(g.actions()[static_cast<std::size_t>(d.from)].action);
+    const auto& to = at.at(g.actions()[static_cast<std::size_t>(d.to)].action);
+    const bool ok = from.bundle < to.bundle ||
+                    (!d.barrier && from.bundle == to.bundle && from.pipeline == to.pipeline &&
+                     (from.stage < to.stage || (from.stage == to.stage && from.position < to.position)));
+    if (!ok) return g.actions()[static_cast<std::size_t>(d.from)].action + " -> " + g.actions()[static_cast<std::size_t>(d.to)].action;
+  }
+  return "";
+}
+
+// Host-only actions never on a device team, device-only ones never on a host team.
+bool hints_kept(const plan::Plan& p) {
+  for (const auto* b : p.bundles())
+    for (const auto& q : b->pipelines)
+      for (const auto& s : q.stages)
+        for (const auto& name : s.actions) {
+          const auto& a = p.action(name);
+          if (a.hints.host_only && !q.device_teams.empty()) return false;
+          if (a.hints.device_only && !q.host_teams.empty()) return false;
+        }
+  return true;
+}
+
+const char* running_example = R"({"name": "running_example", "variables": ["a", "b", "c", "d", "e", "f"],
+  "steps": [
+    {"action": {"name": "A", "reads": ["f"], "writes": ["a"], "hints": {"short": true}}},
+    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"heavy": true}}},
+    {"action": {"name": "C", "writes": ["c"]}},
+    {"action": {"name": "D", "writes": ["d"]}},
+    {"action": {"name": "E", "reads": ["d"], "writes": ["e"]}},
+    {"action": {"name": "F", "reads": ["f"], "hints": {"host_only": true}}}]})";
+
+}  // namespace
+
+TEST_CASE("Running example: A..F planned into pipelines that keep every dependence and hint") {
+  const auto op = plan::Operation::from_json(running_example);
+  const plan::KernelGraph g(op);
+  // The only dependences are the design's: W(A)∩R(B) and W(D)∩R(E).
+  CHECK(g.dependences().size() == 2);
+  const plan::Plan p = plan::Scheduler(scheduler_options()).plan(g);
+  CHECK(p.bundles().size() == 1);
+  CHECK(broken_dependence(g, p).empty());
+  CHECK(hints_kept(p));
+  const auto at = locate(p);
+  CHECK(at.at("A").pipeline == at.at("B").pipeline);
+  CHECK(at.at("D").pipeline == at.at("E").pipeline);
+  CHECK(at.at("A").pipeline != at.at("D").pipeline);
+  const auto& bundle = *p.bundles()[0];
+  CHECK(at.at("A").stage == at.at("B").stage);  // A is short: fused with B
+  CHECK_FALSE(bundle.pipelines[at.at("B").pipeline].device_teams.empty());  // B is heavy: on a device
+  CHECK(bundle.pipelines[at.at("F").pipeline].device_teams.empty());
+  CHECK(bundle.configuration.teams.size() <= 6);
+  CHECK(contains(p.to_json(), "\"configuration\""));
+  const std::string dot = plan::configuration_dot(bundle.configuration);
+  CHECK(contains(dot, "digraph"));
+  CHECK(contains(dot, "A+B"));
+}
+
+TEST_CASE("Running example: the plan runs on the runtime applying each action once per cell, in dependence order") {
+  const auto op = plan::Operation::from_json(running_example);
+  const plan::KernelGraph g(op);
+  const plan::Plan p = plan::Scheduler(scheduler_options()).plan(g);
+  Grid grid(plan_grid_spec(6));
+  const int cells = 64;
+  std::vector<std::atomic<long>> stamp(static_cast<std::size_t>(6 * grid.n_blocks() * cells));
+  for (auto& s : stamp) s = 0;
+  std::atomic<long> clock{0};
+  std::atomic<int> repeats{0};
+  plan::ActionBodies bodies;
+  for (int a = 0; a < 6; ++a) {
+    bodies[std::string(1, static_cast<char>('A' + a))] = [&, a](Grid&, int b, const Box& box) {
+      const long now = ++clock;
+      for (int i = box.lo[0]; i < box.hi[0]; ++i)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+          const int cell = (i - 2) + 8 * (j - 2);
+          auto& s = stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)];
+          if (s.exchange(now) != 0) ++repeats;
+        }
+    };
+  }
+  Runtime runtime(runtime_options);
+  plan::Executor(op, bodies, {}).run(p, runtime, grid);
+  CHECK(repeats == 0);
+  auto at = [&](int a, int b, int cell) { return stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)].load(); };
+  int missing = 0, out_of_order = 0;
+  for (int b = 0; b < grid.n_blocks(); ++b)
+    for (int cell = 0; cell < cells; ++cell) {
+      for (int a = 0; a < 6; ++a) missing += at(a, b, cell) == 0 ? 1 : 0;
+      out_of_order += at(0, b, cell) > at(1, b, cell) ? 1 : 0;  // A before B
+      out_of_order += at(3, b, cell) > at(4, b, cell) ? 1 : 0;  // D before E
+    }
+  CHECK(missing == 0);
+  CHECK(out_of_order == 0);
+}
+
+namespace {
+
+plan::Operation random_operation(std::mt19937& rng, int n_actions, int index) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  plan::Operation op;
+  op.name = "random" + std::to_string(index);
+  const int nv = 3 + pick(4);
+  for (int v = 0; v < nv; ++v) op.variables.push_back("v" + std::to_string(v));
+  op.parameters["p"] = pick(2);
+  for (int a = 0; a < n_actions; ++a) {
+    if (a > 0 && pick(7) == 0) {
+      plan::Step s;
+      s.is_action = false;
+      s.barrier.kind = pick(2) ? plan::BarrierKind::guard_fill : plan::BarrierKind::reduction;
+      s.barrier.name = "r" + std::to_string(a);
+      s.barrier.variables.push_back(op.variables[static_cast<std::size_t>(pick(nv))]);
+      if (pick(2)) s.barrier.unless = plan::Condition::parse(pick(2) ? "p == 1" : "!p", "unless");
+      op.steps.push_back(s);
+    }
+    plan::Step s;
+    ActionDeclaration& d = s.action;
+    d.action = "X" + std::to_string(a);
+    for (int v = 0; v < nv; ++v) {
+      const int roll = pick(10);
+      if (roll < 3) d.reads.push_back(VariableRead{op.variables[static_cast<std::size_t>(v)], roll == 0 ? 1 + pick(2) : 0});
+    }
+    for (int w = 0, n = 1 + pick(2); w < n; ++w) {
+      const std::string& v = op.variables[static_cast<std::size_t>(pick(nv))];
+      if (!d.writes_variable(v) && d.stencil_of(v) <= 0) d.writes.push_back(v);
+    }
+    const int hint = pick(8);
+    d.hints.short_running = hint == 0;
+    d.hints.heavy = hint == 1;
+    d.hints.host_only = hint == 2;
+    d.hints.device_only = hint == 3;
+    if (hint == 4) {
+      d.hints.host_cost = 0.5 + pick(4);
+      d.hints.device_cost = 0.5 + pick(4);
+    }
+    d.data_type = static_cast<DeclaredDataType>(pick(3));
+    const int iterator = pick(8);  // mostly leaves, so that bundles grow
+    d.iterator = iterator == 0 ? ActionIterator{IteratorKind::all_blocks, 0}
+                 : iterator == 1 ? ActionIterator{IteratorKind::level, 0}
+                                 : ActionIterator{IteratorKind::leaves, 0};
+    op.steps.push_back(s);
+  }
+  op.check();
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("Random operations: 200 plans keep every dependence and hint and run bitwise equal to program order") {
+  std::mt19937 rng(20240601u);
+  Runtime runtime(runtime_options);
+  const plan::Scheduler scheduler(scheduler_options());
+  int bundles = 0, split = 0, fused = 0, action_parallel = 0;
+  for (int i = 0; i < 200; ++i) {
+    const plan::Operation op = random_operation(rng, 2 + static_cast<int>(rng() % 9u), i);
+    CAPTURE(op.to_json());
+    const plan::KernelGraph g(op);
+    // Run from the plan's JSON: what korch-plan writes is what runs.
+    const std::string text = scheduler.plan(g).to_json();
+    const plan::Plan p = plan::Plan::from_json(text);
+    REQUIRE(p.to_json() == text);
+    REQUIRE(broken_dependence(g, p).empty());
+    REQUIRE(hints_kept(p));
+    std::vector<std::string> plan_log, reference_log;
+    auto hooks = [](std::vector<std::string>& log) {
+      plan::ExecutionHooks h;
+      h.fill_guards = [](Grid& grid, const std::vector<int>& vars) { fill_periodic(grid, vars); };
+      h.reduce = [&log](Grid& grid, const std::string& name, const std::vector<int>& vars) {
+        double sum = 0;
+        auto d = grid.data();
+        for (int b = 0; b < grid.n_blocks(); ++b)
+          for (int v : vars)
+            for (int x = 2; x < 10; ++x)
+              for (int y = 2; y < 10; ++y) sum += d(b, v, x, y, 0);
+        log.push_back(name + "=" + std::to_string(sum));
+      };
+      return h;
+    };
+    Grid planned(plan_grid_spec(static_cast<int>(op.variables.size())));
+    Grid reference(plan_grid_spec(static_cast<int>(op.variables.size())));
+    paint(planned);
+    paint(reference);
+    plan::Executor(op, bodies_of(op), hooks(plan_log)).run(p, runtime, planned);
+    plan::Executor(op, bodies_of(op), hooks(reference_log)).run_sequentially(g, reference);
+    REQUIRE(differing_cells(planned, reference) == 0);
+    REQUIRE(plan_log == reference_log);
+    for (const auto* b : p.bundles()) {
+      ++bundles;
+      action_parallel += b->pipelines.size() > 1 ? 1 : 0;
+      for (const auto& q : b->pipelines) {
+        split += q.placement.placement == plan::Placement::split ? 1 : 0;
+        for (const auto& s : q.stages) fused += s.actions.size() > 1 ? 1 : 0;
+      }
+    }
+  }
+  MESSAGE("200 random operations: " << bundles << " bundles (" << action_parallel << " with several pipelines), " << split
+                                     << " split pipelines, " << fused << " fused stages");
+  CHECK(action_parallel > 0);
+  CHECK(split > 0);
+  CHECK(fused > 0);
+}
+
+TEST_CASE("Scheduler: planning 100 actions takes less than a second") {
+  std::mt19937 rng(7u);
+  const plan::Operation op = random_operation(rng, 100, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const plan::KernelGraph g(op);
+  const plan::Plan p = plan::Scheduler(scheduler_options()).plan(g);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("planning 100 actions: " << seconds << " s, " << p.bundles().size() << " bundles");
+  CHECK(broken_dependence(g, p).empty());
+  CHECK(seconds < 1.0);
+}
+
+TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells or a missing hook is an error naming it") {
+  const auto op = plan::Operation::from_json(R"({"name": "e", "variables": ["u", "v"], "steps": [
+      {"action": {"name": "A", "writes": ["u"]}},
+      {"action": {"name": "B", "reads": [{"variable": "u", "stencil": 3}], "writes": ["v"]}}]})");
+  CHECK(contains(error_of([&] { plan::Executor(op, {}, {}); }), "action 'A': no body given"));
+  const plan::KernelGraph g(op);
+  const plan::Plan p = plan::Scheduler(scheduler_options()).plan(g);
+  Grid grid(plan_grid_spec(2));  // 2 guard cells
+  Runtime runtime(runtime_options);
+  CHECK(contains(error_of([&] { plan::Executor(op, bodies_of(op), {}).run(p, runtime, grid); }),
+                 "action 'B': field reads[0].stencil: 3 guard cells, but the grid has 2"));
+  const auto narrow = plan::Operation::from_json(R"({"name": "n", "variables": ["u", "v"], "steps": [
+      {"action": {"name": "A", "writes": ["u"]}},
+      {"action": {"name": "B", "reads": [{"variable": "u", "stencil": 1}], "writes": ["v"]}}]})");
+  const plan::Plan pn = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(narrow));
+  CHECK(contains(error_of([&] { plan::Executor(narrow, bodies_of(narrow), {}).run(pn, runtime, grid); }),
+                 "ExecutionHooks::fill_guards is empty"));
+}
+
+TEST_CASE("Plan files: a bad plan names the step and field; a plan of another operation is refused before it runs") {
+  const auto op = plan::Operation::from_json(running_example);
+  const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"placement\": \"device\"", "\"placement\": \"gpu\"")); }),
+                 "plan 'running_example': step 0: field bundle.pipelines[0].placement: unknown placement 'gpu'"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
+                 "step 0: field stages: missing"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: not valid JSON"));
+  const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
+  Grid grid(plan_grid_spec(6));
+  Runtime runtime(runtime_options);
+  CHECK(contains(error_of([&] { plan::Executor(other, bodies_of(other), {}).run(plan::Plan::from_json(text), runtime, grid); }),
+                 "action 'A' is not an action of operation 'other'"));
+}
