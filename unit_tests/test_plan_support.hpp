@@ -60,19 +60,21 @@ inline plan::ActionBody body_of(const ActionDeclaration& a, const plan::Operatio
   for (const auto& r : a.reads) reads.emplace_back(operation.variable_index(r.variable), r.stencil);
   std::vector<int> writes;
   for (const auto& w : a.writes) writes.push_back(operation.variable_index(w));
+  // Runs on team threads: the block's unmanaged view, not a copy of the grid's managed View, whose
+  // reference count a Serial-only Kokkos changes without atomics (grid.hpp, Grid::data).
   return [reads, writes, salt](Grid& grid, int b, const Box& box) {
-    auto d = grid.data();
+    const auto d = grid.block_data(b);
     for (int i = box.lo[0]; i < box.hi[0]; ++i)
       for (int j = box.lo[1]; j < box.hi[1]; ++j)
         for (int k = box.lo[2]; k < box.hi[2]; ++k) {
           double acc = 0.001 * salt;
           for (const auto& [v, g] : reads) {
-            acc += 0.7 * d(b, v, i, j, k) + 0.013 * v;
+            acc += 0.7 * d(v, i, j, k) + 0.013 * v;
             for (int s = 1; s <= g; ++s)
-              acc += 0.05 * (d(b, v, i - s, j, k) + d(b, v, i + s, j, k) + 0.5 * d(b, v, i, j - s, k) + 0.25 * d(b, v, i, j + s, k));
+              acc += 0.05 * (d(v, i - s, j, k) + d(v, i + s, j, k) + 0.5 * d(v, i, j - s, k) + 0.25 * d(v, i, j + s, k));
           }
           for (std::size_t w = 0; w < writes.size(); ++w)
-            d(b, writes[w], i, j, k) = acc / (1.0 + std::fabs(acc)) + 0.01 * static_cast<double>(w + 1);
+            d(writes[w], i, j, k) = acc / (1.0 + std::fabs(acc)) + 0.01 * static_cast<double>(w + 1);
         }
   };
 }

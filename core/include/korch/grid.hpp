@@ -95,6 +95,9 @@ class Grid {
   const Box& tile_box(int tile) const { return tile_boxes_.at(static_cast<std::size_t>(tile)); }
   const std::vector<Box>& tile_boxes() const noexcept { return tile_boxes_; }
 
+  // The whole grid's managed View. Copying it changes a reference count, which a Kokkos built with
+  // the Serial backend alone changes without atomics: action routines on team threads take
+  // block_data() or block_pointer() instead (unmanaged, no count).
   HostData data() const noexcept { return data_; }
   // One block's storage (var, i, j, k), guard cells included.
   BlockData block_data(int id) const;
