@@ -96,7 +96,9 @@ TEST_CASE("Runtime faults: a helper that throws on any item fails the cycle with
   Runtime rt;
   // Configurations independent of their action order (each action on its own variable).
   for (const char* config : {"gpu_only", "cpu_gpu_action_parallel", "hybrid_distributor"}) {
-    for (const auto& [nth, every] : std::vector<std::pair<int, int>>{{1, 0}, {3, 0}, {2, 1}}) {
+    for (const auto& when : std::vector<std::pair<int, int>>{{1, 0}, {3, 0}, {2, 1}}) {
+      // Plain variables, not a structured binding: CAPTURE's lambda may not capture one in C++17.
+      const int nth = when.first, every = when.second;
       CAPTURE(std::string(config));
       CAPTURE(nth);
       CAPTURE(every);
