@@ -7,6 +7,8 @@
 //    std::function<void(DataItem&)>; every peer has the producer thread plus T consumer threads.
 //  * latency of an empty cycle (start_cycle, close_queue, wait) and of a 1-item cycle.
 //  * a 100-item no-op cycle with 1 and 10 threads.
+// Cycle latencies come with the share of cycles whose caller kept its core and their mean: on a
+// loaded machine the others include the time slices other programs took from the caller.
 // Also printed: the ratios to the better peer and to the reference figures of the existing
 // implementation of this design, measured on the same 2-core machine.
 //
@@ -17,6 +19,11 @@
 #include "bench_timing.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#endif
 
 #if defined(KORCH_BENCH_HAVE_TBB)
 #include <tbb/flow_graph.h>
@@ -104,8 +111,22 @@ double openmp_throughput(const std::vector<std::shared_ptr<DataItem>>& items, un
 }
 #endif
 
-// Per-cycle times (seconds) of `cycles` cycles of `n_items` no-op items.
-std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korch::TeamOptions options = {}) {
+// Context switches of the calling thread so far, involuntary ones (another thread took its core)
+// and voluntary ones (it slept); -1 where the system does not say.
+long caller_context_switches() {
+#if defined(__linux__)
+  rusage usage{};
+  if (getrusage(RUSAGE_THREAD, &usage) == 0) return usage.ru_nivcsw + usage.ru_nvcsw;
+#endif
+  return -1;
+}
+
+// Per-cycle times (seconds) of `cycles` cycles of `n_items` no-op items; `kept_core` gets the
+// times of the cycles during which the caller was never switched out. On a loaded machine a cycle
+// whose caller lost its core to another program for a time slice costs milliseconds whatever the
+// runtime does: the two sets tell that apart from what the team's own hand-offs cost.
+std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korch::TeamOptions options = {},
+                                 std::vector<double>* kept_core = nullptr) {
   korch::ThreadTeam team("cycle", threads, options);
   const korch::ActionRoutine routine("empty", [](const korch::ActionContext&, DataItem& item) { empty_work(item); });
   std::vector<std::shared_ptr<DataItem>> items;
@@ -113,12 +134,15 @@ std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korc
   std::vector<double> times;
   times.reserve(cycles);
   for (int c = 0; c < cycles + cycles / 10; ++c) {
+    const long switches = kept_core != nullptr ? caller_context_switches() : 0;
     const auto t0 = Clock::now();
     team.start_cycle(routine, threads);
     for (const auto& item : items) team.enqueue(item);
     team.close_queue();
     team.wait();
-    if (c >= cycles / 10) times.push_back(seconds_since(t0));  // the first tenth warms up
+    if (c < cycles / 10) continue;  // the first tenth warms up
+    times.push_back(seconds_since(t0));
+    if (kept_core != nullptr && switches >= 0 && caller_context_switches() == switches) kept_core->push_back(times.back());
   }
   return times;
 }
@@ -126,7 +150,15 @@ std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korc
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+// "mean M us over the N% of cycles whose caller kept its core" (nothing where that is not known).
+std::string kept_core_summary(const std::vector<double>& all, const std::vector<double>& kept) {
+  if (kept.empty() || all.empty()) return "";
+  return fmt::format("; caller kept its core in {:.0f}% of cycles: mean {:.2f} us, median {:.2f} us",
+                     100.0 * static_cast<double>(kept.size()) / static_cast<double>(all.size()), mean(kept) * 1e6,
+                     median(kept) * 1e6);
 }
 
 
@@ -214,21 +246,23 @@ int run(const Args& args) {
                 median(empty0) * 1e6, mean(empty0) * 1e6);
     // An empty cycle never needs its thread (the activation is taken back at close_queue); one item
     // makes the thread take part: the round trip caller -> team thread -> caller.
-    const std::vector<double> one = korch_cycles(1, 1, cycles);
+    std::vector<double> one_kept;
+    const std::vector<double> one = korch_cycles(1, 1, cycles, {}, &one_kept);
     const std::vector<double> one0 = korch_cycles(1, 1, cycles, sleepy);
     std::printf("1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
-                "spin=0: median %.2f us\n",
-                median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6);
+                "spin=0: median %.2f us%s\n",
+                median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6, kept_core_summary(one, one_kept).c_str());
 
     const double reference_cycle_us[2] = {55, 237};
     const unsigned cycle_threads[2] = {1, 10};
     for (int c = 0; c < 2; ++c) {
-      const std::vector<double> v = korch_cycles(cycle_threads[c], 100, cycles / 4);
+      std::vector<double> kept;
+      const std::vector<double> v = korch_cycles(cycle_threads[c], 100, cycles / 4, {}, &kept);
       const std::vector<double> v0 = korch_cycles(cycle_threads[c], 100, cycles / 4, sleepy);
       std::printf("100-item no-op cycle, %2u threads: median %7.2f us, mean %7.2f us; spin=0: median %7.2f us; "
-                  "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)\n",
+                  "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)%s\n",
                   cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
-                  reference_cycle_us[c] / (median(v) * 1e6));
+                  reference_cycle_us[c] / (median(v) * 1e6), kept_core_summary(v, kept).c_str());
     }
   }
   return 0;

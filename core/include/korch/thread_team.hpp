@@ -67,6 +67,9 @@ struct CycleReport {
   // threads it was given and activated.
   std::size_t threads_forwarded = 0;
   std::size_t threads_received = 0;
+  // Times a sleeping team thread was woken (same span as the thread counts above). A cycle wakes
+  // a thread only for an item (docs/thread-team.md, "Waking for items").
+  std::size_t wakeups = 0;
   std::size_t errors = 0;        // errors in this cycle; `error` describes the first
   std::string error;
 };
@@ -231,6 +234,8 @@ class ThreadTeam {
   Worker* take_parked_thread(TeamEvent& event);
   Worker* join_in_place_of_idle_thread(TeamEvent& event);
   void activate(unsigned n, WakeList& wake);
+  void receive_activations_in_place();
+  void receive_transitions_in_place(std::unique_lock<std::mutex>& lk);
   static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
   void wake_all_waiting(WakeList& wake);
   void wake_one_waiting(WakeList& wake);
@@ -278,6 +283,8 @@ class ThreadTeam {
   std::unique_ptr<ItemRing> queue_;
   std::vector<Worker*> idle_parked_;     // Idle threads not yet sent activateThread
   std::vector<Worker*> waiting_parked_;  // Waiting threads not yet sent transitionThread
+  std::vector<Worker*> asleep_activated_;  // see activate(): their activation is received in place
+  std::vector<Worker*> asleep_waiting_;    // see wake_all_waiting(): their transition is made in place
   std::vector<std::unique_ptr<Worker>> workers_;
 
   ActionRoutine routine_;       // written only in Idle, read by threads during the cycle

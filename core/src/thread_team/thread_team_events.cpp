@@ -59,6 +59,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
     mode_ = TeamMode::RunningOpen;  // the mode changes before any thread is signalled
     activate(n_active, wake);
     observe(TeamEvent::start_cycle, -1);
+    receive_activations_in_place();
   }
   wake.notify();
 }
@@ -86,6 +87,7 @@ void ThreadTeam::increase_thread_count(unsigned n) {
   }
   activate(n, wake);
   observe(TeamEvent::increase_thread_count, -1);
+  receive_activations_in_place();
   lk.unlock();
   wake.notify();
 }
@@ -117,6 +119,7 @@ void ThreadTeam::receive_threads(unsigned n, const ThreadTeam& from) {
   }
   activate(n, wake);
   observe(TeamEvent::threads_received, -1);
+  receive_activations_in_place();
   lk.unlock();
   wake.notify();
 }

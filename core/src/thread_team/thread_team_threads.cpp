@@ -49,6 +49,7 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
     if (w.waking) {  // running again (even if its event was taken back meanwhile)
       w.waking = false;
       detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
+      count_threads(&CycleReport::wakeups, 1);
     }
   }
   return slept;
@@ -112,6 +113,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
       ThreadTeam* const subscriber = skip ? nullptr : work_subscriber_;
       if (subscriber != nullptr) ++outbound_;
       observe(event, thread);
+      receive_transitions_in_place(lk);
       lk.unlock();
       wake.notify();
 

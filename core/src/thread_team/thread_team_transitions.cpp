@@ -34,23 +34,89 @@ ThreadTeam::Worker* ThreadTeam::pop_preferring_awake(std::vector<Worker*>& parke
   return w;
 }
 
+// activateThread to n Idle threads: a polling thread sees its signal at once, a sleeping one is
+// notified. Except in RunningOpen with an empty queue: a sleeping thread would wake only to find
+// no item and park again as Waiting, so receive_activations_in_place makes that transition for it
+// and it sleeps on, to be woken by transitionThread when an item comes. A cycle thus wakes no
+// more threads than it gets items (docs/thread-team.md, "Waking for items").
 void ThreadTeam::activate(unsigned n, WakeList& wake) {
   assert(n <= idle_parked_.size());
+  const bool nothing_to_do = mode_ == TeamMode::RunningOpen && queue_->empty();
   for (unsigned i = 0; i < n; ++i) {
     Worker* const w = pop_preferring_awake(idle_parked_);
     w->signal.store(Worker::activate, std::memory_order_release);
     ++n_to_activate_;
-    if (w->sleeping) wake.add(w);
+    if (!w->sleeping) continue;
+    if (nothing_to_do) {
+      asleep_activated_.push_back(w);
+    } else {
+      wake.add(w);
+    }
   }
 }
 
+// The Spec transition a sleeping thread would make on its activateThread in RunningOpen with an
+// empty queue (Idle -> Computing -> Waiting, see run_items), made by the thread that activated it,
+// in the same critical section and after that event is observed: the model's thread step on
+// activateThread taken at once, one of the interleavings the model checks.
+void ThreadTeam::receive_activations_in_place() {
+  for (Worker* w : asleep_activated_) {
+    w->signal.store(Worker::none, std::memory_order_relaxed);
+    --n_to_activate_;
+    --n_idle_;
+    ++n_waiting_;
+    waiting_parked_.push_back(w);
+    observe(TeamEvent::activate_thread, static_cast<int>(w->index));
+  }
+  asleep_activated_.clear();
+}
+
+// Spec AwakenOnNoMoreWork: every Waiting thread receives transitionThread, on which it finds no
+// item and goes Idle. A thread that sleeps would be woken for that alone, and the cycle would end
+// only once the scheduler has run it; so receive_transitions_in_place makes the transition for it
+// (also for one whose transitionThread is still in flight) and it sleeps on. Not when going Idle
+// does more: with a thread subscriber (the thread is forwarded) or an end-of-cycle step (the last
+// computing thread runs it).
 void ThreadTeam::wake_all_waiting(WakeList& wake) {
+  const bool in_place = thread_subscriber_ == nullptr && !routine_.has_end_of_cycle();
   for (Worker* w : waiting_parked_) {
+    if (in_place && w->sleeping) {
+      asleep_waiting_.push_back(w);
+      continue;
+    }
     w->signal.store(Worker::transition, std::memory_order_release);
     ++transitions_in_flight_;
     if (w->sleeping) wake.add(w);
   }
   waiting_parked_.clear();
+  if (!in_place || transitions_in_flight_ == 0) return;
+  for (auto& w : workers_) {
+    if (w->sleeping && w->signal.load(std::memory_order_relaxed) == Worker::transition) {
+      w->signal.store(Worker::none, std::memory_order_relaxed);  // if notified, it finds none and sleeps on
+      --transitions_in_flight_;
+      asleep_waiting_.push_back(w.get());
+    }
+  }
+}
+
+// The transitions wake_all_waiting left to be made in place, after the event that entered
+// RunningNoMoreWork is observed: Waiting -> Idle as go_idle makes it, the last one ending the
+// cycle when no thread computes. model: the thread step on transitionThread taken at once.
+void ThreadTeam::receive_transitions_in_place(std::unique_lock<std::mutex>& lk) {
+  for (std::size_t i = 0; i < asleep_waiting_.size(); ++i) {
+    Worker* const w = asleep_waiting_[i];
+    --n_waiting_;
+    ++n_idle_;
+    idle_parked_.push_back(w);
+    if (n_computing_ == 0 && n_waiting_ == 0) {
+      assert(i + 1 == asleep_waiting_.size());
+      asleep_waiting_.clear();
+      finish_cycle(lk, TeamEvent::transition_thread, static_cast<int>(w->index));
+      return;
+    }
+    observe(TeamEvent::transition_thread, static_cast<int>(w->index));
+  }
+  asleep_waiting_.clear();
 }
 
 // transitionThread to one Waiting thread. At most one is in flight while items are queued: a thread
@@ -110,6 +176,7 @@ void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, 
     mode_ = TeamMode::RunningNoMoreWork;
     wake_all_waiting(wake);
     observe(event, thread);
+    receive_transitions_in_place(lk);
   } else {
     finish_cycle(lk, event, thread);  // no thread is active: straight to Idle
   }

@@ -117,8 +117,8 @@ void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::
 }
 
 // A parked thread of the cycle whose event the caller can take, or nullptr: a Waiting thread that
-// sleeps, else a thread that has not yet received its activateThread (woken but not yet running:
-// the caller is already on a core, the woken thread may still wait for one). A thread whose event
+// sleeps, else a thread that was sent its transitionThread or activateThread and has not run yet
+// (the caller is already on a core, the woken thread may still wait for one). A thread whose event
 // was taken finds no signal when it looks and parks again.
 ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
   // Joining adds a thread to the cycle; standing in for a thread that was already sent its event
@@ -132,9 +132,20 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
     event = TeamEvent::transition_thread;
     return w;
   }
-  // An activated thread was already woken: taking its place wastes that wake-up, so only when no
+  // A thread was already sent its event: taking its place wastes that wake-up, so only when no
   // thread of the cycle is computing, i.e. nothing would move until the woken thread gets a core.
-  if (n_to_activate_ == 0 || n_computing_ > 0) return nullptr;
+  if (n_computing_ > 0) return nullptr;
+  if (transitions_in_flight_ > 0) {
+    for (const auto& w : workers_) {
+      if (!w->sleeping || w->signal.load(std::memory_order_relaxed) != Worker::transition) continue;
+      w->signal.store(Worker::none, std::memory_order_relaxed);
+      --transitions_in_flight_;
+      --n_waiting_;
+      event = TeamEvent::transition_thread;
+      return w.get();
+    }
+  }
+  if (n_to_activate_ == 0) return nullptr;
   Worker* pending = nullptr;
   for (const auto& w : workers_) {
     if (w->signal.load(std::memory_order_relaxed) != Worker::activate) continue;
