@@ -75,8 +75,8 @@ BlastFigures run_blast(int dim, int blocks, int cells_per_block, double tmax) {
 }  // namespace
 
 TEST_CASE("Sedov exact solution: its energy constant matches the published ones for gamma 1.4") {
-  // Kamm and Timmes (LA-UR-07-2849): 0.851072 (sphere), 0.984041 (cylinder; ours differs by 3e-5
-  // and is unchanged to 1e-8 when the integration steps are halved, docs/hydro-verification.md).
+  // Kamm and Timmes (LA-UR-07-2849): 0.851072 (sphere), 0.984041 (cylinder; ours is 3.4e-5 above,
+  // a difference ten times steps do not move: docs/hydro-verification.md).
   CHECK(SedovSolution(1.4, 3).alpha() == doctest::Approx(0.851072).epsilon(2e-6));
   CHECK(SedovSolution(1.4, 2).alpha() == doctest::Approx(0.984041).epsilon(1e-4));
   CHECK_THROWS_WITH_AS(SedovSolution(1.0, 3), doctest::Contains("gamma"), korch::Error);

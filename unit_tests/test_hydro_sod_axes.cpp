@@ -19,7 +19,7 @@ struct SodFigures {
 
 SodFigures sod(int axis, int cells) {
   const auto start = std::chrono::steady_clock::now();
-  HydroTube tube(axis, cells, cells / 16, 3, korch::BoundaryKind::outflow);
+  HydroTube tube(axis, cells, cells / 64, 3, korch::BoundaryKind::outflow);
   const Primitive1D left{1.0, 0.0, 1.0}, right{0.125, 0.0, 0.1};
   tube.set([&](double x) { return x < 0.5 ? left : right; });
   tube.run_to(0.2);
