@@ -74,13 +74,17 @@ BlastFigures run_blast(int dim, int blocks, int cells_per_block, double tmax) {
 
 }  // namespace
 
-TEST_CASE("Sedov exact solution: its energy constant matches the published ones for gamma 1.4") {
+TEST_CASE("Sedov exact solution: its energy constant matches the published ones for gamma 1.4; bad arguments are named") {
   // Kamm and Timmes (LA-UR-07-2849): 0.851072 (sphere), 0.984041 (cylinder; ours is 3.4e-5 above,
   // a difference ten times steps do not move: docs/hydro-verification.md).
   CHECK(SedovSolution(1.4, 3).alpha() == doctest::Approx(0.851072).epsilon(2e-6));
   CHECK(SedovSolution(1.4, 2).alpha() == doctest::Approx(0.984041).epsilon(1e-4));
   CHECK_THROWS_WITH_AS(SedovSolution(1.0, 3), doctest::Contains("gamma"), korch::Error);
   CHECK_THROWS_WITH_AS(SedovSolution(1.4, 1), doctest::Contains("dim"), korch::Error);
+  const SedovSolution s(1.4, 2);
+  CHECK_THROWS_WITH_AS(s.shock_radius(1.0, 1.0, 0.0), doctest::Contains("time 0"), korch::Error);
+  CHECK_THROWS_WITH_AS(s.at(-0.1, 1.0, 1.0, 0.05), doctest::Contains("radius -0.1"), korch::Error);
+  CHECK_THROWS_WITH_AS(s.moved_mass_moment(-1), doctest::Contains("moment -1"), korch::Error);
 }
 
 TEST_CASE("Sedov exact solution: the strong-shock jump behind the shock and the mass the blast swept") {

@@ -74,6 +74,8 @@ SedovSolution::SedovSolution(double gamma, int dim) : gamma_(gamma), dim_(dim) {
 }
 
 double SedovSolution::shock_radius(double energy, double rho0, double t) const {
+  if (!(energy > 0.0 && rho0 > 0.0 && t > 0.0) || !std::isfinite(energy * rho0 * t))
+    throw Error::format("SedovSolution: energy {}, density {}, time {}: give positive finite values", energy, rho0, t);
   return std::pow(energy * t * t / (alpha_ * rho0), 1.0 / (dim_ + 2.0));
 }
 
@@ -90,6 +92,7 @@ SedovSolution::Profile SedovSolution::profile(double lambda) const {
 }
 
 double SedovSolution::moved_mass_moment(int k) const {
+  if (k < 0) throw Error::format("SedovSolution::moved_mass_moment: moment {}: give k >= 0", k);
   // Simpson's rule in s = ln(lambda) over the table (an even number of steps); integrand
   // (g - 1) lambda^(dim + k).
   const double h = std::log(lambda_min) / table_steps;
@@ -102,6 +105,7 @@ double SedovSolution::moved_mass_moment(int k) const {
 
 RadialState SedovSolution::at(double r, double energy, double rho0, double t) const {
   const double R = shock_radius(energy, rho0, t);
+  if (!(r >= 0.0)) throw Error::format("SedovSolution::at: radius {}: give a radius >= 0", r);
   if (r > R) return {rho0, 0.0, 0.0};
   const double speed = 2.0 / (dim_ + 2.0) * R / t;  // dR/dt
   const Profile q = profile(r / R);

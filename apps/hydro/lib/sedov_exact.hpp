@@ -23,7 +23,8 @@ class SedovSolution {
   int dim() const noexcept { return dim_; }
   // The constant alpha of E = alpha * rho0 * R^(dim+2) / t^2 (energy E per unit length in 2D).
   double alpha() const noexcept { return alpha_; }
-  // The shock radius at time t > 0 of energy E released at t = 0 in gas of density rho0.
+  // The shock radius at time t > 0 of energy E released at t = 0 in gas of density rho0 (all
+  // positive and finite, else korch::Error).
   double shock_radius(double energy, double rho0, double t) const;
   // The integral over 0 <= lambda <= 1 of (g - 1) lambda^(dim - 1 + k), g = rho / rho0: the k-th
   // radial moment of the mass the blast moved, in similarity form (0 for k = 0: mass is kept).
