@@ -81,13 +81,22 @@ KOKKOS_INLINE_FUNCTION void euler_flux(const double W[5], int d, double gamma, d
   F[4] = (E + W[4]) * un;
 }
 
-// HLLC flux along d between primitive states WL (left) and WR (right).
-KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], int d, double gamma, double F[5]) {
+// The slowest and fastest signal speeds along d of the Riemann problem between primitive states WL
+// and WR (Davis' estimates): what HLLC and HLLE both bound the fan with.
+KOKKOS_INLINE_FUNCTION void wave_speeds(const double WL[5], const double WR[5], int d, double gamma, double& SL,
+                                        double& SR) {
   const double cL = math::sqrt(gamma * WL[4] / WL[0]);
   const double cR = math::sqrt(gamma * WR[4] / WR[0]);
   const double uL = WL[1 + d], uR = WR[1 + d];
-  const double SL = (uL - cL) < (uR - cR) ? (uL - cL) : (uR - cR);
-  const double SR = (uL + cL) > (uR + cR) ? (uL + cL) : (uR + cR);
+  SL = (uL - cL) < (uR - cR) ? (uL - cL) : (uR - cR);
+  SR = (uL + cL) > (uR + cR) ? (uL + cL) : (uR + cR);
+}
+
+// HLLC flux along d between primitive states WL (left) and WR (right).
+KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], int d, double gamma, double F[5]) {
+  const double uL = WL[1 + d], uR = WR[1 + d];
+  double SL, SR;
+  wave_speeds(WL, WR, d, gamma, SL, SR);
   if (SL >= 0.0) {
     euler_flux(WL, d, gamma, F);
     return;
@@ -121,11 +130,8 @@ KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], in
 // dissipative than HLLC across contacts and shear, which is what damps the odd-even decoupling
 // (the carbuncle) of HLLC at strong grid-aligned shocks: faces of cells at a strong shock use it.
 KOKKOS_INLINE_FUNCTION void hlle_flux(const double WL[5], const double WR[5], int d, double gamma, double F[5]) {
-  const double cL = math::sqrt(gamma * WL[4] / WL[0]);
-  const double cR = math::sqrt(gamma * WR[4] / WR[0]);
-  const double uL = WL[1 + d], uR = WR[1 + d];
-  const double SL = (uL - cL) < (uR - cR) ? (uL - cL) : (uR - cR);
-  const double SR = (uL + cL) > (uR + cR) ? (uL + cL) : (uR + cR);
+  double SL, SR;
+  wave_speeds(WL, WR, d, gamma, SL, SR);
   if (SL >= 0.0) {
     euler_flux(WL, d, gamma, F);
     return;
