@@ -217,11 +217,18 @@ inline pick(t, kind) {
   fi
 }
 
+/* A thread that sleeps while RunningOpen has nothing queued gets its activation in place: the
+   activating thread makes its Idle -> Waiting transition (receive_activations_in_place). Whether
+   it sleeps depends on timing, so either may happen. */
 inline activate(t, n) {
   k = 0;
   do
-  :: k < n -> pick(t, IDLE_PARKED); where[w] = OFF_LISTS; sig[w] = SIG_ACT;
-              n_to_activate[t]++; activations[t]++; k++
+  :: k < n -> pick(t, IDLE_PARKED);
+              if
+              :: mode[t] == OPEN && n_queued[t] == 0 -> where[w] = WAIT_PARKED; n_idle[t]--; n_waiting[t]++
+              :: true -> where[w] = OFF_LISTS; sig[w] = SIG_ACT; n_to_activate[t]++
+              fi;
+              activations[t]++; k++
   :: else -> break
   od
 }
@@ -230,12 +237,23 @@ inline wake_one_waiting(t) {
   pick(t, WAIT_PARKED); where[w] = OFF_LISTS; sig[w] = SIG_TRANS; transitions_in_flight[t]++
 }
 
+/* AwakenOnNoMoreWork. Without a thread subscriber or end-of-cycle step, a Waiting thread that
+   sleeps, or whose transitionThread is in flight and unreceived, is taken to Idle in place
+   (receive_transitions_in_place); the caller of after_close then finishes the cycle if no thread
+   is left active. Which threads sleep depends on timing, so any of them may. */
+#define IN_PLACE(t) (TSUB(t) == NONE && !EOC(t))
 inline wake_all_waiting(t) {
   k = 0;
   do
   :: k < MAXW -> if
                  :: where[W(t, k)] == WAIT_PARKED ->
-                    where[W(t, k)] = OFF_LISTS; sig[W(t, k)] = SIG_TRANS; transitions_in_flight[t]++
+                    if
+                    :: IN_PLACE(t) -> where[W(t, k)] = IDLE_PARKED; n_waiting[t]--; n_idle[t]++
+                    :: true -> where[W(t, k)] = OFF_LISTS; sig[W(t, k)] = SIG_TRANS; transitions_in_flight[t]++
+                    fi
+                 :: IN_PLACE(t) && sig[W(t, k)] == SIG_TRANS ->
+                    sig[W(t, k)] = SIG_NONE; where[W(t, k)] = IDLE_PARKED; transitions_in_flight[t]--;
+                    n_waiting[t]--; n_idle[t]++
                  :: else
                  fi; k++
   :: else -> break
@@ -321,7 +339,11 @@ inline after_close(t) {
      :: n_queued[t] > 0 -> mode[t] = CLOSED; printf("team %d: -> RunningClosed\n", t)
      :: else ->
         if
-        :: n_waiting[t] + n_computing[t] > 0 -> mode[t] = NOMORE; printf("team %d: -> RunningNoMoreWork (close)\n", t); wake_all_waiting(t)  /* AwakenOnNoMoreWork */
+        :: n_waiting[t] + n_computing[t] > 0 -> mode[t] = NOMORE; printf("team %d: -> RunningNoMoreWork (close)\n", t); wake_all_waiting(t);  /* AwakenOnNoMoreWork */
+           if
+           :: n_waiting[t] + n_computing[t] == 0 -> fin = true  /* every thread went Idle in place */
+           :: else
+           fi
         :: else -> fin = true
         fi
      fi
@@ -524,6 +546,16 @@ inline take_parked_thread(t) {
      :: COUNT_WHERE(t, WAIT_PARKED) > 0 ->  /* a Waiting thread that sleeps */
         pick(t, WAIT_PARKED); me = w; where[me] = OFF_LISTS; n_waiting[t]--
      :: true  /* or every Waiting thread is still polling */
+     fi;
+     if
+     :: me == NONE && transitions_in_flight[t] > 0 && n_computing[t] == 0 ->  /* a transition not yet received */
+        if
+        :: sig[W(t, 0)] == SIG_TRANS -> me = W(t, 0)
+        :: sig[W(t, 1)] == SIG_TRANS -> me = W(t, 1)
+        :: sig[W(t, 2)] == SIG_TRANS -> me = W(t, 2)
+        fi;
+        sig[me] = SIG_NONE; transitions_in_flight[t]--; n_waiting[t]--
+     :: true  /* or that thread is already running */
      fi;
      if
      :: me == NONE && n_to_activate[t] > 0 && n_computing[t] == 0 ->  /* an activation not yet received */
