@@ -68,7 +68,7 @@ TEST_CASE("hydro plots: --plot-every N counts steps, Tt counts simulation time, 
   CHECK(parse_plot_every("0.01t").every_time == 0.01);
   CHECK(parse_plot_every("2e-3t").every_time == 2e-3);
   CHECK(parse_plot_every("0.01t").every_steps == 0);
-  for (const char* bad : {"0", "-3", "1.5", "t", "0t", "-0.1t", "abc", "10s", "", "nant", "1e999t"}) {
+  for (const char* bad : {"0", "-3", "1.5", "t", "0t", "-0.1t", "abc", "10s", "", "nant", "1e999t", "1et", "0x1pt", " 5"}) {
     CAPTURE(bad);
     CHECK_THROWS_WITH_AS(parse_plot_every(bad), doctest::Contains("--plot-every"), korch::Error);
   }
@@ -212,7 +212,10 @@ TEST_CASE("hydro plots: read back through HDF5, a plot holds the simulation's st
     for (const char* v : {"density", "velocity_x", "velocity_y", "pressure", "energy"})
       CHECK(xmf.find(std::string("plot_000003.h5:/") + v) != std::string::npos);
     CHECK((xmf.find("velocity_z") != std::string::npos) == (dim == 3));
-    CHECK(xmf.find(fmt::format("{}DCoRectMesh", dim)) != std::string::npos);
+    // 3-D meshes only (a 2-D run is its one-cell slab): ParaView lays 2-D ones in the y-z plane.
+    CHECK(xmf.find(fmt::format("\"3DCoRectMesh\" Dimensions=\"{} {} {}\"", n[2] + 1, n[1] + 1, n[0] + 1)) != std::string::npos);
+    CHECK(xmf.find(fmt::format("Dimensions=\"{} {} {}\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\"", n[2], n[1], n[0])) !=
+          std::string::npos);
     const std::string series = file_text(dir / "plot.xmf");
     CHECK(occurrences(series, "<Time Value=") == 3);
     CHECK(series.find("CollectionType=\"Temporal\"") != std::string::npos);

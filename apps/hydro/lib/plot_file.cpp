@@ -112,23 +112,19 @@ void select_boxes(hid_t space, const PlotFrame& f, const std::string& path) {
   }
 }
 
-// The file access and transfer properties: MPI-IO, collective, when the ranks are MPI processes
-// and the library is parallel; the default (one process) otherwise.
-struct Access {
-  bool parallel = false;
-};
-
-void choose_driver(hid_t fapl, const Access& a, const std::string& path) {
+// MPI-IO over every rank (`parallel`: the ranks are MPI processes and the library is parallel), or
+// HDF5's default driver for one process.
+void choose_driver(hid_t fapl, bool parallel, const std::string& path) {
 #if defined(KORCH_HYDRO_HDF5_PARALLEL)
-  if (a.parallel) check(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), path, "choosing MPI-IO");
+  if (parallel) check(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), path, "choosing MPI-IO");
 #else
-  (void)fapl, (void)a, (void)path;
+  (void)fapl, (void)parallel, (void)path;
 #endif
 }
 
-void write_contents(const std::string& temporary, const std::string& path, const PlotFrame& f, const Access& a) {
+void write_contents(const std::string& temporary, const std::string& path, const PlotFrame& f, bool parallel) {
   Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "file access properties");
-  choose_driver(fapl, a, path);
+  choose_driver(fapl, parallel, path);
   Id file(H5Fcreate(temporary.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose, path,
           fmt::format("creating '{}'", temporary).c_str());
   write_attribute(file, "time", H5T_NATIVE_DOUBLE, &f.time, 1, path);
@@ -149,7 +145,7 @@ void write_contents(const std::string& temporary, const std::string& path, const
   const auto dims = file_dims(f);
   Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, path, "transfer properties");
 #if defined(KORCH_HYDRO_HDF5_PARALLEL)
-  if (a.parallel) check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), path, "choosing collective MPI-IO");
+  if (parallel) check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), path, "choosing collective MPI-IO");
 #endif
   for (const PlotVariable& v : f.variables) {
     Id file_space(H5Screate_simple(f.dim, dims.data(), nullptr), H5Sclose, path, "a dataspace");
@@ -175,15 +171,15 @@ void write_contents(const std::string& temporary, const std::string& path, const
 
 void write_plot_file(const std::string& path, const PlotFrame& f, const Communicator& ranks) {
   quiet_hdf5();
-  Access access;
+  bool parallel = false;
 #if defined(KORCH_HYDRO_HDF5_PARALLEL)
-  access.parallel = ranks.uses_mpi();
+  parallel = ranks.uses_mpi();
 #endif
-  if (!access.parallel && ranks.size() > 1)
+  if (!parallel && ranks.size() > 1)
     throw Error::format("plot file '{}': {} ranks, but this HDF5 library is not parallel: build with "
                         "libhdf5-openmpi-dev", path, ranks.size());
-  if (!access.parallel) {
-    write_file_atomically(path, [&](const std::string& temporary) { write_contents(temporary, path, f, access); });
+  if (!parallel) {
+    write_file_atomically(path, [&](const std::string& temporary) { write_contents(temporary, path, f, false); });
     return;
   }
   // All ranks write rank 0's temporary; rank 0 alone flushes and renames it once every rank is done
@@ -191,7 +187,7 @@ void write_plot_file(const std::string& path, const PlotFrame& f, const Communic
   const std::string temporary = ranks.all_gather(temporary_path(path))[0];
   std::string failure;
   try {
-    write_contents(temporary, path, f, access);
+    write_contents(temporary, path, f, true);
   } catch (const Error& e) {
     failure = e.what();
   }

@@ -32,7 +32,8 @@ struct PlotVariable {
 
 struct PlotFrame {
   int dim = 2;
-  std::array<int, 3> cells{1, 1, 1};  // whole grid, x y z
+  std::array<int, 3> cells{1, 1, 1};  // whole grid, x y z (z: 1 in 2-D)
+  // x y z; in 2-D, z is the one-cell slab the run computes on (the XDMF mesh is that slab).
   std::array<double, 3> origin{}, spacing{1, 1, 1};
   double time = 0.0;
   int cycle = 0;  // steps done

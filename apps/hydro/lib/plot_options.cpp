@@ -38,8 +38,9 @@ PlotOptions parse_plot_every(const std::string& text) {
   if (!plain_decimal(number, !in_time))
     throw Error::format("option --plot-every: '{}' is not a plot interval: {}", text, kEveryForms);
   if (in_time) {
-    plot.every_time = std::strtod(number.c_str(), nullptr);
-    if (!(plot.every_time > 0.0) || !std::isfinite(plot.every_time))
+    char* end = nullptr;
+    plot.every_time = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !(plot.every_time > 0.0) || !std::isfinite(plot.every_time))
       throw Error::format("option --plot-every: '{}' is not a positive finite time: {}", text, kEveryForms);
   } else {
     const long long n = std::strtoll(number.c_str(), nullptr, 10);
