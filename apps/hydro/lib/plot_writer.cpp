@@ -27,6 +27,8 @@ void write_text_file(const std::string& path, const std::string& text) {
   });
 }
 
+std::string plot_folder(const PlotOptions& plot, const std::string& out) { return plot.dir.empty() ? out : plot.dir; }
+
 }  // namespace
 
 PlotFrame plot_frame(const Simulation& sim) {
@@ -93,7 +95,11 @@ PlotWriter::PlotWriter(const Simulation& sim)
   write();
 }
 
-std::string PlotWriter::folder() const { return plot_.dir.empty() ? sim_.options().out : plot_.dir; }
+std::string plot_series_path(const PlotOptions& plot, const std::string& out) {
+  return (std::filesystem::path(plot_folder(plot, out)) / (plot.prefix + ".xmf")).string();
+}
+
+std::string PlotWriter::folder() const { return plot_folder(plot_, sim_.options().out); }
 
 std::string PlotWriter::h5_name(int cycle) const { return fmt::format("{}_{:06d}.h5", plot_.prefix, cycle); }
 

@@ -17,6 +17,9 @@ class Simulation;
 // total energy density of this rank's cells, with the mesh, time and step count.
 PlotFrame plot_frame(const Simulation& sim);
 
+// The series file a run with `plot` and output folder `out` writes (PREFIX.xmf in the plot folder).
+std::string plot_series_path(const PlotOptions& plot, const std::string& out);
+
 class PlotWriter {
  public:
   // Prepares the folder and writes the first plot when plots are asked for; collective.
