@@ -267,6 +267,13 @@ TEST_CASE("hydro plots: a failed write names the file and leaves no file behind"
   const std::string path = (dir / "short.h5").string();
   CHECK_THROWS_WITH_AS(write_plot_file(path, f, korch::Communicator::world()), doctest::Contains(path.c_str()), korch::Error);
   CHECK(fs::is_empty(dir));
+  // HDF5's own failure (here: no such folder) names the file and HDF5's reason.
+  f.variables[0].values.push_back(1.0);
+  const std::string missing = (dir / "missing" / "plot.h5").string();
+  CHECK_THROWS_WITH_AS(write_plot_file(missing, f, korch::Communicator::world()),
+                       doctest::Contains(fmt::format("plot file '{}': creating", missing).c_str()), korch::Error);
+  CHECK_THROWS_WITH_AS(write_plot_file(missing, f, korch::Communicator::world()), doctest::Contains("No such file"),
+                       korch::Error);
   fs::remove_all(dir);
 }
 
