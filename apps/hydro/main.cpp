@@ -5,6 +5,7 @@
 // 128 + N after signal N (SIGINT, SIGTERM) once the final checkpoint is written.
 #include "checkpoint.hpp"
 #include "options.hpp"
+#include "plot_writer.hpp"
 #include "simulation.hpp"
 
 #include <korch/backend/passive_openmp.hpp>
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
         std::fputs(summary.c_str(), stdout);
         std::printf("pictures: %s/density.png %s/timeline.png, trace: %s/trace.json\n", options.out.c_str(),
                     options.out.c_str(), options.out.c_str());
+        if (options.plot.enabled())
+          std::printf("plots: %s (ParaView, VisIt)\n", korch::hydro::plot_series_path(options.plot, options.out).c_str());
       }
     } catch (const korch::hydro::Interrupted& e) {
       if (first) std::fprintf(stderr, "korch-hydro: %s\n", e.what());

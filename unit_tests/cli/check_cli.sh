@@ -99,6 +99,8 @@ case $name in
     bad --boundary --boundary closed
     bad --limiter --limiter superbee
     bad --tile --tile 0
+    for v in 0 -1 abc 1.5 0t -0.1t 1et nant; do bad --plot-every --plot-every "$v"; done
+    bad --plot-prefix --plot-every 2 --plot-prefix a/b
     bad --tile --tile 64
     bad --packet-blocks --packet-blocks 0
     bad --packet-blocks --config cpu --packet-blocks 2

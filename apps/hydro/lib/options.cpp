@@ -111,6 +111,7 @@ void add_options(CLI::App& app, Options& o) {
                  "make the hydro action throw on this global block id at the first step (to see how a failure "
                  "stops every rank)")
       ->check(CLI::NonNegativeNumber);
+  add_plot_options(app, o.plot);
 }
 
 void check_options(const CLI::App& app, const Options& o) {
@@ -118,6 +119,7 @@ void check_options(const CLI::App& app, const Options& o) {
     throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
                 "device|split|action-parallel");
   validate(o);
+  check_plot_options(o.plot);
   check_grid_size(o);
 }
 

@@ -5,6 +5,7 @@
 
 #include "checkpoint.hpp"
 #include "output_files.hpp"
+#include "plot_writer.hpp"
 #include "progress.hpp"
 #if __has_include("conduction.hpp")
 #include "conduction.hpp"
@@ -502,10 +503,12 @@ void Simulation::run() {
   Progress progress(stdout, Progress::mode_for(o.quiet, stdout), cells);
   auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
   first_step_ = steps_;
+  PlotWriter plots(*this);
   while (!done()) {
-    const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
+    const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()));
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
+    plots.after_step();
     if (o.checkpoint_every > 0 && steps_ % o.checkpoint_every == 0) write_checkpoint(checkpoint_path());
     // Every rank stops at the same step: a signal may reach the ranks at different moments.
     const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
@@ -517,6 +520,7 @@ void Simulation::run() {
                                             signal, steps_, time_, checkpoint_path(), checkpoint_path()));
     }
   }
+  plots.finish();
   run_seconds_ = seconds_since(start);
 }
 

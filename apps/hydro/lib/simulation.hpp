@@ -15,6 +15,7 @@
 #pragma once
 
 #include "euler.hpp"
+#include "plot_options.hpp"
 
 #include <korch/backend/spaces.hpp>
 #include <korch/communicator.hpp>
@@ -66,6 +67,7 @@ struct Options {
   int inject_failure = -1;           // global block whose hydro action throws in the first step; -1: none
   int checkpoint_every = 0;          // steps between checkpoints (out/checkpoint.bin); 0: none
   std::string restart;               // checkpoint file to continue from; empty: start at step 0
+  PlotOptions plot;                  // HDF5/XDMF plot files (plot_writer.hpp); default: none
 };
 
 // Checks an Options value (the command line, options.hpp, calls it; Simulation too); throws

@@ -1,0 +1,129 @@
+// A run's plot files (see plot_writer.hpp).
+#include "plot_writer.hpp"
+
+#include "host_cells.hpp"
+#include "output_files.hpp"
+#include "simulation.hpp"
+
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+namespace korch::hydro {
+
+namespace {
+
+void write_text_file(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&](const std::string& temporary) {
+    std::ofstream out(temporary, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) throw Error::format("cannot write '{}': check the free space and permissions", path);
+  });
+}
+
+std::string plot_folder(const PlotOptions& plot, const std::string& out) { return plot.dir.empty() ? out : plot.dir; }
+
+}  // namespace
+
+PlotFrame plot_frame(const Simulation& sim) {
+  const Grid& grid = sim.grid();
+  const auto& spec = grid.spec();
+  PlotFrame f;
+  f.dim = sim.options().dim;
+  f.cells = sim.global_cells();
+  f.spacing = sim.dx();
+  f.origin = spec.domain_lo;
+  f.time = sim.time();
+  f.cycle = sim.steps_done();
+  f.problem = to_string(sim.options().problem);
+  for (const auto& m : grid.blocks()) {
+    PlotBox b;
+    for (std::size_t d = 0; d < 3; ++d) {
+      b.lo[d] = m.index[d] * spec.block_cells[d];
+      b.hi[d] = b.lo[d] + spec.block_cells[d];
+    }
+    f.boxes.push_back(b);
+  }
+  // The rank's cells in ascending global index, the order in which HDF5 fills its selection.
+  struct Cell {
+    std::size_t global;
+    int block, i, j, k;
+  };
+  std::vector<Cell> cells;
+  for_each_interior_cell(grid, [&](int b, int i, int j, int k, std::size_t c) { cells.push_back({c, b, i, j, k}); });
+  std::sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) { return a.global < b.global; });
+
+  const int s = sim.state();
+  const double gamma = sim.options().gamma;
+  const std::size_t n = cells.size();
+  std::vector<double> rho(n), v[3] = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)}, p(n), e(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    const Cell& x = cells[c];
+    auto q = [&](int var) { return host_var(grid, x.block, s + var)(x.i, x.j, x.k); };
+    rho[c] = q(0);
+    double kinetic = 0.0;
+    for (int d = 0; d < 3; ++d) {
+      const double m = q(1 + d);
+      v[d][c] = m / rho[c];
+      kinetic += 0.5 * m * v[d][c];
+    }
+    e[c] = q(4);
+    p[c] = (gamma - 1.0) * (e[c] - kinetic);
+  }
+  // Code units: mass M, length L, time T of the problem's set-up (docs/plot-files.md).
+  f.variables.push_back({"density", "mass density", "M L^-3", std::move(rho)});
+  const char* axis[3] = {"x", "y", "z"};
+  for (int d = 0; d < f.dim; ++d)
+    f.variables.push_back({fmt::format("velocity_{}", axis[d]), fmt::format("velocity, {} component", axis[d]), "L T^-1",
+                           std::move(v[d])});
+  f.variables.push_back({"pressure", "pressure", "M L^-1 T^-2", std::move(p)});
+  f.variables.push_back({"energy", "total energy density (internal + kinetic)", "M L^-1 T^-2", std::move(e)});
+  return f;
+}
+
+PlotWriter::PlotWriter(const Simulation& sim)
+    : sim_(sim), plot_(sim.options().plot), schedule_(plot_, sim.steps_done(), sim.time()) {
+  if (!plot_.enabled()) return;
+  if (sim_.communicator().rank() == 0) prepare_output_directory(folder());
+  sim_.communicator().barrier();  // every rank opens the file in it
+  write();
+}
+
+std::string plot_series_path(const PlotOptions& plot, const std::string& out) {
+  return (std::filesystem::path(plot_folder(plot, out)) / (plot.prefix + ".xmf")).string();
+}
+
+std::string PlotWriter::folder() const { return plot_folder(plot_, sim_.options().out); }
+
+std::string PlotWriter::h5_name(int cycle) const { return fmt::format("{}_{:06d}.h5", plot_.prefix, cycle); }
+
+double PlotWriter::max_dt() const { return plot_.enabled() ? schedule_.max_dt(sim_.time()) : 1e300; }
+
+void PlotWriter::after_step() {
+  if (plot_.enabled() && schedule_.due(sim_.steps_done(), sim_.time())) write();
+}
+
+void PlotWriter::finish() {
+  if (plot_.enabled() && last_cycle_ != sim_.steps_done()) write();
+}
+
+void PlotWriter::write() {
+  namespace fs = std::filesystem;
+  const PlotFrame frame = plot_frame(sim_);
+  const std::string h5 = h5_name(frame.cycle);
+  write_plot_file((fs::path(folder()) / h5).string(), frame, sim_.communicator());
+  last_cycle_ = frame.cycle;
+  series_.push_back(xdmf_grid(frame, h5));
+  if (sim_.communicator().rank() != 0) return;
+  const std::string stem = h5.substr(0, h5.size() - 3);
+  write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), xdmf_document({series_.back()}, false));
+  write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
+}
+
+}  // namespace korch::hydro

@@ -1,0 +1,47 @@
+// The plot files of a run (plot_file.hpp) on the schedule of --plot-every (plot_options.hpp):
+// PREFIX_<step>.h5 with PREFIX_<step>.xmf for each output, and PREFIX.xmf, the whole series as one
+// temporal collection (open that one to step through time in ParaView or VisIt).
+#pragma once
+
+#include "plot_file.hpp"
+#include "plot_options.hpp"
+
+#include <string>
+#include <vector>
+
+namespace korch::hydro {
+
+class Simulation;
+
+// The simulation's current state as a plot frame: density, velocity components, pressure and
+// total energy density of this rank's cells, with the mesh, time and step count.
+PlotFrame plot_frame(const Simulation& sim);
+
+// The series file a run with `plot` and output folder `out` writes (PREFIX.xmf in the plot folder).
+std::string plot_series_path(const PlotOptions& plot, const std::string& out);
+
+class PlotWriter {
+ public:
+  // Prepares the folder and writes the first plot when plots are asked for; collective.
+  explicit PlotWriter(const Simulation& sim);
+  // The longest next step that does not pass the next plot time.
+  double max_dt() const;
+  // After each step: a plot when one is due; collective.
+  void after_step();
+  // At the end of the run: the last state, unless it was just written; collective.
+  void finish();
+
+  std::string folder() const;
+  std::string h5_name(int cycle) const;  // file name without folder
+
+ private:
+  void write();
+
+  const Simulation& sim_;
+  PlotOptions plot_;
+  PlotSchedule schedule_;
+  std::vector<std::string> series_;  // XDMF grids of the files written so far
+  int last_cycle_ = -1;
+};
+
+}  // namespace korch::hydro

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# korch-hydro's plot files open as their readers expect: every XDMF file is well-formed XML
+# (xmllint) and every dataset it names is in its HDF5 file (h5ls), in 2-D and 3-D. With MPI, the
+# files that 2 and 3 ranks write together are bitwise those of one rank (h5diff).
+#
+#   hydro_plots.sh PATH/TO/korch-hydro [MPIEXEC]
+set -euo pipefail
+
+hydro=${1:?usage: hydro_plots.sh PATH/TO/korch-hydro [MPIEXEC]}
+mpiexec=${2:-}
+for tool in xmllint h5ls h5diff; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool is missing (scripts/test installs libxml2-utils and hdf5-tools)" >&2; exit 1; }
+done
+dir=$(mktemp -d "${TMPDIR:-/tmp}/korch-hydro-plots.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# check_folder DIR: each .xmf parses and each HDF reference in it names a dataset of its file.
+check_folder() {
+  local folder=$1 xmf ref n=0
+  for xmf in "$folder"/*.xmf; do
+    xmllint --noout "$xmf" 2>"$dir/xmllint.log" || { fail "$xmf is not well-formed XML: $(head -n 3 "$dir/xmllint.log")"; continue; }
+    while read -r ref; do
+      h5ls "$folder/${ref%%:*}${ref#*:}" >/dev/null 2>&1 || fail "$xmf names $ref, which is not in the file"
+      n=$((n + 1))
+    done < <(grep -o '[A-Za-z0-9_.-]*\.h5:/[A-Za-z0-9_]*' "$xmf")
+  done
+  ((n > 0)) || fail "no dataset references in $folder/*.xmf"
+  echo "ok: $folder: $(ls "$folder"/*.xmf | wc -l) XDMF files well-formed, $n dataset references found"
+}
+
+# run NP OUT ARGS...
+run() {
+  local np=$1 out=$2
+  shift 2
+  local launch=()
+  ((np > 0)) && launch=("$mpiexec" -n "$np")
+  timeout 120 "${launch[@]}" "$hydro" --quiet --threads 1 --out "$out" "$@" > "$dir/log" 2>&1 || {
+    fail "${launch[*]} korch-hydro $*: exit $?"
+    cat "$dir/log" >&2
+    return 1
+  }
+}
+
+args2=(--problem sedov --blocks 4 --cells-per-block 8 --steps 5 --plot-every 2)
+args3=(--problem sod-z --dim 3 --blocks 2 --cells-per-block 8 --steps 4 --plot-every 0.002t)
+run 0 "$dir/one2" "${args2[@]}" && check_folder "$dir/one2"
+run 0 "$dir/one3" "${args3[@]}" && check_folder "$dir/one3"
+
+if [[ -n $mpiexec ]]; then
+  for np in 2 3; do
+    for d in 2 3; do
+      args_name="args$d[@]"
+      run "$np" "$dir/np$np-$d" "${!args_name}" || continue
+      n=0
+      for f in "$dir/one$d"/*.h5; do
+        h5diff "$f" "$dir/np$np-$d/$(basename "$f")" > "$dir/h5diff.log" 2>&1 || fail "-np $np ${d}D: $(basename "$f") differs from one rank's: $(head -n 5 "$dir/h5diff.log")"
+        n=$((n + 1))
+      done
+      echo "ok: -np $np ${d}D: $n plot files bitwise those of one rank"
+    done
+  done
+fi
+((failures == 0)) || { echo "$failures failure(s)" >&2; exit 1; }
