@@ -1,12 +1,16 @@
 // korch-plan: plans an operation file (docs/planner.md): writes its kernel graph (JSON and DOT),
 // the plan (JSON: ordered bundles with their korch configurations and the work between them) and
-// a DOT drawing of each bundle's configuration into the output folder.
-//   korch-plan advance.json --out plan-out --teams 6 --threads 4
+// a DOT drawing of each bundle's configuration into the output folder; with --driver, a C++ driver
+// that runs the plan (docs/planner.md, "Generated drivers").
+//   korch-plan advance.json --out plan-out --teams 6 --threads 4 --driver advance_driver.cpp
 #include <korch/cli/program.hpp>
 #include <korch/error.hpp>
+#include <korch/plan/driver_generator.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/scheduler.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +36,17 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!out) throw korch::Error::format("cannot write '{}'", path.string());
 }
 
+// The driver's function name must be a C++ identifier.
+CLI::Validator identifier() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool ok = !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+        return ok ? "" : "'" + text + "' is not a C++ identifier: use letters, digits and '_'";
+      },
+      "", "identifier");
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -40,7 +55,7 @@ int main(int argc, char* argv[]) {
                               "plan.json (bundles, their configurations and the work between them) and\n"
                               "bundleN.dot (each bundle's team configuration) into the output folder.",
                               korch::cli::Program::without_kokkos);
-  std::string operation_file, out_dir = "plan-out";
+  std::string operation_file, out_dir = "plan-out", driver_file, driver_function = "korch_plan_run";
   unsigned teams = 6, threads = 4;
   bool no_devices = false, no_fusion = false;
   program.app().add_option("OPERATION", operation_file, "the operation (JSON, see docs/planner.md)")
@@ -51,6 +66,14 @@ int main(int argc, char* argv[]) {
   korch::cli::add_integer(program.app(), "--threads", threads, "threads per team (default 4)", 1, 1024);
   program.app().add_flag("--no-devices", no_devices, "place every pipeline on host teams");
   program.app().add_flag("--no-fusion", no_fusion, "do not fuse short actions");
+  program.app()
+      .add_option("--driver", driver_file, "also write a C++ driver that runs the plan to FILE")
+      ->type_name("FILE")
+      ->check(korch::cli::non_empty());
+  program.app()
+      .add_option("--driver-function", driver_function, "the driver's function name (default: korch_plan_run)")
+      ->type_name("NAME")
+      ->check(identifier());
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     const auto operation = korch::plan::Operation::from_json(read_file(operation_file));
@@ -72,6 +95,7 @@ int main(int argc, char* argv[]) {
     const auto bundles = plan.bundles();
     for (std::size_t b = 0; b < bundles.size(); ++b)
       write_file(fs::path(out_dir) / ("bundle" + std::to_string(b) + ".dot"), korch::plan::configuration_dot(bundles[b]->configuration));
+    if (!driver_file.empty()) write_file(driver_file, korch::plan::generate_driver(operation, plan, driver_function));
     std::cout << "operation '" << operation.name << "': " << graph.actions().size() << " actions, "
               << graph.dependences().size() << " dependences, " << bundles.size() << " bundles, planned in "
               << seconds * 1e3 << " ms; written to " << out_dir << "\n";

@@ -299,6 +299,10 @@ JSON
     good "$tmp/op.json" --out "$tmp/plan" --teams 2
     for f in graph.json graph.dot plan.json bundle0.dot bundle1.dot; do [[ -s $tmp/plan/$f ]] || fail "no $f"; done
     grep -q '"guard_fill"' "$tmp/plan/plan.json" || fail "plan.json: no guard fill between A and B"
+    bad --driver-function "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function 9lives
+    bad --driver "$tmp/op.json" --driver ""
+    good "$tmp/op.json" --out "$tmp/plan" --driver "$tmp/plan/driver.cpp" --driver-function run_op
+    grep -q 'void run_op(korch::Runtime& runtime' "$tmp/plan/driver.cpp" || fail "driver.cpp: no function run_op"
     ;;
   *)
     echo "check_cli.sh: no checks for '$name'" >&2

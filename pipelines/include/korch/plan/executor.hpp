@@ -7,6 +7,7 @@
 #include <korch/grid.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/plan.hpp>
+#include <korch/plan/stage_routine.hpp>
 #include <korch/runtime.hpp>
 
 #include <functional>
@@ -16,9 +17,6 @@
 
 namespace korch::plan {
 
-// Applies an action to the cells of `box` (block-local indices) of block `block`. Reads may reach
-// `stencil` cells beyond the box; writes stay inside it.
-using ActionBody = std::function<void(Grid& grid, int block, const Box& box)>;
 using ActionBodies = std::map<std::string, ActionBody>;
 
 struct ExecutionHooks {
