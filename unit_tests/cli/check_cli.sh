@@ -303,6 +303,19 @@ JSON
     bad --driver "$tmp/op.json" --driver ""
     good "$tmp/op.json" --out "$tmp/plan" --driver "$tmp/plan/driver.cpp" --driver-function run_op
     grep -q 'void run_op(korch::Runtime& runtime' "$tmp/plan/driver.cpp" || fail "driver.cpp: no function run_op"
+    # PNG drawings through Graphviz's dot when it is on PATH; a clear word when it is not.
+    if command -v dot > /dev/null; then
+      for f in graph bundle0 bundle1; do
+        [[ $(head -c 4 "$tmp/plan/$f.png" | tail -c 3) == PNG ]] || fail "no PNG drawing $f.png"
+      done
+    fi
+    rm -f "$tmp/plan/"*.png
+    checks=$((checks + 1))
+    if ! env PATH=/nonexistent "$prog" "$tmp/op.json" --out "$tmp/plan" > "$tmp/out" 2> "$tmp/err"; then
+      fail "[without dot on PATH]: exit status $?"
+    fi
+    grep -q "no PNG drawings: Graphviz's 'dot' is not on PATH" "$tmp/out" || fail "[without dot on PATH]: not said"
+    compgen -G "$tmp/plan/*.png" > /dev/null && fail "[without dot on PATH]: PNG files written"
     ;;
   *)
     echo "check_cli.sh: no checks for '$name'" >&2
