@@ -55,7 +55,8 @@ void need(bool present, const std::string& operation, const char* hook, const st
 
 }  // namespace
 
-void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid) const {
+void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
+                   const std::function<void(const PlannedBundle&)>& after_bundle) const {
   check_grid(grid);
   for (const auto& step : plan.steps) {
     if (step.kind == StepKind::guard_fill) {
@@ -86,6 +87,7 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid) const {
       }
     }
     runtime.execute(bundle, step.bundle.configuration, grid);
+    if (after_bundle) after_bundle(step.bundle);
   }
 }
 

@@ -35,7 +35,10 @@ class Executor {
 
   // Runs every step of the plan: one Runtime::execute per bundle, with routines that carry their
   // declarations (so the runtime checks them), and the hooks between bundles.
-  void run(const Plan& plan, Runtime& runtime, Grid& grid) const;
+  // `after_bundle`, when given, is called after each bundle's cycle (the dynamic mode reads the
+  // cycle's trace there).
+  void run(const Plan& plan, Runtime& runtime, Grid& grid,
+           const std::function<void(const PlannedBundle&)>& after_bundle = {}) const;
   // The reference: every action on every block in program order; before an action, the guard cells
   // it reads with a stencil are filled if written since their last fill; barriers as written.
   void run_sequentially(const KernelGraph& graph, Grid& grid) const;
