@@ -310,6 +310,8 @@ JSON
       done
     fi
     rm -f "$tmp/plan/"*.png
+    good "$tmp/op.json" --out "$tmp/plan" --no-png
+    compgen -G "$tmp/plan/*.png" > /dev/null && fail "[--no-png]: PNG files written"
     checks=$((checks + 1))
     if ! env PATH=/nonexistent "$prog" "$tmp/op.json" --out "$tmp/plan" > "$tmp/out" 2> "$tmp/err"; then
       fail "[without dot on PATH]: exit status $?"

@@ -17,6 +17,7 @@
 
 namespace korch::plan {
 
+// Each action's body by the action's name (ActionBody: stage_routine.hpp).
 using ActionBodies = std::map<std::string, ActionBody>;
 
 struct ExecutionHooks {
