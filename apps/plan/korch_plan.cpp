@@ -56,7 +56,9 @@ int main(int argc, char* argv[]) {
   korch::cli::Program program("korch-plan",
                               "plans an operation file: writes graph.json and graph.dot (the kernel graph),\n"
                               "plan.json (bundles, their configurations and the work between them) and\n"
-                              "bundleN.dot (each bundle's team configuration) into the output folder.",
+                              "bundleN.dot (each bundle's team configuration) into the output folder, each\n"
+                              "DOT file also as PNG when Graphviz's dot is installed; --driver also writes\n"
+                              "a C++ driver that runs the plan.",
                               korch::cli::Program::without_kokkos);
   std::string operation_file, out_dir = "plan-out", driver_file, driver_function = "korch_plan_run";
   unsigned teams = 6, threads = 4;
