@@ -176,6 +176,24 @@ TEST_CASE("KernelGraph: RAW, WAR and WAW edges from declarations; stencil reads 
   CHECK(contains(g.to_dot(), "reduction dt (removed)"));
 }
 
+TEST_CASE("Kernel graph drawing: one edge per pair of actions; plain edges implied by a path are left out, barrier edges stay") {
+  // A -> B -> C (plain), A -> C (plain, implied by the path), B -> D (stencil: a barrier) and
+  // A -> D (plain, implied by A -> B -> D).
+  const auto op = plan::Operation::from_json(R"({"name": "chain", "variables": ["u", "v", "w", "x"], "steps": [
+      {"action": {"name": "A", "writes": ["u"]}},
+      {"action": {"name": "B", "reads": ["u"], "writes": ["v"]}},
+      {"action": {"name": "C", "reads": ["u", "v"], "writes": ["w"]}},
+      {"action": {"name": "D", "reads": ["u", {"variable": "v", "stencil": 1}], "writes": ["x"]}}]})");
+  const plan::KernelGraph g(op);
+  const std::string dot = g.to_dot();
+  CHECK(contains(dot, "a0 -> a1 [label=\"RAW u\"]"));
+  CHECK(contains(dot, "a1 -> a2 [label=\"RAW v\"]"));
+  CHECK_FALSE(contains(dot, "a0 -> a2"));
+  CHECK_FALSE(contains(dot, "a0 -> a3"));
+  CHECK(contains(dot, "a1 -> a3 [label=\"RAW v (fill)\", style=bold, color=red]"));
+  CHECK(contains(dot, "5 dependences; 2 plain edges implied by others not drawn"));
+}
+
 TEST_CASE("Condition: p, !p and comparisons hold as written; an unknown parameter is an error naming it") {
   const std::map<std::string, double> params{{"ndim", 2}, {"flag", 0}};
   CHECK(plan::Condition::parse("ndim", "unless").holds(params));

@@ -70,16 +70,6 @@ bool hints_kept(const plan::Plan& p) {
         }
   return true;
 }
-
-const char* running_example = R"({"name": "running_example", "variables": ["a", "b", "c", "d", "e", "f"],
-  "steps": [
-    {"action": {"name": "A", "reads": ["f"], "writes": ["a"], "hints": {"short": true}}},
-    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"heavy": true}}},
-    {"action": {"name": "C", "writes": ["c"]}},
-    {"action": {"name": "D", "writes": ["d"]}},
-    {"action": {"name": "E", "reads": ["d"], "writes": ["e"]}},
-    {"action": {"name": "F", "reads": ["f"], "hints": {"host_only": true}}}]})";
-
 }  // namespace
 
 TEST_CASE("Running example: A..F planned into pipelines that keep every dependence and hint") {
@@ -143,58 +133,6 @@ TEST_CASE("Running example: the plan runs on the runtime applying each action on
   CHECK(out_of_order == 0);
 }
 
-namespace {
-
-plan::Operation random_operation(std::mt19937& rng, int n_actions, int index) {
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  plan::Operation op;
-  op.name = "random" + std::to_string(index);
-  const int nv = 3 + pick(4);
-  for (int v = 0; v < nv; ++v) op.variables.push_back("v" + std::to_string(v));
-  op.parameters["p"] = pick(2);
-  for (int a = 0; a < n_actions; ++a) {
-    if (a > 0 && pick(7) == 0) {
-      plan::Step s;
-      s.is_action = false;
-      s.barrier.kind = pick(2) ? plan::BarrierKind::guard_fill : plan::BarrierKind::reduction;
-      s.barrier.name = "r" + std::to_string(a);
-      s.barrier.variables.push_back(op.variables[static_cast<std::size_t>(pick(nv))]);
-      if (pick(2)) s.barrier.unless = plan::Condition::parse(pick(2) ? "p == 1" : "!p", "unless");
-      op.steps.push_back(s);
-    }
-    plan::Step s;
-    ActionDeclaration& d = s.action;
-    d.action = "X" + std::to_string(a);
-    for (int v = 0; v < nv; ++v) {
-      const int roll = pick(10);
-      if (roll < 3) d.reads.push_back(VariableRead{op.variables[static_cast<std::size_t>(v)], roll == 0 ? 1 + pick(2) : 0});
-    }
-    for (int w = 0, n = 1 + pick(2); w < n; ++w) {
-      const std::string& v = op.variables[static_cast<std::size_t>(pick(nv))];
-      if (!d.writes_variable(v) && d.stencil_of(v) <= 0) d.writes.push_back(v);
-    }
-    const int hint = pick(8);
-    d.hints.short_running = hint == 0;
-    d.hints.heavy = hint == 1;
-    d.hints.host_only = hint == 2;
-    d.hints.device_only = hint == 3;
-    if (hint == 4) {
-      d.hints.host_cost = 0.5 + pick(4);
-      d.hints.device_cost = 0.5 + pick(4);
-    }
-    d.data_type = static_cast<DeclaredDataType>(pick(3));
-    const int iterator = pick(8);  // mostly leaves, so that bundles grow
-    d.iterator = iterator == 0 ? ActionIterator{IteratorKind::all_blocks, 0}
-                 : iterator == 1 ? ActionIterator{IteratorKind::level, 0}
-                                 : ActionIterator{IteratorKind::leaves, 0};
-    op.steps.push_back(s);
-  }
-  op.check();
-  return op;
-}
-
-}  // namespace
-
 TEST_CASE("Random operations: 200 plans keep every dependence and hint and run bitwise equal to program order") {
   std::mt19937 rng(20240601u);
   Runtime runtime(runtime_options);
@@ -211,26 +149,12 @@ TEST_CASE("Random operations: 200 plans keep every dependence and hint and run b
     REQUIRE(broken_dependence(g, p).empty());
     REQUIRE(hints_kept(p));
     std::vector<std::string> plan_log, reference_log;
-    auto hooks = [](std::vector<std::string>& log) {
-      plan::ExecutionHooks h;
-      h.fill_guards = [](Grid& grid, const std::vector<int>& vars) { fill_periodic(grid, vars); };
-      h.reduce = [&log](Grid& grid, const std::string& name, const std::vector<int>& vars) {
-        double sum = 0;
-        auto d = grid.data();
-        for (int b = 0; b < grid.n_blocks(); ++b)
-          for (int v : vars)
-            for (int x = 2; x < 10; ++x)
-              for (int y = 2; y < 10; ++y) sum += d(b, v, x, y, 0);
-        log.push_back(name + "=" + std::to_string(sum));
-      };
-      return h;
-    };
     Grid planned(plan_grid_spec(static_cast<int>(op.variables.size())));
     Grid reference(plan_grid_spec(static_cast<int>(op.variables.size())));
     paint(planned);
     paint(reference);
-    plan::Executor(op, bodies_of(op), hooks(plan_log)).run(p, runtime, planned);
-    plan::Executor(op, bodies_of(op), hooks(reference_log)).run_sequentially(g, reference);
+    plan::Executor(op, bodies_of(op), logging_hooks(plan_log)).run(p, runtime, planned);
+    plan::Executor(op, bodies_of(op), logging_hooks(reference_log)).run_sequentially(g, reference);
     REQUIRE(differing_cells(planned, reference) == 0);
     REQUIRE(plan_log == reference_log);
     for (const auto* b : p.bundles()) {

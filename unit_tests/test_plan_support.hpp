@@ -8,6 +8,8 @@
 #include <korch/plan/operation.hpp>
 
 #include <cmath>
+#include <random>
+#include <string>
 #include <vector>
 
 namespace korch::test {
@@ -100,5 +102,85 @@ inline int differing_cells(const Grid& x, const Grid& y) {
   }
   return n;
 }
+
+// The design's running example: A short, B heavy reading what A writes, C alone, E reading what D
+// writes, F host only.
+inline const char* const running_example = R"({"name": "running_example", "variables": ["a", "b", "c", "d", "e", "f"],
+  "steps": [
+    {"action": {"name": "A", "reads": ["f"], "writes": ["a"], "hints": {"short": true}}},
+    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"heavy": true}}},
+    {"action": {"name": "C", "writes": ["c"]}},
+    {"action": {"name": "D", "writes": ["d"]}},
+    {"action": {"name": "E", "reads": ["d"], "writes": ["e"]}},
+    {"action": {"name": "F", "reads": ["f"], "hints": {"host_only": true}}}]})";
+
+// Periodic guard fills, and reductions that log "name=sum of the variables' interiors".
+inline plan::ExecutionHooks logging_hooks(std::vector<std::string>& log) {
+  plan::ExecutionHooks h;
+  h.fill_guards = [](Grid& grid, const std::vector<int>& vars) { fill_periodic(grid, vars); };
+  h.reduce = [&log](Grid& grid, const std::string& name, const std::vector<int>& vars) {
+    double sum = 0;
+    auto d = grid.data();
+    for (int b = 0; b < grid.n_blocks(); ++b) {
+      const Box& in = grid.block(b).interior;
+      for (int v : vars)
+        for (int x = in.lo[0]; x < in.hi[0]; ++x)
+          for (int y = in.lo[1]; y < in.hi[1]; ++y) sum += d(b, v, x, y, 0);
+    }
+    log.push_back(name + "=" + std::to_string(sum));
+  };
+  return h;
+}
+
+// A random operation of `n_actions` actions over 3..6 variables: random reads (some with stencils),
+// writes, hints, data types and iterators, and now and then a barrier, some removable.
+inline plan::Operation random_operation(std::mt19937& rng, int n_actions, int index) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  plan::Operation op;
+  op.name = "random" + std::to_string(index);
+  const int nv = 3 + pick(4);
+  for (int v = 0; v < nv; ++v) op.variables.push_back("v" + std::to_string(v));
+  op.parameters["p"] = pick(2);
+  for (int a = 0; a < n_actions; ++a) {
+    if (a > 0 && pick(7) == 0) {
+      plan::Step s;
+      s.is_action = false;
+      s.barrier.kind = pick(2) ? plan::BarrierKind::guard_fill : plan::BarrierKind::reduction;
+      s.barrier.name = "r" + std::to_string(a);
+      s.barrier.variables.push_back(op.variables[static_cast<std::size_t>(pick(nv))]);
+      if (pick(2)) s.barrier.unless = plan::Condition::parse(pick(2) ? "p == 1" : "!p", "unless");
+      op.steps.push_back(s);
+    }
+    plan::Step s;
+    ActionDeclaration& d = s.action;
+    d.action = "X" + std::to_string(a);
+    for (int v = 0; v < nv; ++v) {
+      const int roll = pick(10);
+      if (roll < 3) d.reads.push_back(VariableRead{op.variables[static_cast<std::size_t>(v)], roll == 0 ? 1 + pick(2) : 0});
+    }
+    for (int w = 0, n = 1 + pick(2); w < n; ++w) {
+      const std::string& v = op.variables[static_cast<std::size_t>(pick(nv))];
+      if (!d.writes_variable(v) && d.stencil_of(v) <= 0) d.writes.push_back(v);
+    }
+    const int hint = pick(8);
+    d.hints.short_running = hint == 0;
+    d.hints.heavy = hint == 1;
+    d.hints.host_only = hint == 2;
+    d.hints.device_only = hint == 3;
+    if (hint == 4) {
+      d.hints.host_cost = 0.5 + pick(4);
+      d.hints.device_cost = 0.5 + pick(4);
+    }
+    d.data_type = static_cast<DeclaredDataType>(pick(3));
+    const int iterator = pick(8);  // mostly leaves, so that bundles grow
+    d.iterator = iterator == 0 ? ActionIterator{IteratorKind::all_blocks, 0}
+                 : iterator == 1 ? ActionIterator{IteratorKind::level, 0}
+                                 : ActionIterator{IteratorKind::leaves, 0};
+    op.steps.push_back(s);
+  }
+  op.check();
+  return op;
+}
+
 
 }  // namespace korch::test

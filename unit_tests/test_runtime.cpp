@@ -46,6 +46,10 @@ std::vector<Case> cases() {
       {"data_parallel_accumulator", {A, B_dep}, {{"A", "B"}}},
       {"mashup", {A, B_dep, C_indep}, {{"A", "B"}}},
       {"concurrent_itor", {A, B_indep, C_dep}, {{"B", "C"}}},
+      // Tile pipelines order A before B tile by tile, not block by block: the results (B reads what
+      // A writes) check that order.
+      {"split_itor", {A, B_dep}, {}},
+      {"big_example", {A, B_dep, C_dep}, {{"B", "C"}}},
   };
 }
 
@@ -114,6 +118,19 @@ TEST_CASE("Runtime: data-parallel distribution splits blocks between the pipelin
   CHECK(d[0].first == "cpu");
   CHECK(d[0].second == 8 * 8);  // 8 blocks x 8 tiles
   CHECK(d[1].second == 8);      // 8 blocks
+}
+
+TEST_CASE("Runtime: split_itor and big_example split the blocks between their host and device paths") {
+  Runtime rt;
+  Grid grid(spec({4, 2, 2}));  // 16 blocks of 8 tiles
+  rt.execute(bundle_of({A, B_dep}, nullptr), configurations::get("split_itor"), grid);
+  REQUIRE(rt.last_distribution().size() == 2);
+  CHECK(rt.last_distribution()[0].second == 8 * 8);  // 8 blocks as tiles to the host team
+  CHECK(rt.last_distribution()[1].second == 8);      // 8 blocks to be packed for the device
+  rt.execute(bundle_of({A, B_dep, C_dep}, nullptr), configurations::get("big_example"), grid);
+  REQUIRE(rt.last_distribution().size() == 2);
+  CHECK(rt.last_distribution()[0].second == 8 * 8);  // A then B on the host
+  CHECK(rt.last_distribution()[1].second == 8 * 8);  // A on the host, B on the device
 }
 
 TEST_CASE("Runtime: random bundles over random grids and configurations match the sequential reference") {

@@ -1,12 +1,19 @@
 // korch-plan: plans an operation file (docs/planner.md): writes its kernel graph (JSON and DOT),
 // the plan (JSON: ordered bundles with their korch configurations and the work between them) and
-// a DOT drawing of each bundle's configuration into the output folder.
-//   korch-plan advance.json --out plan-out --teams 6 --threads 4
+// a DOT drawing of each bundle's configuration into the output folder, each DOT also as PNG when
+// Graphviz is installed; with --driver, a C++ driver that runs the plan (docs/planner.md,
+// "Generated drivers").
+//   korch-plan advance.json --out plan-out --teams 6 --threads 4 --driver advance_driver.cpp
+#include "graphviz.hpp"
+
 #include <korch/cli/program.hpp>
 #include <korch/error.hpp>
+#include <korch/plan/driver_generator.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/scheduler.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -32,17 +39,30 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!out) throw korch::Error::format("cannot write '{}'", path.string());
 }
 
+// The driver's function name must be a C++ identifier.
+CLI::Validator identifier() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const bool ok = !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+        return ok ? "" : "'" + text + "' is not a C++ identifier: use letters, digits and '_'";
+      },
+      "", "identifier");
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
   korch::cli::Program program("korch-plan",
                               "plans an operation file: writes graph.json and graph.dot (the kernel graph),\n"
                               "plan.json (bundles, their configurations and the work between them) and\n"
-                              "bundleN.dot (each bundle's team configuration) into the output folder.",
+                              "bundleN.dot (each bundle's team configuration) into the output folder, each\n"
+                              "DOT file also as PNG when Graphviz's dot is installed; --driver also writes\n"
+                              "a C++ driver that runs the plan.",
                               korch::cli::Program::without_kokkos);
-  std::string operation_file, out_dir = "plan-out";
+  std::string operation_file, out_dir = "plan-out", driver_file, driver_function = "korch_plan_run";
   unsigned teams = 6, threads = 4;
-  bool no_devices = false, no_fusion = false;
+  bool no_devices = false, no_fusion = false, no_png = false;
   program.app().add_option("OPERATION", operation_file, "the operation (JSON, see docs/planner.md)")
       ->required()
       ->check(korch::cli::non_empty());
@@ -51,6 +71,15 @@ int main(int argc, char* argv[]) {
   korch::cli::add_integer(program.app(), "--threads", threads, "threads per team (default 4)", 1, 1024);
   program.app().add_flag("--no-devices", no_devices, "place every pipeline on host teams");
   program.app().add_flag("--no-fusion", no_fusion, "do not fuse short actions");
+  program.app().add_flag("--no-png", no_png, "do not draw the DOT files as PNG");
+  program.app()
+      .add_option("--driver", driver_file, "also write a C++ driver that runs the plan to FILE")
+      ->type_name("FILE")
+      ->check(korch::cli::non_empty());
+  program.app()
+      .add_option("--driver-function", driver_function, "the driver's function name (default: korch_plan_run)")
+      ->type_name("NAME")
+      ->check(identifier());
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     const auto operation = korch::plan::Operation::from_json(read_file(operation_file));
@@ -70,11 +99,26 @@ int main(int argc, char* argv[]) {
     write_file(fs::path(out_dir) / "graph.dot", graph.to_dot());
     write_file(fs::path(out_dir) / "plan.json", plan.to_json());
     const auto bundles = plan.bundles();
-    for (std::size_t b = 0; b < bundles.size(); ++b)
-      write_file(fs::path(out_dir) / ("bundle" + std::to_string(b) + ".dot"), korch::plan::configuration_dot(bundles[b]->configuration));
+    std::vector<std::string> drawings{"graph"};
+    for (std::size_t b = 0; b < bundles.size(); ++b) {
+      drawings.push_back("bundle" + std::to_string(b));
+      write_file(fs::path(out_dir) / (drawings.back() + ".dot"), korch::plan::configuration_dot(bundles[b]->configuration));
+    }
+    if (!driver_file.empty()) write_file(driver_file, korch::plan::generate_driver(operation, plan, driver_function));
     std::cout << "operation '" << operation.name << "': " << graph.actions().size() << " actions, "
               << graph.dependences().size() << " dependences, " << bundles.size() << " bundles, planned in "
               << seconds * 1e3 << " ms; written to " << out_dir << "\n";
+    if (!no_png) {
+      const std::string dot = korch::plan_app::find_dot();
+      if (dot.empty()) {
+        std::cout << "no PNG drawings: Graphviz's 'dot' is not on PATH (Debian package graphviz); the .dot files are "
+                     "written\n";
+      } else {
+        for (const auto& d : drawings)
+          korch::plan_app::render_png(dot, (fs::path(out_dir) / (d + ".dot")).string(), (fs::path(out_dir) / (d + ".png")).string());
+        std::cout << "drawn with " << dot << ": " << drawings.size() << " PNG files\n";
+      }
+    }
     return 0;
   });
 }

@@ -301,6 +301,25 @@ JSON
     good "$tmp/op.json" --out "$tmp/plan" --teams 2
     for f in graph.json graph.dot plan.json bundle0.dot bundle1.dot; do [[ -s $tmp/plan/$f ]] || fail "no $f"; done
     grep -q '"guard_fill"' "$tmp/plan/plan.json" || fail "plan.json: no guard fill between A and B"
+    bad --driver-function "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function 9lives
+    bad --driver "$tmp/op.json" --driver ""
+    good "$tmp/op.json" --out "$tmp/plan" --driver "$tmp/plan/driver.cpp" --driver-function run_op
+    grep -q 'void run_op(korch::Runtime& runtime' "$tmp/plan/driver.cpp" || fail "driver.cpp: no function run_op"
+    # PNG drawings through Graphviz's dot when it is on PATH; a clear word when it is not.
+    if command -v dot > /dev/null; then
+      for f in graph bundle0 bundle1; do
+        [[ $(head -c 4 "$tmp/plan/$f.png" | tail -c 3) == PNG ]] || fail "no PNG drawing $f.png"
+      done
+    fi
+    rm -f "$tmp/plan/"*.png
+    good "$tmp/op.json" --out "$tmp/plan" --no-png
+    compgen -G "$tmp/plan/*.png" > /dev/null && fail "[--no-png]: PNG files written"
+    checks=$((checks + 1))
+    if ! env PATH=/nonexistent "$prog" "$tmp/op.json" --out "$tmp/plan" > "$tmp/out" 2> "$tmp/err"; then
+      fail "[without dot on PATH]: exit status $?"
+    fi
+    grep -q "no PNG drawings: Graphviz's 'dot' is not on PATH" "$tmp/out" || fail "[without dot on PATH]: not said"
+    compgen -G "$tmp/plan/*.png" > /dev/null && fail "[without dot on PATH]: PNG files written"
     ;;
   *)
     echo "check_cli.sh: no checks for '$name'" >&2

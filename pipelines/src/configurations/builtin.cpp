@@ -115,6 +115,37 @@ const std::map<std::string, std::string>& table() {
   "threads": [ {"from": "host", "to": "post"}, {"from": "gpu", "to": "post"} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["host"]}, {"pipelines": ["to_gpu"]} ]}
 })"},
+      {"split_itor", R"({
+  "name": "split_itor",
+  "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2},
+             {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 1},
+             {"name": "post", "type": "tile", "action": "B", "threads": 0} ],
+  "helpers": [
+    {"name": "to_gpu", "kind": "aggregator_mover", "input": "block", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in_out": [0]}},
+    {"name": "from_gpu", "kind": "mover_unpacker_splitter", "input": "packet_of_blocks", "output": "tile"} ],
+  "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"}, {"from": "from_gpu", "to": "post"},
+            {"from": "cpu", "to": "post"} ],
+  "threads": [ {"from": "cpu", "to": "post"}, {"from": "gpu", "to": "post"} ],
+  "distributor": {"kind": "data_parallel",
+                  "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
+})"},
+      {"big_example", R"({
+  "name": "big_example",
+  "teams": [ {"name": "a_cpu", "type": "tile", "action": "A", "threads": 1},
+             {"name": "a_cpu_to_gpu", "type": "tile", "action": "A", "threads": 1},
+             {"name": "b_cpu", "type": "tile", "action": "B", "threads": 1},
+             {"name": "b_gpu", "type": "packet_of_blocks", "action": "B", "threads": 1},
+             {"name": "c_gpu", "type": "packet_of_blocks", "action": "C", "threads": 2} ],
+  "helpers": [
+    {"name": "a_to_gpu", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [0], "copy_in_out": [1, 2]}},
+    {"name": "b_to_gpu", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [1], "copy_in_out": [2]}},
+    {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
+  "work": [ {"from": "a_cpu", "to": "b_cpu"}, {"from": "b_cpu", "to": "b_to_gpu"}, {"from": "b_to_gpu", "to": "c_gpu"},
+            {"from": "a_cpu_to_gpu", "to": "a_to_gpu"}, {"from": "a_to_gpu", "to": "b_gpu"}, {"from": "b_gpu", "to": "c_gpu"},
+            {"from": "c_gpu", "to": "from_gpu"} ],
+  "distributor": {"kind": "data_parallel",
+                  "groups": [ {"pipelines": ["a_cpu", "a_cpu_to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
+})"},
   };
   return t;
 }
@@ -123,7 +154,7 @@ const std::map<std::string, std::string>& table() {
 
 std::vector<std::string> names() {
   return {"cpu_only",           "gpu_only",   "gpu_internal",          "cpu_gpu_action_parallel", "cpu_gpu_data_parallel",
-          "hybrid_distributor", "data_parallel_accumulator", "mashup", "concurrent_itor"};
+          "hybrid_distributor", "data_parallel_accumulator", "mashup", "concurrent_itor", "split_itor", "big_example"};
 }
 
 const std::string& json(const std::string& name) {

@@ -1,9 +1,7 @@
-#include <korch/action_metadata.hpp>
-#include <korch/block.hpp>
 #include <korch/bundle.hpp>
 #include <korch/error.hpp>
 #include <korch/plan/executor.hpp>
-#include <korch/tile.hpp>
+#include <korch/plan/stage_routine.hpp>
 
 #include <set>
 
@@ -51,35 +49,14 @@ std::vector<int> Executor::indices(const std::vector<std::string>& variables) co
 
 namespace {
 
-// The declaration of a stage's routine: everything its actions read and write.
-ActionDeclaration stage_declaration(const Plan& plan, const Stage& stage) {
-  ActionDeclaration d;
-  d.action = stage.routine;
-  for (const auto& name : stage.actions) {
-    const ActionDeclaration& a = plan.action(name);
-    d.iterator = a.iterator;
-    for (const auto& r : a.reads) {
-      bool merged = false;
-      for (auto& have : d.reads)
-        if (have.variable == r.variable) {
-          have.stencil = std::max(have.stencil, r.stencil);
-          merged = true;
-        }
-      if (!merged) d.reads.push_back(r);
-    }
-    for (const auto& w : a.writes)
-      if (!d.writes_variable(w)) d.writes.push_back(w);
-  }
-  return d;
-}
-
 void need(bool present, const std::string& operation, const char* hook, const std::string& why) {
   if (!present) throw Error::format("operation '{}': the plan needs {} but ExecutionHooks::{} is empty: give one", operation, why, hook);
 }
 
 }  // namespace
 
-void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid) const {
+void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
+                   const std::function<void(const PlannedBundle&)>& after_bundle) const {
   check_grid(grid);
   for (const auto& step : plan.steps) {
     if (step.kind == StepKind::guard_fill) {
@@ -97,37 +74,20 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid) const {
     for (const auto& pipeline : step.bundle.pipelines) {
       for (const auto& stage : pipeline.stages) {
         if (!added.insert(stage.routine).second) continue;
-        std::vector<const ActionBody*> bodies;
+        std::vector<ActionBody> bodies;
         for (const auto& name : stage.actions) {
           const auto it = bodies_.find(name);
           if (it == bodies_.end()) {
             throw Error::format("plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
                                 "operation again", plan.operation, step.bundle.name, name, operation_.name);
           }
-          bodies.push_back(&it->second);
+          bodies.push_back(it->second);
         }
-        Grid* g = &grid;
-        ActionRoutine routine(stage.routine, [bodies, g](const ActionContext&, DataItem& item) {
-          int block = 0;
-          Box box;
-          if (auto* t = dynamic_cast<Tile*>(&item)) {
-            block = t->block_id();
-            box = t->box();
-          } else if (auto* b = dynamic_cast<Block*>(&item)) {
-            block = b->block_id();
-            box = b->interior();
-          } else if (auto* m = dynamic_cast<ActionMetadata*>(&item)) {
-            block = m->block_id();
-            box = g->block(block).interior;
-          } else {
-            throw Error::format("plan routine: unexpected item {}", item.describe());
-          }
-          for (const ActionBody* body : bodies) (*body)(*g, block, box);
-        });
-        bundle.add(routine.declared(stage_declaration(plan, stage)));
+        bundle.add(stage_routine(stage.routine, std::move(bodies), grid, stage_declaration(plan, stage)));
       }
     }
     runtime.execute(bundle, step.bundle.configuration, grid);
+    if (after_bundle) after_bundle(step.bundle);
   }
 }
 

@@ -3,7 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace korch::plan {
 
@@ -100,9 +103,42 @@ std::string KernelGraph::to_dot() const {
     out << "  a" << i << " [label=\"" << a.action << "\\n" << a.iterator.describe() << ", epoch " << epochs_[i]
         << (hints.empty() ? "" : "\\n" + hints.substr(1)) << "\"];\n";
   }
+  // One edge per pair of actions, labelled with all its dependences; a plain edge that a path
+  // through other actions implies is left out (the ordering it shows is already drawn), barrier
+  // edges always stay. graph.json keeps every dependence.
+  const std::size_t n = actions_.size();
+  std::map<std::pair<int, int>, std::pair<std::string, bool>> edges;  // label, barrier
   for (const auto& d : dependences_) {
-    out << "  a" << d.from << " -> a" << d.to << " [label=\"" << to_string(d.kind) << " " << d.variable
-        << (d.guard_fill ? " (fill)" : "") << "\"" << (d.barrier ? ", style=bold, color=red" : "") << "];\n";
+    auto& e = edges[{d.from, d.to}];
+    e.first += (e.first.empty() ? "" : "\\n") + std::string(to_string(d.kind)) + " " + d.variable + (d.guard_fill ? " (fill)" : "");
+    e.second = e.second || d.barrier;
+  }
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));  // reach[u][w]: a path u -> ... -> w
+  for (std::size_t u = n; u-- > 0;)
+    for (const auto& [pair, e] : edges) {
+      if (pair.first != static_cast<int>(u)) continue;
+      const auto v = static_cast<std::size_t>(pair.second);
+      reach[u][v] = true;
+      for (std::size_t w = v + 1; w < n; ++w) reach[u][w] = reach[u][w] || reach[v][w];
+    }
+  auto implied = [&](int from, int to) {
+    for (const auto& [pair, e] : edges)
+      if (pair.first == from && pair.second != to && reach[static_cast<std::size_t>(pair.second)][static_cast<std::size_t>(to)])
+        return true;
+    return false;
+  };
+  std::size_t left_out = 0;
+  for (const auto& [pair, e] : edges) {
+    if (!e.second && implied(pair.first, pair.second)) {
+      ++left_out;
+      continue;
+    }
+    out << "  a" << pair.first << " -> a" << pair.second << " [label=\"" << e.first << "\""
+        << (e.second ? ", style=bold, color=red" : "") << "];\n";
+  }
+  if (left_out > 0) {
+    out << "  label=\"" << dependences_.size() << " dependences; " << left_out
+        << " plain edges implied by others not drawn (graph.json lists all)\";\n  labelloc=b;\n";
   }
   for (std::size_t i = 0; i < barriers_.size(); ++i) {
     const auto& b = barriers_[i];

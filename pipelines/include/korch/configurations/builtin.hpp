@@ -1,5 +1,5 @@
 // The named built-in configurations: one for each figure of the design's "A Menagerie of
-// Configurations" and for ConcurrentItor. Each is a JSON text (see korch/configuration.hpp) parsed
+// Configurations", for ConcurrentItor and SplitItor, and for the design's mapping example. Each is a JSON text (see korch/configuration.hpp) parsed
 // by Configuration::from_json, so they double as examples of the JSON form. "gpu" means the backend's
 // device space (a distinct HostSpace allocation on CPU-only builds); "fpga" teams of the figures are
 // further device teams. Actions are named A, B, C as in the figures; every built-in fits a Runtime
@@ -24,6 +24,12 @@
 //                             -> from_fpga2, with fpga2 a thread publisher of fpga (another pipeline)
 //   concurrent_itor           action parallel: host(tile, A) | to_gpu -> gpu(B) -> from_gpu(mover_unpacker_splitter)
 //                             -> post(tile, C, 0 threads); host and gpu are thread publishers of post
+//   split_itor                data parallel A on cpu(tile) | to_gpu -> gpu(A) -> from_gpu(mover_unpacker_splitter),
+//                             both work publishers of post(tile, B, 0 threads), which they also give threads
+//   big_example               C_gpu . [B_gpu, B_cpu] . A_cpu (docs/planner.md, "Built-in pipelines with a data-parallel
+//                             section"): data parallel over a_cpu(tile, A) -> b_cpu(tile, B) -> b_to_gpu and
+//                             a_cpu_to_gpu(tile, A) -> a_to_gpu -> b_gpu(B); both into c_gpu(packet_of_blocks, C)
+//                             -> from_gpu
 #pragma once
 
 #include <korch/configuration.hpp>

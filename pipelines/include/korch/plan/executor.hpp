@@ -7,6 +7,7 @@
 #include <korch/grid.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/plan.hpp>
+#include <korch/plan/stage_routine.hpp>
 #include <korch/runtime.hpp>
 
 #include <functional>
@@ -16,9 +17,7 @@
 
 namespace korch::plan {
 
-// Applies an action to the cells of `box` (block-local indices) of block `block`. Reads may reach
-// `stencil` cells beyond the box; writes stay inside it.
-using ActionBody = std::function<void(Grid& grid, int block, const Box& box)>;
+// Each action's body by the action's name (ActionBody: stage_routine.hpp).
 using ActionBodies = std::map<std::string, ActionBody>;
 
 struct ExecutionHooks {
@@ -37,7 +36,10 @@ class Executor {
 
   // Runs every step of the plan: one Runtime::execute per bundle, with routines that carry their
   // declarations (so the runtime checks them), and the hooks between bundles.
-  void run(const Plan& plan, Runtime& runtime, Grid& grid) const;
+  // `after_bundle`, when given, is called after each bundle's cycle (the dynamic mode reads the
+  // cycle's trace there).
+  void run(const Plan& plan, Runtime& runtime, Grid& grid,
+           const std::function<void(const PlannedBundle&)>& after_bundle = {}) const;
   // The reference: every action on every block in program order; before an action, the guard cells
   // it reads with a stencil are filled if written since their last fill; barriers as written.
   void run_sequentially(const KernelGraph& graph, Grid& grid) const;

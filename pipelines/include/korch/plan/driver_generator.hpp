@@ -1,0 +1,18 @@
+// A plan as C++ source (docs/planner.md, "Generated drivers"): one function that runs the plan's
+// steps on a korch::Runtime, bundle by bundle, with each bundle's configuration inlined as korch
+// configuration JSON and its stage routines built from the bodies a linked ActionRegistry holds:
+//   void FUNCTION(korch::Runtime& runtime, korch::Grid& grid, const korch::plan::ActionRegistry& registry);
+#pragma once
+
+#include <korch/plan/operation.hpp>
+#include <korch/plan/plan.hpp>
+
+#include <string>
+
+namespace korch::plan {
+
+// The driver's source. Throws korch::Error when `function` is not a C++ identifier or the plan is
+// not one of `operation` (another name, or an action the operation does not have).
+std::string generate_driver(const Operation& operation, const Plan& plan, const std::string& function = "korch_plan_run");
+
+}  // namespace korch::plan

@@ -1,0 +1,57 @@
+#include <korch/error.hpp>
+#include <korch/plan/driver_support.hpp>
+
+namespace korch::plan::driver {
+
+void check(const ActionRegistry& registry, const Grid& grid, const char* operation, std::initializer_list<const char*> actions,
+           int n_vars, int widest_stencil, std::initializer_list<int> levels) {
+  for (const char* a : actions)
+    if (!registry.has(a)) {
+      throw Error::format("driver of operation '{}': action '{}' has no body in the registry: register it before running "
+                          "the driver",
+                          operation, a);
+    }
+  if (grid.n_vars() < n_vars) {
+    throw Error::format("driver of operation '{}': the operation has {} variables but the grid only {}: give the grid "
+                        "n_vars >= {}",
+                        operation, n_vars, grid.n_vars(), n_vars);
+  }
+  if (grid.spec().guard < widest_stencil) {
+    throw Error::format("driver of operation '{}': an action reads {} guard cells, but the grid has {}: give the grid "
+                        "guard >= {}",
+                        operation, widest_stencil, grid.spec().guard, widest_stencil);
+  }
+  for (int level : levels)
+    if (level != grid.spec().level) {
+      throw Error::format("driver of operation '{}': an action iterates over level {}, but the grid is level {}", operation,
+                          level, grid.spec().level);
+    }
+}
+
+ActionRoutine routine(const ActionRegistry& registry, Grid& grid, const char* name, const char* declaration_json,
+                      std::initializer_list<const char*> actions) {
+  std::vector<ActionBody> bodies;
+  for (const char* a : actions) bodies.push_back(registry.body(a));
+  return stage_routine(name, std::move(bodies), grid, ActionDeclaration::from_json(declaration_json));
+}
+
+void fill_guards(const ActionRegistry& registry, Grid& grid, const char* operation, const std::vector<int>& variables) {
+  if (!registry.hooks.fill_guards) {
+    throw Error::format("driver of operation '{}': the plan fills guard cells but the registry's hooks.fill_guards is "
+                        "empty: give one",
+                        operation);
+  }
+  registry.hooks.fill_guards(grid, variables);
+}
+
+void reduce(const ActionRegistry& registry, Grid& grid, const char* operation, const char* name,
+            const std::vector<int>& variables) {
+  if (!registry.hooks.reduce) {
+    throw Error::format("driver of operation '{}': the plan reduces '{}' but the registry's hooks.reduce is empty: give "
+                        "one",
+                        operation, name);
+  }
+  registry.hooks.reduce(grid, name, variables);
+}
+
+}  // namespace korch::plan::driver
