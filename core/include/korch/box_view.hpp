@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 
 namespace korch {
 
