@@ -47,8 +47,9 @@ struct TypedRoutines {
     if (tile) {
       tile(ctx, t);
     } else if (grid_box) {
+      // No fence after it: the host instance is Kokkos::Serial, whose kernels have finished when
+      // their dispatch returns (a fence per tile cost more than the rest of the call).
       grid_box(ctx, GridBoxView(ctx, t, t.grid(), t.block_id(), t.tile_index(), t.box()));
-      ctx.host_space().fence();
     } else {
       uncovered(t, "a tile", "add on_tile(...) or on_box(...) to its TypedAction");
     }
@@ -59,7 +60,6 @@ struct TypedRoutines {
       block(ctx, b);
     } else if (grid_box) {
       grid_box(ctx, GridBoxView(ctx, b, b.grid(), b.block_id(), -1, b.interior()));
-      ctx.host_space().fence();
     } else {
       uncovered(b, "a block", "add on_block(...) or on_box(...) to its TypedAction");
     }

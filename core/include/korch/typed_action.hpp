@@ -9,8 +9,8 @@
 // korch picks the routine by the item's type: on_tile / on_block / on_packet_entry when given for
 // that type, else the box routine. A packet is handed over entry by entry, and the thread's device
 // instance is fenced after its last entry (also when an entry's routine threw), so the packet's
-// results are complete when its next owner takes it; a box routine's tile or block is followed by
-// a fence of the thread's host instance. An item no routine covers, or a packet of tiles given to
+// results are complete when its next owner takes it (a tile's or block's kernels run on the host
+// instance, Kokkos::Serial, which finishes them before their dispatch returns). An item no routine covers, or a packet of tiles given to
 // an action that reads guard cells, fails the call with a korch::Error naming the action, the item
 // and the routine to add. Design and rules (CUDA's for lambdas included): docs/typed-actions.md.
 #pragma once
