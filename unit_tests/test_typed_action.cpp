@@ -1,5 +1,6 @@
 // Typed action routines: dispatch by item type, box views of tiles, blocks and packet entries, and
 // the errors for items an action does not cover.
+#include "test_error_support.hpp"
 #include "test_runtime_support.hpp"
 
 #include <korch/backend/memory_pool.hpp>
@@ -207,4 +208,15 @@ TEST_CASE("TypedAction: a box routine gives the same grid on host, device and mi
     INFO(name);
     CHECK(g.max_interior_difference(reference) == 0.0);
   }
+}
+
+TEST_CASE("TypedAction: an item the action does not cover fails the runtime cycle with the action's error") {
+  Runtime rt;
+  Grid g(spec());
+  Bundle bundle("tiles only");
+  bundle.add(TypedAction("A").on_tile([](const ActionContext&, Tile&) {}));
+  const std::string message = error_of([&] { rt.execute(bundle, configurations::get("gpu_only"), g); });
+  CHECK(contains(message, "action 'A' has routines for tiles only, but was given data packet"));
+  CHECK(contains(message, "add on_packet_entry(...) or on_box(...)"));
+  CHECK(rt.pinned_pool().outstanding_bytes() == 0);
 }
