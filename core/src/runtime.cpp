@@ -81,21 +81,24 @@ bool Runtime::owns_team_thread(const ThreadTeam* team) const noexcept {
 }
 
 void Runtime::execute(const Bundle& bundle, const Configuration& c, Grid& grid, BlockIterator* order) {
+  const Turn turn = take_turn("execute", c.name);
+  execute_cycle(bundle, c, grid, order);
+}
+
+Runtime::Turn::Turn(std::mutex& mutex, const Runtime* runtime) : lock_(mutex) { cycle_of_this_thread = runtime; }
+Runtime::Turn::~Turn() { cycle_of_this_thread = nullptr; }
+
+Runtime::Turn Runtime::take_turn(const char* call, const std::string& name) {
   if (const ThreadTeam* team = ThreadTeam::current(); owns_team_thread(team)) {
-    throw Error::format("runtime: execute('{}') called from a thread of team '{}' of this runtime (from an action "
+    throw Error::format("runtime: {}('{}') called from a thread of team '{}' of this runtime (from an action "
                         "routine?) while its cycle runs: that cycle waits for this thread, so the call could never "
-                        "start; run the next cycle from the caller after execute() returns", c.name, team->name());
+                        "start; run the next cycle from the caller after execute() returns", call, name, team->name());
   }
   if (cycle_of_this_thread == this) {
-    throw Error::format("runtime: execute('{}') called again on the thread that runs this runtime's cycle: "
-                        "cycles do not nest; call it after the running execute() returns", c.name);
+    throw Error::format("runtime: {}('{}') called again on the thread that runs this runtime's cycle: "
+                        "cycles do not nest; call it after the running execute() returns", call, name);
   }
-  std::lock_guard<std::mutex> turn(cycle_mutex_);
-  cycle_of_this_thread = this;
-  struct Clear {
-    ~Clear() { cycle_of_this_thread = nullptr; }
-  } clear;
-  execute_cycle(bundle, c, grid, order);
+  return Turn(cycle_mutex_, this);
 }
 
 void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, Grid& grid, BlockIterator* order) {

@@ -235,6 +235,13 @@ case $name in
     bad commit_queue_capacity 10 2 16 -1
     bad reps 10 2 16 16 0
     ;;
+  korch-bench-typed_action)
+    kokkos_common
+    bad rounds 0
+    bad rounds abc
+    bad --cells --cells 0
+    bad --cells --cells 17
+    ;;
   korch-bench-soak)
     kokkos_common
     bad cycles 0

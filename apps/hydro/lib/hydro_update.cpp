@@ -5,10 +5,9 @@
 #include "host_cells.hpp"
 #include "simulation.hpp"
 
-#include <korch/block.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
-#include <korch/tile.hpp>
+#include <korch/typed_action.hpp>
 
 #include <fmt/format.h>
 
@@ -166,9 +165,8 @@ double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, con
   return m;
 }
 
-template <class View>
-double box_dt(const DeviceTaskSpace& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
-              const int hi[3]) {
+template <class Space, class View>
+double box_dt(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
   if constexpr (std::is_same_v<View, HostVar>) {
     (void)space;
     return box_dt_host(vars, p, lo, hi);
@@ -231,41 +229,26 @@ void PlainDeviceStep::operator()(const EulerParams& params, bool copies) {
   space.fence();
 }
 
+namespace {
+
+// The hydro update of a tile, a block or a packet entry, whichever memory its Views are in: the
+// host version on host memory, EulerKernel on the device (update_packet_entry).
+template <class BoxView>
+void update_box(const StepParameters& P, const BoxView& box) {
+  check_injected_failure(P, box.grid(), box.block_id());
+  typename BoxView::var_type vars[n_grid_vars];
+  for (int v = 0; v < n_grid_vars; ++v) vars[v] = box.var(v);
+  update_packet_entry(box.space(), vars, P.euler, box.lo(), box.hi());
+  if (P.box_dt) record_dt(P, box.block_id(), std::max(box.tile_index(), 0), box_dt(box.space(), vars, P.euler, box.lo(), box.hi()));
+}
+
+}  // namespace
+
 ActionRoutine hydro_routine() {
-  return ActionRoutine("hydro", [](const ActionContext& ctx, DataItem& item) {
-    const auto& P = ctx.parameters_as<StepParameters>();
-    if (auto* t = dynamic_cast<Tile*>(&item)) {
-      check_injected_failure(P, t->grid(), t->block_id());
-      HostVar vars[n_grid_vars];
-      for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(t->grid(), t->block_id(), v);
-      update_box_host(vars, P.euler, t->box().lo.data(), t->box().hi.data());
-      record_dt(P, t->block_id(), t->tile_index(), box_dt_host(vars, P.euler, t->box().lo.data(), t->box().hi.data()));
-    } else if (auto* b = dynamic_cast<Block*>(&item)) {
-      check_injected_failure(P, b->grid(), b->block_id());
-      HostVar vars[n_grid_vars];
-      for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(b->grid(), b->block_id(), v);
-      update_box_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data());
-      record_dt(P, b->block_id(), 0, box_dt_host(vars, P.euler, b->interior().lo.data(), b->interior().hi.data()));
-    } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
-      for (std::size_t e = 0; e < p->size(); ++e) {
-        const auto& m = p->entry(e);
-        if (m.tile != -1) throw Error::format("hydro action: {} holds tiles: the stencil needs whole blocks", p->describe());
-        check_injected_failure(P, p->grid(), m.block);
-        DataPacket::DeviceVar vars[n_grid_vars];
-        for (int v = 0; v < n_grid_vars; ++v) vars[v] = p->device_var(e, v);
-        int lo[3], hi[3];
-        for (int d = 0; d < 3; ++d) {
-          lo[d] = m.interior_lo[d] - m.lo[d];
-          hi[d] = m.interior_hi[d] - m.lo[d];
-        }
-        update_packet_entry(ctx.device_space(), vars, P.euler, lo, hi);
-        if (P.box_dt) record_dt(P, m.block, 0, box_dt(ctx.device_space(), vars, P.euler, lo, hi));
-      }
-      ctx.device_space().fence();
-    } else {
-      throw Error::format("hydro action: cannot process {}: expected a tile, block or packet of blocks", item.describe());
-    }
-  });
+  return TypedAction("hydro")
+      .reads_guard_cells()
+      .on_box([](const ActionContext& ctx, const auto& box) { update_box(ctx.parameters_as<StepParameters>(), box); })
+      .routine();
 }
 
 namespace {
@@ -290,19 +273,15 @@ void density_stats(const DeviceTaskSpace& space, const DataPacket::DeviceVar rho
 }  // namespace
 
 ActionRoutine diagnostics_routine() {
-  return ActionRoutine("diagnostics", [](const ActionContext& ctx, DataItem& item) {
-    const auto& P = ctx.parameters_as<StepParameters>();
-    auto* p = dynamic_cast<DataPacket*>(&item);
-    if (p == nullptr) throw Error::format("diagnostics action: cannot process {}: expected a packet of blocks", item.describe());
-    for (std::size_t e = 0; e < p->size(); ++e) {
-      const auto& m = p->entry(e);
-      const int lo3[3] = {m.interior_lo[0] - m.lo[0], m.interior_lo[1] - m.lo[1], m.interior_lo[2] - m.lo[2]};
-      const int hi3[3] = {m.interior_hi[0] - m.lo[0], m.interior_hi[1] - m.lo[1], m.interior_hi[2] - m.lo[2]};
-      double sum = 0, lo = 0, hi = 0;
-      density_stats(ctx.device_space(), p->device_var(e, P.euler.state), lo3, hi3, sum, lo, hi);
-      P.diagnostics[m.block] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
-    }
-  });
+  return TypedAction("diagnostics")
+      .on_packet_entry([](const ActionContext& ctx, const PacketEntry& entry) {
+        const auto& P = ctx.parameters_as<StepParameters>();
+        double sum = 0, lo = 0, hi = 0;
+        density_stats(ctx.device_space(), entry.var(P.euler.state), entry.interior().lo.data(), entry.interior().hi.data(),
+                      sum, lo, hi);
+        P.diagnostics[entry.block_id()] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
+      })
+      .routine();
 }
 
 }  // namespace korch::hydro

@@ -16,6 +16,7 @@
 // One Runtime at a time: constructing a second one while the first exists throws.
 #pragma once
 
+#include <korch/auxiliary_cycle.hpp>
 #include <korch/backend/memory_pool.hpp>
 #include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
@@ -77,6 +78,12 @@ class Runtime {
   // their guard cells become valid (GuardCellIterator); otherwise they go in id order.
   void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order = nullptr);
 
+  // Runs `routine` once, with no items, on one thread of pipeline team `where.team`, then fences
+  // the chosen instance (auxiliary_cycle.hpp). Takes its turn with execute() and refuses the same
+  // re-entry; a throwing routine reaches the caller as a korch::Error naming it and the team. The
+  // last cycle's reports and distribution stay those of the last execute().
+  void run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement where = {}, ActionParameters parameters = {});
+
   RuntimeShape shape() const noexcept;
   const RuntimeOptions& options() const noexcept { return options_; }
   ThreadTeam& team(unsigned i);
@@ -106,6 +113,20 @@ class Runtime {
   std::vector<std::pair<std::string, std::size_t>> distribution_;
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
   std::mutex cycle_mutex_;  // one execute() at a time
+  // This runtime's one cycle in progress, held while a Turn lives: take_turn refuses calls from the
+  // runtime's own team threads and nested calls (naming `call` and `name`), then waits its turn.
+  class Turn {
+   public:
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+    ~Turn();
+
+   private:
+    friend class Runtime;
+    Turn(std::mutex& mutex, const Runtime* runtime);
+    std::lock_guard<std::mutex> lock_;
+  };
+  Turn take_turn(const char* call, const std::string& name);
   void execute_cycle(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order);
   bool owns_team_thread(const ThreadTeam* team) const noexcept;
 };

@@ -1,0 +1,116 @@
+// BoxView: the one shape in which a typed action routine (typed_action.hpp) may see any item it is
+// given: a box of cells to update, the cells its variables hold around it, the variables as 3-D
+// Kokkos Views indexed like the box, and the execution-space instance to launch kernels on.
+//
+// Two kinds, told apart at compile time so that a routine written once (a generic lambda or a
+// functor with a template call operator) compiles for both:
+//   GridBoxView   a tile or a block, in the grid's host memory, indexed block-local; kernels go to
+//                 the thread's host instance (HostTaskSpace)
+//   PacketBoxView an entry of a data packet, in device memory, indexed entry-local (0 is the first
+//                 cell the packet stores of the entry); kernels go to the thread's device instance
+// On host-only builds both kinds' Views have the same type. Design: docs/typed-actions.md.
+#pragma once
+
+#include <korch/action_context.hpp>
+#include <korch/backend/spaces.hpp>
+#include <korch/backend/thread_spaces.hpp>
+#include <korch/data_item.hpp>
+#include <korch/data_packet.hpp>
+#include <korch/grid.hpp>
+#include <korch/packet_entry.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+
+namespace korch {
+
+// One variable of one block in the grid's host memory, indexed block-local (guard cells included).
+using HostCellVar = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Where a box view's cells live.
+enum class BoxSource { grid, packet };
+
+template <BoxSource Source>
+class BoxView {
+ public:
+  static constexpr BoxSource source = Source;
+  static constexpr bool in_packet = Source == BoxSource::packet;
+  using execution_space = std::conditional_t<in_packet, DeviceTaskSpace, HostTaskSpace>;
+  using var_type = std::conditional_t<in_packet, DataPacket::DeviceVar, HostCellVar>;
+
+  // A tile's box or a block's interior (grid views).
+  BoxView(const ActionContext& context, DataItem& item, const Grid& grid, int block, int tile, const Box& box)
+      : context_(&context), item_(&item), grid_(&grid), block_(block), tile_(tile), box_(box),
+        stored_(grid.block(block).stored), level_(grid.block(block).level), delta_(grid.block(block).delta) {}
+  // A packet entry (packet views).
+  BoxView(const ActionContext& context, const PacketEntry& entry)
+      : context_(&context), item_(&entry.packet()), grid_(&entry.packet().grid()), entry_(&entry),
+        block_(entry.block_id()), tile_(entry.tile_index()), box_(entry.interior()), stored_(entry.stored()),
+        level_(entry.level()), delta_{entry.meta().delta[0], entry.meta().delta[1], entry.meta().delta[2]} {}
+
+  const ActionContext& context() const noexcept { return *context_; }
+  // The tile, block or packet the box belongs to.
+  DataItem& item() const noexcept { return *item_; }
+  const Grid& grid() const noexcept { return *grid_; }
+  // The entry within its packet (packet views only).
+  const PacketEntry& entry() const noexcept {
+    static_assert(in_packet, "entry(): only a PacketBoxView belongs to a packet");
+    return *entry_;
+  }
+
+  int block_id() const noexcept { return block_; }
+  // The tile's index in its block, or -1 when the box is a whole block's interior.
+  int tile_index() const noexcept { return tile_; }
+  int level() const noexcept { return level_; }
+  const std::array<double, 3>& delta() const noexcept { return delta_; }
+
+  // The cells to update, in the Views' indices; lo() and hi() as int[3] for Kokkos policies.
+  const Box& box() const noexcept { return box_; }
+  const int* lo() const noexcept { return box_.lo.data(); }
+  const int* hi() const noexcept { return box_.hi.data(); }
+  // The cells the Views hold, in the same indices (box() plus any guard cells around it).
+  const Box& stored() const noexcept { return stored_; }
+  // Whether the Views hold at least `width` cells on each side of box() in each of the first
+  // `dims` directions (a stencil's guard cells).
+  bool holds_guard_cells(int width, int dims) const noexcept {
+    for (int d = 0; d < dims; ++d)
+      if (box_.lo[d] - stored_.lo[d] < width || stored_.hi[d] - box_.hi[d] < width) return false;
+    return true;
+  }
+
+  // Variable `var`, indexed like box().
+  var_type var(int var) const {
+    if constexpr (in_packet) {
+      return entry_->var(var);
+    } else {
+      const auto e = grid_->stored_extent();
+      const std::size_t n = static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
+      return var_type(grid_->block_pointer(block_) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
+    }
+  }
+  // The thread's own instance for this box's memory: launch the box's kernels on it.
+  const execution_space& space() const noexcept {
+    if constexpr (in_packet) return context_->device_space();
+    else return context_->host_space();
+  }
+
+ private:
+  const ActionContext* context_;
+  DataItem* item_;
+  const Grid* grid_;
+  const PacketEntry* entry_ = nullptr;
+  int block_;
+  int tile_;
+  Box box_;
+  Box stored_;
+  int level_;
+  std::array<double, 3> delta_;
+};
+
+using GridBoxView = BoxView<BoxSource::grid>;
+using PacketBoxView = BoxView<BoxSource::packet>;
+
+}  // namespace korch
