@@ -80,7 +80,7 @@ bool Runtime::owns_team_thread(const ThreadTeam* team) const noexcept {
   return false;
 }
 
-void Runtime::execute(const Bundle& bundle, const Configuration& c, Grid& grid, BlockIterator* order) {
+void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   if (const ThreadTeam* team = ThreadTeam::current(); owns_team_thread(team)) {
     throw Error::format("runtime: execute('{}') called from a thread of team '{}' of this runtime (from an action "
                         "routine?) while its cycle runs: that cycle waits for this thread, so the call could never "
@@ -98,7 +98,7 @@ void Runtime::execute(const Bundle& bundle, const Configuration& c, Grid& grid, 
   execute_cycle(bundle, c, grid, order);
 }
 
-void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, Grid& grid, BlockIterator* order) {
+void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   detail::CycleResult result;
   // The reports and the distribution describe the last cycle, also when it failed.
   struct Publish {

@@ -20,6 +20,7 @@
 #include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
+#include <korch/data_source.hpp>
 #include <korch/grid.hpp>
 #include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
@@ -73,9 +74,11 @@ class Runtime {
   // cycle ends (teams, pools and reports belong to one cycle at a time). A call from inside a
   // cycle of this runtime — from an action routine on one of its team threads, or re-entering on
   // the calling thread — could never proceed and throws a korch::Error at once.
-  // `order`, when given, hands the distributor the grid's blocks (block_iterator.hpp), e.g. as
-  // their guard cells become valid (GuardCellIterator); otherwise they go in id order.
-  void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order = nullptr);
+  // `source` holds the blocks: a korch::Grid, a physics code's BlockList or another DataSource.
+  // `order`, when given, hands the distributor the source's blocks (block_iterator.hpp), e.g. as
+  // their guard cells become valid (GuardCellIterator) or the leaves only (block_iterators.hpp);
+  // otherwise every block goes, in id order.
+  void execute(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order = nullptr);
 
   RuntimeShape shape() const noexcept;
   const RuntimeOptions& options() const noexcept { return options_; }
@@ -106,7 +109,7 @@ class Runtime {
   std::vector<std::pair<std::string, std::size_t>> distribution_;
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
   std::mutex cycle_mutex_;  // one execute() at a time
-  void execute_cycle(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order);
+  void execute_cycle(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order);
   bool owns_team_thread(const ThreadTeam* team) const noexcept;
 };
 
