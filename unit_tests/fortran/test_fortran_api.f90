@@ -64,8 +64,8 @@ program test_fortran_api
       b(i, j, 1) = 0.125d0 * i - j
     end do
   end do
-  a0 = a
-  b0 = b
+  allocate(a0, source=a)
+  allocate(b0, source=b)
   call check(korch_blocks_create("fortran mesh", 1, mesh) == korch_ok, "korch_blocks_create")
   call check(korch_add_block(mesh, a, cells=[6, 4, 1], guard=[2, 1, 0], tile_cells=[3, 2, 0], id=id) == korch_ok, &
              "add block a")
