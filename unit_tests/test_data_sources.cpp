@@ -30,15 +30,20 @@ struct CodeMesh {
   };
   std::vector<std::unique_ptr<Part>> parts;
 
-  // A Fortran-ordered block u(i, j, k, var), with `pad` unused doubles after every row along i.
-  void add_fortran(std::array<int, 3> cells, std::array<int, 3> guard, std::array<int, 3> tile, int level, bool leaf,
-                   int pad) {
+  static std::unique_ptr<Part> part(std::array<int, 3> cells, std::array<int, 3> guard, std::array<int, 3> tile, int level,
+                                    bool leaf) {
     auto p = std::make_unique<Part>();
     p->shape.cells = cells;
     p->shape.guard = guard;
     p->shape.tile_cells = tile;
     p->shape.level = level;
     p->shape.leaf = leaf;
+    return p;
+  }
+  // A Fortran-ordered block u(i, j, k, var), with `pad` unused doubles after every row along i.
+  void add_fortran(std::array<int, 3> cells, std::array<int, 3> guard, std::array<int, 3> tile, int level, bool leaf,
+                   int pad) {
+    auto p = part(cells, guard, tile, level, leaf);
     std::array<std::ptrdiff_t, 3> e{};
     for (int d = 0; d < 3; ++d) e[d] = cells[d] + 2 * guard[d];
     const std::ptrdiff_t row = e[0] + pad;
@@ -49,12 +54,7 @@ struct CodeMesh {
   }
   // A block in korch::Grid's order (var, i, j, k), from a Kokkos View the code owns.
   void add_view(std::array<int, 3> cells, std::array<int, 3> guard, std::array<int, 3> tile, int level, bool leaf) {
-    auto p = std::make_unique<Part>();
-    p->shape.cells = cells;
-    p->shape.guard = guard;
-    p->shape.tile_cells = tile;
-    p->shape.level = level;
-    p->shape.leaf = leaf;
+    auto p = part(cells, guard, tile, level, leaf);
     const auto e = [&](int d) { return static_cast<std::size_t>(cells[d] + 2 * guard[d]); };
     p->storage.assign(n_vars * e(0) * e(1) * e(2), -7.0);
     Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> v(

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
