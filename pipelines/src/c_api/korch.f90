@@ -18,6 +18,9 @@ module korch
   implicit none
   private
 
+  ! What a code needs from iso_c_binding to write action routines, so that `use korch` suffices.
+  public :: c_double, c_int, c_ptr, c_funloc, c_loc, c_null_ptr, c_f_pointer
+
   integer, parameter, public :: korch_ok = 0
   integer, parameter, public :: korch_all_blocks = 0, korch_leaf_blocks = 1, korch_level_blocks = 2
 
