@@ -102,7 +102,7 @@ korch::ActionRoutine heat_step(int from, int to) {
         const int i0 = m.interior_lo[0] - m.lo[0], j0 = m.interior_lo[1] - m.lo[1];
         const int i1 = m.interior_hi[0] - m.lo[0], j1 = m.interior_hi[1] - m.lo[1];
         Kokkos::parallel_for(
-            "embed heat", Kokkos::MDRangePolicy<korch::DeviceExecSpace, Kokkos::Rank<2>>(ctx.device_space(), {i0, j0}, {i1, j1}),
+            "embed heat", Kokkos::MDRangePolicy<korch::DeviceTaskSpace, Kokkos::Rank<2>>(ctx.device_space(), {i0, j0}, {i1, j1}),
             KOKKOS_LAMBDA(int i, int j) {
               auto old = [&](int a, int b) { return in(a, b, 0); };
               out(i, j, 0) = heat(old, i, j);
