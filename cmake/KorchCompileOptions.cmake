@@ -12,6 +12,13 @@ function(korch_project_options target)
   target_compile_options(${target} PRIVATE
     $<$<CXX_COMPILER_ID:GNU,Clang>:-Wall -Wextra>
     $<$<AND:$<BOOL:${KORCH_WERROR}>,$<CXX_COMPILER_ID:GNU,Clang>>:-Werror>)
+  # Fortran sources (the module over the C API, its test and benchmark): gfortran's warnings too,
+  # less two that the C interface makes noise of: action routines take every argument of the C
+  # signature, used or not, and the checks compare reals bitwise on purpose.
+  if(CMAKE_Fortran_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:Fortran>:-Wno-compare-reals -Wno-unused-dummy-argument>)
+  endif()
   if(KORCH_SANITIZE)
     target_compile_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS} -fno-omit-frame-pointer -g)
     target_link_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS})

@@ -234,7 +234,7 @@ namespace {
 class BadOrder : public BlockIterator {
  public:
   explicit BadOrder(bool twice) : twice_(twice) {}
-  void begin(const Grid&) override { given_ = 0; }
+  void begin(const DataSource&) override { given_ = 0; }
   std::optional<int> next() override {
     if (given_ == 2) return std::nullopt;
     ++given_;

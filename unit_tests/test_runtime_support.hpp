@@ -66,7 +66,7 @@ void apply_box(const Space& space, View out, View in, int i0, int i1, int j0, in
 inline ActionRoutine affine_routine(const Affine f, ActionLog* log) {
   return ActionRoutine(f.name, [f, log](const ActionContext& ctx, DataItem& item) {
     if (auto* t = dynamic_cast<Tile*>(&item)) {
-      auto d = t->data();
+      auto d = t->view();  // any data source's layout
       auto out = Kokkos::subview(d, f.out, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
       auto in = Kokkos::subview(d, f.in, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
       const Box& bx = t->box();
@@ -74,7 +74,7 @@ inline ActionRoutine affine_routine(const Affine f, ActionLog* log) {
       ctx.host_space().fence();
       if (log) log->add(t->block_id(), t->tile_index(), f.name);
     } else if (auto* bl = dynamic_cast<Block*>(&item)) {
-      auto d = bl->data();
+      auto d = bl->view();
       auto out = Kokkos::subview(d, f.out, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
       auto in = Kokkos::subview(d, f.in, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
       const Box& bx = bl->interior();

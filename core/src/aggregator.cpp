@@ -8,10 +8,10 @@
 
 namespace korch {
 
-Aggregator::Aggregator(std::string name, const Grid& grid, DataType input, DataType output, std::size_t packet_blocks,
+Aggregator::Aggregator(std::string name, const DataSource& source, DataType input, DataType output, std::size_t packet_blocks,
                        PacketVariables variables, MemoryPool& pinned_pool, MemoryPool& device_pool)
     : name_(std::move(name)),
-      grid_(&grid),
+      source_(&source),
       input_(input),
       output_(output),
       packet_blocks_(packet_blocks == 0 ? 1 : packet_blocks),
@@ -20,12 +20,12 @@ Aggregator::Aggregator(std::string name, const Grid& grid, DataType input, DataT
       device_(&device_pool) {}
 
 std::shared_ptr<DataItem> Aggregator::make_packet(const std::vector<int>& blocks) const {
-  auto packet = std::make_shared<DataPacket>(*grid_, output_, variables_, *pinned_, *device_);
+  auto packet = std::make_shared<DataPacket>(*source_, output_, variables_, *pinned_, *device_);
   for (int b : blocks) {
     if (output_ == DataType::packet_of_blocks) {
       packet->add_block(b);
     } else {
-      for (int t = 0; t < grid_->tiles_per_block(); ++t) packet->add_tile(b, t);
+      for (int t = 0; t < tiles_in(b); ++t) packet->add_tile(b, t);
     }
   }
   packet->pack();
@@ -42,7 +42,7 @@ std::vector<std::shared_ptr<DataItem>> Aggregator::add(const DataItem& item) {
     block = tile->block_id();
     std::lock_guard<std::mutex> lock(mutex_);
     int& seen = tiles_seen_[block];
-    if (++seen == grid_->tiles_per_block()) {
+    if (++seen == tiles_in(block)) {
       tiles_seen_.erase(block);
       complete = true;
     }
@@ -55,7 +55,7 @@ std::vector<std::shared_ptr<DataItem>> Aggregator::add(const DataItem& item) {
   std::vector<std::shared_ptr<DataItem>> out;
   if (!complete) return out;
   if (output_ == DataType::block) {
-    out.push_back(std::make_shared<Block>(*grid_, block));
+    out.push_back(std::make_shared<Block>(*source_, block));
     return out;
   }
   {
@@ -73,7 +73,7 @@ std::vector<std::shared_ptr<DataItem>> Aggregator::flush() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     rest.swap(pending_blocks_);
-    for (const auto& [b, n] : tiles_seen_) missing += fmt::format("{}block {} ({} of {} tiles)", missing.empty() ? "" : ", ", b, n, grid_->tiles_per_block());
+    for (const auto& [b, n] : tiles_seen_) missing += fmt::format("{}block {} ({} of {} tiles)", missing.empty() ? "" : ", ", b, n, tiles_in(b));
     tiles_seen_.clear();
   }
   if (!missing.empty()) {

@@ -26,9 +26,9 @@ const char* DataPacket::to_string(State state) noexcept {
   return "?";
 }
 
-DataPacket::DataPacket(const Grid& grid, DataType type, PacketVariables variables, MemoryPool& pinned_pool,
+DataPacket::DataPacket(const DataSource& grid, DataType type, PacketVariables variables, MemoryPool& pinned_pool,
                        MemoryPool& device_pool)
-    : grid_(&grid),
+    : source_(&grid),
       type_(type),
       vars_(std::move(variables)),
       pinned_pool_(&pinned_pool),
@@ -52,8 +52,8 @@ DataPacket::DataPacket(const Grid& grid, DataType type, PacketVariables variable
   for (int s = 0; s < 3; ++s) {
     for (int v : *lists[s]) {
       if (v < 0 || v >= grid.n_vars()) {
-        throw Error::format("data packet: {} names variable {}, but the grid has variables 0..{}", names[s], v,
-                            grid.n_vars() - 1);
+        throw Error::format("data packet: {} names variable {}, but the {} has variables 0..{}", names[s], v,
+                            grid.source_name(), grid.n_vars() - 1);
       }
       auto& sec = section_of_[static_cast<std::size_t>(v)];
       if (sec != -1) {
@@ -94,7 +94,7 @@ void DataPacket::require(State state, const char* operation) const {
 void DataPacket::append(int block, int tile, const Box& box, const Box& interior) {
   require(State::building, "adding an entry");
   PacketEntryMeta m{};
-  const auto& bm = grid_->block(block);
+  const auto& bm = source_->block(block);
   m.block = block;
   m.tile = tile;
   m.level = bm.level;
@@ -113,7 +113,7 @@ void DataPacket::add_block(int block) {
   if (type_ != DataType::packet_of_blocks) {
     throw Error::format("{}: add_block on a packet of tiles: add its tiles with add_tile", describe());
   }
-  const auto& bm = grid_->block(block);
+  const auto& bm = source_->block(block);
   append(block, -1, bm.stored, bm.interior);
 }
 
@@ -121,8 +121,12 @@ void DataPacket::add_tile(int block, int tile) {
   if (type_ != DataType::packet_of_tiles) {
     throw Error::format("{}: add_tile on a packet of blocks: add whole blocks with add_block", describe());
   }
-  (void)grid_->block(block);
-  const Box& box = grid_->tile_box(tile);
+  const auto& tiles = source_->tiles_of(block);
+  if (tile < 0 || static_cast<std::size_t>(tile) >= tiles.size()) {
+    throw Error::format("{}: tile {} of block {} does not exist: the block has tiles 0..{}", describe(), tile, block,
+                        tiles.size() - 1);
+  }
+  const Box& box = tiles[static_cast<std::size_t>(tile)];
   append(block, tile, box, box);
 }
 
@@ -135,7 +139,7 @@ std::vector<int> DataPacket::block_ids() const {
 }
 
 std::pair<int, int> DataPacket::locate(int var) const {
-  if (var < 0 || var >= grid_->n_vars() || section_of_[static_cast<std::size_t>(var)] < 0) {
+  if (var < 0 || var >= source_->n_vars() || section_of_[static_cast<std::size_t>(var)] < 0) {
     throw Error::format("{}: variable {} is not in this packet: list it in copy_in, copy_in_out or copy_out", describe(),
                         var);
   }
@@ -149,17 +153,17 @@ double* DataPacket::entry_pointer(double* base, std::size_t i, int section, int 
 
 namespace {
 // Copies box `m` of the variables `vars` between a block's storage and a packed array, in the
-// order (var, i, j, k). Block storage is LayoutRight (var, i, j, k): a row along k is contiguous,
-// and a box that spans whole j-k planes (a block with its guard cells) is one range per variable,
-// so the copies are memcpy's (this runs on the packing thread, on the path to the device).
+// order (var, i, j, k). A source's block may have any strides; where k is contiguous, rows along k
+// are memcpy's, and where the box spans whole j-k planes of a LayoutRight block (korch::Grid's
+// blocks with their guard cells), one range per variable (this runs on the packing thread, on the
+// path to the device).
 template <bool ToPacket>
-void copy_box(const Grid& grid, const PacketEntryMeta& m, const std::vector<int>& vars, double* packed) {
-  auto data = grid.block_data(m.block);
-  const auto ext = grid.stored_extent();
+void copy_box(const DataSource& source, const PacketEntryMeta& m, const std::vector<int>& vars, double* packed) {
+  const auto data = source.block_view(m.block);
   const std::size_t ni = static_cast<std::size_t>(m.hi[0] - m.lo[0]);
   const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1]);
   const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2]);
-  if (ni == 0 || nj == 0 || nk == 0) return;
+  if (ni == 0 || nj == 0 || nk == 0 || vars.empty()) return;
   auto copy = [](double* block, double* packet, std::size_t n) {
     if constexpr (ToPacket) {
       std::memcpy(packet, block, n * sizeof(double));
@@ -167,7 +171,10 @@ void copy_box(const Grid& grid, const PacketEntryMeta& m, const std::vector<int>
       std::memcpy(block, packet, n * sizeof(double));
     }
   };
-  const bool whole_planes = m.lo[1] == 0 && m.hi[1] == ext[1] && m.lo[2] == 0 && m.hi[2] == ext[2];
+  const std::size_t ej = data.extent(2), ek = data.extent(3);
+  const bool rows = data.stride(3) == 1;
+  const bool whole_planes = rows && data.stride(2) == ek && data.stride(1) == ej * ek && m.lo[1] == 0 &&
+                            static_cast<std::size_t>(m.hi[1]) == ej && m.lo[2] == 0 && static_cast<std::size_t>(m.hi[2]) == ek;
   for (int v : vars) {
     if (whole_planes) {
       copy(&data(v, m.lo[0], 0, 0), packed, ni * nj * nk);
@@ -175,7 +182,20 @@ void copy_box(const Grid& grid, const PacketEntryMeta& m, const std::vector<int>
       continue;
     }
     for (int i = m.lo[0]; i < m.hi[0]; ++i)
-      for (int j = m.lo[1]; j < m.hi[1]; ++j, packed += nk) copy(&data(v, i, j, m.lo[2]), packed, nk);
+      for (int j = m.lo[1]; j < m.hi[1]; ++j, packed += nk) {
+        if (rows) {
+          copy(&data(v, i, j, m.lo[2]), packed, nk);
+          continue;
+        }
+        double* row = packed;
+        for (int k = m.lo[2]; k < m.hi[2]; ++k, ++row) {
+          if constexpr (ToPacket) {
+            *row = data(v, i, j, k);
+          } else {
+            data(v, i, j, k) = *row;
+          }
+        }
+      }
   }
 }
 }  // namespace
@@ -200,8 +220,8 @@ void DataPacket::pack() {
   auto* base = static_cast<double*>(host_.data());
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const auto& e = entries_[i];
-    copy_box<true>(*grid_, e, vars_.copy_in, base + e.offset[0]);
-    copy_box<true>(*grid_, e, vars_.copy_in_out, base + e.offset[1]);
+    copy_box<true>(*source_, e, vars_.copy_in, base + e.offset[0]);
+    copy_box<true>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
   }
   state_ = State::packed;
 }
@@ -245,8 +265,8 @@ void DataPacket::unpack() {
   device_.release();
   auto* base = static_cast<double*>(host_.data());
   for (const auto& e : entries_) {
-    copy_box<false>(*grid_, e, vars_.copy_in_out, base + e.offset[1]);
-    copy_box<false>(*grid_, e, vars_.copy_out, base + e.offset[2]);
+    copy_box<false>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
+    copy_box<false>(*source_, e, vars_.copy_out, base + e.offset[2]);
   }
   host_.release();
   state_ = State::unpacked;

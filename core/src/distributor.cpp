@@ -78,15 +78,17 @@ std::size_t Distributor::choose(std::size_t g, const std::vector<std::vector<std
 namespace {
 using Items = std::vector<std::shared_ptr<DataItem>>;
 
-std::shared_ptr<DataItem> make_tile(const Grid& grid, ItemCache* cache, int block, int tile) {
+std::shared_ptr<DataItem> make_tile(const DataSource& grid, ItemCache* cache, int block, int tile) {
   if (cache) return cache->tile(block, tile);
   return std::make_shared<Tile>(grid, block, tile);
 }
 
-void make_items(const Grid& grid, ItemCache* cache, int block, DataType type, Items& out) {
+int tiles_in(const DataSource& source, int block) { return static_cast<int>(source.tiles_of(block).size()); }
+
+void make_items(const DataSource& grid, ItemCache* cache, int block, DataType type, Items& out) {
   switch (type) {
     case DataType::tile:
-      for (int t = 0; t < grid.tiles_per_block(); ++t) out.push_back(make_tile(grid, cache, block, t));
+      for (int t = 0, n = tiles_in(grid, block); t < n; ++t) out.push_back(make_tile(grid, cache, block, t));
       break;
     case DataType::block:
       out.push_back(cache ? std::shared_ptr<DataItem>(cache->block(block)) : std::make_shared<Block>(grid, block));
@@ -101,10 +103,11 @@ void make_items(const Grid& grid, ItemCache* cache, int block, DataType type, It
 
 namespace {
 
-// Blocks in id order, or from the caller's iterator with a check that each comes exactly once.
+// Blocks in id order, or from the caller's iterator with a check that none comes twice and, for an
+// iterator that covers every block, that each comes.
 class BlockSequence {
  public:
-  BlockSequence(const Grid& grid, BlockIterator* order) : grid_(grid), order_(order) {
+  BlockSequence(const DataSource& grid, BlockIterator* order) : grid_(grid), order_(order) {
     if (order_) {
       seen_.assign(static_cast<std::size_t>(grid.n_blocks()), false);
       order_->begin(grid);
@@ -114,15 +117,15 @@ class BlockSequence {
     if (!order_) return next_ < grid_.n_blocks() ? std::optional<int>(next_++) : std::nullopt;
     const auto b = order_->next();
     if (!b) {
-      if (count_ != grid_.n_blocks())
-        throw Error::format("distributor: the block iterator ended after {} of the grid's {} blocks: it must hand out "
+      if (order_->covers_every_block() && count_ != grid_.n_blocks())
+        throw Error::format("distributor: the block iterator ended after {} of the {}'s {} blocks: it must hand out "
                             "every block once",
-                            count_, grid_.n_blocks());
+                            count_, grid_.source_name(), grid_.n_blocks());
       return b;
     }
     if (*b < 0 || *b >= grid_.n_blocks())
-      throw Error::format("distributor: the block iterator gave block {}, which the grid (blocks 0..{}) does not hold", *b,
-                          grid_.n_blocks() - 1);
+      throw Error::format("distributor: the block iterator gave block {}, which the {} (blocks 0..{}) does not hold", *b,
+                          grid_.source_name(), grid_.n_blocks() - 1);
     if (seen_[static_cast<std::size_t>(*b)])
       throw Error::format("distributor: the block iterator gave block {} twice: it must hand out every block once", *b);
     seen_[static_cast<std::size_t>(*b)] = true;
@@ -134,7 +137,7 @@ class BlockSequence {
   }
 
  private:
-  const Grid& grid_;
+  const DataSource& grid_;
   BlockIterator* order_;
   std::vector<bool> seen_;
   int next_ = 0;
@@ -143,7 +146,7 @@ class BlockSequence {
 
 }  // namespace
 
-std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, Trace* trace, ItemCache* cache,
+std::vector<std::vector<std::size_t>> Distributor::distribute(const DataSource& grid, Trace* trace, ItemCache* cache,
                                                               BlockIterator* order) {
   if (cache) cache->bind(grid);
   BlockSequence blocks(grid, order);
@@ -156,7 +159,7 @@ std::vector<std::vector<std::size_t>> Distributor::distribute(const Grid& grid, 
 }
 
 template <class Blocks>
-std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const Grid& grid, Trace* trace, ItemCache* cache,
+std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache,
                                                                      Blocks& blocks) {
   std::vector<std::vector<std::size_t>> counts;
   // Items made but not pushed yet, per [group][target], and the size at which a target's next
@@ -187,7 +190,7 @@ std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const Grid&
     // Every copy of this block for every group is made first ...
     for (std::size_t g = 0; g < targets_.size(); ++g) {
       if (config_.groups[g].unit == RoutingUnit::tile && targets_[g].size() > 1) {
-        for (int t = 0; t < grid.tiles_per_block(); ++t) pending[g][choose(g, pending[g])].push_back(make_tile(grid, cache, b, t));
+        for (int t = 0, n = tiles_in(grid, b); t < n; ++t) pending[g][choose(g, pending[g])].push_back(make_tile(grid, cache, b, t));
       } else {
         const std::size_t i = choose(g, pending[g]);
         make_items(grid, cache, b, targets_[g][i].type, pending[g][i]);

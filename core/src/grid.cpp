@@ -114,19 +114,12 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
     }
     meta_.push_back(m);
   }
-  std::array<int, 3> t{};
-  for (int d = 0; d < 3; ++d) t[d] = spec_.tile_cells[d] == 0 ? spec_.block_cells[d] : std::min(spec_.tile_cells[d], spec_.block_cells[d]);
-  for (int k = 0; k < spec_.block_cells[2]; k += t[2])
-    for (int j = 0; j < spec_.block_cells[1]; j += t[1])
-      for (int i = 0; i < spec_.block_cells[0]; i += t[0]) {
-        Box b;
-        const int start[3] = {i, j, k};
-        for (int d = 0; d < 3; ++d) {
-          b.lo[d] = gw[d] + start[d];
-          b.hi[d] = gw[d] + std::min(start[d] + t[d], spec_.block_cells[d]);
-        }
-        tile_boxes_.push_back(b);
-      }
+  Box interior;
+  for (int d = 0; d < 3; ++d) {
+    interior.lo[d] = gw[d];
+    interior.hi[d] = gw[d] + spec_.block_cells[d];
+  }
+  tile_boxes_ = tile_interior(interior, spec_.tile_cells);
 }
 
 std::array<int, 3> Grid::guard_width() const noexcept {
@@ -158,6 +151,18 @@ Grid::BlockData Grid::block_data(int id) const {
                    static_cast<std::size_t>(ext[1]), static_cast<std::size_t>(ext[2]));
 }
 
+const std::vector<Box>& Grid::tiles_of(int id) const {
+  (void)block(id);
+  return tile_boxes_;
+}
+
+BlockView Grid::block_view(int id) const {
+  const auto ext = stored_extent();
+  const auto n = [](int x) { return static_cast<std::size_t>(x); };
+  const std::size_t sk = 1, sj = n(ext[2]), si = sj * n(ext[1]), sv = si * n(ext[0]);
+  return BlockView(block_pointer(id), Kokkos::LayoutStride(n(spec_.n_vars), sv, n(ext[0]), si, n(ext[1]), sj, n(ext[2]), sk));
+}
+
 double Grid::max_interior_difference(const Grid& other) const {
   if (other.n_blocks() != n_blocks() || other.n_vars() != n_vars() || other.stored_extent() != stored_extent()) {
     throw Error("grid: max_interior_difference needs two grids of the same spec");
@@ -170,6 +175,13 @@ double Grid::max_interior_difference(const Grid& other) const {
           for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
             diff = std::max(diff, std::abs(data_(m.id, v, i, j, k) - other.data_(m.id, v, i, j, k)));
   return diff;
+}
+
+const Grid& as_grid(const DataSource& source) {
+  if (const auto* grid = dynamic_cast<const Grid*>(&source)) return *grid;
+  throw Error::format("the {} is not a korch::Grid: use the item's source() and view() (any layout) instead of grid() "
+                      "and data()",
+                      source.source_name());
 }
 
 Grid Grid::clone() const {

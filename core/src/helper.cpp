@@ -12,10 +12,10 @@
 
 namespace korch {
 
-Helper::Helper(HelperConfig config, const Grid& grid, MemoryPool& pinned_pool, MemoryPool& device_pool)
+Helper::Helper(HelperConfig config, const DataSource& source, MemoryPool& pinned_pool, MemoryPool& device_pool)
     : config_(std::move(config)) {
   if (config_.kind == HelperKind::aggregator || config_.kind == HelperKind::aggregator_mover) {
-    aggregator_.emplace(config_.name, grid, config_.input, config_.output, config_.packet_blocks, config_.variables,
+    aggregator_.emplace(config_.name, source, config_.input, config_.output, config_.packet_blocks, config_.variables,
                         pinned_pool, device_pool);
   }
 }

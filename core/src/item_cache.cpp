@@ -3,13 +3,14 @@
 
 namespace korch {
 
-void ItemCache::bind(const Grid& grid) {
-  if (grid_ == &grid && n_blocks_ == grid.n_blocks() && tile_boxes_ == grid.tile_boxes()) return;
-  grid_ = &grid;
-  n_blocks_ = grid.n_blocks();
-  tile_boxes_ = grid.tile_boxes();
-  tiles_.assign(static_cast<std::size_t>(n_blocks_) * tile_boxes_.size(), nullptr);
-  blocks_.assign(static_cast<std::size_t>(n_blocks_), nullptr);
+void ItemCache::bind(const DataSource& source) {
+  if (source_ == &source && stamp_ == source.layout_stamp()) return;
+  source_ = &source;
+  stamp_ = source.layout_stamp();
+  const auto n = static_cast<std::size_t>(source.n_blocks());
+  tiles_.assign(n, {});
+  for (std::size_t b = 0; b < n; ++b) tiles_[b].assign(source.tiles_of(static_cast<int>(b)).size(), nullptr);
+  blocks_.assign(n, nullptr);
 }
 
 namespace {
@@ -22,19 +23,19 @@ std::shared_ptr<Item> reuse_or_make(std::shared_ptr<Item>& slot, Make&& make) {
 }  // namespace
 
 std::shared_ptr<Tile> ItemCache::tile(int block, int tile) {
-  if (grid_ == nullptr) throw Error("item cache: tile() before bind(): bind the cache to a grid first");
-  const int per_block = static_cast<int>(tile_boxes_.size());
-  if (block < 0 || block >= n_blocks_ || tile < 0 || tile >= per_block) {
-    return std::make_shared<Tile>(*grid_, block, tile);  // throws the Tile's own error
+  if (source_ == nullptr) throw Error("item cache: tile() before bind(): bind the cache to a data source first");
+  if (block < 0 || static_cast<std::size_t>(block) >= tiles_.size() || tile < 0 ||
+      static_cast<std::size_t>(tile) >= tiles_[static_cast<std::size_t>(block)].size()) {
+    return std::make_shared<Tile>(*source_, block, tile);  // throws the Tile's own error
   }
-  auto& slot = tiles_[static_cast<std::size_t>(block) * tile_boxes_.size() + static_cast<std::size_t>(tile)];
-  return reuse_or_make(slot, [&] { return std::make_shared<Tile>(*grid_, block, tile); });
+  auto& slot = tiles_[static_cast<std::size_t>(block)][static_cast<std::size_t>(tile)];
+  return reuse_or_make(slot, [&] { return std::make_shared<Tile>(*source_, block, tile); });
 }
 
 std::shared_ptr<Block> ItemCache::block(int block) {
-  if (grid_ == nullptr) throw Error("item cache: block() before bind(): bind the cache to a grid first");
-  if (block < 0 || block >= n_blocks_) return std::make_shared<Block>(*grid_, block);  // throws
-  return reuse_or_make(blocks_[static_cast<std::size_t>(block)], [&] { return std::make_shared<Block>(*grid_, block); });
+  if (source_ == nullptr) throw Error("item cache: block() before bind(): bind the cache to a data source first");
+  if (block < 0 || static_cast<std::size_t>(block) >= blocks_.size()) return std::make_shared<Block>(*source_, block);  // throws
+  return reuse_or_make(blocks_[static_cast<std::size_t>(block)], [&] { return std::make_shared<Block>(*source_, block); });
 }
 
 }  // namespace korch

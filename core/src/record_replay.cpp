@@ -100,7 +100,7 @@ Recording Recorder::recording() const {
 }
 
 namespace {
-std::shared_ptr<DataItem> make_item(const Grid& grid, const std::string& key) {
+std::shared_ptr<DataItem> make_item(const DataSource& grid, const std::string& key) {
   int b = 0, t = 0;
   if (std::sscanf(key.c_str(), "tile %d.%d", &b, &t) == 2) return std::make_shared<Tile>(grid, b, t);
   if (std::sscanf(key.c_str(), "block %d", &b) == 1) return std::make_shared<Block>(grid, b);
@@ -109,7 +109,7 @@ std::shared_ptr<DataItem> make_item(const Grid& grid, const std::string& key) {
 }
 }  // namespace
 
-Recording replay(const Recording& recording, const Bundle& bundle, Grid& grid, Runtime& runtime) {
+Recording replay(const Recording& recording, const Bundle& bundle, DataSource& grid, Runtime& runtime) {
   const Configuration c = Configuration::from_json(recording.configuration);
   validate(c, runtime.shape(), &bundle);
   std::map<std::string, std::deque<std::shared_ptr<DataItem>>> inbox;

@@ -80,7 +80,7 @@ bool Runtime::owns_team_thread(const ThreadTeam* team) const noexcept {
   return false;
 }
 
-void Runtime::execute(const Bundle& bundle, const Configuration& c, Grid& grid, BlockIterator* order) {
+void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   const Turn turn = take_turn("execute", c.name);
   execute_cycle(bundle, c, grid, order);
 }
@@ -101,7 +101,7 @@ Runtime::Turn Runtime::take_turn(const char* call, const std::string& name) {
   return Turn(cycle_mutex_, this);
 }
 
-void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, Grid& grid, BlockIterator* order) {
+void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   detail::CycleResult result;
   // The reports and the distribution describe the last cycle, also when it failed.
   struct Publish {

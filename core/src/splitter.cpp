@@ -25,13 +25,14 @@ std::vector<std::shared_ptr<DataItem>> Splitter::split(const DataItem& item) con
   if (packet->state() != DataPacket::State::unpacked) {
     throw Error::format("splitter: {} is not unpacked: unpack it (mover_unpacker) before splitting", packet->describe());
   }
-  const Grid& grid = packet->grid();
+  const DataSource& source = packet->source();
   if (packet->data_type() == DataType::packet_of_blocks) {
     for (int b : packet->block_ids()) {
       if (output_ == DataType::block) {
-        out.push_back(std::make_shared<Block>(grid, b));
+        out.push_back(std::make_shared<Block>(source, b));
       } else if (output_ == DataType::tile) {
-        for (int t = 0; t < grid.tiles_per_block(); ++t) out.push_back(std::make_shared<Tile>(grid, b, t));
+        const int n_tiles = static_cast<int>(source.tiles_of(b).size());
+        for (int t = 0; t < n_tiles; ++t) out.push_back(std::make_shared<Tile>(source, b, t));
       } else {
         throw Error::format("splitter: cannot split {} into {}", packet->describe(), to_string(output_));
       }
@@ -41,7 +42,7 @@ std::vector<std::shared_ptr<DataItem>> Splitter::split(const DataItem& item) con
       throw Error::format("splitter: a packet of tiles splits into tiles, not {}", to_string(output_));
     }
     for (std::size_t i = 0; i < packet->size(); ++i) {
-      out.push_back(std::make_shared<Tile>(grid, packet->entry(i).block, packet->entry(i).tile));
+      out.push_back(std::make_shared<Tile>(source, packet->entry(i).block, packet->entry(i).tile));
     }
   }
   return out;

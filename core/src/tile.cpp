@@ -6,18 +6,18 @@
 
 namespace korch {
 
-Tile::Tile(const Grid& grid, int block, int tile) : grid_(&grid), block_(block), tile_(tile) {
-  (void)grid.block(block);
-  if (tile < 0 || tile >= grid.tiles_per_block()) {
-    throw Error::format("tile {} of block {} does not exist: blocks have tiles 0..{}", tile, block,
-                        grid.tiles_per_block() - 1);
+Tile::Tile(const DataSource& source, int block, int tile) : source_(&source), block_(block), tile_(tile) {
+  const auto& tiles = source.tiles_of(block);
+  if (tile < 0 || static_cast<std::size_t>(tile) >= tiles.size()) {
+    throw Error::format("tile {} of block {} of the {} does not exist: the block has tiles 0..{}", tile, block,
+                        source.source_name(), tiles.size() - 1);
   }
-  box_ = grid.tile_box(tile);
+  box_ = tiles[static_cast<std::size_t>(tile)];
 }
 
 std::string Tile::describe() const {
   // Global block ids: on a rank that stores part of the grid, errors name the block the user knows.
-  const auto& m = grid_->block(block_);
+  const auto& m = source_->block(block_);
   return fmt::format("tile {} of block {} (level {})", tile_, m.global_id, m.level);
 }
 

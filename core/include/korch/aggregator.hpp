@@ -9,7 +9,7 @@
 #include <korch/backend/memory_pool.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/data_type.hpp>
-#include <korch/grid.hpp>
+#include <korch/data_source.hpp>
 
 #include <map>
 #include <memory>
@@ -21,7 +21,7 @@ namespace korch {
 
 class Aggregator {
  public:
-  Aggregator(std::string name, const Grid& grid, DataType input, DataType output, std::size_t packet_blocks,
+  Aggregator(std::string name, const DataSource& source, DataType input, DataType output, std::size_t packet_blocks,
              PacketVariables variables, MemoryPool& pinned_pool, MemoryPool& device_pool);
 
   // Takes one tile or block; returns the aggregates it completed (often none).
@@ -33,9 +33,10 @@ class Aggregator {
 
  private:
   std::shared_ptr<DataItem> make_packet(const std::vector<int>& blocks) const;
+  int tiles_in(int block) const { return static_cast<int>(source_->tiles_of(block).size()); }
 
   std::string name_;
-  const Grid* grid_;
+  const DataSource* source_;
   DataType input_, output_;
   std::size_t packet_blocks_;
   PacketVariables variables_;

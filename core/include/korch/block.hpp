@@ -1,7 +1,8 @@
-// Block: one block of the grid as a data item; it owns no memory.
+// Block: one block of a data source as a data item; it owns no memory.
 #pragma once
 
 #include <korch/data_item.hpp>
+#include <korch/data_source.hpp>
 #include <korch/grid.hpp>
 #include <korch/tile.hpp>
 
@@ -13,25 +14,30 @@ namespace korch {
 
 class Block : public DataItem {
  public:
-  Block(const Grid& grid, int block);
+  Block(const DataSource& source, int block);
   std::string describe() const override;
 
-  const Grid& grid() const noexcept { return *grid_; }
+  const DataSource& source() const noexcept { return *source_; }
+  // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.
+  const Grid& grid() const { return as_grid(*source_); }
   int block_id() const noexcept { return block_; }
-  const BlockMeta& meta() const { return grid_->block(block_); }
+  const BlockMeta& meta() const { return source_->block(block_); }
   int level() const { return meta().level; }
   const Box& interior() const { return meta().interior; }
-  Grid::BlockData data() const { return grid_->block_data(block_); }
+  // The block's storage (var, i, j, k) in its owner's layout, guard cells included.
+  BlockView view() const { return source_->block_view(block_); }
+  // The same on a korch::Grid, in the grid's LayoutRight type.
+  Grid::BlockData data() const { return grid().block_data(block_); }
   // Every tile of this block, in tile order (the splitter's block -> tiles step).
   std::vector<std::shared_ptr<Tile>> tiles() const;
 
  private:
-  const Grid* grid_;
+  const DataSource* source_;
   int block_;
 };
 
-// Iterators over a grid: every block, and every tile of every block (block-major).
-std::vector<std::shared_ptr<Block>> all_blocks(const Grid& grid);
-std::vector<std::shared_ptr<Tile>> all_tiles(const Grid& grid);
+// Iterators over a source: every block, and every tile of every block (block-major).
+std::vector<std::shared_ptr<Block>> all_blocks(const DataSource& source);
+std::vector<std::shared_ptr<Tile>> all_tiles(const DataSource& source);
 
 }  // namespace korch

@@ -5,7 +5,9 @@
 // (docs/ranks.md).
 //
 // The distributor calls begin() once per cycle, then next() until it returns no block, on the
-// thread that called Runtime::execute; it checks that every block of the grid came exactly once.
+// thread that called Runtime::execute; it checks that no block comes twice and, unless the
+// iterator hands out a subset on purpose (covers_every_block() false: the leaves, one level), that
+// every block of the source came. block_iterators.hpp has the usual choices.
 // When the cycle fails part-way it calls abandon() instead of further next() calls.
 #pragma once
 
@@ -13,17 +15,19 @@
 
 namespace korch {
 
-class Grid;
+class DataSource;
 
 class BlockIterator {
  public:
   virtual ~BlockIterator() = default;
-  virtual void begin(const Grid& grid) = 0;
-  // The next block (a Grid::block id), or nothing when every block was handed out. May wait
+  virtual void begin(const DataSource& source) = 0;
+  // The next block (a DataSource::block id), or nothing when every block was handed out. May wait
   // until a block is ready.
   virtual std::optional<int> next() = 0;
   // The cycle ends early: drop outstanding work. Must not throw.
   virtual void abandon() noexcept {}
+  // True when the iterator hands out every block of the source.
+  virtual bool covers_every_block() const noexcept { return true; }
 };
 
 }  // namespace korch

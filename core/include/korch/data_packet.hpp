@@ -23,6 +23,7 @@
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/data_item.hpp>
 #include <korch/data_type.hpp>
+#include <korch/data_source.hpp>
 #include <korch/grid.hpp>
 #include <korch/packet_variables.hpp>
 
@@ -58,14 +59,16 @@ class DataPacket : public DataItem {
   using HostVar = Kokkos::View<double***, Kokkos::LayoutRight, PinnedHostMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   // type: packet_of_blocks or packet_of_tiles. The pools must outlive the packet's transfers.
-  DataPacket(const Grid& grid, DataType type, PacketVariables variables, MemoryPool& pinned_pool,
+  DataPacket(const DataSource& source, DataType type, PacketVariables variables, MemoryPool& pinned_pool,
              MemoryPool& device_pool);
   ~DataPacket() override;
   std::string describe() const override;
 
   DataType data_type() const noexcept { return type_; }
   State state() const noexcept { return state_; }
-  const Grid& grid() const noexcept { return *grid_; }
+  const DataSource& source() const noexcept { return *source_; }
+  // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.
+  const Grid& grid() const { return as_grid(*source_); }
   std::uint64_t id() const noexcept { return id_; }
 
   // building only
@@ -86,7 +89,7 @@ class DataPacket : public DataItem {
   void move_on_device(const DeviceTaskSpace& instance);
   // on_device -> on_host: one asynchronous copy of copy-in-out + copy-out on `instance`.
   void copy_to_host(const DeviceTaskSpace& instance);
-  // on_host -> unpacked: copy-in-out and copy-out data back into the grid; releases the buffers.
+  // on_host -> unpacked: copy-in-out and copy-out data back into the source; releases the buffers.
   void unpack();
   // Returns both buffers to their pools (safe in any state, and twice).
   void release() noexcept;
@@ -109,7 +112,7 @@ class DataPacket : public DataItem {
   double* entry_pointer(double* base, std::size_t i, int section, int slot) const;
   void append(int block, int tile, const Box& box, const Box& interior);
 
-  const Grid* grid_;
+  const DataSource* source_;
   DataType type_;
   PacketVariables vars_;
   std::vector<int> section_of_;  // per grid variable: section or -1

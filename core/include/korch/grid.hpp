@@ -1,4 +1,4 @@
-// A minimal grid substrate for the orchestration runtime's tests and apps:
+// A minimal grid substrate for the orchestration runtime's tests and apps, and one DataSource:
 // a uniform 3-D grid of blocks, each with nxb x nyb x nzb interior cells and `guard` guard cells on
 // every side (of the first guard_dims directions), n_vars cell-centred variables, one refinement level (its index kept in the metadata).
 // Tiles are sub-boxes of a block's interior (tile size configurable; the whole block allowed).
@@ -7,6 +7,9 @@
 // cells included) is one contiguous range of doubles. Indices i, j, k are block-local and count
 // guard cells: the interior is [guard, guard + nxb) (in z [0, nzb) when guard_dims < 3).
 #pragma once
+
+#include <korch/block_meta.hpp>
+#include <korch/data_source.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -18,18 +21,6 @@
 #include <vector>
 
 namespace korch {
-
-// A half-open box [lo, hi) of block-local cell indices.
-struct Box {
-  std::array<int, 3> lo{0, 0, 0};
-  std::array<int, 3> hi{0, 0, 0};
-  std::size_t cells() const noexcept {
-    return static_cast<std::size_t>(hi[0] - lo[0]) * static_cast<std::size_t>(hi[1] - lo[1]) *
-           static_cast<std::size_t>(hi[2] - lo[2]);
-  }
-  int extent(int d) const noexcept { return hi[d] - lo[d]; }
-  bool operator==(const Box& o) const noexcept { return lo == o.lo && hi == o.hi; }
-};
 
 struct GridSpec {
   std::array<int, 3> block_cells{16, 16, 16};  // interior cells per block
@@ -50,18 +41,6 @@ struct GridSpec {
   std::vector<int> owned_blocks;
 };
 
-// Everything the runtime knows about a block besides its data.
-struct BlockMeta {
-  int id = 0;         // index among the blocks this grid stores
-  int global_id = 0;  // index in the whole grid, x fastest (equal to id when the grid stores all)
-  int level = 0;
-  std::array<int, 3> index{0, 0, 0};      // block coordinates in the grid
-  std::array<double, 3> delta{0, 0, 0};   // cell size
-  std::array<double, 3> lo_coord{0, 0, 0};  // physical coordinate of the interior's low corner
-  Box interior;                           // block-local
-  Box stored;                             // interior plus guard cells
-};
-
 // Checks a spec's sizes in 64-bit arithmetic against Grid::max_blocks, Grid::max_cells_per_direction
 // (global and stored per block) and, when memory_limit > 0, the storage's bytes against it; throws
 // korch::Error naming the sizes and the limit. Returns the storage's size in bytes. Expects the
@@ -70,7 +49,7 @@ std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit);
 // This machine's physical memory in bytes (0 when unknown).
 std::uint64_t physical_memory_bytes() noexcept;
 
-class Grid {
+class Grid : public DataSource {
  public:
   using HostData = Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using BlockData = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace,
@@ -85,9 +64,13 @@ class Grid {
   explicit Grid(GridSpec spec);
 
   const GridSpec& spec() const noexcept { return spec_; }
-  int n_blocks() const noexcept { return static_cast<int>(meta_.size()); }
-  int n_vars() const noexcept { return spec_.n_vars; }
-  const BlockMeta& block(int id) const;
+  std::string source_name() const override { return "grid"; }
+  int n_blocks() const noexcept override { return static_cast<int>(meta_.size()); }
+  int n_vars() const noexcept override { return spec_.n_vars; }
+  const BlockMeta& block(int id) const override;
+  // Every block has the same tiles (tile_boxes()).
+  const std::vector<Box>& tiles_of(int id) const override;
+  BlockView block_view(int id) const override;
   const std::vector<BlockMeta>& blocks() const noexcept { return meta_; }
 
   // Tiles of every block (identical tiling for every block).
@@ -129,5 +112,8 @@ class Grid {
   HostData data_;
   std::size_t doubles_per_block_ = 0;
 };
+
+// `source` as a Grid; throws korch::Error naming the source when it is another kind of source.
+const Grid& as_grid(const DataSource& source);
 
 }  // namespace korch

@@ -23,7 +23,7 @@ class GuardCellIterator : public BlockIterator {
   // The variables of the following cycles' fills.
   void set_variables(int first, int count);
 
-  void begin(const Grid& grid) override;
+  void begin(const DataSource& source) override;
   std::optional<int> next() override;
   void abandon() noexcept override;
 

@@ -19,7 +19,7 @@ namespace korch {
 
 class Helper {
  public:
-  Helper(HelperConfig config, const Grid& grid, MemoryPool& pinned_pool, MemoryPool& device_pool);
+  Helper(HelperConfig config, const DataSource& source, MemoryPool& pinned_pool, MemoryPool& device_pool);
 
   const HelperConfig& config() const noexcept { return config_; }
   const std::string& name() const noexcept { return config_.name; }

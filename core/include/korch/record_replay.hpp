@@ -18,7 +18,7 @@
 namespace korch {
 
 class Bundle;
-class Grid;
+class DataSource;
 class Runtime;
 
 // A stable name for an item across runs ("tile 3.1", "block 3", "metadata 3",
@@ -70,6 +70,6 @@ class Recorder {
 // Replays `recording` with `bundle` on `grid` using the runtime's pools, on the calling thread.
 // Returns the replay's own recording (its task order equals the recorded one). Throws korch::Error
 // when the replay diverges (an item the recording names is not waiting at its node).
-Recording replay(const Recording& recording, const Bundle& bundle, Grid& grid, Runtime& runtime);
+Recording replay(const Recording& recording, const Bundle& bundle, DataSource& grid, Runtime& runtime);
 
 }  // namespace korch

@@ -21,6 +21,7 @@
 #include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
+#include <korch/data_source.hpp>
 #include <korch/grid.hpp>
 #include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
@@ -74,9 +75,11 @@ class Runtime {
   // cycle ends (teams, pools and reports belong to one cycle at a time). A call from inside a
   // cycle of this runtime — from an action routine on one of its team threads, or re-entering on
   // the calling thread — could never proceed and throws a korch::Error at once.
-  // `order`, when given, hands the distributor the grid's blocks (block_iterator.hpp), e.g. as
-  // their guard cells become valid (GuardCellIterator); otherwise they go in id order.
-  void execute(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order = nullptr);
+  // `source` holds the blocks: a korch::Grid, a physics code's BlockList or another DataSource.
+  // `order`, when given, hands the distributor the source's blocks (block_iterator.hpp), e.g. as
+  // their guard cells become valid (GuardCellIterator) or the leaves only (block_iterators.hpp);
+  // otherwise every block goes, in id order.
+  void execute(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order = nullptr);
 
   // Runs `routine` once, with no items, on one thread of pipeline team `where.team`, then fences
   // the chosen instance (auxiliary_cycle.hpp). Takes its turn with execute() and refuses the same
@@ -127,7 +130,7 @@ class Runtime {
     std::lock_guard<std::mutex> lock_;
   };
   Turn take_turn(const char* call, const std::string& name);
-  void execute_cycle(const Bundle& bundle, const Configuration& configuration, Grid& grid, BlockIterator* order);
+  void execute_cycle(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order);
   bool owns_team_thread(const ThreadTeam* team) const noexcept;
 };
 

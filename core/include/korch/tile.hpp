@@ -1,8 +1,9 @@
 // Tile: a sub-box of one block's interior, the unit of work of host pipelines.
-// It refers to the grid's host data; it owns no memory.
+// It refers to its data source's host data; it owns no memory.
 #pragma once
 
 #include <korch/data_item.hpp>
+#include <korch/data_source.hpp>
 #include <korch/grid.hpp>
 
 #include <string>
@@ -11,21 +12,25 @@ namespace korch {
 
 class Tile : public DataItem {
  public:
-  Tile(const Grid& grid, int block, int tile);
+  Tile(const DataSource& source, int block, int tile);
   std::string describe() const override;
 
-  const Grid& grid() const noexcept { return *grid_; }
+  const DataSource& source() const noexcept { return *source_; }
+  // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.
+  const Grid& grid() const { return as_grid(*source_); }
   int block_id() const noexcept { return block_; }
   int tile_index() const noexcept { return tile_; }
-  const BlockMeta& block_meta() const { return grid_->block(block_); }
+  const BlockMeta& block_meta() const { return source_->block(block_); }
   int level() const { return block_meta().level; }
   // Block-local cell indices of the tile's interior cells.
   const Box& box() const noexcept { return box_; }
-  // The whole block's storage (var, i, j, k); index it with box() indices.
-  Grid::BlockData data() const { return grid_->block_data(block_); }
+  // The whole block's storage (var, i, j, k) in its owner's layout; index it with box() indices.
+  BlockView view() const { return source_->block_view(block_); }
+  // The same on a korch::Grid, in the grid's LayoutRight type.
+  Grid::BlockData data() const { return grid().block_data(block_); }
 
  private:
-  const Grid* grid_;
+  const DataSource* source_;
   int block_;
   int tile_;
   Box box_;

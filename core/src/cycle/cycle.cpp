@@ -12,7 +12,7 @@
 
 namespace korch::detail {
 
-Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid,
+Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, DataSource& grid,
              BlockIterator* order)
     : r_(resources), bundle_(bundle), c_(configuration), grid_(grid), order_(order) {}
 

@@ -10,7 +10,7 @@
 #include <korch/backend/memory_pool.hpp>
 #include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
-#include <korch/grid.hpp>
+#include <korch/data_source.hpp>
 #include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
 #include <korch/runtime.hpp>
@@ -43,7 +43,7 @@ struct CycleResult {
 
 class Cycle {
  public:
-  Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, Grid& grid,
+  Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, DataSource& grid,
         BlockIterator* order);
   // Runs every step; fills `result` and then rethrows the cycle's first failure, if any.
   void run(CycleResult& result);
@@ -61,7 +61,7 @@ class Cycle {
   CycleResources r_;
   const Bundle& bundle_;
   const Configuration& c_;
-  Grid& grid_;
+  DataSource& grid_;
   BlockIterator* order_;
   CycleNodes nodes_;
   std::vector<std::string> declared_;  // teams then helpers, in declaration order

@@ -13,7 +13,7 @@ void GuardCellIterator::set_variables(int first, int count) {
   count_ = count;
 }
 
-void GuardCellIterator::begin(const Grid&) {
+void GuardCellIterator::begin(const DataSource&) {
   exchange_.start(first_, count_);
   const auto& local = exchange_.blocks_without_messages();
   ready_.assign(local.begin(), local.end());

@@ -1,0 +1,102 @@
+// BlockList: a data source whose blocks a physics code lists one by one, each pointing at the
+// code's own array in the code's own layout (docs/data-sources.md). Blocks may differ in size, in
+// guard cells and in level; korch copies nothing and never frees the arrays, which must outlive
+// every cycle that uses the list.
+//
+//   korch::BlockList mesh("heat", 1);                    // one variable
+//   korch::BlockShape shape;  shape.cells = {32, 16, 1};  shape.guard = {1, 1, 0};
+//   mesh.add(shape, korch::BlockArray::of(u, korch::IndexOrder::i_j_k_var));  // a Kokkos View
+//   runtime.execute(bundle, configuration, mesh);
+//
+// Block-local indices count guard cells: a block with cells {nx, ny, nz} and guard {gx, gy, gz}
+// stores [0, nx + 2gx) x [0, ny + 2gy) x [0, nz + 2gz) and its interior is [gx, gx + nx) x ...
+#pragma once
+
+#include <korch/data_source.hpp>
+#include <korch/error.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace korch {
+
+// The order of a code's array indices: (var, i, j, k), as korch::Grid stores, or (i, j, k, var), as a
+// Fortran code declares u(nx, ny, nz, nvar).
+enum class IndexOrder { var_i_j_k, i_j_k_var };
+
+// Where one block's cells live: the address of cell (var 0, i 0, j 0, k 0) (the low guard corner)
+// and the distance in doubles between neighbours along var, i, j and k.
+struct BlockArray {
+  double* data = nullptr;
+  std::array<std::ptrdiff_t, 4> stride{0, 0, 0, 0};  // (var, i, j, k)
+
+  // A host-accessible rank-4 Kokkos View of any layout whose indices come in `order`.
+  template <class View>
+  static BlockArray of(const View& view, IndexOrder order) {
+    static_assert(View::rank == 4, "BlockArray::of takes a rank-4 View: (var, i, j, k) or (i, j, k, var)");
+    static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible,
+                  "BlockArray::of takes a View that the host can read");
+    BlockArray a;
+    a.data = view.data();
+    std::array<std::ptrdiff_t, 4> s{};
+    for (int r = 0; r < 4; ++r) s[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.stride(r));
+    a.stride = order == IndexOrder::var_i_j_k ? s : std::array<std::ptrdiff_t, 4>{s[3], s[0], s[1], s[2]};
+    return a;
+  }
+};
+
+// What a block is besides its data.
+struct BlockShape {
+  std::array<int, 3> cells{1, 1, 1};       // interior cells per direction
+  std::array<int, 3> guard{0, 0, 0};       // guard cells per side per direction
+  std::array<int, 3> tile_cells{0, 0, 0};  // tile size; 0 in a direction: the whole interior
+  int level = 0;
+  bool leaf = true;                        // false: a finer block covers this one
+  std::array<int, 3> index{0, 0, 0};       // block coordinates at its level (metadata)
+  std::array<double, 3> lo_coord{0, 0, 0};
+  std::array<double, 3> delta{1, 1, 1};
+  int global_id = -1;                      // -1: the block's id in this list
+};
+
+class BlockList : public DataSource {
+ public:
+  // Throws korch::Error when n_vars < 1.
+  BlockList(std::string name, int n_vars);
+
+  // Appends a block and returns its id (0, 1, ...). Throws korch::Error naming the block and the
+  // field when the shape or the array is not usable (no cells, negative guard or strides, no data).
+  int add(const BlockShape& shape, const BlockArray& array);
+  // The checks of add() on the shape alone, for the block that add() would append next.
+  void check_shape(const BlockShape& shape) const;
+  // Forgets every block (the arrays stay the code's).
+  void clear();
+
+  std::string source_name() const override { return "block list '" + name_ + "'"; }
+  int n_blocks() const noexcept override { return static_cast<int>(blocks_.size()); }
+  int n_vars() const noexcept override { return n_vars_; }
+  const BlockMeta& block(int id) const override;
+  const std::vector<Box>& tiles_of(int id) const override;
+  BlockView block_view(int id) const override;
+  bool is_leaf(int id) const override;
+  // The levels present, ascending.
+  std::vector<int> levels() const;
+
+ private:
+  struct Entry {
+    BlockMeta meta;
+    std::vector<Box> tiles;
+    BlockArray array;
+    bool leaf;
+  };
+  const Entry& entry(int id) const;
+  std::string name_;
+  int n_vars_;
+  std::vector<Entry> blocks_;
+};
+
+}  // namespace korch

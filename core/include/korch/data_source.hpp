@@ -1,0 +1,60 @@
+// DataSource: where the blocks of one execution cycle come from (docs/data-sources.md).
+//
+// The runtime never owns a physics code's data: a source tells it how many blocks there are, each
+// block's metadata (level, boxes, coordinates), how its interior is cut into tiles, and where its
+// cells live. korch::Grid is one source (a uniform grid that korch allocates); korch::BlockList is
+// another, whose blocks point into arrays that the physics code owns, in the code's own layout and
+// of any size. A code may also derive its own source from this class.
+//
+// A block's cells are seen through a BlockView indexed (var, i, j, k) with block-local indices that
+// count guard cells (the same indices as BlockMeta::interior and BlockMeta::stored); its strides say
+// how the code laid the array out, so no copy is made to present it.
+#pragma once
+
+#include <korch/block_meta.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+// One block's cells in its owner's layout: (var, i, j, k), block-local indices, any strides.
+using BlockView = Kokkos::View<double****, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+class DataSource {
+ public:
+  DataSource() noexcept;
+  // A copy is a different source: its items must not be mistaken for the original's.
+  DataSource(const DataSource&) noexcept;
+  DataSource& operator=(const DataSource&) noexcept;
+  virtual ~DataSource() = default;
+
+  // Names the source in error messages ("grid", "block list 'heat'").
+  virtual std::string source_name() const = 0;
+  virtual int n_blocks() const = 0;
+  virtual int n_vars() const = 0;
+  // Throws korch::Error naming the source when the block does not exist.
+  virtual const BlockMeta& block(int id) const = 0;
+  // The tiles of one block's interior (block-local boxes, at least one).
+  virtual const std::vector<Box>& tiles_of(int id) const = 0;
+  // The block's cells, guard cells included: extents (n_vars, stored extents).
+  virtual BlockView block_view(int id) const = 0;
+  // False for a block that a finer block covers (a source with levels); LeafBlocks skips it.
+  virtual bool is_leaf(int id) const;
+
+  // Changes whenever the blocks or their tiles change (and differs between any two sources alive
+  // at once): caches of a source's items compare it to know they are still valid.
+  std::uint64_t layout_stamp() const noexcept { return stamp_; }
+
+ protected:
+  // A source whose blocks change calls this after every change.
+  void new_layout() noexcept;
+
+ private:
+  std::uint64_t stamp_;
+};
+
+}  // namespace korch

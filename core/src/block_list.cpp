@@ -1,0 +1,87 @@
+#include <korch/block_list.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace korch {
+
+BlockList::BlockList(std::string name, int n_vars) : name_(std::move(name)), n_vars_(n_vars) {
+  if (n_vars < 1) throw Error::format("block list '{}': n_vars is {}: a block list needs at least one variable", name_, n_vars);
+}
+
+void BlockList::check_shape(const BlockShape& shape) const {
+  static const char* axis[3] = {"x", "y", "z"};
+  const int id = n_blocks();
+  for (int d = 0; d < 3; ++d) {
+    if (shape.cells[d] < 1)
+      throw Error::format("{}: block {} has {} cells in {}: every block needs at least one interior cell per direction",
+                          source_name(), id, shape.cells[d], axis[d]);
+    if (shape.guard[d] < 0)
+      throw Error::format("{}: block {} has {} guard cells in {}: use 0 or more", source_name(), id, shape.guard[d], axis[d]);
+    if (shape.tile_cells[d] < 0)
+      throw Error::format("{}: block {} has tile_cells {} in {}: use a positive tile size or 0 for the whole block",
+                          source_name(), id, shape.tile_cells[d], axis[d]);
+  }
+}
+
+int BlockList::add(const BlockShape& shape, const BlockArray& array) {
+  static const char* index_name[4] = {"var", "i", "j", "k"};
+  check_shape(shape);
+  const int id = n_blocks();
+  if (array.data == nullptr)
+    throw Error::format("{}: block {} has no data: give the address of its cell (var 0, i 0, j 0, k 0)", source_name(), id);
+  for (int r = 0; r < 4; ++r)
+    if (array.stride[static_cast<std::size_t>(r)] < 1)
+      throw Error::format("{}: block {} has stride {} along {}: strides count doubles and are at least 1", source_name(),
+                          id, array.stride[static_cast<std::size_t>(r)], index_name[r]);
+  Entry e;
+  e.meta.id = id;
+  e.meta.global_id = shape.global_id < 0 ? id : shape.global_id;
+  e.meta.level = shape.level;
+  e.meta.index = shape.index;
+  e.meta.lo_coord = shape.lo_coord;
+  e.meta.delta = shape.delta;
+  for (int d = 0; d < 3; ++d) {
+    e.meta.interior.lo[d] = shape.guard[d];
+    e.meta.interior.hi[d] = shape.guard[d] + shape.cells[d];
+    e.meta.stored.lo[d] = 0;
+    e.meta.stored.hi[d] = shape.cells[d] + 2 * shape.guard[d];
+  }
+  e.tiles = tile_interior(e.meta.interior, shape.tile_cells);
+  e.array = array;
+  e.leaf = shape.leaf;
+  blocks_.push_back(std::move(e));
+  new_layout();
+  return id;
+}
+
+void BlockList::clear() {
+  blocks_.clear();
+  new_layout();
+}
+
+const BlockList::Entry& BlockList::entry(int id) const {
+  if (id < 0 || id >= n_blocks())
+    throw Error::format("{}: block {} does not exist: the list has blocks 0..{}", source_name(), id, n_blocks() - 1);
+  return blocks_[static_cast<std::size_t>(id)];
+}
+
+const BlockMeta& BlockList::block(int id) const { return entry(id).meta; }
+const std::vector<Box>& BlockList::tiles_of(int id) const { return entry(id).tiles; }
+bool BlockList::is_leaf(int id) const { return entry(id).leaf; }
+
+BlockView BlockList::block_view(int id) const {
+  const auto& e = entry(id);
+  const auto n = [](int x) { return static_cast<std::size_t>(x); };
+  const auto s = [&](int r) { return static_cast<std::size_t>(e.array.stride[static_cast<std::size_t>(r)]); };
+  const auto& st = e.meta.stored;
+  return BlockView(e.array.data, Kokkos::LayoutStride(n(n_vars_), s(0), n(st.hi[0]), s(1), n(st.hi[1]), s(2), n(st.hi[2]), s(3)));
+}
+
+std::vector<int> BlockList::levels() const {
+  std::set<int> levels;
+  for (const auto& e : blocks_) levels.insert(e.meta.level);
+  return {levels.begin(), levels.end()};
+}
+
+}  // namespace korch

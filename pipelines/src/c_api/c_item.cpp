@@ -1,0 +1,60 @@
+#include "c_item.hpp"
+
+#include <korch/block.hpp>
+#include <korch/error.hpp>
+#include <korch/tile.hpp>
+
+namespace korch::c_api {
+
+namespace {
+thread_local std::string routine_message;
+
+// The item as the C API describes it: lo and hi inclusive, in the numbering where the block's
+// interior is 1..n (block-local index - guard + 1).
+korch_item describe(const DataSource& source, int block, int tile, const Box& box, const BlockView& view) {
+  const auto& m = source.block(block);
+  korch_item c{};
+  for (int r = 0; r < 4; ++r) c.stride[r] = static_cast<int64_t>(view.stride(r));
+  for (int d = 0; d < 3; ++d) {
+    c.delta[d] = m.delta[d];
+    c.lo_coord[d] = m.lo_coord[d];
+    c.cells[d] = m.interior.extent(d);
+    c.guard[d] = m.interior.lo[d] - m.stored.lo[d];
+    c.lo[d] = box.lo[d] - c.guard[d] + 1;
+    c.hi[d] = box.hi[d] - c.guard[d];
+  }
+  c.block = block;
+  c.tile = tile;
+  c.level = m.level;
+  c.n_vars = source.n_vars();
+  return c;
+}
+}  // namespace
+
+void set_routine_message(const char* message) { routine_message = message ? message : ""; }
+
+ActionRoutine routine(const std::string& name, korch_action_fn function, void* user) {
+  return ActionRoutine(name, [name, function, user](const ActionContext&, DataItem& item) {
+    korch_item c{};
+    BlockView view;
+    if (auto* t = dynamic_cast<Tile*>(&item)) {
+      view = t->view();
+      c = describe(t->source(), t->block_id(), t->tile_index(), t->box(), view);
+    } else if (auto* b = dynamic_cast<Block*>(&item)) {
+      view = b->view();
+      c = describe(b->source(), b->block_id(), -1, b->interior(), view);
+    } else {
+      throw Error::format("action '{}' is a C or Fortran routine, which runs on tiles and blocks, but it was given {}: "
+                          "choose a configuration whose team for '{}' takes tiles or blocks (e.g. cpu_only)",
+                          name, item.describe(), name);
+    }
+    routine_message.clear();
+    const int status = function(&c, view.data(), user);
+    if (status != 0) {
+      throw Error::format("action '{}' returned status {} on {}{}{}", name, status, item.describe(),
+                          routine_message.empty() ? "" : ": ", routine_message);
+    }
+  });
+}
+
+}  // namespace korch::c_api

@@ -1,0 +1,17 @@
+// The bridge between korch's items and a C or Fortran action routine (korch/korch_c.h).
+#pragma once
+
+#include <korch/action_routine.hpp>
+#include <korch/korch_c.h>
+
+#include <string>
+
+namespace korch::c_api {
+
+// An action routine that calls `function` with each tile or block it gets; a non-zero status
+// becomes a korch::Error naming the action, the status, the item and the routine's message.
+ActionRoutine routine(const std::string& name, korch_action_fn function, void* user);
+// Keeps the calling thread's routine message (korch_routine_message).
+void set_routine_message(const char* message);
+
+}  // namespace korch::c_api

@@ -1,0 +1,314 @@
+! The Fortran module `korch` over korch's C API (korch/korch_c.h, docs/c-api.md).
+!
+! Every function returns an integer status: korch_ok (0) or non-zero, with the reason in
+! korch_last_error(). A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
+! u(nx+2gx, ny+2gy, nvar)), contiguous and `target`, that must outlive the cycles that use it.
+! An action routine is a bind(c) function, reentrant (several team threads call it at once):
+!
+!   recursive integer(c_int) function step(item, u, user) bind(c)
+!     type(korch_item), intent(in) :: item
+!     real(c_double), intent(inout) :: u(1-item%guard(1):item%cells(1)+item%guard(1), &
+!                                        1-item%guard(2):item%cells(2)+item%guard(2), &
+!                                        1-item%guard(3):item%cells(3)+item%guard(3), item%n_vars)
+!     type(c_ptr), value :: user
+!     ! update u(item%lo(1):item%hi(1), item%lo(2):item%hi(2), item%lo(3):item%hi(3), :)
+!   end function
+module korch
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private
+
+  ! What a code needs from iso_c_binding to write action routines, so that `use korch` suffices.
+  public :: c_double, c_int, c_ptr, c_funloc, c_loc, c_null_ptr, c_f_pointer
+
+  integer, parameter, public :: korch_ok = 0
+  integer, parameter, public :: korch_all_blocks = 0, korch_leaf_blocks = 1, korch_level_blocks = 2
+
+  type, bind(c), public :: korch_item
+    integer(c_int64_t) :: stride(4)   ! (var, i, j, k) in doubles
+    real(c_double) :: delta(3)
+    real(c_double) :: lo_coord(3)
+    integer(c_int32_t) :: block       ! 0-based, in the order of korch_add_block
+    integer(c_int32_t) :: tile        ! 0-based; -1 for a whole block
+    integer(c_int32_t) :: level
+    integer(c_int32_t) :: n_vars
+    integer(c_int32_t) :: cells(3)
+    integer(c_int32_t) :: guard(3)
+    integer(c_int32_t) :: lo(3)       ! the cells to update, inclusive, interior numbered 1..n
+    integer(c_int32_t) :: hi(3)
+  end type
+
+  type, bind(c) :: c_options
+    integer(c_int32_t) :: n_teams, threads_per_team, n_helpers, helper_threads
+  end type
+
+  type, bind(c) :: c_block_shape
+    integer(c_int32_t) :: cells(3), guard(3), tile_cells(3)
+    integer(c_int32_t) :: level, leaf
+    real(c_double) :: lo_coord(3), delta(3)
+  end type
+
+  type, public :: korch_blocks
+    type(c_ptr) :: handle = c_null_ptr
+  end type
+  type, public :: korch_bundle
+    type(c_ptr) :: handle = c_null_ptr
+  end type
+  type, public :: korch_configuration
+    type(c_ptr) :: handle = c_null_ptr
+  end type
+
+  public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
+  public :: korch_bundle_create, korch_bundle_add, korch_bundle_destroy
+  public :: korch_configuration_builtin, korch_configuration_json, korch_configuration_destroy
+  public :: korch_execute, korch_last_error, korch_routine_message
+
+  interface korch_add_block
+    module procedure add_block_3d, add_block_2d
+  end interface
+
+  interface
+    integer(c_int) function c_initialize(options) bind(c, name="korch_initialize")
+      import :: c_int, c_options
+      type(c_options), intent(in) :: options
+    end function
+    integer(c_int) function c_finalize() bind(c, name="korch_finalize")
+      import :: c_int
+    end function
+    integer(c_int) function c_blocks_create(name, n_vars, out) bind(c, name="korch_blocks_create")
+      import :: c_int, c_char, c_int32_t, c_ptr
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t), value :: n_vars
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_blocks_add(blocks, shape, data, extent, order, id) bind(c, name="korch_blocks_add")
+      import :: c_int, c_ptr, c_block_shape, c_int64_t, c_int32_t
+      type(c_ptr), value :: blocks
+      type(c_block_shape), intent(in) :: shape
+      type(c_ptr), value :: data
+      integer(c_int64_t), intent(in) :: extent(4)
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(out) :: id
+    end function
+    integer(c_int) function c_blocks_destroy(blocks) bind(c, name="korch_blocks_destroy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: blocks
+    end function
+    integer(c_int) function c_bundle_create(name, out) bind(c, name="korch_bundle_create")
+      import :: c_int, c_char, c_ptr
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_bundle_add(bundle, action, routine, user) bind(c, name="korch_bundle_add")
+      import :: c_int, c_ptr, c_char, c_funptr
+      type(c_ptr), value :: bundle
+      character(kind=c_char), intent(in) :: action(*)
+      type(c_funptr), value :: routine
+      type(c_ptr), value :: user
+    end function
+    integer(c_int) function c_bundle_destroy(bundle) bind(c, name="korch_bundle_destroy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: bundle
+    end function
+    integer(c_int) function c_configuration_builtin(name, out) bind(c, name="korch_configuration_builtin")
+      import :: c_int, c_char, c_ptr
+      character(kind=c_char), intent(in) :: name(*)
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_configuration_json(json, out) bind(c, name="korch_configuration_json")
+      import :: c_int, c_char, c_ptr
+      character(kind=c_char), intent(in) :: json(*)
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_configuration_destroy(configuration) bind(c, name="korch_configuration_destroy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: configuration
+    end function
+    integer(c_int) function c_execute(bundle, configuration, blocks, iterator, level) bind(c, name="korch_execute")
+      import :: c_int, c_ptr, c_int32_t
+      type(c_ptr), value :: bundle, configuration, blocks
+      integer(c_int32_t), value :: iterator, level
+    end function
+    integer(c_size_t) function c_copy_last_error(buffer, capacity) bind(c, name="korch_copy_last_error")
+      import :: c_size_t, c_char
+      character(kind=c_char), intent(out) :: buffer(*)
+      integer(c_size_t), value :: capacity
+    end function
+    subroutine c_routine_message(message) bind(c, name="korch_routine_message")
+      import :: c_char
+      character(kind=c_char), intent(in) :: message(*)
+    end subroutine
+  end interface
+
+contains
+
+  function c_string(text) result(s)
+    character(len=*), intent(in) :: text
+    character(kind=c_char, len=len_trim(text) + 1) :: s
+    s = trim(text) // c_null_char
+  end function
+
+  ! Creates the runtime (initializing Kokkos unless the code did). Omitted sizes take korch's defaults.
+  integer function korch_initialize(n_teams, threads_per_team, n_helpers, helper_threads) result(status)
+    integer, intent(in), optional :: n_teams, threads_per_team, n_helpers, helper_threads
+    type(c_options) :: o
+    o = c_options(0, 0, 0, 0)
+    if (present(n_teams)) o%n_teams = n_teams
+    if (present(threads_per_team)) o%threads_per_team = threads_per_team
+    if (present(n_helpers)) o%n_helpers = n_helpers
+    if (present(helper_threads)) o%helper_threads = helper_threads
+    status = c_initialize(o)
+  end function
+
+  integer function korch_finalize() result(status)
+    status = c_finalize()
+  end function
+
+  integer function korch_blocks_create(name, n_vars, blocks) result(status)
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: n_vars
+    type(korch_blocks), intent(out) :: blocks
+    status = c_blocks_create(c_string(name), int(n_vars, c_int32_t), blocks%handle)
+  end function
+
+  integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id) result(status)
+    type(korch_blocks), intent(in) :: blocks
+    type(c_ptr), intent(in) :: data
+    integer(c_int64_t), intent(in) :: extent(4)
+    integer, intent(in) :: cells(3), guard(3)
+    integer, intent(in), optional :: level, tile_cells(3)
+    logical, intent(in), optional :: leaf
+    real(c_double), intent(in), optional :: lo_coord(3), delta(3)
+    integer, intent(out), optional :: id
+    type(c_block_shape) :: s
+    integer(c_int32_t) :: added
+    s%cells = cells
+    s%guard = guard
+    s%tile_cells = 0
+    if (present(tile_cells)) s%tile_cells = tile_cells
+    s%level = 0
+    if (present(level)) s%level = level
+    s%leaf = 1
+    if (present(leaf)) then
+      if (.not. leaf) s%leaf = 0
+    end if
+    s%lo_coord = 0
+    if (present(lo_coord)) s%lo_coord = lo_coord
+    s%delta = 1
+    if (present(delta)) s%delta = delta
+    added = -1
+    status = c_blocks_add(blocks%handle, s, data, extent, 0_c_int32_t, added)
+    if (present(id)) id = added
+  end function
+
+  ! A 3-D block u(nx+2gx, ny+2gy, nz+2gz, nvar); its shape is checked against cells, guard and nvar.
+  integer function add_block_3d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id) result(status)
+    type(korch_blocks), intent(in) :: blocks
+    real(c_double), intent(inout), target, contiguous :: u(:, :, :, :)
+    integer, intent(in) :: cells(3), guard(3)
+    integer, intent(in), optional :: level, tile_cells(3)
+    logical, intent(in), optional :: leaf
+    real(c_double), intent(in), optional :: lo_coord(3), delta(3)
+    integer, intent(out), optional :: id
+    status = add_block(blocks, c_loc(u), int(shape(u), c_int64_t), cells, guard, level, leaf, tile_cells, lo_coord, &
+                       delta, id)
+  end function
+
+  ! A 2-D block u(nx+2gx, ny+2gy, nvar): cells(3) and guard(3) must be 1 and 0.
+  integer function add_block_2d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id) result(status)
+    type(korch_blocks), intent(in) :: blocks
+    real(c_double), intent(inout), target, contiguous :: u(:, :, :)
+    integer, intent(in) :: cells(3), guard(3)
+    integer, intent(in), optional :: level, tile_cells(3)
+    logical, intent(in), optional :: leaf
+    real(c_double), intent(in), optional :: lo_coord(3), delta(3)
+    integer, intent(out), optional :: id
+    integer(c_int64_t) :: extent(4)
+    extent = [int(size(u, 1), c_int64_t), int(size(u, 2), c_int64_t), 1_c_int64_t, int(size(u, 3), c_int64_t)]
+    status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id)
+  end function
+
+  integer function korch_blocks_destroy(blocks) result(status)
+    type(korch_blocks), intent(inout) :: blocks
+    status = c_blocks_destroy(blocks%handle)
+    blocks%handle = c_null_ptr
+  end function
+
+  integer function korch_bundle_create(name, bundle) result(status)
+    character(len=*), intent(in) :: name
+    type(korch_bundle), intent(out) :: bundle
+    status = c_bundle_create(c_string(name), bundle%handle)
+  end function
+
+  ! routine: c_funloc of a bind(c) action routine; user: passed to every call (default c_null_ptr).
+  integer function korch_bundle_add(bundle, action, routine, user) result(status)
+    type(korch_bundle), intent(in) :: bundle
+    character(len=*), intent(in) :: action
+    type(c_funptr), value :: routine   ! by value: a constant c_funloc(...) needs no relocated copy
+    type(c_ptr), intent(in), optional :: user
+    type(c_ptr) :: u
+    u = c_null_ptr
+    if (present(user)) u = user
+    status = c_bundle_add(bundle%handle, c_string(action), routine, u)
+  end function
+
+  integer function korch_bundle_destroy(bundle) result(status)
+    type(korch_bundle), intent(inout) :: bundle
+    status = c_bundle_destroy(bundle%handle)
+    bundle%handle = c_null_ptr
+  end function
+
+  integer function korch_configuration_builtin(name, configuration) result(status)
+    character(len=*), intent(in) :: name
+    type(korch_configuration), intent(out) :: configuration
+    status = c_configuration_builtin(c_string(name), configuration%handle)
+  end function
+
+  integer function korch_configuration_json(json, configuration) result(status)
+    character(len=*), intent(in) :: json
+    type(korch_configuration), intent(out) :: configuration
+    status = c_configuration_json(c_string(json), configuration%handle)
+  end function
+
+  integer function korch_configuration_destroy(configuration) result(status)
+    type(korch_configuration), intent(inout) :: configuration
+    status = c_configuration_destroy(configuration%handle)
+    configuration%handle = c_null_ptr
+  end function
+
+  ! One cycle over the blocks that `iterator` picks (default korch_all_blocks; korch_level_blocks
+  ! with `level`).
+  integer function korch_execute(bundle, configuration, blocks, iterator, level) result(status)
+    type(korch_bundle), intent(in) :: bundle
+    type(korch_configuration), intent(in) :: configuration
+    type(korch_blocks), intent(in) :: blocks
+    integer, intent(in), optional :: iterator, level
+    integer(c_int32_t) :: it, lv
+    it = korch_all_blocks
+    if (present(iterator)) it = iterator
+    lv = 0
+    if (present(level)) lv = level
+    status = c_execute(bundle%handle, configuration%handle, blocks%handle, it, lv)
+  end function
+
+  ! The message of the calling thread's last failed call.
+  function korch_last_error() result(message)
+    character(len=:), allocatable :: message
+    character(kind=c_char) :: buffer(4096)
+    integer(c_size_t) :: n
+    integer :: i, m
+    n = c_copy_last_error(buffer, int(size(buffer), c_size_t))
+    m = int(min(n, int(size(buffer) - 1, c_size_t)))
+    allocate(character(len=m) :: message)
+    do i = 1, m
+      message(i:i) = buffer(i)
+    end do
+  end function
+
+  ! From inside an action routine: the reason it is about to return non-zero.
+  subroutine korch_routine_message(message)
+    character(len=*), intent(in) :: message
+    call c_routine_message(c_string(message))
+  end subroutine
+
+end module korch

@@ -1,0 +1,265 @@
+// The C API (korch/korch_c.h, docs/c-api.md). It sits above the whole library (it names the
+// built-in configurations), so it is built with the pipelines layer. Every entry point runs its body
+// through `guarded`, which turns any exception into a status and the thread's last error message.
+#include "c_item.hpp"
+
+#include <korch/block_iterators.hpp>
+#include <korch/block_list.hpp>
+#include <korch/bundle.hpp>
+#include <korch/configuration.hpp>
+#include <korch/configurations/builtin.hpp>
+#include <korch/error.hpp>
+#include <korch/korch_c.h>
+#include <korch/runtime.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+struct korch_blocks {
+  korch::BlockList list;
+};
+struct korch_bundle {
+  korch::Bundle bundle;
+};
+struct korch_configuration {
+  korch::Configuration configuration;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+struct Library {
+  std::mutex mutex;  // initialize / finalize
+  std::unique_ptr<korch::Runtime> runtime;
+  bool kokkos_ours = false;
+};
+Library& library() {
+  static Library l;
+  return l;
+}
+
+template <class Body>
+int guarded(const char* function, Body&& body) noexcept {
+  try {
+    body();
+    return KORCH_OK;
+  } catch (const korch::Error& e) {
+    last_error = std::string(function) + ": " + e.what();
+    return KORCH_ERROR;
+  } catch (const std::exception& e) {
+    last_error = std::string(function) + ": unexpected error: " + e.what();
+    return KORCH_ERROR_INTERNAL;
+  } catch (...) {
+    last_error = std::string(function) + ": unexpected error of unknown type";
+    return KORCH_ERROR_INTERNAL;
+  }
+}
+
+template <class T>
+T& require(T* handle, const char* what, const char* how) {
+  if (handle == nullptr) throw korch::Error::format("{} is NULL: {}", what, how);
+  return *handle;
+}
+
+std::string require_text(const char* text, const char* what) {
+  if (text == nullptr) throw korch::Error::format("{} is NULL: give a NUL-terminated string", what);
+  return text;
+}
+
+korch::Runtime& runtime() {
+  auto& l = library();
+  if (!l.runtime) throw korch::Error("korch is not initialized: call korch_initialize first");
+  return *l.runtime;
+}
+
+// The array strides of a block in `order`, after checking the declared extent against the shape.
+korch::BlockArray block_array(const korch::BlockList& list, const korch_block_shape& s, double* data,
+                              const int64_t extent[4], int32_t order) {
+  if (data == nullptr) throw korch::Error::format("{}: the block's data is NULL: pass the block's array", list.source_name());
+  if (extent == nullptr) throw korch::Error::format("{}: extent is NULL: pass the array's shape", list.source_name());
+  if (order != KORCH_FORTRAN_ORDER && order != KORCH_C_ORDER)
+    throw korch::Error::format("{}: order is {}: use KORCH_FORTRAN_ORDER ({}) or KORCH_C_ORDER ({})", list.source_name(),
+                               order, static_cast<int>(KORCH_FORTRAN_ORDER), static_cast<int>(KORCH_C_ORDER));
+  const int64_t want[3] = {int64_t{s.cells[0]} + 2 * s.guard[0], int64_t{s.cells[1]} + 2 * s.guard[1],
+                           int64_t{s.cells[2]} + 2 * s.guard[2]};
+  const bool fortran = order == KORCH_FORTRAN_ORDER;
+  // Fortran: (i, j, k, var); C: (var, i, j, k).
+  const int64_t expected[4] = {fortran ? want[0] : list.n_vars(), fortran ? want[1] : want[0],
+                               fortran ? want[2] : want[1], fortran ? list.n_vars() : want[2]};
+  if (!std::equal(expected, expected + 4, extent))
+    throw korch::Error::format(
+        "{}: block {} is an array of shape ({}, {}, {}, {}) but its shape says ({}, {}, {}, {}) ({}: cells {} x {} x {} "
+        "with {} x {} x {} guard cells per side and {} variables)",
+        list.source_name(), list.n_blocks(), extent[0], extent[1], extent[2], extent[3], expected[0], expected[1],
+        expected[2], expected[3], fortran ? "i, j, k, var" : "var, i, j, k", s.cells[0], s.cells[1], s.cells[2],
+        s.guard[0], s.guard[1], s.guard[2], list.n_vars());
+  korch::BlockArray a;
+  a.data = data;
+  if (fortran) {
+    a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]), 1, static_cast<std::ptrdiff_t>(want[0]),
+                static_cast<std::ptrdiff_t>(want[0] * want[1])};
+  } else {
+    a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]), static_cast<std::ptrdiff_t>(want[1] * want[2]),
+                static_cast<std::ptrdiff_t>(want[2]), 1};
+  }
+  return a;
+}
+
+}  // namespace
+
+extern "C" {
+
+int korch_initialize(const korch_options* options) {
+  return guarded("korch_initialize", [&] {
+    auto& l = library();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    if (l.runtime) throw korch::Error("korch is already initialized: call korch_finalize before initializing again");
+    korch::RuntimeOptions o;
+    if (options) {
+      const int32_t fields[4] = {options->n_teams, options->threads_per_team, options->n_helpers, options->helper_threads};
+      static const char* names[4] = {"n_teams", "threads_per_team", "n_helpers", "helper_threads"};
+      for (int f = 0; f < 4; ++f)
+        if (fields[f] < 0) throw korch::Error::format("options.{} is {}: use 0 (the default) or more", names[f], fields[f]);
+      if (options->n_teams > 0) o.n_teams = static_cast<unsigned>(options->n_teams);
+      if (options->threads_per_team > 0) o.threads_per_team = static_cast<unsigned>(options->threads_per_team);
+      if (options->n_helpers > 0) o.n_helpers = static_cast<unsigned>(options->n_helpers);
+      if (options->helper_threads > 0) o.helper_threads = static_cast<unsigned>(options->helper_threads);
+    }
+    if (!Kokkos::is_initialized()) {
+      Kokkos::initialize();
+      l.kokkos_ours = true;
+    }
+    l.runtime = std::make_unique<korch::Runtime>(o);
+  });
+}
+
+int korch_finalize(void) {
+  return guarded("korch_finalize", [&] {
+    auto& l = library();
+    std::lock_guard<std::mutex> lock(l.mutex);
+    if (!l.runtime) throw korch::Error("korch is not initialized: nothing to finalize");
+    l.runtime.reset();
+    if (l.kokkos_ours) {
+      Kokkos::finalize();
+      l.kokkos_ours = false;
+    }
+  });
+}
+
+int korch_blocks_create(const char* name, int32_t n_vars, korch_blocks** out) {
+  return guarded("korch_blocks_create", [&] {
+    require(out, "out", "pass the address of a korch_blocks pointer");
+    *out = nullptr;
+    *out = new korch_blocks{korch::BlockList(require_text(name, "name"), n_vars)};
+  });
+}
+
+int korch_blocks_add(korch_blocks* blocks, const korch_block_shape* shape, double* data, const int64_t extent[4],
+                     int32_t order, int32_t* id) {
+  return guarded("korch_blocks_add", [&] {
+    auto& list = require(blocks, "blocks", "create them with korch_blocks_create").list;
+    const auto& s = require(shape, "shape", "describe the block in a korch_block_shape");
+    korch::BlockShape k;
+    for (int d = 0; d < 3; ++d) {
+      k.cells[d] = s.cells[d];
+      k.guard[d] = s.guard[d];
+      k.tile_cells[d] = s.tile_cells[d];
+      k.lo_coord[d] = s.lo_coord[d];
+      k.delta[d] = s.delta[d];
+    }
+    k.level = s.level;
+    k.leaf = s.leaf != 0;
+    list.check_shape(k);  // the shape's own fields first (their errors name them), then the array
+    const int added = list.add(k, block_array(list, s, data, extent, order));
+    if (id) *id = added;
+  });
+}
+
+int korch_blocks_destroy(korch_blocks* blocks) {
+  return guarded("korch_blocks_destroy", [&] { delete blocks; });
+}
+
+int korch_bundle_create(const char* name, korch_bundle** out) {
+  return guarded("korch_bundle_create", [&] {
+    require(out, "out", "pass the address of a korch_bundle pointer");
+    *out = nullptr;
+    *out = new korch_bundle{korch::Bundle(require_text(name, "name"))};
+  });
+}
+
+int korch_bundle_add(korch_bundle* bundle, const char* action, korch_action_fn routine, void* user) {
+  return guarded("korch_bundle_add", [&] {
+    auto& b = require(bundle, "bundle", "create it with korch_bundle_create").bundle;
+    const std::string name = require_text(action, "action");
+    if (routine == nullptr) throw korch::Error::format("routine of action '{}' is NULL: pass the routine's address", name);
+    b.add(korch::c_api::routine(name, routine, user));
+  });
+}
+
+int korch_bundle_destroy(korch_bundle* bundle) {
+  return guarded("korch_bundle_destroy", [&] { delete bundle; });
+}
+
+int korch_configuration_builtin(const char* name, korch_configuration** out) {
+  return guarded("korch_configuration_builtin", [&] {
+    require(out, "out", "pass the address of a korch_configuration pointer");
+    *out = nullptr;
+    *out = new korch_configuration{korch::configurations::get(require_text(name, "name"))};
+  });
+}
+
+int korch_configuration_json(const char* json, korch_configuration** out) {
+  return guarded("korch_configuration_json", [&] {
+    require(out, "out", "pass the address of a korch_configuration pointer");
+    *out = nullptr;
+    *out = new korch_configuration{korch::Configuration::from_json(require_text(json, "json"))};
+  });
+}
+
+int korch_configuration_destroy(korch_configuration* configuration) {
+  return guarded("korch_configuration_destroy", [&] { delete configuration; });
+}
+
+int korch_execute(const korch_bundle* bundle, const korch_configuration* configuration, korch_blocks* blocks,
+                  int32_t iterator, int32_t level) {
+  return guarded("korch_execute", [&] {
+    const auto& b = require(bundle, "bundle", "create it with korch_bundle_create").bundle;
+    const auto& c = require(configuration, "configuration", "create it with korch_configuration_builtin or _json").configuration;
+    auto& list = require(blocks, "blocks", "create them with korch_blocks_create").list;
+    korch::AllBlocks all;
+    korch::LeafBlocks leaves;
+    korch::LevelBlocks one_level(level);
+    korch::BlockIterator* order = nullptr;
+    switch (iterator) {
+      case KORCH_ALL_BLOCKS: order = &all; break;
+      case KORCH_LEAF_BLOCKS: order = &leaves; break;
+      case KORCH_LEVEL_BLOCKS: order = &one_level; break;
+      default:
+        throw korch::Error::format("iterator is {}: use KORCH_ALL_BLOCKS ({}), KORCH_LEAF_BLOCKS ({}) or KORCH_LEVEL_BLOCKS ({})",
+                                   iterator, static_cast<int>(KORCH_ALL_BLOCKS), static_cast<int>(KORCH_LEAF_BLOCKS),
+                                   static_cast<int>(KORCH_LEVEL_BLOCKS));
+    }
+    runtime().execute(b, c, list, order);
+  });
+}
+
+const char* korch_last_error(void) { return last_error.c_str(); }
+
+size_t korch_copy_last_error(char* buffer, size_t capacity) {
+  if (buffer != nullptr && capacity > 0) {
+    const size_t n = std::min(capacity - 1, last_error.size());
+    std::memcpy(buffer, last_error.data(), n);
+    buffer[n] = '\0';
+  }
+  return last_error.size();
+}
+
+void korch_routine_message(const char* message) { korch::c_api::set_routine_message(message); }
+
+}  // extern "C"
