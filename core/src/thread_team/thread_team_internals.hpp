@@ -109,6 +109,7 @@ struct ThreadTeam::Worker {
   std::atomic<int> signal{none};
   bool sleeping = false;  // in cv.wait (guarded by the team mutex)
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
+  bool poll_when_woken = false;  // woken with no event, to poll for the next one (team mutex)
   std::condition_variable cv;
   ThreadSpaces spaces;
   std::thread thread;

@@ -19,26 +19,31 @@ using detail::message_of;
 // ---------------------------------------------------------------------------------------------
 // Team threads
 
+// Waits for the thread's signal: polls it first (spin > 0), then sleeps. A thread woken to poll
+// for the next cycle (Worker::poll_when_woken, see wake_all_waiting) polls again; one whose event
+// was taken back sleeps on at once (polling would only take a core from the threads that work).
 void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
-  if (w.signal.load(std::memory_order_relaxed) != Worker::none) return;
   if (options_.spin.count() == 0) {
     sleep_until_signalled(w, lk);
     return;
   }
-  lk.unlock();
-  detail::PollClock::time_point poll_ended{};
-  const detail::PollResult poll = detail::poll_until(
-      w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
-  lock_briefly_spinning(lk);
-  // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
-  // standing in): only the signal under the mutex counts.
-  const bool slept = sleep_until_signalled(w, lk);
-  w.spin_budget = detail::next_spin_budget(
-      w.spin_budget, options_.spin, poll,
-      slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
-                                                  : std::chrono::nanoseconds(0));
+  while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
+    lk.unlock();
+    detail::PollClock::time_point poll_ended{};
+    const detail::PollResult poll = detail::poll_until(
+        w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
+    lock_briefly_spinning(lk);
+    // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
+    // standing in): only the signal under the mutex counts.
+    const bool slept = sleep_until_signalled(w, lk);
+    w.spin_budget = detail::next_spin_budget(
+        w.spin_budget, options_.spin, poll,
+        slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
+                                                    : std::chrono::nanoseconds(0));
+  }
 }
 
+// Sleeps until the thread has a signal, or is woken to poll. Returns whether it slept.
 bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
   bool slept = false;
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
@@ -50,6 +55,7 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
       w.waking = false;
       detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
       count_threads(&CycleReport::wakeups, 1);
+      if (std::exchange(w.poll_when_woken, false)) break;
     }
   }
   return slept;

@@ -77,6 +77,9 @@ void ThreadTeam::receive_activations_in_place() {
 // (also for one whose transitionThread is still in flight) and it sleeps on. Not when going Idle
 // does more: with a thread subscriber (the thread is forwarded) or an end-of-cycle step (the last
 // computing thread runs it).
+// A team that polls (spin > 0) still has one of them woken, unless one is waking anyway: the cycle
+// does not wait for it, but it then polls for the next cycle's activation, which back-to-back short
+// cycles need to run in parallel at all (docs/thread-team.md, "Waking for items").
 void ThreadTeam::wake_all_waiting(WakeList& wake) {
   const bool in_place = thread_subscriber_ == nullptr && !routine_.has_end_of_cycle();
   for (Worker* w : waiting_parked_) {
@@ -89,13 +92,20 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
     if (w->sleeping) wake.add(w);
   }
   waiting_parked_.clear();
-  if (!in_place || transitions_in_flight_ == 0) return;
-  for (auto& w : workers_) {
-    if (w->sleeping && w->signal.load(std::memory_order_relaxed) == Worker::transition) {
-      w->signal.store(Worker::none, std::memory_order_relaxed);  // if notified, it finds none and sleeps on
-      --transitions_in_flight_;
-      asleep_waiting_.push_back(w.get());
+  if (!in_place) return;
+  if (transitions_in_flight_ > 0) {
+    for (auto& w : workers_) {
+      if (w->sleeping && w->signal.load(std::memory_order_relaxed) == Worker::transition) {
+        w->signal.store(Worker::none, std::memory_order_relaxed);  // if notified, it finds none and parks again
+        --transitions_in_flight_;
+        asleep_waiting_.push_back(w.get());
+      }
     }
+  }
+  if (options_.spin.count() > 0 && !asleep_waiting_.empty() &&
+      std::none_of(asleep_waiting_.begin(), asleep_waiting_.end(), [](const Worker* w) { return w->waking; })) {
+    asleep_waiting_.front()->poll_when_woken = true;
+    wake.add(asleep_waiting_.front());
   }
 }
 
