@@ -93,11 +93,15 @@ void validate(const Options& o) {
   if (o.conduction < 0) throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
   if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
   if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
-  if (o.inject_failure >= 0 && o.inject_failure >= (o.dim == 3 ? o.blocks * o.blocks * o.blocks : o.blocks * o.blocks))
-    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{}", o.inject_failure,
-                        (o.dim == 3 ? o.blocks * o.blocks * o.blocks : o.blocks * o.blocks) - 1);
-  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks * o.cells_per_block % 2 != 0)
-    throw Error("problem sedov needs an even number of cells per direction");
+  // The block count in long double: --blocks may be as large as an int holds, its cube is not.
+  const long double blocks = count(o).blocks;
+  if (o.inject_failure >= 0 && o.inject_failure >= blocks)
+    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{:.0f}", o.inject_failure,
+                        static_cast<double>(blocks - 1));
+  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks % 2 != 0 && o.cells_per_block % 2 != 0)
+    throw Error::format("options --problem sedov and --boundary periodic need an even number of cells per direction, "
+                        "not --blocks {} x --cells-per-block {}: make one of them even",
+                        o.blocks, o.cells_per_block);
 }
 
 void add_options(CLI::App& app, Options& o) {
@@ -153,17 +157,17 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--host-parallel", o.host_parallel,
                "the first step's CFL reduction on OpenMP instead of Serial (later steps take their dt from the cycle)");
   app.add_flag("--quiet", o.quiet, "no progress bar");
-  app.add_option("--checkpoint-every", o.checkpoint_every,
-                 "write OUT/checkpoint.bin every N steps (and on SIGINT or SIGTERM); 0: only on those signals")
-      ->check(CLI::NonNegativeNumber);
+  add_integer(app, "--checkpoint-every", o.checkpoint_every,
+              "write OUT/checkpoint.bin every N steps (and on SIGINT or SIGTERM); 0: only on those signals", 0);
   app.add_option("--restart", o.restart,
                  "continue the run saved in this checkpoint file (same problem and grid; --steps and --tmax count "
                  "from step 0)")
       ->type_name("FILE");
-  app.add_option("--inject-failure", o.inject_failure,
-                 "make the hydro action throw on this global block id at the first step (to see how a failure "
-                 "stops every rank)")
-      ->check(CLI::NonNegativeNumber);
+  add_integer(app, "--inject-failure", o.inject_failure,
+              "make the hydro action throw on global block N at the first step (to see how a failure stops every "
+              "rank; default: none)",
+              0)
+      ->default_str("");
 }
 
 void check_options(const CLI::App& app, const Options& o) {
