@@ -300,3 +300,21 @@ TEST_CASE("Plan files: a bad plan names the step and field; a plan of another op
   CHECK(contains(error_of([&] { plan::Executor(other, bodies_of(other), {}).run(plan::Plan::from_json(text), runtime, grid); }),
                  "action 'A' is not an action of operation 'other'"));
 }
+
+TEST_CASE("Plan files: a bad configuration or an undeclared stage action inside a bundle names the step and field") {
+  const auto op = plan::Operation::from_json(running_example);
+  const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  // The configuration's own message follows the plan's step and field.
+  const std::string configuration = error_of([&] { plan::Plan::from_json(with("\"action\": \"", "\"act\": \"")); });
+  CHECK(contains(configuration, "plan 'running_example': step 0: field bundle.configuration: configuration '"));
+  // The first "name": "A" is the declaration's (actions come first): its stage then names an undeclared action.
+  const std::string undeclared = error_of([&] { plan::Plan::from_json(with("\"name\": \"A\"", "\"name\": \"A2\"")); });
+  CHECK(contains(undeclared, "plan 'running_example': step 0: field bundle.pipelines["));
+  CHECK(contains(undeclared, "action 'A' is not declared in field actions"));
+}
