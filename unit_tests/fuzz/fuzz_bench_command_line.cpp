@@ -1,0 +1,98 @@
+// Fuzz target: the benchmark programs' command lines (bench/bench_command_lines.hpp), parsed as
+// each program parses them but without running the benchmark. Input: the program's name on the
+// first line, then one argument per line. Rules checked: a parse either lets the program run or
+// ends in --help (0) or a usage error (2) whose one message starts with the program's name; never
+// another exception. korch-bench-task_bench's checks after the parse throw only cli::UsageError,
+// whose message starts with the option it names ("--").
+#include "bench_command_lines.hpp"
+
+#include <korch/cli/program.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void broken(const char* rule, const std::string& detail) {
+  std::fprintf(stderr, "rule broken: %s\n%.2000s\n", rule, detail.c_str());
+  std::abort();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+// Returns whether the program should run.
+bool parses(korch::cli::Program& program, std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto outcome = program.parse_quietly(static_cast<int>(args.size()), argv.data());
+  if (!outcome) return true;
+  if (outcome->exit_code != korch::cli::exit_success && outcome->exit_code != korch::cli::exit_usage)
+    broken("a parse ends in help (0) or a usage error (2)", outcome->text);
+  if (outcome->exit_code == korch::cli::exit_usage && outcome->text.rfind(program.name() + ": ", 0) != 0)
+    broken("a usage error starts with the program's name", outcome->text);
+  return false;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::string> args = lines_of(std::string(reinterpret_cast<const char*>(data), size));
+  if (args.empty()) return 0;
+  namespace bench = korch::bench;
+  // Each program's arguments bound to its own variables, as its main binds them. tbb is left out
+  // of the drivers built in, so that naming it is a usage error as in a build without oneTBB.
+  const std::vector<std::string> built = {"korch", "korch_pool", "openmp"};
+  bench::DataflowBenchArgs dataflow;
+  bench::HydroBenchArgs hydro;
+  bench::MeshBenchArgs mesh;
+  bench::RuntimeBenchArgs runtime;
+  bench::SoakBenchArgs soak;
+  bench::StreamsBenchArgs streams;
+  bench::ThreadTeamBenchArgs thread_team;
+  bench::TaskBenchArgs task_bench;
+  const std::vector<std::function<std::unique_ptr<korch::cli::Program>()>> programs = {
+      [&] { return bench::dataflow_bench_command_line(dataflow); },
+      [&] { return bench::hydro_bench_command_line(hydro); },
+      [&] { return bench::mesh_bench_command_line(mesh); },
+      [&] { return bench::runtime_bench_command_line(runtime); },
+      [&] { return bench::soak_bench_command_line(soak); },
+      [&] { return bench::streams_bench_command_line(streams); },
+      [&] { return bench::thread_team_bench_command_line(thread_team); },
+      [&] { return bench::task_bench_command_line(task_bench, built); },
+  };
+  std::unique_ptr<korch::cli::Program> program;
+  for (const auto& make : programs) {
+    auto candidate = make();
+    if (candidate->name() == args[0]) program = std::move(candidate);
+  }
+  // An unknown name picks a program by its first byte, so mutated names still reach a parser.
+  if (!program) program = programs[args[0].empty() ? 0 : static_cast<unsigned char>(args[0][0]) % programs.size()]();
+  if (!parses(*program, args) || program->name() != "korch-bench-task_bench") return 0;
+  try {
+    bench::complete_task_bench_args(*program, task_bench, built);
+  } catch (const korch::cli::UsageError& e) {
+    if (std::string(e.what()).rfind("--", 0) != 0) broken("a usage error names the option first", e.what());
+    return 0;
+  } catch (const std::exception& e) {
+    broken("only cli::UsageError escapes from complete_task_bench_args", e.what());
+  }
+  if (task_bench.patterns.empty() || task_bench.drivers.empty() || task_bench.min_iterations > task_bench.max_iterations ||
+      task_bench.width * task_bench.steps > bench::task_bench_max_tasks)
+    broken("accepted Task Bench arguments run at least one graph of at most task_bench_max_tasks tasks", "");
+  return 0;
+}
