@@ -5,6 +5,7 @@
 // another exception. korch-bench-task_bench's checks after the parse throw only cli::UsageError,
 // whose message starts with the option it names ("--").
 #include "bench_command_lines.hpp"
+#include "fuzz_support.hpp"
 
 #include <korch/cli/program.hpp>
 
@@ -18,37 +19,9 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-[[noreturn]] void broken(const char* rule, const std::string& detail) {
-  std::fprintf(stderr, "rule broken: %s\n%.2000s\n", rule, detail.c_str());
-  std::abort();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
-    lines.push_back(text.substr(start, end - start));
-  if (start < text.size()) lines.push_back(text.substr(start));
-  return lines;
-}
-
-// Returns whether the program should run.
-bool parses(korch::cli::Program& program, std::vector<std::string> args) {
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const auto outcome = program.parse_quietly(static_cast<int>(args.size()), argv.data());
-  if (!outcome) return true;
-  if (outcome->exit_code != korch::cli::exit_success && outcome->exit_code != korch::cli::exit_usage)
-    broken("a parse ends in help (0) or a usage error (2)", outcome->text);
-  if (outcome->exit_code == korch::cli::exit_usage && outcome->text.rfind(program.name() + ": ", 0) != 0)
-    broken("a usage error starts with the program's name", outcome->text);
-  return false;
-}
-
-}  // namespace
+using korch::fuzz::broken;
+using korch::fuzz::lines_of;
+using korch::fuzz::parses;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args = lines_of(std::string(reinterpret_cast<const char*>(data), size));

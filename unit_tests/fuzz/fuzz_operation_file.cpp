@@ -3,6 +3,8 @@
 // whose message starts with "operation" (the errors name the operation, step, action and field);
 // an accepted operation reads back from its own to_json() unchanged; its kernel graph and plan are
 // built without any other exception, and the plan reads back from its own to_json() unchanged.
+#include "fuzz_support.hpp"
+
 #include <korch/error.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/operation.hpp>
@@ -16,12 +18,9 @@
 #include <exception>
 #include <string>
 
-namespace {
+using korch::fuzz::broken;
 
-[[noreturn]] void broken(const char* rule, const std::string& detail) {
-  std::fprintf(stderr, "rule broken: %s\n%.2000s\n", rule, detail.c_str());
-  std::abort();
-}
+namespace {
 
 void plan_on(const korch::plan::KernelGraph& graph, unsigned teams, bool devices, bool fusion) {
   korch::plan::SchedulerOptions options;

@@ -2,6 +2,8 @@
 // that korch-plan wrote or a person edited. Rules checked: a bad file throws only korch::Error,
 // whose message starts with "plan" (the errors name the step and field); an accepted plan reads
 // back from its own to_json() unchanged.
+#include "fuzz_support.hpp"
+
 #include <korch/error.hpp>
 #include <korch/plan/plan.hpp>
 
@@ -12,14 +14,7 @@
 #include <exception>
 #include <string>
 
-namespace {
-
-[[noreturn]] void broken(const char* rule, const std::string& detail) {
-  std::fprintf(stderr, "rule broken: %s\n%.2000s\n", rule, detail.c_str());
-  std::abort();
-}
-
-}  // namespace
+using korch::fuzz::broken;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
