@@ -4,6 +4,7 @@
 // (scan) between stages - both measured in this run. Never asserts on time.
 //
 //   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]  (--help)
+#include "bench_command_lines.hpp"
 #include <korch/dataflow.hpp>
 #include "record_nodes.hpp"
 #include <korch/cli/program.hpp>
@@ -81,10 +82,7 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-struct Args {
-  long long items = 4194304;
-  int width = 64, repeats = 5;
-};
+using Args = korch::bench::DataflowBenchArgs;
 
 int run(const Args& args) {
   {
@@ -206,13 +204,9 @@ int run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-bench-dataflow",
-                              "a filter chain and an expander as dataflow pipelines against stage-at-a-time\n"
-                              "kernels, measured in the same run (items/s, ratios, lane utilization).");
   Args args;
-  korch::cli::add_integer(program.app(), "items", args.items, "input items", 1, 1LL << 30);
-  korch::cli::add_integer(program.app(), "width", args.width, "vector width, items per run", 1, 1024);
-  korch::cli::add_integer(program.app(), "repeats", args.repeats, "repetitions; the best is kept", 1);
+  const auto command_line = korch::bench::dataflow_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

@@ -11,6 +11,7 @@
 // On the openmp build the plain loop runs on OpenMP with OMP_NUM_THREADS threads: give it the
 // same number as `threads` (the runtime's team threads) for a fair ratio. The device and split
 // configurations on a host-only build move packets between two host allocations (copy costs).
+#include "bench_command_lines.hpp"
 #include "simulation.hpp"
 #include "bench_timing.hpp"
 
@@ -118,10 +119,7 @@ double stream_triad(std::size_t n, int reps) {
 }
 
 
-struct Args {
-  unsigned threads = 2;
-  int cells = 64, blocks = 4, steps = 10, dim = 2;
-};
+using Args = korch::bench::HydroBenchArgs;
 
 int run(const Args& args) {
   {
@@ -223,17 +221,9 @@ int run(const Args& args) {
 int main(int argc, char** argv) {
   // KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.
   korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_HYDRO_ACTIVE_OMP");
-  korch::cli::Program program("korch-bench-hydro",
-                              "the hydro step on every runtime configuration against a plain Kokkos loop over\n"
-                              "the same per-block kernel, and against a STREAM triad, measured in the same run.");
   Args args;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "threads", args.threads, "team threads", 1, 64);
-  korch::cli::add_integer(app, "cells_per_block", args.cells, "interior cells per block and direction", 2, 4096);
-  korch::cli::add_integer(app, "blocks", args.blocks, "blocks per direction", 1, 4096);
-  korch::cli::add_integer(app, "steps", args.steps, "steps; the median is kept", 1);
-  korch::cli::add_integer(app, "dim", args.dim, "dimensions: 2 or 3", 2, 3);
-  program.add_note("KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
+  const auto command_line = korch::bench::hydro_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

@@ -7,6 +7,7 @@
 //   message     korch MessageExecutor (the message protocol, docs/mesh.md), with messages per iteration
 // Prints times and ratios; asserts nothing about time.
 //   korch-bench-mesh [--ni N] [--nj N] [--iterations N] [--rounds N] [--md-iterations N] [--threads N]
+#include "bench_command_lines.hpp"
 #include <korch/mesh.hpp>
 #include "airfoil.hpp"
 #include <korch/cli/program.hpp>
@@ -158,10 +159,7 @@ double seconds_per(const std::function<double()>& iterate, int n, double& last_r
 }
 
 
-struct Args {
-  int ni = 400, nj = 250, iterations = 5, rounds = 5, md_iterations = 1;
-  unsigned threads = 2;
-};
+using Args = korch::bench::MeshBenchArgs;
 
 int run(const Args& args) {
   {
@@ -234,17 +232,9 @@ int run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-bench-mesh",
-                              "time per airfoil iteration on a generated O-grid: hand-written loops, hand-written\n"
-                              "Kokkos and korch's sequential, direct and message-driven executors, same run.");
   Args args;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "--ni", args.ni, "cells around the profile", 8, 1 << 20);
-  korch::cli::add_integer(app, "--nj", args.nj, "cells outwards", 2, 1 << 20);
-  korch::cli::add_integer(app, "--iterations", args.iterations, "iterations per round", 1);
-  korch::cli::add_integer(app, "--rounds", args.rounds, "rounds; the best is kept", 1);
-  korch::cli::add_integer(app, "--md-iterations", args.md_iterations, "iterations per round of the message-driven executor", 1);
-  korch::cli::add_integer(app, "--threads", args.threads, "threads of the message-driven executor", 1, 1024);
+  const auto command_line = korch::bench::mesh_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

@@ -7,6 +7,7 @@
 // Kokkos kernel on the action's Serial instance, which adds Kokkos' dispatch per tile.
 //
 //   korch-bench-runtime [threads] [repetitions]
+#include "bench_command_lines.hpp"
 #include <korch/backend/passive_openmp.hpp>
 #include <korch/cli/program.hpp>
 #include <korch/block.hpp>
@@ -70,10 +71,7 @@ void update_tile_kernel(const Space& space, const korch::Tile& tile, const Updat
 }
 
 
-struct Args {
-  unsigned threads = 0;  // 0: the host space's concurrency
-  int reps = 21;
-};
+using Args = korch::bench::RuntimeBenchArgs;
 
 int run(const Args& args) {
   {
@@ -198,15 +196,9 @@ int main(int argc, char** argv) {
   // The plain loop is an OpenMP region right before each runtime cycle: without this its idle
   // workers would spin on the team threads' cores (KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 to see that).
   korch::prefer_passive_openmp_wait(argv, "KORCH_BENCH_RUNTIME_ACTIVE_OMP");
-  korch::cli::Program program("korch-bench-runtime",
-                              "the cpu_only configuration over 16^3 tiles against a plain Kokkos loop and bare\n"
-                              "std::threads running the same per-tile code, measured in the same run.");
   Args args;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "threads", args.threads, "team threads (default: the host space's concurrency)", 1, 64)
-      ->default_str("");
-  korch::cli::add_integer(app, "repetitions", args.reps, "interleaved repetitions; the median is kept", 1);
-  program.add_note("KORCH_BENCH_RUNTIME_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
+  const auto command_line = korch::bench::runtime_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

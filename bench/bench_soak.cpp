@@ -12,6 +12,7 @@
 // when an item outlives the teams destroyed around it; it is duplicated when a team runs it twice.
 //
 //   korch-bench-soak [cycles=1000000] [--seed N]
+#include "bench_command_lines.hpp"
 #include <korch/cli/program.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
@@ -272,10 +273,7 @@ void runtime_cycle(Rng& rng, Runtime& rt, Tally& tally) {
   }
 }
 
-struct Args {
-  std::uint64_t cycles = 1000000;
-  std::uint64_t seed = 424242;
-};
+using Args = korch::bench::SoakBenchArgs;
 
 int run(const Args& args) {
   Rng rng(args.seed);
@@ -322,15 +320,9 @@ int run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-bench-soak",
-                              "random thread-team rounds and runtime cycles with injected faults and teams\n"
-                              "destroyed mid-cycle; prints items lost and duplicated (both must be 0) and\n"
-                              "cycles per second.");
   Args args;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "cycles", args.cycles, "cycles to run", 1);
-  korch::cli::add_integer(app, "--seed", args.seed, "random seed", 0);
-  program.add_note("Exit status 1 also when an item was lost or duplicated.");
+  const auto command_line = korch::bench::soak_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

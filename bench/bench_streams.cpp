@@ -7,6 +7,7 @@
 //
 //   korch-bench-streams [frames] [threads] [queue capacity] [commit queue capacity] [reps]
 //   KORCH_BENCH_STREAMS_IDLE_SPIN_US=N   the schedulers' idle_spin in microseconds (-1: never sleep)
+#include "bench_command_lines.hpp"
 #include <korch/streams.hpp>
 #include "baseband.hpp"
 #include <korch/cli/program.hpp>
@@ -51,12 +52,7 @@ struct Rounds {
 };
 
 
-struct Args {
-  std::size_t frames = 40;
-  unsigned threads = 2;
-  std::size_t qcap = 1024, cqcap = 65536;
-  int reps = 9;
-};
+using Args = korch::bench::StreamsBenchArgs;
 
 int run(const Args& args) {
   const std::size_t frames = args.frames;
@@ -208,17 +204,9 @@ int run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-bench-streams",
-                              "the 802.11a-style receiver and transmitter, sequential against |>>>|, and the\n"
-                              "cost of commit queues against an SPSC ring, in interleaved rounds of one run.");
   Args args;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "frames", args.frames, "frames per round", 1);
-  korch::cli::add_integer(app, "threads", args.threads, "threads of the |>>>| runs", 1, 1024);
-  korch::cli::add_integer(app, "queue_capacity", args.qcap, "queue capacity", 1);
-  korch::cli::add_integer(app, "commit_queue_capacity", args.cqcap, "commit queue capacity", 1);
-  korch::cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
-  program.add_note("KORCH_BENCH_STREAMS_IDLE_SPIN_US=N sets the schedulers' idle_spin in microseconds (-1: never sleep).");
+  const auto command_line = korch::bench::streams_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

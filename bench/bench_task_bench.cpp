@@ -5,6 +5,7 @@
 // The kernel size is swept from large to tiny; for each driver the program prints wall time, task
 // duration, flop rate and efficiency, then the minimum effective task granularity
 // (task_bench_metg.hpp) and one summary line per pattern.
+#include "bench_command_lines.hpp"
 #include "bench_timing.hpp"
 #include "task_bench_drivers.hpp"
 #include "task_bench_metg.hpp"
@@ -27,22 +28,8 @@ namespace {
 
 using namespace korch::bench;
 
-struct Args {
-  std::vector<std::string> patterns;
-  std::vector<std::string> drivers;
-  long width = 2;
-  long steps = 1000;
-  unsigned threads = std::max(1U, std::thread::hardware_concurrency());
-  int rounds = 5;
-  long max_iterations = 1L << 18;
-  long min_iterations = 1;
-  int factor = 2;
-  std::string statistic = "best";
-  bool quick = false;
-  bool inject_fault = false;
-};
+using Args = korch::bench::TaskBenchArgs;
 
-constexpr long max_tasks = 1L << 20;
 // A pause before each timed run: threads that the previous driver left polling (libgomp's and
 // oneTBB's workers spin for a while after their work ends, korch's team threads for
 // TeamOptions::spin) go to sleep before the next driver starts.
@@ -53,12 +40,6 @@ std::string load_average() {
   std::string a, b, c;
   if (!(in >> a >> b >> c)) return "unavailable";
   return a + " " + b + " " + c;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 const char* env_or(const char* name, const char* fallback) {
@@ -207,7 +188,7 @@ int run(const Args& args) {
   const std::vector<long> sizes = sweep_sizes(args);
   std::printf("korch-bench-task_bench: drivers %s, %u threads each (%u hardware threads); %d round(s) over the\n"
               "sweep, the drivers taking turns at each size; task duration, flop rate and efficiency from the %s round\n",
-              join(args.drivers).c_str(), args.threads, std::thread::hardware_concurrency(), args.rounds,
+              korch::bench::join_names(args.drivers).c_str(), args.threads, std::thread::hardware_concurrency(), args.rounds,
               args.statistic == "best" ? "best" : "median");
   std::printf("kernel: %ld flops per iteration; iterations %ld down to %ld by factors of %d; width %ld, %ld steps\n",
               flops_per_iteration, sizes.front(), sizes.back(), args.factor, args.width, args.steps);
@@ -232,83 +213,20 @@ int run(const Args& args) {
   return 0;
 }
 
-// Splits comma lists given to --patterns and --drivers and drops repeats, keeping the first.
-std::vector<std::string> unique(const std::vector<std::string>& v) {
-  std::vector<std::string> out;
-  for (const auto& x : v)
-    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program(
-      "korch-bench-task_bench",
-      "a Task Bench-style benchmark: task graphs of --width points over --steps timesteps in\n"
-      "several dependence patterns, run by korch's ThreadTeam (one cycle per timestep), OpenMP tasks\n"
-      "with depend clauses and oneTBB's flow graph (each peer when built in) on the same number of\n"
-      "threads, while the compute kernel of every task shrinks from --max-iterations to\n"
-      "--min-iterations. Prints wall time, task duration, flop rate and efficiency per size and\n"
-      "driver, and the minimum effective task granularity METG(50%) per pattern and driver.");
   Args args;
-  std::vector<std::string> pattern_names;
-  for (Pattern p : all_patterns()) pattern_names.push_back(to_string(p));
-  args.patterns = pattern_names;
-  args.drivers = available_drivers();
-  CLI::App& app = program.app();
-  app.add_option("--patterns", args.patterns, "dependence patterns to run, comma-separated: " + join(pattern_names))
-      ->delimiter(',')
-      ->type_name("LIST")
-      ->check(korch::cli::one_of(pattern_names));
-  korch::cli::add_integer(app, "--width", args.width, "points per timestep (W)", 1, 1L << 16);
-  korch::cli::add_integer(app, "--steps", args.steps, "timesteps (T)", 1, max_tasks);
-  korch::cli::add_integer(app, "--threads", args.threads, "threads of every driver", 1, 256);
-  korch::cli::add_integer(app, "--rounds", args.rounds, "timed runs per driver and size", 1, 1000);
-  app.add_option("--statistic", args.statistic,
-                 "which round the figures use: best (the least disturbed by other programs) or median")
-      ->type_name("WHICH")
-      ->check(korch::cli::one_of({"best", "median"}));
-  korch::cli::add_integer(app, "--max-iterations", args.max_iterations, "kernel iterations of the largest tasks", 1,
-                          1L << 30);
-  korch::cli::add_integer(app, "--min-iterations", args.min_iterations, "kernel iterations of the smallest tasks", 1,
-                          1L << 30);
-  korch::cli::add_integer(app, "--factor", args.factor, "ratio of consecutive sizes of the sweep", 2, 16);
-  app.add_option("--drivers", args.drivers, "drivers to compare, comma-separated: korch, korch_pool, openmp, tbb (built in: " +
-                                                 join(available_drivers()) + ")")
-      ->delimiter(',')
-      ->type_name("LIST")
-      ->check(korch::cli::one_of({"korch", "korch_pool", "openmp", "tbb"}));
-  app.add_flag("--quick", args.quick,
-               "a short sweep for a smoke test: unless given, --steps 50 --rounds 1 --max-iterations 1024 --factor 4");
-  app.add_flag("--inject-fault", args.inject_fault,
-               "for the tests of the checks: one task stamps a wrong point on its output, so the run must fail");
-  program.add_note("Each task checks that it read exactly its dependencies' outputs, and every output is checked\n"
-                   "after each run; a failed check ends the program with status 1. See docs/task-bench.md.");
+  const std::vector<std::string> built = available_drivers();
+  const auto command_line = korch::bench::task_bench_command_line(args, built);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
 
-  if (args.quick) {
-    if (app.count("--steps") == 0) args.steps = 50;
-    if (app.count("--rounds") == 0) args.rounds = 1;
-    if (app.count("--max-iterations") == 0) args.max_iterations = 1024;
-    if (app.count("--factor") == 0) args.factor = 4;
+  try {
+    korch::bench::complete_task_bench_args(program, args, built);
+  } catch (const korch::cli::UsageError& e) {
+    return program.usage_error(e.what());
   }
-  args.patterns = unique(args.patterns);
-  args.drivers = unique(args.drivers);
-  const std::vector<std::string> built = available_drivers();
-  for (const auto& d : args.drivers) {
-    if (std::find(built.begin(), built.end(), d) == built.end())
-      return program.usage_error("--drivers: '" + d + "' is not built into this program (built in: " + join(built) +
-                                 ")");
-  }
-  if (args.patterns.empty()) return program.usage_error("--patterns: name at least one pattern");
-  if (args.drivers.empty()) return program.usage_error("--drivers: name at least one driver");
-  if (args.min_iterations > args.max_iterations)
-    return program.usage_error("--min-iterations " + std::to_string(args.min_iterations) + " is above --max-iterations " +
-                               std::to_string(args.max_iterations));
-  if (args.width * args.steps > max_tasks)
-    return program.usage_error("--width x --steps = " + std::to_string(args.width * args.steps) +
-                               " tasks; at most " + std::to_string(max_tasks));
 
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

@@ -13,6 +13,7 @@
 // implementation of this design, measured on the same 2-core machine.
 //
 //   korch-bench-thread_team [items=200000] [rounds=7]
+#include "bench_command_lines.hpp"
 #include <korch/thread_team.hpp>
 #include <korch/cli/program.hpp>
 
@@ -162,10 +163,7 @@ std::string kept_core_summary(const std::vector<double>& all, const std::vector<
 }
 
 
-struct Args {
-  long items = 200000;
-  int reps = 7;
-};
+using Args = korch::bench::ThreadTeamBenchArgs;
 
 int run(const Args& args) {
   const long n_items = args.items;
@@ -271,13 +269,9 @@ int run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  korch::cli::Program program("korch-bench-thread_team",
-                              "ThreadTeam throughput and cycle latency against oneTBB's flow graph and OpenMP\n"
-                              "tasks (each when built in), measured in the same run.");
   Args args;
-  CLI::App& app = program.app();
-  korch::cli::add_integer(app, "items", args.items, "no-op items per run", 1, 1L << 30);
-  korch::cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
+  const auto command_line = korch::bench::thread_team_bench_command_line(args);
+  korch::cli::Program& program = *command_line;
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

@@ -204,7 +204,7 @@ TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells
                  "ExecutionHooks::fill_guards is empty"));
 }
 
-TEST_CASE("Plan files: a bad plan names the step and field; a plan of another operation is refused before it runs") {
+TEST_CASE("Plan files: a bad plan names the step and field, inside bundles too; a plan of another operation is refused before it runs") {
   const auto op = plan::Operation::from_json(running_example);
   const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
   auto with = [&](const std::string& from, const std::string& to) {
@@ -218,6 +218,13 @@ TEST_CASE("Plan files: a bad plan names the step and field; a plan of another op
   CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
                  "step 0: field stages: missing"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: not valid JSON"));
+  // The configuration's own message follows the plan's step and field.
+  const std::string configuration = error_of([&] { plan::Plan::from_json(with("\"action\": \"", "\"act\": \"")); });
+  CHECK(contains(configuration, "plan 'running_example': step 0: field bundle.configuration: configuration '"));
+  // The first "name": "A" is the declaration's (actions come first): its stage then names an undeclared action.
+  const std::string undeclared = error_of([&] { plan::Plan::from_json(with("\"name\": \"A\"", "\"name\": \"A2\"")); });
+  CHECK(contains(undeclared, "plan 'running_example': step 0: field bundle.pipelines["));
+  CHECK(contains(undeclared, "action 'A' is not declared in field actions"));
   const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
   Grid grid(plan_grid_spec(6));
   Runtime runtime(runtime_options);

@@ -25,6 +25,10 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_file(const std::string& path) {
+  // A folder opens as a stream of no bytes: say what it is rather than "not valid JSON".
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw korch::Error::format("cannot read operation file '{}': it is a folder; give the operation's JSON file", path);
   std::ifstream in(path);
   if (!in) throw korch::Error::format("cannot read operation file '{}'", path);
   std::ostringstream text;
@@ -63,12 +67,13 @@ int main(int argc, char* argv[]) {
   std::string operation_file, out_dir = "plan-out", driver_file, driver_function = "korch_plan_run";
   unsigned teams = 6, threads = 4;
   bool no_devices = false, no_fusion = false, no_png = false;
-  program.app().add_option("OPERATION", operation_file, "the operation (JSON, see docs/planner.md)")
+  program.app().add_option("OPERATION", operation_file, "the operation file (JSON, see docs/planner.md)")
+      ->type_name("FILE")
       ->required()
       ->check(korch::cli::non_empty());
-  program.app().add_option("--out", out_dir, "output folder (default: plan-out)")->type_name("DIR")->check(korch::cli::non_empty());
-  korch::cli::add_integer(program.app(), "--teams", teams, "runtime teams a bundle may use (default 6)", 1, 1024);
-  korch::cli::add_integer(program.app(), "--threads", threads, "threads per team (default 4)", 1, 1024);
+  program.app().add_option("--out", out_dir, "output folder")->type_name("DIR")->check(korch::cli::non_empty());
+  korch::cli::add_integer(program.app(), "--teams", teams, "runtime teams a bundle may use", 1, 1024);
+  korch::cli::add_integer(program.app(), "--threads", threads, "threads per team", 1, 1024);
   program.app().add_flag("--no-devices", no_devices, "place every pipeline on host teams");
   program.app().add_flag("--no-fusion", no_fusion, "do not fuse short actions");
   program.app().add_flag("--no-png", no_png, "do not draw the DOT files as PNG");

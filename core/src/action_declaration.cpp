@@ -218,24 +218,3 @@ std::string ActionDeclaration::to_json() const {
 }
 
 }  // namespace korch
-
-// ActionRoutine::declared lives with the declarations it attaches.
-#include <korch/action_routine.hpp>
-
-namespace korch {
-
-ActionRoutine ActionRoutine::declared(ActionDeclaration declaration) const {
-  if (!state_) throw Error("an empty action routine cannot carry a declaration: give it a name and a function first");
-  if (declaration.action != name()) {
-    throw Error::format("routine '{}' was given the declaration of action '{}': declare the routine under its own name",
-                        name(), declaration.action);
-  }
-  declaration.check();
-  ActionRoutine r;
-  State s = *state_;
-  s.declaration = std::make_shared<const ActionDeclaration>(std::move(declaration));
-  r.state_ = std::make_shared<const State>(std::move(s));
-  return r;
-}
-
-}  // namespace korch

@@ -63,6 +63,9 @@ help_ok() {
     head -n 1 "$tmp/out" | grep -q "^$name: " || fail "[$h]: help does not start with '$name: '"
     grep -q "Exit status: 0 success, 1 runtime failure, 2 usage error" "$tmp/out" || fail "[$h]: no exit statuses"
     if [[ ${1:-} == kokkos ]]; then grep -q -- "--kokkos-" "$tmp/out" || fail "[$h]: no word on --kokkos-*"; fi
+    # Each value is named for a person (N, X, NAME, FILE), not by CLI11's type, and a default said once.
+    ! grep -E '^  [^ ].* (TEXT|INT|UINT|FLOAT)(:[A-Z]+)?( |$)' "$tmp/out" > /dev/null || fail "[$h]: a value shown as CLI11's type name"
+    ! grep -E '\(default.*\(default' "$tmp/out" > /dev/null || fail "[$h]: a default stated twice"
   done
 }
 
@@ -305,6 +308,8 @@ JSON
     failure "$tmp/no-such.json"
     failure "$tmp/bad.json"
     grep -q "action 'A'): field reads\[0\].variable: unknown variable 'rho'" "$tmp/err" || fail "[bad.json]: error does not name action and field"
+    failure "$tmp"
+    grep -q "is a folder" "$tmp/err" || fail "[a folder as OPERATION]: error does not say it is a folder"
     good "$tmp/op.json" --out "$tmp/plan" --teams 2
     for f in graph.json graph.dot plan.json bundle0.dot bundle1.dot; do [[ -s $tmp/plan/$f ]] || fail "no $f"; done
     grep -q '"guard_fill"' "$tmp/plan/plan.json" || fail "plan.json: no guard fill between A and B"

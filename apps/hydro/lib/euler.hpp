@@ -13,6 +13,8 @@
 // (guard = 2).
 #pragma once
 
+#include "euler_constants.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -28,13 +30,6 @@ using Kokkos::Experimental::fabs;
 using Kokkos::Experimental::sqrt;
 #endif
 }  // namespace math
-
-inline constexpr int n_cons = 5;     // rho, mx, my, mz, E
-inline constexpr int var_new = 5;    // first variable of the other state set (see EulerParams::state)
-inline constexpr int n_grid_vars = 10;
-inline constexpr int guard_cells = 2;
-
-enum class Limiter : int { minmod = 0, mc = 1 };
 
 struct EulerParams {
   double gamma = 1.4;

@@ -1,5 +1,7 @@
-// korch-hydro's command line (see options.hpp).
+// korch-hydro's options and command line (see options.hpp).
 #include "options.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <korch/cli/validators.hpp>
 #include <korch/error.hpp>
@@ -46,6 +48,61 @@ GridCount count(const Options& o) {
 }
 
 }  // namespace
+
+const char* to_string(Problem problem) noexcept {
+  switch (problem) {
+    case Problem::sedov: return "sedov";
+    case Problem::sod_x: return "sod-x";
+    case Problem::sod_y: return "sod-y";
+    case Problem::sod_z: return "sod-z";
+    case Problem::wave: return "wave";
+  }
+  return "?";
+}
+
+double default_tmax(Problem problem) {
+  switch (problem) {
+    case Problem::sedov: return 0.05;
+    case Problem::wave: return 0.25;
+    default: return 0.2;
+  }
+}
+
+void validate(const Options& o) {
+  if (o.config != "cpu" && o.config != "device" && o.config != "split" && o.config != "action-parallel")
+    throw Error::format("option --config: unknown configuration '{}': use cpu, device, split or action-parallel", o.config);
+  if (o.dim != 2 && o.dim != 3) throw Error::format("option --dim: {} is not supported: use 2 or 3", o.dim);
+  if (o.threads < 1 || o.threads > 64) throw Error::format("option --threads: {} is out of range: use 1 to 64", o.threads);
+  if (o.blocks < 1) throw Error::format("option --blocks: {} blocks per direction: use 1 or more", o.blocks);
+  if (o.cells_per_block < guard_cells)
+    throw Error::format("option --cells-per-block: {} is below the stencil's {} guard cells: use {} or more",
+                        o.cells_per_block, guard_cells, guard_cells);
+  if (o.tile < 0 || o.tile > o.cells_per_block)
+    throw Error::format("option --tile: {} must be between 1 and --cells-per-block ({}), or 0 for whole blocks", o.tile,
+                        o.cells_per_block);
+  if (o.tile > 0 && o.config == "device")
+    throw Error("option --tile makes no sense with --config device: the device team processes whole blocks in "
+                "packets; use --packet-blocks, or --config cpu|split|action-parallel");
+  if (o.packet_blocks < 1) throw Error::format("option --packet-blocks: {}: use 1 or more", o.packet_blocks);
+  if (o.steps < 0) throw Error::format("option --steps: {}: use 1 or more", o.steps);
+  if (o.tmax < 0) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
+  if (o.steps > 0 && o.tmax > 0)
+    throw Error("options --steps and --tmax make no sense together: give one (--steps N runs N steps, --tmax T runs to time T)");
+  if (o.problem == Problem::sod_z && o.dim != 3)
+    throw Error("option --problem sod-z makes no sense with --dim 2: use --dim 3 or sod-x / sod-y");
+  if (o.conduction < 0) throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
+  if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
+  if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
+  // The block count in long double: --blocks may be as large as an int holds, its cube is not.
+  const long double blocks = count(o).blocks;
+  if (o.inject_failure >= 0 && o.inject_failure >= blocks)
+    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{:.0f}", o.inject_failure,
+                        static_cast<double>(blocks - 1));
+  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks % 2 != 0 && o.cells_per_block % 2 != 0)
+    throw Error::format("options --problem sedov and --boundary periodic need an even number of cells per direction, "
+                        "not --blocks {} x --cells-per-block {}: make one of them even",
+                        o.blocks, o.cells_per_block);
+}
 
 void add_options(CLI::App& app, Options& o) {
   using korch::cli::add_integer;
@@ -100,17 +157,17 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--host-parallel", o.host_parallel,
                "the first step's CFL reduction on OpenMP instead of Serial (later steps take their dt from the cycle)");
   app.add_flag("--quiet", o.quiet, "no progress bar");
-  app.add_option("--checkpoint-every", o.checkpoint_every,
-                 "write OUT/checkpoint.bin every N steps (and on SIGINT or SIGTERM); 0: only on those signals")
-      ->check(CLI::NonNegativeNumber);
+  add_integer(app, "--checkpoint-every", o.checkpoint_every,
+              "write OUT/checkpoint.bin every N steps (and on SIGINT or SIGTERM); 0: only on those signals", 0);
   app.add_option("--restart", o.restart,
                  "continue the run saved in this checkpoint file (same problem and grid; --steps and --tmax count "
                  "from step 0)")
       ->type_name("FILE");
-  app.add_option("--inject-failure", o.inject_failure,
-                 "make the hydro action throw on this global block id at the first step (to see how a failure "
-                 "stops every rank)")
-      ->check(CLI::NonNegativeNumber);
+  add_integer(app, "--inject-failure", o.inject_failure,
+              "make the hydro action throw on global block N at the first step (to see how a failure stops every "
+              "rank; default: none)",
+              0)
+      ->default_str("");
   add_plot_options(app, o.plot);
 }
 

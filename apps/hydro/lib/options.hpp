@@ -1,16 +1,61 @@
-// korch-hydro's command line: korch::hydro::Options as CLI11 options (apps/cli), the checks that
-// span several options, and the grid's size, checked before anything is allocated.
+// korch-hydro's options and command line: korch::hydro::Options, its checks, the same as CLI11
+// options (apps/cli), the checks that span several options, and the grid's size, checked before
+// anything is allocated. Nothing here uses Kokkos, so the fuzz target (unit_tests/fuzz) links it alone.
 #pragma once
 
-#include "simulation.hpp"
-
-#include <CLI/CLI.hpp>
+#include "euler_constants.hpp"
+#include "plot_options.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace korch::hydro {
+
+enum class Problem { sedov, sod_x, sod_y, sod_z, wave };
+enum class Boundary { periodic, outflow };
+
+const char* to_string(Problem problem) noexcept;
+
+struct Options {
+  std::string config = "cpu";  // cpu | device | split | action-parallel
+  unsigned threads = 2;        // threads per team
+  int tile = 0;                // tile cells per direction; 0: whole block
+  int packet_blocks = 2;       // blocks per device packet
+  int blocks = 4;              // blocks per direction
+  int cells_per_block = 32;    // interior cells per block per direction
+  int steps = 0;               // 0: run to tmax
+  double tmax = 0.0;           // 0: the problem's default end time (when steps == 0)
+  Problem problem = Problem::sedov;
+  int dim = 2;
+  std::string out = "out";
+  bool quiet = false;
+  double conduction = 0.0;     // kappa; 0: off
+  double cfl = 0.4;
+  double gamma = 1.4;
+  Limiter limiter = Limiter::mc;
+  std::optional<Boundary> boundary;  // default: periodic for wave, outflow otherwise
+  int trace_cycles = 3;              // cycles kept for trace.json / timeline.png
+  bool write_output = true;          // pictures + trace (the CLI); tests turn it off
+  bool host_parallel = false;        // between-cycle work on DefaultHostExecutionSpace (else Serial)
+  bool log_scale = false;            // logarithmic colour scale in density.png (--log)
+  int inject_failure = -1;           // global block whose hydro action throws in the first step; -1: none
+  int checkpoint_every = 0;          // steps between checkpoints (out/checkpoint.bin); 0: none
+  std::string restart;               // checkpoint file to continue from; empty: start at step 0
+  PlotOptions plot;                  // HDF5/XDMF plot files (plot_writer.hpp); default: none
+};
+
+// Checks an Options value (the command line below calls it; Simulation too); throws
+// korch::Error naming the option.
+void validate(const Options& options);
+
+// The default end time of a problem.
+double default_tmax(Problem problem);
 
 // Binds every option of korch-hydro to `options` (which must outlive the parse).
 void add_options(CLI::App& app, Options& options);

@@ -41,57 +41,6 @@ constexpr double kPi = 3.14159265358979323846;
 
 }  // namespace
 
-const char* to_string(Problem problem) noexcept {
-  switch (problem) {
-    case Problem::sedov: return "sedov";
-    case Problem::sod_x: return "sod-x";
-    case Problem::sod_y: return "sod-y";
-    case Problem::sod_z: return "sod-z";
-    case Problem::wave: return "wave";
-  }
-  return "?";
-}
-
-double default_tmax(Problem problem) {
-  switch (problem) {
-    case Problem::sedov: return 0.05;
-    case Problem::wave: return 0.25;
-    default: return 0.2;
-  }
-}
-
-void validate(const Options& o) {
-  if (o.config != "cpu" && o.config != "device" && o.config != "split" && o.config != "action-parallel")
-    throw Error::format("option --config: unknown configuration '{}': use cpu, device, split or action-parallel", o.config);
-  if (o.dim != 2 && o.dim != 3) throw Error::format("option --dim: {} is not supported: use 2 or 3", o.dim);
-  if (o.threads < 1 || o.threads > 64) throw Error::format("option --threads: {} is out of range: use 1 to 64", o.threads);
-  if (o.blocks < 1) throw Error::format("option --blocks: {} blocks per direction: use 1 or more", o.blocks);
-  if (o.cells_per_block < guard_cells)
-    throw Error::format("option --cells-per-block: {} is below the stencil's {} guard cells: use {} or more",
-                        o.cells_per_block, guard_cells, guard_cells);
-  if (o.tile < 0 || o.tile > o.cells_per_block)
-    throw Error::format("option --tile: {} must be between 1 and --cells-per-block ({}), or 0 for whole blocks", o.tile,
-                        o.cells_per_block);
-  if (o.tile > 0 && o.config == "device")
-    throw Error("option --tile makes no sense with --config device: the device team processes whole blocks in "
-                "packets; use --packet-blocks, or --config cpu|split|action-parallel");
-  if (o.packet_blocks < 1) throw Error::format("option --packet-blocks: {}: use 1 or more", o.packet_blocks);
-  if (o.steps < 0) throw Error::format("option --steps: {}: use 1 or more", o.steps);
-  if (o.tmax < 0) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
-  if (o.steps > 0 && o.tmax > 0)
-    throw Error("options --steps and --tmax make no sense together: give one (--steps N runs N steps, --tmax T runs to time T)");
-  if (o.problem == Problem::sod_z && o.dim != 3)
-    throw Error("option --problem sod-z makes no sense with --dim 2: use --dim 3 or sod-x / sod-y");
-  if (o.conduction < 0) throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
-  if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
-  if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
-  if (o.inject_failure >= 0 && o.inject_failure >= (o.dim == 3 ? o.blocks * o.blocks * o.blocks : o.blocks * o.blocks))
-    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{}", o.inject_failure,
-                        (o.dim == 3 ? o.blocks * o.blocks * o.blocks : o.blocks * o.blocks) - 1);
-  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks * o.cells_per_block % 2 != 0)
-    throw Error("problem sedov needs an even number of cells per direction");
-}
-
 Configuration make_configuration(const Options& o, int state) {
   Configuration c;
   PacketVariables hydro_vars;

@@ -1,4 +1,4 @@
-// The hydro main job: options, problem set-up, and the step loop whose hydro update runs as a bundle
+// The hydro main job: problem set-up (options: options.hpp) and the step loop whose hydro update runs as a bundle
 // through korch::Runtime::execute on the chosen configuration, on every MPI rank for the blocks the
 // rank owns (docs/ranks.md). The guard-cell fill runs inside the cycle (GuardCellIterator hands
 // each block to the distributor once its guard cells are valid), the next time step comes out of
@@ -15,7 +15,7 @@
 #pragma once
 
 #include "euler.hpp"
-#include "plot_options.hpp"
+#include "options.hpp"
 
 #include <korch/backend/spaces.hpp>
 #include <korch/communicator.hpp>
@@ -36,46 +36,6 @@
 #include <vector>
 
 namespace korch::hydro {
-
-enum class Problem { sedov, sod_x, sod_y, sod_z, wave };
-enum class Boundary { periodic, outflow };
-
-const char* to_string(Problem problem) noexcept;
-
-struct Options {
-  std::string config = "cpu";  // cpu | device | split | action-parallel
-  unsigned threads = 2;        // threads per team
-  int tile = 0;                // tile cells per direction; 0: whole block
-  int packet_blocks = 2;       // blocks per device packet
-  int blocks = 4;              // blocks per direction
-  int cells_per_block = 32;    // interior cells per block per direction
-  int steps = 0;               // 0: run to tmax
-  double tmax = 0.0;           // 0: the problem's default end time (when steps == 0)
-  Problem problem = Problem::sedov;
-  int dim = 2;
-  std::string out = "out";
-  bool quiet = false;
-  double conduction = 0.0;     // kappa; 0: off
-  double cfl = 0.4;
-  double gamma = 1.4;
-  Limiter limiter = Limiter::mc;
-  std::optional<Boundary> boundary;  // default: periodic for wave, outflow otherwise
-  int trace_cycles = 3;              // cycles kept for trace.json / timeline.png
-  bool write_output = true;          // pictures + trace (the CLI); tests turn it off
-  bool host_parallel = false;        // between-cycle work on DefaultHostExecutionSpace (else Serial)
-  bool log_scale = false;            // logarithmic colour scale in density.png (--log)
-  int inject_failure = -1;           // global block whose hydro action throws in the first step; -1: none
-  int checkpoint_every = 0;          // steps between checkpoints (out/checkpoint.bin); 0: none
-  std::string restart;               // checkpoint file to continue from; empty: start at step 0
-  PlotOptions plot;                  // HDF5/XDMF plot files (plot_writer.hpp); default: none
-};
-
-// Checks an Options value (the command line, options.hpp, calls it; Simulation too); throws
-// korch::Error naming the option.
-void validate(const Options& options);
-
-// The default end time of a problem.
-double default_tmax(Problem problem);
 
 struct BlockDiagnostics {
   double mass = 0.0, rho_min = 0.0, rho_max = 0.0;

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace korch::plan {
 
 using nlohmann::json;
@@ -47,7 +49,11 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
   if (!name.is_string()) throw Error::format("{}: field bundle.name: expected a string", in.where);
   out.name = name.get<std::string>();
   // The iterator is read as an action declaration's field, so it accepts the same forms.
-  out.iterator = ActionDeclaration::from_json(json{{"name", out.name}, {"iterator", in.at(b, "iterator")}}.dump()).iterator;
+  try {
+    out.iterator = ActionDeclaration::from_json(json{{"name", out.name}, {"iterator", in.at(b, "iterator")}}.dump()).iterator;
+  } catch (const Error& e) {
+    throw Error::format("{}: field bundle.iterator: {}", in.where, e.what());
+  }
   const json& pipelines = in.at(b, "pipelines");
   if (!pipelines.is_array()) throw Error::format("{}: field bundle.pipelines: expected an array", in.where);
   for (std::size_t p = 0; p < pipelines.size(); ++p) {
@@ -77,7 +83,12 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
     pl.device_teams = in.names(in.at(pj, "device_teams"), field + ".device_teams");
     out.pipelines.push_back(std::move(pl));
   }
-  out.configuration = Configuration::from_json(in.at(b, "configuration").dump());
+  const json& configuration = in.at(b, "configuration");
+  try {
+    out.configuration = Configuration::from_json(configuration.dump());
+  } catch (const Error& e) {
+    throw Error::format("{}: field bundle.configuration: {}", in.where, e.what());
+  }
   return out;
 }
 
@@ -117,9 +128,14 @@ Plan Plan::from_json(const std::string& text) {
       step.variables = in.names(in.at(s, "reads"), "reads");
     } else if (s.contains("bundle")) {
       step.bundle = bundle_of(s["bundle"], in);
-      for (const auto& p : step.bundle.pipelines)
-        for (const auto& st : p.stages)
-          for (const auto& a : st.actions) plan.action(a);  // every action declared
+      // Every action of a stage is declared in the plan's actions.
+      const auto& pipelines = step.bundle.pipelines;
+      for (std::size_t p = 0; p < pipelines.size(); ++p)
+        for (std::size_t st = 0; st < pipelines[p].stages.size(); ++st)
+          for (const auto& a : pipelines[p].stages[st].actions)
+            if (std::none_of(plan.actions.begin(), plan.actions.end(), [&](const ActionDeclaration& d) { return d.action == a; }))
+              throw Error::format("{}: field bundle.pipelines[{}].stages[{}]: action '{}' is not declared in field actions",
+                                  in.where, p, st, a);
     } else {
       throw Error::format("{}: expected a field bundle, guard_fill or reduction", in.where);
     }
