@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
   int cells = 4;
   CLI::App& app = program.app();
   korch::cli::add_integer(app, "rounds", rounds, "interleaved rounds; medians are kept", 1);
-  korch::cli::add_integer(app, "--cells", cells, "tile edge in cells (default 4)", 1, 16);
+  korch::cli::add_integer(app, "--cells", cells, "tile edge in cells", 1, 16);
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());

@@ -132,6 +132,8 @@ std::vector<Affine> actions_of(const std::string& name) {
   if (name == "data_parallel_accumulator") return {A, B_dep};
   if (name == "mashup") return {A, B_dep, C_indep};
   if (name == "concurrent_itor") return {A, B_indep, C_dep};
+  if (name == "split_itor") return {A, B_dep};
+  if (name == "big_example") return {A, B_dep, C_dep};
   FAIL("no bundle for the built-in configuration '" << name << "': add it to actions_of");
   return {};
 }

@@ -82,7 +82,7 @@ int main(int argc, char* argv[]) {
       ->type_name("FILE")
       ->check(korch::cli::non_empty());
   program.app()
-      .add_option("--driver-function", driver_function, "the driver's function name (default: korch_plan_run)")
+      .add_option("--driver-function", driver_function, "the driver's function name")
       ->type_name("NAME")
       ->check(identifier());
   if (auto rc = program.parse(argc, argv)) return *rc;
