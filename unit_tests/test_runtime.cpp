@@ -135,7 +135,7 @@ TEST_CASE("Runtime: split_itor and big_example split the blocks between their ho
 
 TEST_CASE("Runtime: random bundles over random grids and configurations match the sequential reference") {
   Runtime rt;
-  std::mt19937 rng(20261121);
+  std::mt19937 rng(424242);
   std::uniform_real_distribution<double> coef(-1.5, 1.5);
   auto all = cases();
   for (int round = 0; round < 12; ++round) {
