@@ -7,8 +7,11 @@
 // The three alternate within each round; the program prints medians over the rounds, the ratios
 // to direct, the extra time per call, and the machine's load before and after.
 //
-//   korch-bench-fortran_layer [rounds] [cycles] [tile]    (defaults 31, 20, 8)
+//   korch-bench-fortran_layer [rounds] [cycles] [tile]    (defaults 31, 20, 8; --help)
 #include "bench_timing.hpp"
+
+#include <korch/cli/program.hpp>
+#include <korch/cli/validators.hpp>
 
 #include "c_item.hpp"  // korch::c_api::routine, the bridge korch_execute uses
 
@@ -60,15 +63,7 @@ korch::ActionRoutine direct() {
 
 }  // namespace
 
-int main(int argc, char* argv[]) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 31;
-  const int cycles = argc > 2 ? std::atoi(argv[2]) : 20;
-  const int tile = argc > 3 ? std::atoi(argv[3]) : 8;
-  if (rounds < 1 || cycles < 1 || tile < 1) {
-    std::fprintf(stderr, "usage: korch-bench-fortran_layer [rounds >= 1] [cycles >= 1] [tile >= 1]\n");
-    return 2;
-  }
+int run(int rounds, int cycles, int tile) {
   std::printf("load average before: %s\n", load_average().c_str());
   const int e = cells + 2;
   std::vector<std::vector<double>> arrays(n_blocks, std::vector<double>(static_cast<std::size_t>(e * e * 2), 1.0));
@@ -113,4 +108,22 @@ int main(int argc, char* argv[]) {
   }
   std::printf("load average after: %s\n", load_average().c_str());
   return 0;
+}
+
+int main(int argc, char** argv) {
+  korch::cli::Program program("korch-bench-fortran_layer",
+                              "the time per call of an action through the C API and through the Fortran module,\n"
+                              "against a direct C++ routine doing the same arithmetic, alternated in each round.");
+  int rounds = 31;
+  int cycles = 20;
+  int tile = 8;
+  CLI::App& app = program.app();
+  korch::cli::add_integer(app, "rounds", rounds, "rounds; medians are printed", 1);
+  korch::cli::add_integer(app, "cycles", cycles, "cycles of the configuration per variant and round", 1);
+  korch::cli::add_integer(app, "tile", tile, "tile edge in cells", 1);
+  if (auto rc = program.parse(argc, argv)) return *rc;
+  return program.run([&] {
+    Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
+    return run(rounds, cycles, tile);
+  });
 }
