@@ -270,7 +270,10 @@ class ThreadTeam {
   const TeamOptions options_;
 
   // ---- EFSM state: all guarded by mutex_ ----
-  mutable std::mutex mutex_;
+  // The mutex is shared with the team threads: a thread asleep when the team is destroyed is not
+  // waited for, and still locks it when it wakes (docs/thread-team.md, "Destruction").
+  const std::shared_ptr<std::mutex> shared_mutex_;
+  std::mutex& mutex_;
   TeamMode mode_ = TeamMode::Idle;
   unsigned n_idle_ = 0;
   unsigned n_waiting_ = 0;
@@ -285,7 +288,7 @@ class ThreadTeam {
   std::vector<Worker*> waiting_parked_;  // Waiting threads not yet sent transitionThread
   std::vector<Worker*> asleep_activated_;  // see activate(): their activation is received in place
   std::vector<Worker*> asleep_waiting_;    // see wake_all_waiting(): their transition is made in place
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::shared_ptr<Worker>> workers_;  // shared with their threads (see mutex_)
 
   ActionRoutine routine_;       // written only in Idle, read by threads during the cycle
   ActionParameters parameters_;

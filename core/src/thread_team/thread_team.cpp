@@ -74,6 +74,8 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
       id_(next_team_id.fetch_add(1, std::memory_order_relaxed)),
       n_max_(n_max),
       options_(options),
+      shared_mutex_(std::make_shared<std::mutex>()),
+      mutex_(*shared_mutex_),
       queue_(std::make_unique<ItemRing>()) {
   if (n_max_ == 0) {
     throw Error::format("team '{}': a thread team needs at least 1 thread, N_max = 0 was given", name_);
@@ -86,7 +88,7 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   }
   waiter_spin_budget_ = options_.spin;
   workers_.reserve(n_max_);
-  for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_unique<Worker>(i, options_.spin));
+  for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_shared<Worker>(i, options_.spin));
   idle_parked_.reserve(n_max_);
   waiting_parked_.reserve(n_max_);
   asleep_activated_.reserve(n_max_);
@@ -98,8 +100,8 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
 
   for (auto& w : workers_) {
     try {
-      Worker* const worker = w.get();
-      w->thread = std::thread([this, worker] { worker_main(*worker); });
+      // The thread owns its Worker and the mutex too: see ~ThreadTeam.
+      w->thread = std::thread([this, worker = w, mutex = shared_mutex_] { worker_main(*worker); });
     } catch (const std::system_error& e) {
       {
         std::lock_guard<std::mutex> lk(mutex_);
@@ -123,12 +125,16 @@ ThreadTeam::~ThreadTeam() {
   detail::RoutineFrame* const own_routine = detail::routine_frame_of(this);
   const std::thread::id this_thread = std::this_thread::get_id();
   bool waiter_destroys = false;  // the caller in wait() runs the routine that destroys the team
+  std::vector<char> asleep(workers_.size(), 0);  // in sleep_until_signalled when terminated
   {
     std::unique_lock<std::mutex> lk(mutex_);
     // A caller outside the team may be delivering the outputs of an Idle transition.
     wait_until(lk, [this] { return !finishing_; });
     terminating_ = true;
-    for (auto& w : workers_) w->signal.store(Worker::terminate, std::memory_order_release);
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      workers_[i]->signal.store(Worker::terminate, std::memory_order_release);
+      asleep[i] = workers_[i]->sleeping;
+    }
     if (waiter_ != nullptr) {
       waiter_destroys = own_routine != nullptr &&
                         std::none_of(workers_.begin(), workers_.end(),
@@ -148,13 +154,19 @@ ThreadTeam::~ThreadTeam() {
     if (own_routine != nullptr) own_routine->team_destroyed = true;
     done_cv_.notify_all();
   }
+  // Threads asleep now are not waited for: woken, each finds its terminate signal under the shared
+  // mutex and returns without touching the team (sleep_until_signalled). Joining them would cost a
+  // scheduling delay per team on a loaded machine, for threads that have nothing left to do.
   for (auto& w : workers_) w->cv.notify_one();
-  for (auto& w : workers_) {
-    if (!w->thread.joinable()) continue;
-    if (w->thread.get_id() == this_thread) {
-      w->thread.detach();  // its routine destroys the team; it ends when that routine returns
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    Worker& w = *workers_[i];
+    if (!w.thread.joinable()) continue;
+    if (w.thread.get_id() == this_thread) {
+      w.thread.detach();  // its routine destroys the team; it ends when that routine returns
+    } else if (asleep[i]) {
+      w.thread.detach();
     } else {
-      w->thread.join();
+      w.thread.join();
     }
   }
   {
@@ -174,6 +186,11 @@ ThreadTeam::~ThreadTeam() {
   // The routine is still running on this thread; every other thread that ran it (team threads,
   // a caller working in wait()) has left.
   if (own_routine != nullptr) own_routine->keep_alive = std::move(routine_);
+  // A thread not waited for may end after Kokkos is finalized: its execution-space instances go now
+  // (no one runs items as it any more: callers standing in for it have left above).
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (asleep[i]) workers_[i]->spaces.reset();
+  }
 }
 
 // Removes every link with other teams. A subscriber that still expects this team's close_queue in

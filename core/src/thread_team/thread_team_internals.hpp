@@ -18,6 +18,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,7 +112,9 @@ struct ThreadTeam::Worker {
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
   bool poll_when_woken = false;  // woken with no event, to poll for the next one (team mutex)
   std::condition_variable cv;
-  ThreadSpaces spaces;
+  // Released by the team's destructor when the thread is not waited for (the thread may end after
+  // Kokkos is finalized; it no longer runs items then).
+  std::optional<ThreadSpaces> spaces{std::in_place};
   std::thread thread;
 };
 

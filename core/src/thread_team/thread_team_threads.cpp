@@ -36,6 +36,7 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
     // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
     // standing in): only the signal under the mutex counts.
     const bool slept = sleep_until_signalled(w, lk);
+    if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;  // the team may be gone
     w.spin_budget = detail::next_spin_budget(
         w.spin_budget, options_.spin, poll,
         slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
@@ -51,6 +52,12 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
     slept = true;
     w.cv.wait(lk);
     w.sleeping = false;
+    // A thread asleep when the team was destroyed is not waited for (~ThreadTeam): from here on
+    // it may touch only its Worker and the mutex, which it owns too.
+    if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) {
+      if (w.waking) detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
+      return slept;
+    }
     if (w.waking) {  // running again (even if its event was taken back meanwhile)
       w.waking = false;
       detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
@@ -101,7 +108,7 @@ void ThreadTeam::worker_main(Worker& w) {
 bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   ActionContext::Outputs& outputs = w.outputs;  // kept by the thread: no allocation per wake-up
   const bool emits = routine_.emits();
-  const ActionContext context(id_, name_, w.index, cycle_, w.spaces, parameters_, emits ? &outputs : nullptr);
+  const ActionContext context(id_, name_, w.index, cycle_, *w.spaces, parameters_, emits ? &outputs : nullptr);
   const int thread = static_cast<int>(w.index);
   for (;;) {
     if (terminating_) return true;
