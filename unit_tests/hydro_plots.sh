@@ -48,6 +48,23 @@ args3=(--problem sod-z --dim 3 --blocks 2 --cells-per-block 8 --steps 4 --plot-e
 run 0 "$dir/one2" "${args2[@]}" && check_folder "$dir/one2"
 run 0 "$dir/one3" "${args3[@]}" && check_folder "$dir/one3"
 
+# A run continued from a checkpoint: its series file lists the earlier run's plots too, so it is
+# the uninterrupted run's series, byte for byte, and so are the plot files.
+args_r=(--problem sedov --blocks 4 --cells-per-block 8 --plot-every 2)
+if run 0 "$dir/whole" "${args_r[@]}" --steps 8 && run 0 "$dir/parts" "${args_r[@]}" --steps 4 --checkpoint-every 4 &&
+  run 0 "$dir/parts" "${args_r[@]}" --steps 8 --restart "$dir/parts/checkpoint.bin"; then
+  if ! cmp -s "$dir/whole/plot.xmf" "$dir/parts/plot.xmf"; then
+    fail "restarted run: its series file differs from the uninterrupted run's: $(diff "$dir/whole/plot.xmf" "$dir/parts/plot.xmf" | head -n 6)"
+  else
+    n=0
+    for f in "$dir/whole"/*.h5; do
+      h5diff "$f" "$dir/parts/$(basename "$f")" > /dev/null 2>&1 || fail "restarted run: $(basename "$f") differs"
+      n=$((n + 1))
+    done
+    echo "ok: a run continued from a checkpoint lists all $(grep -c '<Grid Name="cycle' "$dir/parts/plot.xmf") plots in its series, as the uninterrupted run; $n plot files equal"
+  fi
+fi
+
 if [[ -n $mpiexec ]]; then
   for np in 2 3; do
     for d in 2 3; do

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numeric>
 
 namespace korch::hydro {
@@ -28,6 +29,43 @@ void write_text_file(const std::string& path, const std::string& text) {
 }
 
 std::string plot_folder(const PlotOptions& plot, const std::string& out) { return plot.dir.empty() ? out : plot.dir; }
+
+// The XDMF grids of the plots an earlier run wrote into `folder` before step `cycle`, in step order,
+// read back from their PREFIX_<step>.xmf files (those whose .h5 file is there too). A run continued
+// from a checkpoint lists them first in its series, so that the series spans the whole simulation;
+// the earlier run's plots from `cycle` on are left out, since the continued run writes them again.
+std::vector<std::string> earlier_plots(const std::string& folder, const std::string& prefix, int cycle) {
+  namespace fs = std::filesystem;
+  const std::string head = prefix + "_";
+  std::vector<std::pair<int, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= head.size() + 4 || name.compare(0, head.size(), head) != 0 ||
+        name.compare(name.size() - 4, 4, ".xmf") != 0) {
+      continue;
+    }
+    const std::string digits = name.substr(head.size(), name.size() - head.size() - 4);
+    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const int step = std::stoi(digits);
+    const fs::path h5 = entry.path().parent_path() / (name.substr(0, name.size() - 4) + ".h5");
+    if (step >= cycle || !fs::exists(h5, ec)) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A single-plot file is xdmf_document({grid}, false): the grid is all of its Domain.
+    const std::string open = "  <Domain>\n", close = "  </Domain>";
+    const auto from = text.find(open);
+    const auto to = text.rfind(close);
+    if (from == std::string::npos || to == std::string::npos || to < from + open.size()) continue;
+    found.emplace_back(step, text.substr(from + open.size(), to - from - open.size()));
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> grids;
+  for (auto& f : found) grids.push_back(std::move(f.second));
+  return grids;
+}
 
 }  // namespace
 
@@ -92,6 +130,9 @@ PlotWriter::PlotWriter(const Simulation& sim)
   if (!plot_.enabled()) return;
   if (sim_.communicator().rank() == 0) prepare_output_directory(folder());
   sim_.communicator().barrier();  // every rank opens the file in it
+  if (sim_.steps_done() > 0 && sim_.communicator().rank() == 0) {
+    series_ = earlier_plots(folder(), plot_.prefix, sim_.steps_done());
+  }
   write();
 }
 
