@@ -77,9 +77,10 @@ void ThreadTeam::receive_activations_in_place() {
 // (also for one whose transitionThread is still in flight) and it sleeps on. Not when going Idle
 // does more: with a thread subscriber (the thread is forwarded) or an end-of-cycle step (the last
 // computing thread runs it).
-// A team that polls (spin > 0) still has one of them woken, unless one is waking anyway: the cycle
-// does not wait for it, but it then polls for the next cycle's activation, which back-to-back short
-// cycles need to run in parallel at all (docs/thread-team.md, "Waking for items").
+// A team that polls (spin > 0) still has one of them woken, unless one is waking anyway or their polls
+// have stopped paying off: the cycle does not wait for it, but it then polls for the next cycle's
+// activation, which back-to-back short cycles need to run in parallel at all (docs/thread-team.md,
+// "Waking for items").
 void ThreadTeam::wake_all_waiting(WakeList& wake) {
   const bool in_place = thread_subscriber_ == nullptr && !routine_.has_end_of_cycle();
   for (Worker* w : waiting_parked_) {
@@ -104,8 +105,16 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
   }
   if (options_.spin.count() > 0 && !asleep_waiting_.empty() &&
       std::none_of(asleep_waiting_.begin(), asleep_waiting_.end(), [](const Worker* w) { return w->waking; })) {
-    asleep_waiting_.front()->poll_when_woken = true;
-    wake.add(asleep_waiting_.front());
+    // The one whose recent polls paid off most. When even its poll budget has fallen below half the
+    // limit (its polls were descheduled, or the next cycle came too late for them), the wake-up
+    // would buy a short poll, and on a loaded machine it costs a scheduling delay and a preemption
+    // of the thread that works: then nobody is woken.
+    Worker* const best = *std::max_element(asleep_waiting_.begin(), asleep_waiting_.end(),
+                                           [](const Worker* a, const Worker* b) { return a->spin_budget < b->spin_budget; });
+    if (best->spin_budget >= options_.spin / 2) {
+      best->poll_when_woken = true;
+      wake.add(best);
+    }
   }
 }
 
