@@ -159,6 +159,53 @@ KOKKOS_INLINE_FUNCTION void face_flux(const double WL[5], const double WR[5], in
   else hllc_flux(WL, WR, d, gamma, F);
 }
 
+// Whether a cell of pressure pc whose face neighbours have the pressures lo_d[d], hi_d[d] (the
+// neighbour below and above along d) is at a strong shock (strong_shock_pressure_ratio). Shared by
+// EulerKernel and the host sweep (docs/hydro-sweep.md) so that both decide with the same bits.
+KOKKOS_INLINE_FUNCTION bool strong_shock_from(double pc, const double lo_d[3], const double hi_d[3], int dim) {
+  double lo = pc, hi = pc;
+  for (int d = 0; d < dim; ++d) {
+    lo = lo_d[d] < lo ? lo_d[d] : lo;
+    hi = lo_d[d] > hi ? lo_d[d] : hi;
+    lo = hi_d[d] < lo ? hi_d[d] : lo;
+    hi = hi_d[d] > hi ? hi_d[d] : hi;
+  }
+  return hi > strong_shock_pressure_ratio * lo;
+}
+
+// Hancock-predicted primitive state Wh (half step) and limited slopes S of a cell of primitive state
+// W whose neighbours below and above along d have the primitive states Wm[d] and Wp[d]. Shared by
+// EulerKernel and the host sweep (docs/hydro-sweep.md): one arithmetic, the same bits.
+KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3][5], const double Wp[3][5],
+                                            const EulerParams& p, double Wh[5], double S[3][5]) {
+  for (int d = 0; d < 3; ++d)
+    for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
+  for (int d = 0; d < p.dim; ++d)
+    for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
+  for (int v = 0; v < 5; ++v) Wh[v] = W[v];
+  for (int d = 0; d < p.dim; ++d) {
+    const double h = 0.5 * p.dt / p.dx[d];
+    const double un = W[1 + d];
+    const double* s = S[d];
+    Wh[0] -= h * (un * s[0] + W[0] * s[1 + d]);
+    Wh[1] -= h * (un * s[1]);
+    Wh[2] -= h * (un * s[2]);
+    Wh[3] -= h * (un * s[3]);
+    Wh[1 + d] -= h * (s[4] / W[0]);
+    Wh[4] -= h * (un * s[4] + p.gamma * W[4] * s[1 + d]);
+  }
+  // Positivity: a cell whose predicted face states are not physical falls back to first order.
+  bool ok = Wh[0] > 0.0 && Wh[4] > 0.0;
+  for (int d = 0; d < p.dim && ok; ++d) {
+    ok = ok && (Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0 && (Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0;
+  }
+  if (!ok) {
+    for (int v = 0; v < 5; ++v) Wh[v] = W[v];
+    for (int d = 0; d < 3; ++d)
+      for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
+  }
+}
+
 // The update of one cell. View: a rank-3 (i, j, k) view type; u[v] old conserved, unew[v] new.
 template <class View>
 struct EulerKernel {
@@ -181,51 +228,23 @@ struct EulerKernel {
   // Whether cell (i, j, k) is at a strong shock (strong_shock_pressure_ratio); reads the cell and
   // its face neighbours, so a face's two cells need the block's second guard layer.
   KOKKOS_INLINE_FUNCTION bool strong_shock(int i, int j, int k) const {
-    double lo = pressure(i, j, k), hi = lo;
-    for (int d = 0; d < p.dim; ++d)
-      for (int s = -1; s <= 1; s += 2) {
-        const double q = pressure(i + s * (d == 0), j + s * (d == 1), k + s * (d == 2));
-        lo = q < lo ? q : lo;
-        hi = q > hi ? q : hi;
-      }
-    return hi > strong_shock_pressure_ratio * lo;
+    double lo_d[3], hi_d[3];
+    for (int d = 0; d < p.dim; ++d) {
+      lo_d[d] = pressure(i - (d == 0), j - (d == 1), k - (d == 2));
+      hi_d[d] = pressure(i + (d == 0), j + (d == 1), k + (d == 2));
+    }
+    return strong_shock_from(pressure(i, j, k), lo_d, hi_d, p.dim);
   }
 
   // Hancock-predicted primitive state (half step) and limited slopes of cell (i, j, k).
   KOKKOS_INLINE_FUNCTION void predict(int i, int j, int k, double Wh[5], double S[3][5]) const {
-    double W[5];
+    double W[5], Wm[3][5], Wp[3][5];
     load(i, j, k, W);
-    for (int d = 0; d < 3; ++d)
-      for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
     for (int d = 0; d < p.dim; ++d) {
-      double Wm[5], Wp[5];
-      load(i - (d == 0), j - (d == 1), k - (d == 2), Wm);
-      load(i + (d == 0), j + (d == 1), k + (d == 2), Wp);
-      for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[v], Wp[v] - W[v], p.limiter);
+      load(i - (d == 0), j - (d == 1), k - (d == 2), Wm[d]);
+      load(i + (d == 0), j + (d == 1), k + (d == 2), Wp[d]);
     }
-    for (int v = 0; v < 5; ++v) Wh[v] = W[v];
-    for (int d = 0; d < p.dim; ++d) {
-      const double h = 0.5 * p.dt / p.dx[d];
-      const double un = W[1 + d];
-      const double* s = S[d];
-      Wh[0] -= h * (un * s[0] + W[0] * s[1 + d]);
-      Wh[1] -= h * (un * s[1]);
-      Wh[2] -= h * (un * s[2]);
-      Wh[3] -= h * (un * s[3]);
-      Wh[1 + d] -= h * (s[4] / W[0]);
-      Wh[4] -= h * (un * s[4] + p.gamma * W[4] * s[1 + d]);
-    }
-    // Positivity: a cell whose predicted face states are not physical falls back to first order.
-    bool ok = Wh[0] > 0.0 && Wh[4] > 0.0;
-    for (int d = 0; d < p.dim && ok; ++d) {
-      ok = ok && (Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0 &&
-           (Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0;
-    }
-    if (!ok) {
-      for (int v = 0; v < 5; ++v) Wh[v] = W[v];
-      for (int d = 0; d < 3; ++d)
-        for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
-    }
+    hancock_predict(W, Wm, Wp, p, Wh, S);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {

@@ -1,0 +1,156 @@
+// The host sweep of the hydro update (docs/hydro-sweep.md): primitives once per cell, the Hancock
+// prediction and the strong-shock test once per cell from those, each face flux once, then the
+// update; every phase a loop over contiguous rows of the block's arrays with neighbours at fixed
+// offsets. Each quantity comes from the same functions of euler.hpp as in EulerKernel with the
+// same inputs, so the new state is bitwise the per-cell kernel's.
+#include "euler_host_sweep.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace korch::hydro {
+
+namespace {
+
+using Index = std::ptrdiff_t;
+
+// Calls f(c0, c1) for flat-index ranges [c0, c1) that together are the cells [a, b) of a
+// LayoutRight array of extents e: one range per (i, j), or per i where [a, b) spans all of k (the
+// 2-D grids, whose k extent is 1), or a single one where it spans j and k too.
+template <class F>
+void for_rows(const int e[3], const int a[3], const int b[3], F&& f) {
+  const Index s0 = Index{e[1]} * e[2], s1 = e[2];
+  const bool full_k = a[2] == 0 && b[2] == e[2];
+  if (full_k && a[1] == 0 && b[1] == e[1]) {
+    f(a[0] * s0, b[0] * s0);
+    return;
+  }
+  for (Index i = a[0]; i < b[0]; ++i) {
+    if (full_k) {
+      f(i * s0 + a[1] * s1, i * s0 + b[1] * s1);
+      continue;
+    }
+    for (Index j = a[1]; j < b[1]; ++j) f(i * s0 + j * s1 + a[2], i * s0 + j * s1 + b[2]);
+  }
+}
+
+// The per-thread scratch of the sweep: structure-of-arrays on the block's index space, so that a
+// neighbour along d is at a fixed offset (the stride of d) in every array.
+struct Scratch {
+  std::vector<double> values;
+  std::vector<unsigned char> shock;
+  Index n = 0;  // cells of the block
+  double* array(int a) { return values.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(n); }
+};
+
+// Scratch array numbers: primitives W, predicted states Wh, slopes S along d, fluxes F along d.
+constexpr int w_array = 0, wh_array = 5, slope_array = 10, flux_array = 25, n_arrays = 40;
+
+}  // namespace
+
+void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  const int e[3] = {static_cast<int>(vars[0].extent(0)), static_cast<int>(vars[0].extent(1)),
+                    static_cast<int>(vars[0].extent(2))};
+  const int dim = p.dim;
+  const Index stride[3] = {Index{e[1]} * e[2], e[2], 1};
+  thread_local Scratch scratch;
+  scratch.n = Index{e[0]} * e[1] * e[2];
+  scratch.values.resize(static_cast<std::size_t>(n_arrays) * static_cast<std::size_t>(scratch.n));
+  scratch.shock.resize(static_cast<std::size_t>(scratch.n));
+  double* W[5];
+  double* Wh[5];
+  double* S[3][5];
+  double* F[3][5];
+  for (int v = 0; v < 5; ++v) {
+    W[v] = scratch.array(w_array + v);
+    Wh[v] = scratch.array(wh_array + v);
+    for (int d = 0; d < 3; ++d) {
+      S[d][v] = scratch.array(slope_array + 5 * d + v);
+      F[d][v] = scratch.array(flux_array + 5 * d + v);
+    }
+  }
+  unsigned char* shock = scratch.shock.data();
+  const double* u[5];
+  double* unew[5];
+  for (int v = 0; v < 5; ++v) {
+    u[v] = vars[p.state + v].data();
+    unew[v] = vars[p.next_state + v].data();
+  }
+  // The box grown by g cells along the active directions.
+  auto grown = [&](int g, int a[3], int b[3]) {
+    for (int d = 0; d < 3; ++d) {
+      a[d] = d < dim ? lo[d] - g : lo[d];
+      b[d] = d < dim ? hi[d] + g : hi[d];
+    }
+  };
+  int a[3], b[3];
+
+  // Primitives of the box and two layers around it (the predictions of the next layer read them).
+  grown(2, a, b);
+  for_rows(e, a, b, [&](Index c0, Index c1) {
+    for (Index c = c0; c < c1; ++c) {
+      const double U[5] = {u[0][c], u[1][c], u[2][c], u[3][c], u[4][c]};
+      double Wc[5];
+      cons_to_prim(U, Wc, p.gamma);
+      for (int v = 0; v < 5; ++v) W[v][c] = Wc[v];
+    }
+  });
+
+  // Prediction, slopes and strong-shock flag of the box and one layer around it (the cells on the
+  // other side of its faces).
+  grown(1, a, b);
+  for_rows(e, a, b, [&](Index c0, Index c1) {
+    for (Index c = c0; c < c1; ++c) {
+      double Wc[5], Wm[3][5], Wp[3][5], Whc[5], Sc[3][5], pm[3], pp[3];
+      for (int v = 0; v < 5; ++v) Wc[v] = W[v][c];
+      for (int d = 0; d < dim; ++d) {
+        for (int v = 0; v < 5; ++v) {
+          Wm[d][v] = W[v][c - stride[d]];
+          Wp[d][v] = W[v][c + stride[d]];
+        }
+        pm[d] = Wm[d][4];
+        pp[d] = Wp[d][4];
+      }
+      hancock_predict(Wc, Wm, Wp, p, Whc, Sc);
+      shock[c] = strong_shock_from(Wc[4], pm, pp, dim);
+      for (int v = 0; v < 5; ++v) Wh[v][c] = Whc[v];
+      for (int d = 0; d < dim; ++d)
+        for (int v = 0; v < 5; ++v) S[d][v][c] = Sc[d][v];
+    }
+  });
+
+  // Face fluxes: face c along d lies between cells c - stride[d] and c; the faces of the box along
+  // d are those of its cells and of the cells one past its upper side.
+  for (int d = 0; d < dim; ++d) {
+    for (int x = 0; x < 3; ++x) {
+      a[x] = lo[x];
+      b[x] = x == d ? hi[x] + 1 : hi[x];
+    }
+    const Index s = stride[d];
+    for_rows(e, a, b, [&](Index c0, Index c1) {
+      for (Index c = c0; c < c1; ++c) {
+        double L[5], R[5], Fc[5];
+        for (int v = 0; v < 5; ++v) {
+          L[v] = Wh[v][c - s] + 0.5 * S[d][v][c - s];
+          R[v] = Wh[v][c] - 0.5 * S[d][v][c];
+        }
+        face_flux(L, R, d, p.gamma, shock[c - s] || shock[c], Fc);
+        for (int v = 0; v < 5; ++v) F[d][v][c] = Fc[v];
+      }
+    });
+  }
+
+  // The update: the same sum over directions as EulerKernel's.
+  double l[3] = {0.0, 0.0, 0.0};
+  for (int d = 0; d < dim; ++d) l[d] = p.dt / p.dx[d];
+  for_rows(e, lo, hi, [&](Index c0, Index c1) {
+    for (Index c = c0; c < c1; ++c) {
+      double dU[5] = {0, 0, 0, 0, 0};
+      for (int d = 0; d < dim; ++d)
+        for (int v = 0; v < 5; ++v) dU[v] -= l[d] * (F[d][v][c + stride[d]] - F[d][v][c]);
+      for (int v = 0; v < 5; ++v) unew[v][c] = u[v][c] + dU[v];
+    }
+  });
+}
+
+}  // namespace korch::hydro
