@@ -87,25 +87,24 @@ KOKKOS_INLINE_FUNCTION void wave_speeds(const double WL[5], const double WR[5], 
   SR = (uL + cL) > (uR + cR) ? (uL + cL) : (uR + cR);
 }
 
-// HLLC flux along d between primitive states WL (left) and WR (right).
+// HLLC flux along d between primitive states WL (left) and WR (right). Written without branches
+// (the star state is computed always, and selects pick the outcome) so that the host sweep's face
+// loop vectorizes (docs/hydro-sweep.md); the selected values are the ones the cases give: the
+// physical flux of WL or WR where the fan is supersonic, the star flux of the side of the contact
+// otherwise.
 KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], int d, double gamma, double F[5]) {
   const double uL = WL[1 + d], uR = WR[1 + d];
   double SL, SR;
   wave_speeds(WL, WR, d, gamma, SL, SR);
-  if (SL >= 0.0) {
-    euler_flux(WL, d, gamma, F);
-    return;
-  }
-  if (SR <= 0.0) {
-    euler_flux(WR, d, gamma, F);
-    return;
-  }
   const double mL = WL[0] * (SL - uL), mR = WR[0] * (SR - uR);
   const double SM = (WR[4] - WL[4] + uL * mL - uR * mR) / (mL - mR);
-  const bool left = SM >= 0.0;
-  const double* W = left ? WL : WR;
+  // Bitwise | and &: conditions without jumps.
+  const bool supersonic = (SL >= 0.0) | (SR <= 0.0);
+  const bool left = (SL >= 0.0) | (!(SR <= 0.0) & (SM >= 0.0));
+  double W[5];
+  for (int v = 0; v < 5; ++v) W[v] = left ? WL[v] : WR[v];
   const double S = left ? SL : SR;
-  const double un = left ? uL : uR;
+  const double un = W[1 + d];
   double FK[5];
   euler_flux(W, d, gamma, FK);
   const double E = W[4] / (gamma - 1.0) + 0.5 * W[0] * (W[1] * W[1] + W[2] * W[2] + W[3] * W[3]);
@@ -118,7 +117,7 @@ KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], in
   Us[3] = f * W[3];
   Us[1 + d] = f * SM;
   Us[4] = f * (E / W[0] + (SM - un) * (SM + W[4] / (W[0] * (S - un))));
-  for (int v = 0; v < 5; ++v) F[v] = FK[v] + S * (Us[v] - U[v]);
+  for (int v = 0; v < 5; ++v) F[v] = supersonic ? FK[v] : FK[v] + S * (Us[v] - U[v]);
 }
 
 // HLLE flux along d (Einfeldt's two-wave solver, the same wave-speed estimates as hllc_flux). More
