@@ -43,14 +43,17 @@ struct EulerParams {
   int next_state = var_new;  // first variable the step writes
 };
 
+// The limited slope of a cell from its one-sided differences a (below) and b (above). Selects, no
+// branches: the host sweep's prediction loop vectorizes (docs/hydro-sweep.md).
 KOKKOS_INLINE_FUNCTION double limit_slope(double a, double b, Limiter lim) {
-  if (a * b <= 0.0) return 0.0;
   const double aa = math::fabs(a), ab = math::fabs(b);
   const double s = a > 0.0 ? 1.0 : -1.0;
-  if (lim == Limiter::minmod) return s * (aa < ab ? aa : ab);
-  double m = 2.0 * (aa < ab ? aa : ab);
+  const double smaller = aa < ab ? aa : ab;
+  const double m = 2.0 * smaller;
   const double c = 0.5 * (aa + ab);
-  return s * (m < c ? m : c);
+  const double mc = m < c ? m : c;
+  const double magnitude = lim == Limiter::minmod ? smaller : mc;
+  return a * b <= 0.0 ? 0.0 : s * magnitude;
 }
 
 // Primitive (rho, u, v, w, p) from conserved.
@@ -173,16 +176,17 @@ KOKKOS_INLINE_FUNCTION bool strong_shock_from(double pc, const double lo_d[3], c
 }
 
 // Hancock-predicted primitive state Wh (half step) and limited slopes S of a cell of primitive state
-// W whose neighbours below and above along d have the primitive states Wm[d] and Wp[d]. Shared by
-// EulerKernel and the host sweep (docs/hydro-sweep.md): one arithmetic, the same bits.
+// W whose neighbours below and above along d < dim have the primitive states Wm[d] and Wp[d] (dim:
+// p.dim, a separate argument so that a caller can make it a constant). Shared by EulerKernel and
+// the host sweep (docs/hydro-sweep.md): one arithmetic, the same bits. No branches.
 KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3][5], const double Wp[3][5],
-                                            const EulerParams& p, double Wh[5], double S[3][5]) {
+                                            const EulerParams& p, int dim, double Wh[5], double S[3][5]) {
   for (int d = 0; d < 3; ++d)
     for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
-  for (int d = 0; d < p.dim; ++d)
+  for (int d = 0; d < dim; ++d)
     for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
   for (int v = 0; v < 5; ++v) Wh[v] = W[v];
-  for (int d = 0; d < p.dim; ++d) {
+  for (int d = 0; d < dim; ++d) {
     const double h = 0.5 * p.dt / p.dx[d];
     const double un = W[1 + d];
     const double* s = S[d];
@@ -194,15 +198,12 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
     Wh[4] -= h * (un * s[4] + p.gamma * W[4] * s[1 + d]);
   }
   // Positivity: a cell whose predicted face states are not physical falls back to first order.
-  bool ok = Wh[0] > 0.0 && Wh[4] > 0.0;
-  for (int d = 0; d < p.dim && ok; ++d) {
-    ok = ok && (Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0 && (Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0;
-  }
-  if (!ok) {
-    for (int v = 0; v < 5; ++v) Wh[v] = W[v];
-    for (int d = 0; d < 3; ++d)
-      for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
-  }
+  bool ok = (Wh[0] > 0.0) & (Wh[4] > 0.0);
+  for (int d = 0; d < dim; ++d)
+    ok = ok & ((Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0) & ((Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0);
+  for (int v = 0; v < 5; ++v) Wh[v] = ok ? Wh[v] : W[v];
+  for (int d = 0; d < 3; ++d)
+    for (int v = 0; v < 5; ++v) S[d][v] = ok ? S[d][v] : 0.0;
 }
 
 // The update of one cell. View: a rank-3 (i, j, k) view type; u[v] old conserved, unew[v] new.
@@ -243,7 +244,7 @@ struct EulerKernel {
       load(i - (d == 0), j - (d == 1), k - (d == 2), Wm[d]);
       load(i + (d == 0), j + (d == 1), k + (d == 2), Wp[d]);
     }
-    hancock_predict(W, Wm, Wp, p, Wh, S);
+    hancock_predict(W, Wm, Wp, p, p.dim, Wh, S);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {

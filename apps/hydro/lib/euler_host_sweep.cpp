@@ -100,12 +100,59 @@ struct Face {
   }
 };
 
-}  // namespace
+// The Hancock predictions, slopes and strong-shock flags of a row of cells [c0, c1) from the
+// primitives W. The array pointers are copied into locals first: the compiler then keeps them in
+// registers and vectorizes the loop.
+template <int Dim>
+struct Prediction {
+  double* const* W;
+  double* const* Wh;
+  double* const (*S)[5];
+  unsigned char* shock;
+  const Index* stride;
+  const EulerParams& p;
 
-void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  void row(Index c0, Index c1) const {
+    const double* w[5];
+    double* wh[5];
+    double* sl[Dim][5];
+    Index st[Dim];
+    for (int v = 0; v < 5; ++v) {
+      w[v] = W[v];
+      wh[v] = Wh[v];
+      for (int d = 0; d < Dim; ++d) sl[d][v] = S[d][v];
+    }
+    for (int d = 0; d < Dim; ++d) st[d] = stride[d];
+    unsigned char* const sh = shock;
+    const EulerParams q = p;
+    // The arrays written are none of those read: no dependence between iterations.
+    KORCH_HYDRO_INDEPENDENT_ITERATIONS
+    for (Index c = c0; c < c1; ++c) {
+      double Wc[5], Wm[3][5], Wp[3][5], Whc[5], Sc[3][5], pm[3], pp[3];
+      for (int v = 0; v < 5; ++v) Wc[v] = w[v][c];
+      for (int d = 0; d < Dim; ++d) {
+        for (int v = 0; v < 5; ++v) {
+          Wm[d][v] = w[v][c - st[d]];
+          Wp[d][v] = w[v][c + st[d]];
+        }
+        pm[d] = Wm[d][4];
+        pp[d] = Wp[d][4];
+      }
+      hancock_predict(Wc, Wm, Wp, q, Dim, Whc, Sc);
+      sh[c] = strong_shock_from(Wc[4], pm, pp, Dim);
+      for (int v = 0; v < 5; ++v) wh[v][c] = Whc[v];
+      for (int d = 0; d < Dim; ++d)
+        for (int v = 0; v < 5; ++v) sl[d][v][c] = Sc[d][v];
+    }
+  }
+};
+
+// The sweep with the number of dimensions a constant: the loops over directions unroll.
+template <int Dim>
+void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
   const int e[3] = {static_cast<int>(vars[0].extent(0)), static_cast<int>(vars[0].extent(1)),
                     static_cast<int>(vars[0].extent(2))};
-  const int dim = p.dim;
+  constexpr int dim = Dim;
   const Index stride[3] = {Index{e[1]} * e[2], e[2], 1};
   thread_local Scratch scratch;
   scratch.n = Index{e[0]} * e[1] * e[2];
@@ -142,6 +189,7 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
   // Primitives of the box and two layers around it (the predictions of the next layer read them).
   grown(2, a, b);
   for_rows(e, a, b, [&](Index c0, Index c1) {
+    KORCH_HYDRO_INDEPENDENT_ITERATIONS
     for (Index c = c0; c < c1; ++c) {
       const double U[5] = {u[0][c], u[1][c], u[2][c], u[3][c], u[4][c]};
       double Wc[5];
@@ -153,25 +201,8 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
   // Prediction, slopes and strong-shock flag of the box and one layer around it (the cells on the
   // other side of its faces).
   grown(1, a, b);
-  for_rows(e, a, b, [&](Index c0, Index c1) {
-    for (Index c = c0; c < c1; ++c) {
-      double Wc[5], Wm[3][5], Wp[3][5], Whc[5], Sc[3][5], pm[3], pp[3];
-      for (int v = 0; v < 5; ++v) Wc[v] = W[v][c];
-      for (int d = 0; d < dim; ++d) {
-        for (int v = 0; v < 5; ++v) {
-          Wm[d][v] = W[v][c - stride[d]];
-          Wp[d][v] = W[v][c + stride[d]];
-        }
-        pm[d] = Wm[d][4];
-        pp[d] = Wp[d][4];
-      }
-      hancock_predict(Wc, Wm, Wp, p, Whc, Sc);
-      shock[c] = strong_shock_from(Wc[4], pm, pp, dim);
-      for (int v = 0; v < 5; ++v) Wh[v][c] = Whc[v];
-      for (int d = 0; d < dim; ++d)
-        for (int v = 0; v < 5; ++v) S[d][v][c] = Sc[d][v];
-    }
-  });
+  const Prediction<Dim> prediction{W, Wh, S, shock, stride, p};
+  for_rows(e, a, b, [&](Index c0, Index c1) { prediction.row(c0, c1); });
 
   // Face fluxes: face c along d lies between cells c - stride[d] and c; the faces of the box along
   // d are those of its cells and of the cells one past its upper side.
@@ -190,6 +221,7 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
   double l[3] = {0.0, 0.0, 0.0};
   for (int d = 0; d < dim; ++d) l[d] = p.dt / p.dx[d];
   for_rows(e, lo, hi, [&](Index c0, Index c1) {
+    KORCH_HYDRO_INDEPENDENT_ITERATIONS
     for (Index c = c0; c < c1; ++c) {
       double dU[5] = {0, 0, 0, 0, 0};
       for (int d = 0; d < dim; ++d)
@@ -197,6 +229,14 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
       for (int v = 0; v < 5; ++v) unew[v][c] = u[v][c] + dU[v];
     }
   });
+}
+
+}  // namespace
+
+void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  if (p.dim == 3) sweep<3>(vars, p, lo, hi);
+  else if (p.dim == 2) sweep<2>(vars, p, lo, hi);
+  else sweep<1>(vars, p, lo, hi);
 }
 
 }  // namespace korch::hydro
