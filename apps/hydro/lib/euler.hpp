@@ -19,6 +19,15 @@
 
 #include <cmath>
 
+// Unrolls the loop that follows completely where the compiler is GCC on the host: the loops over
+// directions and variables of the prediction, so that the host sweep's loop over cells around it
+// vectorizes (docs/hydro-sweep.md). Other compilers unroll them unasked or run them as loops.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
+#define KORCH_HYDRO_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KORCH_HYDRO_UNROLL
+#endif
+
 namespace korch::hydro {
 
 namespace math {
@@ -183,7 +192,9 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
                                             const EulerParams& p, int dim, double Wh[5], double S[3][5]) {
   for (int d = 0; d < 3; ++d)
     for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
+  KORCH_HYDRO_UNROLL
   for (int d = 0; d < dim; ++d)
+    KORCH_HYDRO_UNROLL
     for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
   for (int v = 0; v < 5; ++v) Wh[v] = W[v];
   for (int d = 0; d < dim; ++d) {

@@ -53,8 +53,11 @@ struct Scratch {
   double* array(int a) { return values.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(n); }
 };
 
-// Scratch array numbers: primitives W, predicted states Wh, slopes S along d, fluxes F along d.
-constexpr int w_array = 0, wh_array = 5, slope_array = 10, flux_array = 25, n_arrays = 40;
+// Scratch array numbers: primitives W, predicted states Wh, slopes S along d, then fluxes F along d
+// (flux_array(dim)); a sweep in dim dimensions uses n_arrays(dim) arrays.
+constexpr int w_array = 0, wh_array = 5, slope_array = 10;
+constexpr int flux_array(int dim) { return slope_array + 5 * dim; }
+constexpr int n_arrays(int dim) { return flux_array(dim) + 5 * dim; }
 
 // The face fluxes along one direction of a row of faces [c0, c1): HLLC for every face in a loop
 // without branches (it vectorizes), then HLLE over it for the faces of strong-shock cells.
@@ -101,48 +104,48 @@ struct Face {
 };
 
 // The Hancock predictions, slopes and strong-shock flags of a row of cells [c0, c1) from the
-// primitives W. The array pointers are copied into locals first: the compiler then keeps them in
-// registers and vectorizes the loop.
+// primitives. Every array is addressed as the scratch's start plus the array's number times its
+// length: no pointers to load from memory in the loop, which then vectorizes.
 template <int Dim>
 struct Prediction {
-  double* const* W;
-  double* const* Wh;
-  double* const (*S)[5];
+  double* values;  // Scratch::values
+  Index n;         // Scratch::n
   unsigned char* shock;
   const Index* stride;
   const EulerParams& p;
 
   void row(Index c0, Index c1) const {
-    const double* w[5];
-    double* wh[5];
-    double* sl[Dim][5];
+    double* const x = values;
+    const Index len = n;
     Index st[Dim];
-    for (int v = 0; v < 5; ++v) {
-      w[v] = W[v];
-      wh[v] = Wh[v];
-      for (int d = 0; d < Dim; ++d) sl[d][v] = S[d][v];
-    }
     for (int d = 0; d < Dim; ++d) st[d] = stride[d];
     unsigned char* const sh = shock;
     const EulerParams q = p;
     // The arrays written are none of those read: no dependence between iterations.
     KORCH_HYDRO_INDEPENDENT_ITERATIONS
     for (Index c = c0; c < c1; ++c) {
-      double Wc[5], Wm[3][5], Wp[3][5], Whc[5], Sc[3][5], pm[3], pp[3];
-      for (int v = 0; v < 5; ++v) Wc[v] = w[v][c];
+      double Wc[5], Wm[3][5], Wp[3][5], Whc[5], Sc[3][5];
+      for (int v = 0; v < 5; ++v) Wc[v] = x[(w_array + v) * len + c];
       for (int d = 0; d < Dim; ++d) {
         for (int v = 0; v < 5; ++v) {
-          Wm[d][v] = w[v][c - st[d]];
-          Wp[d][v] = w[v][c + st[d]];
+          Wm[d][v] = x[(w_array + v) * len + c - st[d]];
+          Wp[d][v] = x[(w_array + v) * len + c + st[d]];
         }
-        pm[d] = Wm[d][4];
-        pp[d] = Wp[d][4];
       }
       hancock_predict(Wc, Wm, Wp, q, Dim, Whc, Sc);
-      sh[c] = strong_shock_from(Wc[4], pm, pp, Dim);
-      for (int v = 0; v < 5; ++v) wh[v][c] = Whc[v];
+      for (int v = 0; v < 5; ++v) x[(wh_array + v) * len + c] = Whc[v];
       for (int d = 0; d < Dim; ++d)
-        for (int v = 0; v < 5; ++v) sl[d][v][c] = Sc[d][v];
+        for (int v = 0; v < 5; ++v) x[(slope_array + 5 * d + v) * len + c] = Sc[d][v];
+    }
+    // The flags in a loop of their own: bytes and doubles in one loop keep it from vectorizing.
+    const double* const pressure = x + (w_array + 4) * len;
+    for (Index c = c0; c < c1; ++c) {
+      double pm[3], pp[3];
+      for (int d = 0; d < Dim; ++d) {
+        pm[d] = pressure[c - st[d]];
+        pp[d] = pressure[c + st[d]];
+      }
+      sh[c] = strong_shock_from(pressure[c], pm, pp, Dim);
     }
   }
 };
@@ -156,18 +159,18 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
   const Index stride[3] = {Index{e[1]} * e[2], e[2], 1};
   thread_local Scratch scratch;
   scratch.n = Index{e[0]} * e[1] * e[2];
-  scratch.values.resize(static_cast<std::size_t>(n_arrays) * static_cast<std::size_t>(scratch.n));
+  scratch.values.resize(static_cast<std::size_t>(n_arrays(Dim)) * static_cast<std::size_t>(scratch.n));
   scratch.shock.resize(static_cast<std::size_t>(scratch.n));
   double* W[5];
   double* Wh[5];
-  double* S[3][5];
-  double* F[3][5];
+  double* S[3][5] = {};
+  double* F[3][5] = {};
   for (int v = 0; v < 5; ++v) {
     W[v] = scratch.array(w_array + v);
     Wh[v] = scratch.array(wh_array + v);
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < Dim; ++d) {
       S[d][v] = scratch.array(slope_array + 5 * d + v);
-      F[d][v] = scratch.array(flux_array + 5 * d + v);
+      F[d][v] = scratch.array(flux_array(Dim) + 5 * d + v);
     }
   }
   unsigned char* shock = scratch.shock.data();
@@ -201,7 +204,7 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
   // Prediction, slopes and strong-shock flag of the box and one layer around it (the cells on the
   // other side of its faces).
   grown(1, a, b);
-  const Prediction<Dim> prediction{W, Wh, S, shock, stride, p};
+  const Prediction<Dim> prediction{scratch.values.data(), scratch.n, shock, stride, p};
   for_rows(e, a, b, [&](Index c0, Index c1) { prediction.row(c0, c1); });
 
   // Face fluxes: face c along d lies between cells c - stride[d] and c; the faces of the box along
