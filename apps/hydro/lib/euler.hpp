@@ -21,7 +21,8 @@
 
 // Unrolls the loop that follows completely where the compiler is GCC on the host: the loops over
 // directions and variables of the prediction, so that the host sweep's loop over cells around it
-// vectorizes (docs/hydro-sweep.md). Other compilers unroll them unasked or run them as loops.
+// vectorizes (docs/hydro-verification.md, "The host sweep"). Other compilers unroll them unasked or
+// run them as loops.
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
 #define KORCH_HYDRO_UNROLL _Pragma("GCC unroll 16")
 #else
@@ -53,7 +54,8 @@ struct EulerParams {
 };
 
 // The limited slope of a cell from its one-sided differences a (below) and b (above). Selects, no
-// branches: the host sweep's prediction loop vectorizes (docs/hydro-sweep.md).
+// branches: the host sweep's prediction loop vectorizes (docs/hydro-verification.md, "The host
+// sweep").
 KOKKOS_INLINE_FUNCTION double limit_slope(double a, double b, Limiter lim) {
   const double aa = math::fabs(a), ab = math::fabs(b);
   const double s = a > 0.0 ? 1.0 : -1.0;
@@ -101,9 +103,9 @@ KOKKOS_INLINE_FUNCTION void wave_speeds(const double WL[5], const double WR[5], 
 
 // HLLC flux along d between primitive states WL (left) and WR (right). Written without branches
 // (the star state is computed always, and selects pick the outcome) so that the host sweep's face
-// loop vectorizes (docs/hydro-sweep.md); the selected values are the ones the cases give: the
-// physical flux of WL or WR where the fan is supersonic, the star flux of the side of the contact
-// otherwise.
+// loop vectorizes (docs/hydro-verification.md, "The host sweep"); the selected values are the ones
+// the cases give: the physical flux of WL or WR where the fan is supersonic, the star flux of the
+// side of the contact otherwise.
 KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], int d, double gamma, double F[5]) {
   const double uL = WL[1 + d], uR = WR[1 + d];
   double SL, SR;
@@ -172,7 +174,8 @@ KOKKOS_INLINE_FUNCTION void face_flux(const double WL[5], const double WR[5], in
 
 // Whether a cell of pressure pc whose face neighbours have the pressures lo_d[d], hi_d[d] (the
 // neighbour below and above along d) is at a strong shock (strong_shock_pressure_ratio). Shared by
-// EulerKernel and the host sweep (docs/hydro-sweep.md) so that both decide with the same bits.
+// EulerKernel and the host sweep (docs/hydro-verification.md, "The host sweep") so that both decide
+// with the same bits.
 KOKKOS_INLINE_FUNCTION bool strong_shock_from(double pc, const double lo_d[3], const double hi_d[3], int dim) {
   double lo = pc, hi = pc;
   for (int d = 0; d < dim; ++d) {
@@ -184,10 +187,11 @@ KOKKOS_INLINE_FUNCTION bool strong_shock_from(double pc, const double lo_d[3], c
   return hi > strong_shock_pressure_ratio * lo;
 }
 
-// Hancock-predicted primitive state Wh (half step) and limited slopes S of a cell of primitive state
-// W whose neighbours below and above along d < dim have the primitive states Wm[d] and Wp[d] (dim:
-// p.dim, a separate argument so that a caller can make it a constant). Shared by EulerKernel and
-// the host sweep (docs/hydro-sweep.md): one arithmetic, the same bits. No branches.
+// Hancock-predicted primitive state Wh (half step) and limited slopes S of a cell of primitive
+// state W whose neighbours below and above along d < dim have the primitive states Wm[d] and Wp[d]
+// (dim: p.dim, a separate argument so that a caller can make it a constant). Shared by EulerKernel
+// and the host sweep (docs/hydro-verification.md, "The host sweep"): one arithmetic, the same bits.
+// No branches.
 KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3][5], const double Wp[3][5],
                                             const EulerParams& p, int dim, double Wh[5], double S[3][5]) {
   for (int d = 0; d < 3; ++d)

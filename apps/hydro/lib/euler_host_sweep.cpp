@@ -1,8 +1,8 @@
-// The host sweep of the hydro update (docs/hydro-sweep.md): primitives once per cell, the Hancock
-// prediction and the strong-shock test once per cell from those, each face flux once, then the
-// update; every phase a loop over contiguous rows of the block's arrays with neighbours at fixed
-// offsets. Each quantity comes from the same functions of euler.hpp as in EulerKernel with the
-// same inputs, so the new state is bitwise the per-cell kernel's.
+// The host sweep of the hydro update (docs/hydro-verification.md, "The host sweep"): primitives
+// once per cell, the Hancock prediction and the strong-shock test once per cell from those, each
+// face flux once, then the update; every phase a loop over contiguous rows of the block's arrays
+// with neighbours at fixed offsets. Each quantity comes from the same functions of euler.hpp as in
+// EulerKernel with the same inputs, so the new state is bitwise the per-cell kernel's.
 #include "euler_host_sweep.hpp"
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // The host version of the hydro update of a box: the arithmetic of EulerKernel (euler.hpp), each
-// quantity computed once per cell or face in phases over contiguous rows (docs/hydro-sweep.md).
+// quantity computed once per cell or face in phases over contiguous rows
+// (docs/hydro-verification.md, "The host sweep").
 #pragma once
 
 #include "euler.hpp"
