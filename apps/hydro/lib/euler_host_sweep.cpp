@@ -15,8 +15,11 @@ namespace {
 using Index = std::ptrdiff_t;
 
 // Tells the compiler that a loop's iterations are independent (its arrays do not overlap), so that
-// it vectorizes the loop without run-time overlap checks.
-#if defined(__clang__)
+// it vectorizes the loop without run-time overlap checks. Not with nvcc, whose front end would
+// warn about a pragma it does not know.
+#if defined(__NVCC__)
+#define KORCH_HYDRO_INDEPENDENT_ITERATIONS
+#elif defined(__clang__)
 #define KORCH_HYDRO_INDEPENDENT_ITERATIONS _Pragma("clang loop vectorize(assume_safety)")
 #elif defined(__GNUC__)
 #define KORCH_HYDRO_INDEPENDENT_ITERATIONS _Pragma("GCC ivdep")
