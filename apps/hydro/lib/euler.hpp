@@ -19,6 +19,16 @@
 
 #include <cmath>
 
+// Unrolls the loop that follows completely where the compiler is GCC on the host: the loops over
+// directions and variables of the prediction, so that the host sweep's loop over cells around it
+// vectorizes (docs/hydro-verification.md, "The host sweep"). Other compilers unroll them unasked or
+// run them as loops.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && !defined(__HIPCC__)
+#define KORCH_HYDRO_UNROLL _Pragma("GCC unroll 16")
+#else
+#define KORCH_HYDRO_UNROLL
+#endif
+
 namespace korch::hydro {
 
 namespace math {
@@ -43,14 +53,18 @@ struct EulerParams {
   int next_state = var_new;  // first variable the step writes
 };
 
+// The limited slope of a cell from its one-sided differences a (below) and b (above). Selects, no
+// branches: the host sweep's prediction loop vectorizes (docs/hydro-verification.md, "The host
+// sweep").
 KOKKOS_INLINE_FUNCTION double limit_slope(double a, double b, Limiter lim) {
-  if (a * b <= 0.0) return 0.0;
   const double aa = math::fabs(a), ab = math::fabs(b);
   const double s = a > 0.0 ? 1.0 : -1.0;
-  if (lim == Limiter::minmod) return s * (aa < ab ? aa : ab);
-  double m = 2.0 * (aa < ab ? aa : ab);
+  const double smaller = aa < ab ? aa : ab;
+  const double m = 2.0 * smaller;
   const double c = 0.5 * (aa + ab);
-  return s * (m < c ? m : c);
+  const double mc = m < c ? m : c;
+  const double magnitude = lim == Limiter::minmod ? smaller : mc;
+  return a * b <= 0.0 ? 0.0 : s * magnitude;
 }
 
 // Primitive (rho, u, v, w, p) from conserved.
@@ -87,25 +101,24 @@ KOKKOS_INLINE_FUNCTION void wave_speeds(const double WL[5], const double WR[5], 
   SR = (uL + cL) > (uR + cR) ? (uL + cL) : (uR + cR);
 }
 
-// HLLC flux along d between primitive states WL (left) and WR (right).
+// HLLC flux along d between primitive states WL (left) and WR (right). Written without branches
+// (the star state is computed always, and selects pick the outcome) so that the host sweep's face
+// loop vectorizes (docs/hydro-verification.md, "The host sweep"); the selected values are the ones
+// the cases give: the physical flux of WL or WR where the fan is supersonic, the star flux of the
+// side of the contact otherwise.
 KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], int d, double gamma, double F[5]) {
   const double uL = WL[1 + d], uR = WR[1 + d];
   double SL, SR;
   wave_speeds(WL, WR, d, gamma, SL, SR);
-  if (SL >= 0.0) {
-    euler_flux(WL, d, gamma, F);
-    return;
-  }
-  if (SR <= 0.0) {
-    euler_flux(WR, d, gamma, F);
-    return;
-  }
   const double mL = WL[0] * (SL - uL), mR = WR[0] * (SR - uR);
   const double SM = (WR[4] - WL[4] + uL * mL - uR * mR) / (mL - mR);
-  const bool left = SM >= 0.0;
-  const double* W = left ? WL : WR;
+  // Bitwise | and &: conditions without jumps.
+  const bool supersonic = (SL >= 0.0) | (SR <= 0.0);
+  const bool left = (SL >= 0.0) | (!(SR <= 0.0) & (SM >= 0.0));
+  double W[5];
+  for (int v = 0; v < 5; ++v) W[v] = left ? WL[v] : WR[v];
   const double S = left ? SL : SR;
-  const double un = left ? uL : uR;
+  const double un = W[1 + d];
   double FK[5];
   euler_flux(W, d, gamma, FK);
   const double E = W[4] / (gamma - 1.0) + 0.5 * W[0] * (W[1] * W[1] + W[2] * W[2] + W[3] * W[3]);
@@ -118,7 +131,7 @@ KOKKOS_INLINE_FUNCTION void hllc_flux(const double WL[5], const double WR[5], in
   Us[3] = f * W[3];
   Us[1 + d] = f * SM;
   Us[4] = f * (E / W[0] + (SM - un) * (SM + W[4] / (W[0] * (S - un))));
-  for (int v = 0; v < 5; ++v) F[v] = FK[v] + S * (Us[v] - U[v]);
+  for (int v = 0; v < 5; ++v) F[v] = supersonic ? FK[v] : FK[v] + S * (Us[v] - U[v]);
 }
 
 // HLLE flux along d (Einfeldt's two-wave solver, the same wave-speed estimates as hllc_flux). More
@@ -159,6 +172,55 @@ KOKKOS_INLINE_FUNCTION void face_flux(const double WL[5], const double WR[5], in
   else hllc_flux(WL, WR, d, gamma, F);
 }
 
+// Whether a cell of pressure pc whose face neighbours have the pressures lo_d[d], hi_d[d] (the
+// neighbour below and above along d) is at a strong shock (strong_shock_pressure_ratio). Shared by
+// EulerKernel and the host sweep (docs/hydro-verification.md, "The host sweep") so that both decide
+// with the same bits.
+KOKKOS_INLINE_FUNCTION bool strong_shock_from(double pc, const double lo_d[3], const double hi_d[3], int dim) {
+  double lo = pc, hi = pc;
+  for (int d = 0; d < dim; ++d) {
+    lo = lo_d[d] < lo ? lo_d[d] : lo;
+    hi = lo_d[d] > hi ? lo_d[d] : hi;
+    lo = hi_d[d] < lo ? hi_d[d] : lo;
+    hi = hi_d[d] > hi ? hi_d[d] : hi;
+  }
+  return hi > strong_shock_pressure_ratio * lo;
+}
+
+// Hancock-predicted primitive state Wh (half step) and limited slopes S of a cell of primitive
+// state W whose neighbours below and above along d < dim have the primitive states Wm[d] and Wp[d]
+// (dim: p.dim, a separate argument so that a caller can make it a constant). Shared by EulerKernel
+// and the host sweep (docs/hydro-verification.md, "The host sweep"): one arithmetic, the same bits.
+// No branches.
+KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3][5], const double Wp[3][5],
+                                            const EulerParams& p, int dim, double Wh[5], double S[3][5]) {
+  for (int d = 0; d < 3; ++d)
+    for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
+  KORCH_HYDRO_UNROLL
+  for (int d = 0; d < dim; ++d)
+    KORCH_HYDRO_UNROLL
+    for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
+  for (int v = 0; v < 5; ++v) Wh[v] = W[v];
+  for (int d = 0; d < dim; ++d) {
+    const double h = 0.5 * p.dt / p.dx[d];
+    const double un = W[1 + d];
+    const double* s = S[d];
+    Wh[0] -= h * (un * s[0] + W[0] * s[1 + d]);
+    Wh[1] -= h * (un * s[1]);
+    Wh[2] -= h * (un * s[2]);
+    Wh[3] -= h * (un * s[3]);
+    Wh[1 + d] -= h * (s[4] / W[0]);
+    Wh[4] -= h * (un * s[4] + p.gamma * W[4] * s[1 + d]);
+  }
+  // Positivity: a cell whose predicted face states are not physical falls back to first order.
+  bool ok = (Wh[0] > 0.0) & (Wh[4] > 0.0);
+  for (int d = 0; d < dim; ++d)
+    ok = ok & ((Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0) & ((Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0);
+  for (int v = 0; v < 5; ++v) Wh[v] = ok ? Wh[v] : W[v];
+  for (int d = 0; d < 3; ++d)
+    for (int v = 0; v < 5; ++v) S[d][v] = ok ? S[d][v] : 0.0;
+}
+
 // The update of one cell. View: a rank-3 (i, j, k) view type; u[v] old conserved, unew[v] new.
 template <class View>
 struct EulerKernel {
@@ -181,51 +243,23 @@ struct EulerKernel {
   // Whether cell (i, j, k) is at a strong shock (strong_shock_pressure_ratio); reads the cell and
   // its face neighbours, so a face's two cells need the block's second guard layer.
   KOKKOS_INLINE_FUNCTION bool strong_shock(int i, int j, int k) const {
-    double lo = pressure(i, j, k), hi = lo;
-    for (int d = 0; d < p.dim; ++d)
-      for (int s = -1; s <= 1; s += 2) {
-        const double q = pressure(i + s * (d == 0), j + s * (d == 1), k + s * (d == 2));
-        lo = q < lo ? q : lo;
-        hi = q > hi ? q : hi;
-      }
-    return hi > strong_shock_pressure_ratio * lo;
+    double lo_d[3], hi_d[3];
+    for (int d = 0; d < p.dim; ++d) {
+      lo_d[d] = pressure(i - (d == 0), j - (d == 1), k - (d == 2));
+      hi_d[d] = pressure(i + (d == 0), j + (d == 1), k + (d == 2));
+    }
+    return strong_shock_from(pressure(i, j, k), lo_d, hi_d, p.dim);
   }
 
   // Hancock-predicted primitive state (half step) and limited slopes of cell (i, j, k).
   KOKKOS_INLINE_FUNCTION void predict(int i, int j, int k, double Wh[5], double S[3][5]) const {
-    double W[5];
+    double W[5], Wm[3][5], Wp[3][5];
     load(i, j, k, W);
-    for (int d = 0; d < 3; ++d)
-      for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
     for (int d = 0; d < p.dim; ++d) {
-      double Wm[5], Wp[5];
-      load(i - (d == 0), j - (d == 1), k - (d == 2), Wm);
-      load(i + (d == 0), j + (d == 1), k + (d == 2), Wp);
-      for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[v], Wp[v] - W[v], p.limiter);
+      load(i - (d == 0), j - (d == 1), k - (d == 2), Wm[d]);
+      load(i + (d == 0), j + (d == 1), k + (d == 2), Wp[d]);
     }
-    for (int v = 0; v < 5; ++v) Wh[v] = W[v];
-    for (int d = 0; d < p.dim; ++d) {
-      const double h = 0.5 * p.dt / p.dx[d];
-      const double un = W[1 + d];
-      const double* s = S[d];
-      Wh[0] -= h * (un * s[0] + W[0] * s[1 + d]);
-      Wh[1] -= h * (un * s[1]);
-      Wh[2] -= h * (un * s[2]);
-      Wh[3] -= h * (un * s[3]);
-      Wh[1 + d] -= h * (s[4] / W[0]);
-      Wh[4] -= h * (un * s[4] + p.gamma * W[4] * s[1 + d]);
-    }
-    // Positivity: a cell whose predicted face states are not physical falls back to first order.
-    bool ok = Wh[0] > 0.0 && Wh[4] > 0.0;
-    for (int d = 0; d < p.dim && ok; ++d) {
-      ok = ok && (Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0 &&
-           (Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0;
-    }
-    if (!ok) {
-      for (int v = 0; v < 5; ++v) Wh[v] = W[v];
-      for (int d = 0; d < 3; ++d)
-        for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
-    }
+    hancock_predict(W, Wm, Wp, p, p.dim, Wh, S);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {

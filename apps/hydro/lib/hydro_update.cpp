@@ -1,7 +1,8 @@
 // The hydro update of one box: the device path (EulerKernel over an MDRange) and the host path
-// with per-thread scratch (bitwise the same results), the plain loops the benchmarks compare
-// against, and the action routines that run them on tiles, blocks and packets.
+// (the host sweep, euler_host_sweep.hpp: bitwise the same results), the plain loops the benchmarks
+// compare against, and the action routines that run them on tiles, blocks and packets.
 #include "hydro_routines.hpp"
+#include "euler_host_sweep.hpp"
 #include "host_cells.hpp"
 #include "simulation.hpp"
 
@@ -15,7 +16,6 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-#include <vector>
 
 namespace korch::hydro {
 
@@ -32,89 +32,6 @@ void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerPara
   k.p = p;
   using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
   Kokkos::parallel_for("korch hydro update", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
-}
-
-// The host version of the hydro update of a box: the same per-cell arithmetic as EulerKernel (the
-// same predict() and face_flux(), the same update expression), but each cell's Hancock prediction
-// and each face flux computed once into thread-local scratch instead of once per neighbour, so the
-// results are bitwise those of EulerKernel (the device path) at about a quarter of the work in 2D.
-void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
-  EulerKernel<HostVar> kern;
-  for (int v = 0; v < n_cons; ++v) {
-    kern.u[v] = vars[p.state + v];
-    kern.unew[v] = vars[p.next_state + v];
-  }
-  kern.p = p;
-  const int dim = p.dim;
-  int a0[3], n[3];
-  for (int d = 0; d < 3; ++d) {
-    const bool active = d < dim;
-    a0[d] = active ? lo[d] - 1 : lo[d];
-    n[d] = active ? hi[d] - lo[d] + 2 : hi[d] - lo[d];
-  }
-  const std::size_t np = static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]);
-  const int nv = n_cons + n_cons * dim;
-  thread_local std::vector<double> pred, flux;
-  thread_local std::vector<unsigned char> shock;
-  pred.resize(static_cast<std::size_t>(nv) * np);
-  shock.resize(np);
-  double* pr = pred.data();
-  unsigned char* sh = shock.data();
-  auto P = [a0, n](int i, int j, int k) {
-    return (static_cast<std::size_t>(i - a0[0]) * static_cast<std::size_t>(n[1]) + static_cast<std::size_t>(j - a0[1])) *
-               static_cast<std::size_t>(n[2]) + static_cast<std::size_t>(k - a0[2]);
-  };
-  using Policy = Kokkos::MDRangePolicy<Kokkos::Serial, Kokkos::Rank<3>>;
-  Kokkos::parallel_for("korch hydro predict", Policy({a0[0], a0[1], a0[2]}, {a0[0] + n[0], a0[1] + n[1], a0[2] + n[2]}),
-                       [=](int i, int j, int k) {
-                         double Wh[5], S[3][5];
-                         kern.predict(i, j, k, Wh, S);
-                         const std::size_t c = P(i, j, k);
-                         sh[c] = kern.strong_shock(i, j, k);
-                         for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(v) * np + c] = Wh[v];
-                         for (int d = 0; d < dim; ++d)
-                           for (int v = 0; v < 5; ++v) pr[static_cast<std::size_t>(5 + 5 * d + v) * np + c] = S[d][v];
-                       });
-  // Face fluxes: face (i, j, k) along d lies between cells (i, j, k) - e_d and (i, j, k); faces are
-  // stored on the prediction box's index space.
-  flux.resize(static_cast<std::size_t>(5 * dim) * np);
-  double* fl = flux.data();
-  for (int d = 0; d < dim; ++d) {
-    int f1[3] = {hi[0], hi[1], hi[2]};
-    f1[d] = hi[d] + 1;
-    const std::size_t off = static_cast<std::size_t>(5 * d) * np;
-    const std::size_t step = d == 0 ? static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2])
-                                    : (d == 1 ? static_cast<std::size_t>(n[2]) : 1);
-    const double gamma = p.gamma;
-    Kokkos::parallel_for("korch hydro flux", Policy({lo[0], lo[1], lo[2]}, {f1[0], f1[1], f1[2]}), [=](int i, int j, int k) {
-      const std::size_t cr = P(i, j, k), cl = cr - step;
-      double L[5], R[5], F[5];
-      for (int v = 0; v < 5; ++v) {
-        const std::size_t sv = static_cast<std::size_t>(5 + 5 * d + v) * np;
-        L[v] = pr[static_cast<std::size_t>(v) * np + cl] + 0.5 * pr[sv + cl];
-        R[v] = pr[static_cast<std::size_t>(v) * np + cr] - 0.5 * pr[sv + cr];
-      }
-      face_flux(L, R, d, gamma, sh[cl] || sh[cr], F);
-      for (int v = 0; v < 5; ++v) fl[off + static_cast<std::size_t>(v) * np + cr] = F[v];
-    });
-  }
-  Kokkos::parallel_for("korch hydro update", Policy({lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), [=](int i, int j, int k) {
-    const std::size_t c = P(i, j, k);
-    double dU[5] = {0, 0, 0, 0, 0};
-    for (int d = 0; d < dim; ++d) {
-      const std::size_t step = d == 0 ? static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2])
-                                      : (d == 1 ? static_cast<std::size_t>(n[2]) : 1);
-      const std::size_t off = static_cast<std::size_t>(5 * d) * np;
-      const double l = kern.p.dt / kern.p.dx[d];
-      for (int v = 0; v < 5; ++v) {
-        const double Fm = fl[off + static_cast<std::size_t>(v) * np + c];
-        const double Fp = fl[off + static_cast<std::size_t>(v) * np + c + step];
-        dU[v] -= l * (Fp - Fm);
-      }
-    }
-    for (int v = 0; v < 5; ++v) kern.unew[v](i, j, k) = kern.u[v](i, j, k) + dU[v];
-  });
-  Kokkos::Serial().fence();
 }
 
 // A packet entry: on host-only builds the "device" is host memory, so the host version runs there
