@@ -215,7 +215,7 @@ class ThreadTeam {
   };
   enum class Origin { external, publisher };
 
-  void worker_main(Worker& w);
+  void worker_main(Worker& w, std::mutex& mutex);
   bool run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent first_event);
   struct Delivery {
     std::size_t forwarded = 0;

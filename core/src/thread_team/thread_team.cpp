@@ -101,7 +101,7 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   for (auto& w : workers_) {
     try {
       // The thread owns its Worker and the mutex too: see ~ThreadTeam.
-      w->thread = std::thread([this, worker = w, mutex = shared_mutex_] { worker_main(*worker); });
+      w->thread = std::thread([this, worker = w, mutex = shared_mutex_] { worker_main(*worker, *mutex); });
     } catch (const std::system_error& e) {
       {
         std::lock_guard<std::mutex> lk(mutex_);
@@ -125,7 +125,7 @@ ThreadTeam::~ThreadTeam() {
   detail::RoutineFrame* const own_routine = detail::routine_frame_of(this);
   const std::thread::id this_thread = std::this_thread::get_id();
   bool waiter_destroys = false;  // the caller in wait() runs the routine that destroys the team
-  std::vector<char> asleep(workers_.size(), 0);  // in sleep_until_signalled when terminated
+  std::vector<char> parked(workers_.size(), 0);  // Worker::parked when terminated
   {
     std::unique_lock<std::mutex> lk(mutex_);
     // A caller outside the team may be delivering the outputs of an Idle transition.
@@ -133,7 +133,7 @@ ThreadTeam::~ThreadTeam() {
     terminating_ = true;
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       workers_[i]->signal.store(Worker::terminate, std::memory_order_release);
-      asleep[i] = workers_[i]->sleeping;
+      parked[i] = workers_[i]->parked;
     }
     if (waiter_ != nullptr) {
       waiter_destroys = own_routine != nullptr &&
@@ -154,16 +154,16 @@ ThreadTeam::~ThreadTeam() {
     if (own_routine != nullptr) own_routine->team_destroyed = true;
     done_cv_.notify_all();
   }
-  // Threads asleep now are not waited for: woken, each finds its terminate signal under the shared
-  // mutex and returns without touching the team (sleep_until_signalled). Joining them would cost a
-  // scheduling delay per team on a loaded machine, for threads that have nothing left to do.
+  // Parked threads (asleep, polling, or not started yet) are not waited for: each finds its terminate
+  // signal under the shared mutex and returns without touching the team (park). Joining them would
+  // cost a scheduling delay per team on a loaded machine, for threads that have nothing left to do.
   for (auto& w : workers_) w->cv.notify_one();
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     Worker& w = *workers_[i];
     if (!w.thread.joinable()) continue;
     if (w.thread.get_id() == this_thread) {
       w.thread.detach();  // its routine destroys the team; it ends when that routine returns
-    } else if (asleep[i]) {
+    } else if (parked[i]) {
       w.thread.detach();
     } else {
       w.thread.join();
@@ -189,7 +189,7 @@ ThreadTeam::~ThreadTeam() {
   // A thread not waited for may end after Kokkos is finalized: its execution-space instances go now
   // (no one runs items as it any more: callers standing in for it have left above).
   for (std::size_t i = 0; i < workers_.size(); ++i) {
-    if (asleep[i]) workers_[i]->spaces.reset();
+    if (parked[i]) workers_[i]->spaces.reset();
   }
 }
 

@@ -109,6 +109,10 @@ struct ThreadTeam::Worker {
   // Written only under the team mutex; read under it, or polled (acquire) by the owning thread.
   std::atomic<int> signal{none};
   bool sleeping = false;  // in cv.wait (guarded by the team mutex)
+  // In park() or not started yet: from its next look at its signal on, the thread touches nothing of
+  // the team but the mutex and this record once it is terminated, so ~ThreadTeam need not wait for it
+  // (team mutex).
+  bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
   bool poll_when_woken = false;  // woken with no event, to poll for the next one (team mutex)
   std::condition_variable cv;

@@ -22,9 +22,14 @@ using detail::message_of;
 // Waits for the thread's signal: polls it first (spin > 0), then sleeps. A thread woken to poll
 // for the next cycle (Worker::poll_when_woken, see wake_all_waiting) polls again; one whose event
 // was taken back sleeps on at once (polling would only take a core from the threads that work).
+// A parked thread may outlive its team (see ~ThreadTeam): it reads the team's state only while it
+// holds the mutex and has seen that it is not terminated, and returns as soon as it is.
 void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
+  if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;
+  w.parked = true;
   if (options_.spin.count() == 0) {
     sleep_until_signalled(w, lk);
+    if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
     return;
   }
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
@@ -42,6 +47,7 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
         slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
                                                     : std::chrono::nanoseconds(0));
   }
+  if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
 }
 
 // Sleeps until the thread has a signal, or is woken to poll. Returns whether it slept.
@@ -52,7 +58,7 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
     slept = true;
     w.cv.wait(lk);
     w.sleeping = false;
-    // A thread asleep when the team was destroyed is not waited for (~ThreadTeam): from here on
+    // A thread parked when the team was destroyed is not waited for (~ThreadTeam): from here on
     // it may touch only its Worker and the mutex, which it owns too.
     if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) {
       if (w.waking) detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
@@ -70,10 +76,11 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
 
 const ThreadTeam* ThreadTeam::current() noexcept { return detail::team_of_this_thread; }
 
-void ThreadTeam::worker_main(Worker& w) {
+void ThreadTeam::worker_main(Worker& w, std::mutex& mutex) {
   detail::team_of_this_thread = this;
   detail::team_thread_index = w.index;
-  std::unique_lock<std::mutex> lk(mutex_, std::defer_lock);
+  // The mutex as the thread owns it: the team may be gone before the thread first runs.
+  std::unique_lock<std::mutex> lk(mutex, std::defer_lock);
   lock_briefly_spinning(lk);
   for (;;) {
     park(w, lk);  // Idle threads wait for activateThread, Waiting threads for transitionThread
