@@ -16,10 +16,14 @@ namespace korch::hydro {
 
 std::vector<double> Simulation::gather(int var) const {
   if (var < 0 || var >= n_cons) throw Error::format("hydro: gather({}): conserved variables are 0..{}", var, n_cons - 1);
+  return gather_set(state_, var);
+}
+
+std::vector<double> Simulation::gather_set(int set, int var) const {
   const auto n = global_cells();
   std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]));
   auto data = grid_->data();
-  const int v = state_ + var;
+  const int v = set + var;
   if (comm_.size() == 1) {
     for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) { out[c] = data(b, v, i, j, k); });
     return out;
@@ -114,7 +118,7 @@ std::string Simulation::summary() const {
   std::string s;
   s += fmt::format("korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = {:.4e}\n",
                    to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
-                   options_.cells_per_block, options_.dim, options_.config, options_.threads, steps_, time_);
+                   options_.cells_per_block, options_.dim, configuration_label(), options_.threads, steps_, time_);
   if (comm_.size() > 1) {
     const auto c = exchange_->counts();
     s += fmt::format("  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
