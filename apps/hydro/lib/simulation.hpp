@@ -82,6 +82,10 @@ class Simulation {
   // state sets (+ conduction). Returns the dt used (the stable dt, clipped to `dt_max`). With
   // options().operation the step runs from the plan of that operation instead (simulation_plan.cpp).
   double step(double dt_max = 1e300);
+  // Switches the following steps to the plan of this operation file ("builtin": the compiled-in
+  // one), or back to the hand-bundled step (""); the benchmark alternates both on one Runtime.
+  // Throws korch::Error as the constructor does for options().operation.
+  void set_operation(const std::string& operation);
   // The planned operation that steps run from; null for the hand-bundled step.
   const HydroOperation* operation() const noexcept { return operation_.get(); }
   // Runs to options().steps or tmax; progress on stdout unless quiet (progress.hpp). Checks first

@@ -9,6 +9,7 @@
 #include <korch/error.hpp>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <limits>
 
@@ -54,6 +55,21 @@ void Simulation::make_operation() {
   };
   const RuntimeShape shape{2, options_.threads, 2, 1};  // the runtime the constructor made
   operation_ = std::make_unique<HydroOperation>(std::move(op), shape, std::move(hooks), grid_->n_blocks());
+}
+
+void Simulation::set_operation(const std::string& operation) {
+  Options o = options_;
+  o.operation = operation;
+  validate(o);
+  std::swap(options_, o);
+  try {
+    operation_.reset();
+    if (!operation.empty()) make_operation();
+  } catch (...) {
+    std::swap(options_, o);
+    if (!options_.operation.empty()) make_operation();
+    throw;
+  }
 }
 
 double Simulation::plan_step(double dt_max) {
