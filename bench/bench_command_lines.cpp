@@ -54,6 +54,21 @@ std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
   return program;
 }
 
+std::unique_ptr<cli::Program> hydro_plan_bench_command_line(HydroBenchArgs& args) {
+  auto program = std::make_unique<cli::Program>(
+      "korch-bench-hydro_plan",
+      "time per hydro step run from the planner's plan of the built-in operation against\n"
+      "the hand-bundled step (cpu and action-parallel configurations), steps alternated\n"
+      "on one Simulation in the same run.");
+  CLI::App& app = program->app();
+  cli::add_integer(app, "threads", args.threads, "team threads", 1, 64);
+  cli::add_integer(app, "cells_per_block", args.cells, "interior cells per block and direction", 2, 4096);
+  cli::add_integer(app, "blocks", args.blocks, "blocks per direction", 1, 4096);
+  cli::add_integer(app, "steps", args.steps, "steps of each variant; the median is kept", 1);
+  cli::add_integer(app, "dim", args.dim, "dimensions: 2 or 3", 2, 3);
+  return program;
+}
+
 std::unique_ptr<cli::Program> mesh_bench_command_line(MeshBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-mesh",
