@@ -1,6 +1,7 @@
 // korch-hydro's options and command line (see options.hpp).
 #include "options.hpp"
 
+#include <fstream>
 #include <CLI/CLI.hpp>
 
 #include <korch/cli/validators.hpp>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <fstream>
 
 #if defined(__unix__)
 #include <unistd.h>
@@ -183,7 +185,8 @@ void add_options(CLI::App& app, Options& o) {
       "run each step from the planner's plan of the built-in operation (apps/hydro/hydro_operation.json) "
       "instead of the hand-bundled step; the state is bitwise the same");
   app.add_option("--operation", o.operation,
-                 "like --plan, with the operation read from FILE (the built-in one's variables and action names)")
+                 "like --plan, with the operation read from FILE (the built-in one's variables and action names; "
+      "builtin: the built-in one)")
       ->type_name("FILE")
       ->check(korch::cli::non_empty())
       ->excludes(plan);
@@ -194,6 +197,9 @@ void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && o.config == "cpu")
     throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
                 "device|split|action-parallel");
+  if (!o.operation.empty() && o.operation != "builtin" && !std::ifstream(o.operation))
+    throw Error::format("option --operation: file '{}' cannot be read: give an operation file (docs/planner.md), or --plan "
+                        "for the built-in one", o.operation);
   if (app.count("--packet-blocks") > 0 && !o.operation.empty())
     throw Error("option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
   validate(o);
