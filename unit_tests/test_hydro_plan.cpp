@@ -166,7 +166,9 @@ TEST_CASE("hydro plan: steps switched between the plan and the hand-bundled step
 
 TEST_CASE("hydro plan: --plan and --operation refuse options the plan does not use, naming them") {
   CHECK(parse_options({"--plan"}).operation == "builtin");
-  CHECK(parse_options({"--operation", "op.json"}).operation == "op.json");
+  const std::string file = write_file("options", builtin_operation_json());
+  CHECK(parse_options({"--operation", file}).operation == file);
+  CHECK_THROWS_WITH_AS(parse_options({"--operation", "/nonexistent/op.json"}), doctest::Contains("option --operation"), Error);
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--config", "split"}), doctest::Contains("--config split"), Error);
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--tile", "8"}), doctest::Contains("--tile"), Error);
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--packet-blocks", "2"}), doctest::Contains("--packet-blocks"), Error);
