@@ -27,6 +27,15 @@ void check_whole_block(const Grid& grid, int block, const Box& box, const char* 
                         action, grid.block(block).global_id);
 }
 
+// Guard cells are filled for the current state set only (the exchange fills a set's five variables).
+void check_current_set(const std::vector<int>& variables) {
+  for (int v : variables)
+    if (v < 0 || v >= n_cons)
+      throw Error::format("hydro operation: a guard-cell fill of '{}': korch-hydro fills the current state set (rho..E) "
+                          "only; no action may read a variable of the next set with a stencil",
+                          v >= 0 && v < n_grid_vars ? role_names[v] : "?");
+}
+
 // The slot's value becomes min(slot, value): tiles of one block may finish at the same time.
 void lower(std::atomic<double>& slot, double value) {
   double have = slot.load(std::memory_order_relaxed);
@@ -99,15 +108,16 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
         }
     s->diagnostics[block] = BlockDiagnostics{sum * s->cell_volume, lo, hi};
   });
-  registry.hooks.fill_guards = [s, fill = hooks.fill_current_guards](Grid&, const std::vector<int>& variables) {
-    for (int v : variables)
-      if (v < 0 || v >= n_cons)
-        throw Error::format("hydro operation: a guard-cell fill of '{}': korch-hydro fills the current state set (rho..E) "
-                            "only; no action may read a variable of the next set with a stencil",
-                            v >= 0 && v < n_grid_vars ? role_names[v] : "?");
-    (void)s;
+  registry.hooks.fill_guards = [fill = hooks.fill_current_guards](Grid&, const std::vector<int>& variables) {
+    check_current_set(variables);
     fill();
   };
+  if (hooks.current_guards_order) {
+    registry.hooks.filling_order = [order = hooks.current_guards_order](Grid&, const std::vector<int>& variables) {
+      check_current_set(variables);
+      return order();
+    };
+  }
   registry.hooks.reduce = [s, hooks](Grid&, const std::string& name, const std::vector<int>&) {
     if (name == "time_step") {
       hooks.time_step(*s);

@@ -48,6 +48,9 @@ struct HydroStepState {
 // equation on the energy the update wrote).
 struct HydroStepHooks {
   std::function<void()> fill_current_guards;
+  // Optional: the blocks in an order that fills the current set's guard cells during the cycle
+  // (ExecutionHooks::filling_order), each block handed out once its own are valid.
+  std::function<BlockIterator*()> current_guards_order;
   std::function<void(const HydroStepState& state)> time_step;
   std::function<void(const HydroStepState& state)> conduction;
 };

@@ -40,6 +40,11 @@ void Simulation::make_operation() {
                         "--conduction out", options_.conduction, options_.operation);
   HydroStepHooks hooks;
   hooks.fill_current_guards = [this] { fill_guards(); };
+  // As in the hand-bundled step: each block reaches the teams once its own guard cells are valid.
+  hooks.current_guards_order = [this]() -> BlockIterator* {
+    blocks_when_ready_->set_variables(state_, n_cons);
+    return blocks_when_ready_.get();
+  };
   hooks.time_step = [this](const HydroStepState& s) {
     // The hand-bundled step's per-box slots, one per block (tile 0): cycle_dt() reduces them alike.
     box_dt_.assign(static_cast<std::size_t>(grid_->n_blocks()) * static_cast<std::size_t>(grid_->tiles_per_block()),
