@@ -144,6 +144,12 @@ HydroOperation::HydroOperation(plan::Operation operation, const RuntimeShape& sh
   plan_ = plan::Scheduler(options).plan(plan::KernelGraph(operation_));
 }
 
+bool HydroOperation::has_action(const std::string& name) const {
+  for (const ActionDeclaration* a : operation_.actions())
+    if (a->action == name) return true;
+  return false;
+}
+
 void HydroOperation::run(Runtime& runtime, Grid& grid, const EulerParams& euler, BlockDiagnostics* diagnostics,
                          double cell_volume) {
   state_->euler = euler;

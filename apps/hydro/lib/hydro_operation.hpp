@@ -69,6 +69,7 @@ class HydroOperation {
 
   const plan::Operation& operation() const noexcept { return operation_; }
   const plan::Plan& plan() const noexcept { return plan_; }
+  bool has_action(const std::string& name) const;
   // One step from the state set euler.state into euler.next_state: every step of the plan.
   void run(Runtime& runtime, Grid& grid, const EulerParams& euler, BlockDiagnostics* diagnostics, double cell_volume);
 

@@ -3,6 +3,7 @@
 #include "simulation.hpp"
 
 #include "host_cells.hpp"
+#include "hydro_operation.hpp"
 
 #include <korch/error.hpp>
 
@@ -149,7 +150,8 @@ std::string Simulation::summary() const {
     s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
                      100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
   }
-  if (options_.config == "action-parallel") {
+  // The steps computed them: on the action-parallel configuration, or in a plan with the action.
+  if (options_.config == "action-parallel" || (operation_ && operation_->has_action("diagnostics"))) {
     // Every rank's blocks, summed in global block order.
     std::vector<double> mine;
     for (const auto& m : grid_->blocks()) {
