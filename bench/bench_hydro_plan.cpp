@@ -1,6 +1,7 @@
 // Hydro run from the planner's plan (docs/planner.md, "Hydro as an operation") against the
 // hand-bundled step: time per step of the built-in operation's plan (guard fill, one bundle with
-// update+cell_dt and diagnostics, the time-step reduction) and of the hand-bundled step on the cpu
+// update+cell_dt and diagnostics, the time-step reduction), of the same operation without the
+// diagnostics action (the work of the cpu configuration), and of the hand-bundled step on the cpu
 // configuration (no diagnostics) and on action-parallel (diagnostics on a packet team), alternated
 // step by step on one Simulation; the state stays bitwise the same whichever variant ran a step.
 // Ratios are printed, nothing is asserted.
@@ -17,7 +18,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -30,6 +34,22 @@ struct Variant {
   const char* config;     // the hand-bundled configuration (the plan's runtime is the cpu one's)
   const char* operation;  // "" for the hand-bundled step
   std::vector<double> step, execute;  // seconds per step: step() whole, and its Runtime part
+};
+
+// The built-in operation without its diagnostics action, written to a file of its own.
+struct OperationWithoutDiagnostics {
+  std::string path;
+  OperationWithoutDiagnostics() {
+    korch::plan::Operation op = korch::hydro::load_operation("builtin");
+    for (auto it = op.steps.begin(); it != op.steps.end();)
+      it = it->is_action && it->action.action == "diagnostics" ? op.steps.erase(it) : it + 1;
+    path = (std::filesystem::temp_directory_path() / ("korch-bench-hydro_plan-" + std::to_string(::getpid()) + ".json")).string();
+    std::ofstream(path) << op.to_json();
+  }
+  ~OperationWithoutDiagnostics() {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
 };
 
 int run(const korch::bench::HydroBenchArgs& args) {
@@ -48,7 +68,10 @@ int run(const korch::bench::HydroBenchArgs& args) {
               args.dim, args.blocks, args.dim, args.cells, args.dim, n_cells, args.threads, args.steps);
   std::vector<Variant> variants = {{"hand cpu", "cpu", "", {}, {}},
                                    {"plan", "cpu", "builtin", {}, {}},
+                                   {"plan, no diag.", "cpu", "", {}, {}},
                                    {"hand action-par", "action-parallel", "", {}, {}}};
+  const OperationWithoutDiagnostics without_diagnostics;
+  variants[2].operation = without_diagnostics.path.c_str();
   korch::hydro::Simulation sim(o);
   for (int rep = 0; rep < args.steps + 1; ++rep) {
     for (auto& v : variants) {
