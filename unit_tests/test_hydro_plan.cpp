@@ -195,3 +195,20 @@ TEST_CASE("hydro plan: a bad operation file stops the Simulation with an error n
   o.operation = write_file("parse", "{\"name\": \"hydro_step\", \"steps\": 3}");
   CHECK_THROWS_WITH_AS(Simulation{o}, doctest::Contains(o.operation.c_str()), Error);
 }
+
+TEST_CASE("hydro plan: hydro_update and diagnostics handed a part of a block stop with an error naming the action") {
+  Options o = small(2);
+  Simulation sim(o);
+  HydroStepState state;
+  state.euler = sim.euler_params(1e-4);
+  std::vector<BlockDiagnostics> diagnostics(static_cast<std::size_t>(sim.grid().n_blocks()));
+  state.diagnostics = diagnostics.data();
+  const plan::ActionRegistry registry = hydro_action_registry(state, HydroStepHooks{});
+  Box part = sim.grid().block(0).interior;
+  part.hi[0] -= 4;
+  CHECK_THROWS_WITH_AS(registry.body("hydro_update")(sim.grid(), 0, part), doctest::Contains("hydro action 'hydro_update'"), Error);
+  CHECK_THROWS_WITH_AS(registry.body("diagnostics")(sim.grid(), 0, part), doctest::Contains("hydro action 'diagnostics'"), Error);
+  // The whole interior is accepted.
+  registry.body("diagnostics")(sim.grid(), 0, sim.grid().block(0).interior);
+  CHECK(diagnostics[0].rho_max >= diagnostics[0].rho_min);
+}
