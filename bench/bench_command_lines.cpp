@@ -39,18 +39,38 @@ std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& arg
   return program;
 }
 
+namespace {
+
+// The positional arguments both hydro benchmarks take.
+void add_hydro_bench_arguments(CLI::App& app, HydroBenchArgs& args) {
+  cli::add_integer(app, "threads", args.threads, "team threads", 1, 64);
+  cli::add_integer(app, "cells_per_block", args.cells, "interior cells per block and direction", 2, 4096);
+  cli::add_integer(app, "blocks", args.blocks, "blocks per direction", 1, 4096);
+  cli::add_integer(app, "steps", args.steps, "steps of each variant; the median is kept", 1);
+  cli::add_integer(app, "dim", args.dim, "dimensions: 2 or 3", 2, 3);
+}
+
+}  // namespace
+
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-hydro",
       "the hydro step on every runtime configuration against a plain Kokkos loop over\n"
       "the same per-block kernel, and against a STREAM triad, measured in the same run.");
   CLI::App& app = program->app();
-  cli::add_integer(app, "threads", args.threads, "team threads", 1, 64);
-  cli::add_integer(app, "cells_per_block", args.cells, "interior cells per block and direction", 2, 4096);
-  cli::add_integer(app, "blocks", args.blocks, "blocks per direction", 1, 4096);
-  cli::add_integer(app, "steps", args.steps, "steps; the median is kept", 1);
-  cli::add_integer(app, "dim", args.dim, "dimensions: 2 or 3", 2, 3);
+  add_hydro_bench_arguments(app, args);
   program->add_note("KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
+  return program;
+}
+
+std::unique_ptr<cli::Program> hydro_plan_bench_command_line(HydroBenchArgs& args) {
+  auto program = std::make_unique<cli::Program>(
+      "korch-bench-hydro_plan",
+      "time per hydro step run from the planner's plan of the built-in operation against\n"
+      "the hand-bundled step (cpu and action-parallel configurations), steps alternated\n"
+      "on one Simulation in the same run.");
+  CLI::App& app = program->app();
+  add_hydro_bench_arguments(app, args);
   return program;
 }
 

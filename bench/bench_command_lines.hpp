@@ -28,6 +28,8 @@ struct HydroBenchArgs {
   int cells = 64, blocks = 4, steps = 10, dim = 2;
 };
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args);
+// korch-bench-hydro_plan: the same arguments.
+std::unique_ptr<cli::Program> hydro_plan_bench_command_line(HydroBenchArgs& args);
 
 struct MeshBenchArgs {
   int ni = 400, nj = 250, iterations = 5, rounds = 5, md_iterations = 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # korch-hydro on 1 to 4 MPI ranks gives bitwise the same state: for each problem (2-D and 3-D,
-# periodic and outflow) and each configuration, the "state hash" and "totals" lines of runs with
-# -np 2, 3 and 4 must equal those of -np 1. Then a throwing action on rank 1 must stop every rank
+# periodic and outflow) and each configuration, and for the planner's plan (--plan), the
+# "state hash" and "totals" lines of runs with -np 2, 3 and 4 must equal those of -np 1. Then a throwing action on rank 1 must stop every rank
 # within 10 s with a non-zero exit and an error naming the rank, the block and the action.
 #
 #   hydro_ranks.sh MPIEXEC PATH/TO/korch-hydro
@@ -57,6 +57,14 @@ check --problem wave --blocks 4 --cells-per-block 8 --steps 10
 check --problem sod-z --dim 3 --blocks 2 --cells-per-block 8 --steps 5
 check --problem wave --dim 3 --blocks 2 --cells-per-block 8 --steps 5
 check --problem sedov --dim 3 --blocks 2 --cells-per-block 8 --steps 5 --boundary periodic
+# The step run from the planner's plan: the hand-bundled bits, on every rank count.
+check --problem sedov --blocks 4 --cells-per-block 16 --steps 12 --plan
+check --problem wave --dim 3 --blocks 2 --cells-per-block 8 --steps 5 --plan
+if [[ $(run 1 --problem sedov --blocks 4 --cells-per-block 16 --steps 12 --plan) != \
+      $(run 1 --problem sedov --blocks 4 --cells-per-block 16 --steps 12) ]]; then
+  echo "FAIL: --plan differs from the hand-bundled step" >&2
+  failures=$((failures + 1))
+fi
 
 # Block 8 (x = 0, y = 2 of 4 x 4) is on rank 1 of 2: the first half of the Morton curve is y < 2.
 start=$(date +%s)

@@ -113,6 +113,18 @@ case $name in
     bad "unknown option or argument: extra" "${small[@]}" extra
     good "${small[@]}" --threads 2 --log --kokkos-threads=1
     [[ -s $tmp/out-hydro/density.png ]] || fail "no density.png"
+    bad "--config split" --plan --config split
+    bad --tile --plan --tile 8
+    bad --packet-blocks --plan --packet-blocks 2
+    bad --inject-failure --plan --inject-failure 0
+    bad --operation --plan --operation "$tmp/op.json"
+    bad --operation --operation ""
+    bad --operation --operation "$tmp/missing.json"
+    good "${small[@]}" --plan
+    grep -q "plan of the built-in operation" "$tmp/out" || fail "--plan: the summary does not name the plan"
+    echo '{"name": "hydro_step", "variables": ["rho"], "steps": []}' > "$tmp/op.json"
+    failure "${small[@]}" --operation "$tmp/op.json"
+    grep -q "field variables" "$tmp/err" || fail "--operation with the wrong variables: the error does not name the field"
     ;;
   korch-airfoil)
     kokkos_common
@@ -200,6 +212,15 @@ case $name in
     bad dim 4 256 4 30 4
     bad "unknown option or argument: 9" 4 256 4 30 2 9
     bad --threads --threads 2
+    ;;
+  korch-bench-hydro_plan)
+    kokkos_common
+    bad threads x
+    bad cells_per_block 4 1
+    bad blocks 4 256 0
+    bad steps 4 256 4 0
+    bad dim 4 256 4 30 4
+    bad "unknown option or argument: 9" 4 256 4 30 2 9
     ;;
   korch-bench-dataflow)
     kokkos_common

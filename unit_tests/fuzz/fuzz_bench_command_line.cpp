@@ -43,6 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<std::pair<std::string, std::function<std::unique_ptr<korch::cli::Program>()>>> programs = {
       {"korch-bench-dataflow", [&] { return bench::dataflow_bench_command_line(dataflow); }},
       {"korch-bench-hydro", [&] { return bench::hydro_bench_command_line(hydro); }},
+      {"korch-bench-hydro_plan", [&] { return bench::hydro_plan_bench_command_line(hydro); }},
       {"korch-bench-mesh", [&] { return bench::mesh_bench_command_line(mesh); }},
       {"korch-bench-runtime", [&] { return bench::runtime_bench_command_line(runtime); }},
       {"korch-bench-soak", [&] { return bench::soak_bench_command_line(soak); }},

@@ -1,6 +1,7 @@
 // korch-hydro's options and command line (see options.hpp).
 #include "options.hpp"
 
+#include <fstream>
 #include <CLI/CLI.hpp>
 
 #include <korch/cli/validators.hpp>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <fstream>
 
 #if defined(__unix__)
 #include <unistd.h>
@@ -83,6 +85,16 @@ void validate(const Options& o) {
   if (o.tile > 0 && o.config == "device")
     throw Error("option --tile makes no sense with --config device: the device team processes whole blocks in "
                 "packets; use --packet-blocks, or --config cpu|split|action-parallel");
+  if (!o.operation.empty()) {
+    if (o.config != "cpu")
+      throw Error::format("option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
+                          "leave --config out", o.config);
+    if (o.tile > 0)
+      throw Error("option --tile makes no sense with --plan or --operation: the operation's actions declare their items "
+                  "(data_type); leave --tile out");
+    if (o.inject_failure >= 0)
+      throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
+  }
   if (o.packet_blocks < 1) throw Error::format("option --packet-blocks: {}: use 1 or more", o.packet_blocks);
   if (o.steps < 0) throw Error::format("option --steps: {}: use 1 or more", o.steps);
   if (o.tmax < 0) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
@@ -168,6 +180,16 @@ void add_options(CLI::App& app, Options& o) {
               "rank; default: none)",
               0)
       ->default_str("");
+  auto* plan = app.add_flag_callback(
+      "--plan", [&o] { o.operation = "builtin"; },
+      "run each step from the planner's plan of the built-in operation (apps/hydro/hydro_operation.json) "
+      "instead of the hand-bundled step; the state is bitwise the same");
+  app.add_option("--operation", o.operation,
+                 "like --plan, with the operation read from FILE (the built-in one's variables and action names; "
+      "builtin: the built-in one)")
+      ->type_name("FILE")
+      ->check(korch::cli::non_empty())
+      ->excludes(plan);
   add_plot_options(app, o.plot);
 }
 
@@ -175,6 +197,11 @@ void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && o.config == "cpu")
     throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
                 "device|split|action-parallel");
+  if (!o.operation.empty() && o.operation != "builtin" && !std::ifstream(o.operation))
+    throw Error::format("option --operation: file '{}' cannot be read: give an operation file (docs/planner.md), or --plan "
+                        "for the built-in one", o.operation);
+  if (app.count("--packet-blocks") > 0 && !o.operation.empty())
+    throw Error("option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
   validate(o);
   check_plot_options(o.plot);
   check_grid_size(o);

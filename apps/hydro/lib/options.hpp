@@ -48,6 +48,9 @@ struct Options {
   int checkpoint_every = 0;          // steps between checkpoints (out/checkpoint.bin); 0: none
   std::string restart;               // checkpoint file to continue from; empty: start at step 0
   PlotOptions plot;                  // HDF5/XDMF plot files (plot_writer.hpp); default: none
+  // Run each step from the plan of this operation file (hydro_operation.hpp; "builtin": the one
+  // compiled in, what --plan gives) instead of the hand-bundled step; empty: hand-bundled.
+  std::string operation;
 };
 
 // Checks an Options value (the command line below calls it; Simulation too); throws

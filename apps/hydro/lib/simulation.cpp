@@ -1,6 +1,7 @@
 #include "simulation.hpp"
 
 #include "host_cells.hpp"
+#include "hydro_operation.hpp"
 #include "hydro_routines.hpp"
 
 #include "checkpoint.hpp"
@@ -126,6 +127,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
   initial_totals_ = totals();
   if (!o.restart.empty()) restore(o.restart);
   fill_guards();
+  if (!o.operation.empty()) make_operation();
 }
 
 void Simulation::restore(const std::string& path) {
@@ -340,7 +342,36 @@ double Simulation::cycle_dt() {
   return m;
 }
 
+bool Simulation::begin_trace() {
+  if (!options_.write_output) return false;
+  trace_.clear();
+  runtime_->set_trace(&trace_);
+  exchange_->set_trace(&trace_);
+  return true;
+}
+
+void Simulation::end_trace() {
+  runtime_->set_trace(nullptr);
+  exchange_->set_trace(nullptr);
+  auto ev = trace_.events();
+  for (const auto& e : ev) {
+    action_seconds_[e.category + ":" + e.name] += 1e-9 * static_cast<double>(e.end_ns - e.begin_ns);
+    if (e.category == "transfer") ++transfer_events_;
+  }
+  const auto o = korch::transfer_overlap(ev);
+  overlap_.transfers += o.transfers;
+  overlap_.transfer_ns += o.transfer_ns;
+  overlap_.overlapped_ns += o.overlapped_ns;
+  const auto m = korch::overlap_with_tasks(ev, "communication", "messages in flight");
+  comm_overlap_.transfers += m.transfers;
+  comm_overlap_.transfer_ns += m.transfer_ns;
+  comm_overlap_.overlapped_ns += m.overlapped_ns;
+  kept_.push_back(std::move(ev));
+  while (static_cast<int>(kept_.size()) > options_.trace_cycles) kept_.pop_front();
+}
+
 double Simulation::step(double dt_max) {
+  if (operation_) return plan_step(dt_max);
   auto t0 = Clock::now();
   double dt = std::min(next_dt_ > 0 ? options_.cfl * next_dt_ : stable_dt(), dt_max);
   phases_.dt += seconds_since(t0);
@@ -357,37 +388,14 @@ double Simulation::step(double dt_max) {
   Bundle bundle("hydro-step", ActionParameters(sp));
   bundle.add(hydro_routine());
   if (options_.config == "action-parallel") bundle.add(diagnostics_routine());
-  const bool tracing = options_.write_output;
-  if (tracing) {
-    trace_.clear();
-    runtime_->set_trace(&trace_);
-    exchange_->set_trace(&trace_);
-  }
+  const bool tracing = begin_trace();
   t0 = Clock::now();
   // The guard cells of the current state are filled inside the cycle: each block reaches the
   // distributor once its own are valid.
   blocks_when_ready_->set_variables(state_, n_cons);
   runtime_->execute(bundle, configuration(), *grid_, blocks_when_ready_.get());
   phases_.execute += seconds_since(t0);
-  if (tracing) {
-    runtime_->set_trace(nullptr);
-    exchange_->set_trace(nullptr);
-    auto ev = trace_.events();
-    for (const auto& e : ev) {
-      action_seconds_[e.category + ":" + e.name] += 1e-9 * static_cast<double>(e.end_ns - e.begin_ns);
-      if (e.category == "transfer") ++transfer_events_;
-    }
-    const auto o = korch::transfer_overlap(ev);
-    overlap_.transfers += o.transfers;
-    overlap_.transfer_ns += o.transfer_ns;
-    overlap_.overlapped_ns += o.overlapped_ns;
-    const auto m = korch::overlap_with_tasks(ev, "communication", "messages in flight");
-    comm_overlap_.transfers += m.transfers;
-    comm_overlap_.transfer_ns += m.transfer_ns;
-    comm_overlap_.overlapped_ns += m.overlapped_ns;
-    kept_.push_back(std::move(ev));
-    while (static_cast<int>(kept_.size()) > options_.trace_cycles) kept_.pop_front();
-  }
+  if (tracing) end_trace();
   // Bytes moved: every block sent to a device pipeline goes over with the copy-in variables and
   // comes back with the copy-out ones.
   for (const auto& [entry, items] : runtime_->last_distribution()) {
@@ -406,7 +414,7 @@ double Simulation::step(double dt_max) {
   phases_.dt += seconds_since(t0);
   if (options_.conduction > 0) {
     t0 = Clock::now();
-    conduct_step(dt);
+    conduct_step(dt, state_);
     next_dt_ = 0.0;  // conduction changed the energy: the next step reduces its dt afresh
     phases_.conduction += seconds_since(t0);
   }
@@ -415,10 +423,11 @@ double Simulation::step(double dt_max) {
   return dt;
 }
 
-void Simulation::conduct_step(double dt) {
+void Simulation::conduct_step(double dt, int set) {
 #if defined(KORCH_HYDRO_HAVE_CONDUCTION)
   const double g = options_.gamma;
-  std::vector<double> rho = gather(0), mx = gather(1), my = gather(2), mz = gather(3), E = gather(4);
+  std::vector<double> rho = gather_set(set, 0), mx = gather_set(set, 1), my = gather_set(set, 2), mz = gather_set(set, 3),
+                      E = gather_set(set, 4);
   std::vector<double> T(rho.size());
   for (std::size_t c = 0; c < rho.size(); ++c) {
     const double kin = 0.5 * (mx[c] * mx[c] + my[c] * my[c] + mz[c] * mz[c]) / rho[c];
@@ -429,7 +438,7 @@ void Simulation::conduct_step(double dt) {
   conduct(T, n, {d[0], d[1], options_.dim == 3 ? d[2] : 1.0}, options_.conduction, dt, boundary_ == Boundary::periodic);
   auto data = grid_->data();
   for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) {
-    const int s = state_;
+    const int s = set;
     const double r = data(b, s, i, j, k);
     const double kin = 0.5 * (data(b, s + 1, i, j, k) * data(b, s + 1, i, j, k) + data(b, s + 2, i, j, k) * data(b, s + 2, i, j, k) +
                               data(b, s + 3, i, j, k) * data(b, s + 3, i, j, k)) / r;
@@ -437,6 +446,7 @@ void Simulation::conduct_step(double dt) {
   });
 #else
   (void)dt;
+  (void)set;
   throw Error("option --conduction: this build has no conduction solver (apps/hydro/lib/conduction.hpp missing)");
 #endif
 }

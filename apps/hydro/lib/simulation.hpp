@@ -37,6 +37,8 @@
 
 namespace korch::hydro {
 
+class HydroOperation;
+
 struct BlockDiagnostics {
   double mass = 0.0, rho_min = 0.0, rho_max = 0.0;
 };
@@ -77,8 +79,15 @@ class Simulation {
   // conduction): later ones take the dt their previous cycle reduced.
   double stable_dt() const;
   // One step: the hydro bundle through the runtime (guard-cell fill inside), then the swap of the
-  // state sets (+ conduction). Returns the dt used (the stable dt, clipped to `dt_max`).
+  // state sets (+ conduction). Returns the dt used (the stable dt, clipped to `dt_max`). With
+  // options().operation the step runs from the plan of that operation instead (simulation_plan.cpp).
   double step(double dt_max = 1e300);
+  // Switches the following steps to the plan of this operation file ("builtin": the compiled-in
+  // one), or back to the hand-bundled step (""); the benchmark alternates both on one Runtime.
+  // Throws korch::Error as the constructor does for options().operation.
+  void set_operation(const std::string& operation);
+  // The planned operation that steps run from; null for the hand-bundled step.
+  const HydroOperation* operation() const noexcept { return operation_.get(); }
   // Runs to options().steps or tmax; progress on stdout unless quiet (progress.hpp). Checks first
   // that options().out can be written (when write_output), throwing korch::Error naming it. Writes
   // a checkpoint every options().checkpoint_every steps, and after SIGINT or SIGTERM (when
@@ -130,7 +139,16 @@ class Simulation {
 
  private:
   void initialize_state();
-  void conduct_step(double dt);
+  // Conduction on the energy of state set `set` (0 or var_new).
+  void conduct_step(double dt, int set);
+  double plan_step(double dt_max);
+  void make_operation();
+  std::vector<double> gather_set(int set, int var) const;
+  // The run's configuration in the summary and pictures: --config, or the plan.
+  std::string configuration_label() const;
+  // The trace of one step: attached before its cycles, its events kept after them.
+  bool begin_trace();
+  void end_trace();
   void restore(const std::string& checkpoint);
   double cycle_dt();
 
@@ -141,6 +159,7 @@ class Simulation {
   std::unique_ptr<GuardCellExchange> exchange_;
   std::unique_ptr<GuardCellIterator> blocks_when_ready_;
   std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<HydroOperation> operation_;  // the plan steps run from (options_.operation)
   Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
   int state_ = 0;
   int first_step_ = 0;  // steps_ when run() began (a restart continues a count)

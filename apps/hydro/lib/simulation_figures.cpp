@@ -3,6 +3,7 @@
 #include "simulation.hpp"
 
 #include "host_cells.hpp"
+#include "hydro_operation.hpp"
 
 #include <korch/error.hpp>
 
@@ -16,10 +17,14 @@ namespace korch::hydro {
 
 std::vector<double> Simulation::gather(int var) const {
   if (var < 0 || var >= n_cons) throw Error::format("hydro: gather({}): conserved variables are 0..{}", var, n_cons - 1);
+  return gather_set(state_, var);
+}
+
+std::vector<double> Simulation::gather_set(int set, int var) const {
   const auto n = global_cells();
   std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]));
   auto data = grid_->data();
-  const int v = state_ + var;
+  const int v = set + var;
   if (comm_.size() == 1) {
     for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) { out[c] = data(b, v, i, j, k); });
     return out;
@@ -114,7 +119,7 @@ std::string Simulation::summary() const {
   std::string s;
   s += fmt::format("korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = {:.4e}\n",
                    to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
-                   options_.cells_per_block, options_.dim, options_.config, options_.threads, steps_, time_);
+                   options_.cells_per_block, options_.dim, configuration_label(), options_.threads, steps_, time_);
   if (comm_.size() > 1) {
     const auto c = exchange_->counts();
     s += fmt::format("  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
@@ -145,7 +150,8 @@ std::string Simulation::summary() const {
     s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
                      100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
   }
-  if (options_.config == "action-parallel") {
+  // The steps computed them: on the action-parallel configuration, or in a plan with the action.
+  if (options_.config == "action-parallel" || (operation_ && operation_->has_action("diagnostics"))) {
     // Every rank's blocks, summed in global block order.
     std::vector<double> mine;
     for (const auto& m : grid_->blocks()) {

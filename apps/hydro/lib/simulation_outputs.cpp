@@ -69,7 +69,7 @@ void Simulation::write_outputs() const {
   figure.x_range = {spec.domain_lo[0], spec.domain_hi[0]};
   figure.y_range = {spec.domain_lo[1], spec.domain_hi[1]};
   figure.title.push_back(fmt::format("{} {}D, {}, t = {}, configuration {}", to_string(options_.problem), dim,
-                                     resolution(n, dim), sci_label(time_), options_.config));
+                                     resolution(n, dim), sci_label(time_), configuration_label()));
   std::string detail = fmt::format("density after {} steps; {}^{} blocks of {}^{} cells; {} threads/team", steps_,
                                    options_.blocks, dim, options_.cells_per_block, dim, options_.threads);
   if (dim == 3) {
@@ -89,7 +89,7 @@ void Simulation::write_outputs() const {
   const std::string title =
       cycles == 0 ? std::string("task timeline: no traced cycles")
                   : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team{}", cycles,
-                                cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, options_.config, options_.threads,
+                                cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, configuration_label(), options_.threads,
                                 comm_.size() > 1 ? fmt::format(", {} ranks", comm_.size()) : std::string());
   write_png((fs::path(options_.out) / "timeline.png").string(), render_timeline(events, 1600, title));
 #endif

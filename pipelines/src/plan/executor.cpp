@@ -3,6 +3,7 @@
 #include <korch/plan/executor.hpp>
 #include <korch/plan/stage_routine.hpp>
 
+#include <algorithm>
 #include <set>
 
 namespace korch::plan {
@@ -58,12 +59,22 @@ void need(bool present, const std::string& operation, const char* hook, const st
 void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
                    const std::function<void(const PlannedBundle&)>& after_bundle) const {
   check_grid(grid);
+  // Fills that directly precede a bundle wait for it when the hooks can fill inside its cycle.
+  std::vector<int> pending;
+  auto fill_pending = [&] {
+    if (pending.empty()) return;
+    need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
+    hooks_.fill_guards(grid, pending);
+    pending.clear();
+  };
   for (const auto& step : plan.steps) {
     if (step.kind == StepKind::guard_fill) {
-      need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
-      hooks_.fill_guards(grid, indices(step.variables));
+      for (int v : indices(step.variables))
+        if (std::find(pending.begin(), pending.end(), v) == pending.end()) pending.push_back(v);
+      if (!hooks_.filling_order) fill_pending();
       continue;
     }
+    if (step.kind != StepKind::bundle) fill_pending();
     if (step.kind == StepKind::reduction) {
       need(static_cast<bool>(hooks_.reduce), operation_.name, "reduce", "the reduction '" + step.name + "'");
       hooks_.reduce(grid, step.name, indices(step.variables));
@@ -86,9 +97,18 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
         bundle.add(stage_routine(stage.routine, std::move(bodies), grid, stage_declaration(plan, stage)));
       }
     }
-    runtime.execute(bundle, step.bundle.configuration, grid);
+    BlockIterator* order = nullptr;
+    if (!pending.empty()) {
+      order = hooks_.filling_order(grid, pending);
+      if (!order)
+        throw Error::format("operation '{}': ExecutionHooks::filling_order gave no block order for the fill before bundle "
+                            "'{}': return one, or leave the hook empty", operation_.name, step.bundle.name);
+      pending.clear();
+    }
+    runtime.execute(bundle, step.bundle.configuration, grid, order);
     if (after_bundle) after_bundle(step.bundle);
   }
+  fill_pending();
 }
 
 void Executor::run_sequentially(const KernelGraph& graph, Grid& grid) const {

@@ -4,6 +4,7 @@
 // or the block's interior), and hooks for the work between bundles.
 #pragma once
 
+#include <korch/block_iterator.hpp>
 #include <korch/grid.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/plan.hpp>
@@ -25,6 +26,11 @@ struct ExecutionHooks {
   std::function<void(Grid& grid, const std::vector<int>& variables)> fill_guards;
   // A reduction barrier: `name` over these variables (grid indices).
   std::function<void(Grid& grid, const std::string& name, const std::vector<int>& variables)> reduce;
+  // Optional: an order of the next bundle's blocks that fills these variables' guard cells during
+  // the cycle, handing out each block once its own are valid (korch::GuardCellIterator), so that
+  // the fill overlaps the bundle's work. Given, a fill directly before a bundle runs this way (Executor::run
+  // only; the reference and generated drivers call fill_guards).
+  std::function<BlockIterator*(Grid& grid, const std::vector<int>& variables)> filling_order;
 };
 
 class Executor {
@@ -35,7 +41,8 @@ class Executor {
   Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks);
 
   // Runs every step of the plan: one Runtime::execute per bundle, with routines that carry their
-  // declarations (so the runtime checks them), and the hooks between bundles.
+  // declarations (so the runtime checks them), and the hooks between bundles (a guard fill directly
+  // before a bundle inside its cycle when hooks.filling_order is given).
   // `after_bundle`, when given, is called after each bundle's cycle (the dynamic mode reads the
   // cycle's trace there).
   void run(const Plan& plan, Runtime& runtime, Grid& grid,

@@ -1,0 +1,163 @@
+#include "hydro_operation.hpp"
+
+#include "host_cells.hpp"
+#include "simulation.hpp"
+
+#include <korch/error.hpp>
+#include <korch/plan/kernel_graph.hpp>
+#include <korch/plan/scheduler.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace korch::hydro {
+
+namespace {
+
+const char* const role_names[n_grid_vars] = {"rho", "mx", "my", "mz", "E", "rho_next", "mx_next", "my_next", "mz_next", "E_next"};
+
+void check_whole_block(const Grid& grid, int block, const Box& box, const char* action) {
+  if (!(box == grid.block(block).interior))
+    throw Error::format("hydro action '{}': block {} came as a part of its interior; the action updates whole blocks: "
+                        "declare \"data_type\": \"block\" in the operation file",
+                        action, grid.block(block).global_id);
+}
+
+// Guard cells are filled for the current state set only (the exchange fills a set's five variables).
+void check_current_set(const std::vector<int>& variables) {
+  for (int v : variables)
+    if (v < 0 || v >= n_cons)
+      throw Error::format("hydro operation: a guard-cell fill of '{}': korch-hydro fills the current state set (rho..E) "
+                          "only; no action may read a variable of the next set with a stencil",
+                          v >= 0 && v < n_grid_vars ? role_names[v] : "?");
+}
+
+// The slot's value becomes min(slot, value): tiles of one block may finish at the same time.
+void lower(std::atomic<double>& slot, double value) {
+  double have = slot.load(std::memory_order_relaxed);
+  while (value < have && !slot.compare_exchange_weak(have, value, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+plan::Operation load_operation(const std::string& path) {
+  std::string text;
+  if (path == "builtin") {
+    text = builtin_operation_json();
+  } else {
+    std::ifstream in(path);
+    if (!in) throw Error::format("operation file '{}' cannot be read: give an existing file, or builtin", path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    text = s.str();
+  }
+  plan::Operation op;
+  try {
+    op = plan::Operation::from_json(text);
+  } catch (const Error& e) {
+    throw Error::format("operation file '{}': {}", path, e.what());
+  }
+  bool roles = op.variables.size() == static_cast<std::size_t>(n_grid_vars);
+  for (std::size_t v = 0; roles && v < op.variables.size(); ++v) roles = op.variables[v] == role_names[v];
+  if (!roles)
+    throw Error::format("operation file '{}': field variables: korch-hydro's variables are [{}] in this order (the current "
+                        "state set, then the one a step writes); the file lists [{}]",
+                        path, fmt::join(role_names, role_names + n_grid_vars, ", "), fmt::join(op.variables, ", "));
+  return op;
+}
+
+plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks hooks) {
+  HydroStepState* s = &state;
+  plan::ActionRegistry registry;
+  registry.add("hydro_update", [s](Grid& grid, int block, const Box& box) {
+    check_whole_block(grid, block, box, "hydro_update");
+    hydro_update_block(grid, block, s->euler);
+  });
+  // The same cell_dt over the same cells as the hand-bundled step's per-box reduction; a minimum
+  // is exact, so the time step does not depend on the order of the blocks.
+  registry.add("cell_dt", [s](Grid& grid, int block, const Box& box) {
+    const EulerParams& p = s->euler;
+    HostVar u[n_cons];
+    for (int v = 0; v < n_cons; ++v) u[v] = host_var(grid, block, p.next_state + v);
+    double m = std::numeric_limits<double>::infinity();
+    for (int i = box.lo[0]; i < box.hi[0]; ++i)
+      for (int j = box.lo[1]; j < box.hi[1]; ++j)
+        for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+          const double U[5] = {u[0](i, j, k), u[1](i, j, k), u[2](i, j, k), u[3](i, j, k), u[4](i, j, k)};
+          const double t = cell_dt(U, p);
+          m = t < m ? t : m;
+        }
+    lower(s->block_dt[static_cast<std::size_t>(block)], m);
+  });
+  registry.add("diagnostics", [s](Grid& grid, int block, const Box& box) {
+    check_whole_block(grid, block, box, "diagnostics");
+    const HostVar rho = host_var(grid, block, s->euler.state);
+    double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (int i = box.lo[0]; i < box.hi[0]; ++i)
+      for (int j = box.lo[1]; j < box.hi[1]; ++j)
+        for (int k = box.lo[2]; k < box.hi[2]; ++k) {
+          const double r = rho(i, j, k);
+          sum += r;
+          lo = r < lo ? r : lo;
+          hi = r > hi ? r : hi;
+        }
+    s->diagnostics[block] = BlockDiagnostics{sum * s->cell_volume, lo, hi};
+  });
+  registry.hooks.fill_guards = [fill = hooks.fill_current_guards](Grid&, const std::vector<int>& variables) {
+    check_current_set(variables);
+    fill();
+  };
+  if (hooks.current_guards_order) {
+    registry.hooks.filling_order = [order = hooks.current_guards_order](Grid&, const std::vector<int>& variables) {
+      check_current_set(variables);
+      return order();
+    };
+  }
+  registry.hooks.reduce = [s, hooks](Grid&, const std::string& name, const std::vector<int>&) {
+    if (name == "time_step") {
+      hooks.time_step(*s);
+    } else if (name == "conduction") {
+      hooks.conduction(*s);
+    } else {
+      throw Error::format("hydro operation: reduction '{}' is unknown: korch-hydro reduces time_step and conduction", name);
+    }
+  };
+  return registry;
+}
+
+HydroOperation::HydroOperation(plan::Operation operation, const RuntimeShape& shape, HydroStepHooks hooks, int n_blocks)
+    : operation_(std::move(operation)), state_(std::make_unique<HydroStepState>()) {
+  state_->n_blocks = n_blocks;
+  state_->block_dt = std::make_unique<std::atomic<double>[]>(static_cast<std::size_t>(n_blocks));
+  const plan::ActionRegistry registry = hydro_action_registry(*state_, std::move(hooks));
+  plan::ActionBodies bodies;
+  for (const ActionDeclaration* a : operation_.actions()) bodies[a->action] = registry.body(a->action);
+  executor_ = std::make_unique<plan::Executor>(operation_, std::move(bodies), registry.hooks);
+  plan::SchedulerOptions options;
+  options.shape = shape;
+  options.cost.devices = false;
+  plan_ = plan::Scheduler(options).plan(plan::KernelGraph(operation_));
+}
+
+bool HydroOperation::has_action(const std::string& name) const {
+  for (const ActionDeclaration* a : operation_.actions())
+    if (a->action == name) return true;
+  return false;
+}
+
+void HydroOperation::run(Runtime& runtime, Grid& grid, const EulerParams& euler, BlockDiagnostics* diagnostics,
+                         double cell_volume) {
+  state_->euler = euler;
+  state_->diagnostics = diagnostics;
+  state_->cell_volume = cell_volume;
+  for (int b = 0; b < state_->n_blocks; ++b)
+    state_->block_dt[static_cast<std::size_t>(b)].store(std::numeric_limits<double>::infinity(), std::memory_order_relaxed);
+  executor_->run(plan_, runtime, grid);
+}
+
+}  // namespace korch::hydro

@@ -1,0 +1,106 @@
+// Steps run from a plan (docs/planner.md, "Hydro as an operation"): the operation of one step,
+// planned for this Simulation's runtime, with the work between bundles (the guard-cell fill, the
+// time-step reduction, conduction) done by the Simulation as the hand-bundled step does it, so
+// that both give the same bits.
+#include "simulation.hpp"
+
+#include "hydro_operation.hpp"
+
+#include <korch/error.hpp>
+
+#include <algorithm>
+#include <utility>
+#include <chrono>
+#include <limits>
+
+namespace korch::hydro {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+bool has_reduction(const plan::Operation& op, const std::string& name) {
+  for (const auto& s : op.steps)
+    if (!s.is_action && s.barrier.kind == plan::BarrierKind::reduction && s.barrier.name == name) return true;
+  return false;
+}
+
+}  // namespace
+
+void Simulation::make_operation() {
+  plan::Operation op = load_operation(options_.operation);
+  op.parameters["conduction"] = options_.conduction;
+  // Nothing the run asks for may be left out silently by an edited operation file.
+  if (!has_reduction(op, "time_step"))
+    throw Error::format("operation file '{}': it has no reduction \"time_step\": add {{\"barrier\": \"reduction\", "
+                        "\"name\": \"time_step\", ...}} after the actions", options_.operation);
+  if (options_.conduction > 0 && !has_reduction(op, "conduction"))
+    throw Error::format("option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
+                        "--conduction out", options_.conduction, options_.operation);
+  HydroStepHooks hooks;
+  hooks.fill_current_guards = [this] { fill_guards(); };
+  // As in the hand-bundled step: each block reaches the teams once its own guard cells are valid.
+  hooks.current_guards_order = [this]() -> BlockIterator* {
+    blocks_when_ready_->set_variables(state_, n_cons);
+    return blocks_when_ready_.get();
+  };
+  hooks.time_step = [this](const HydroStepState& s) {
+    // The hand-bundled step's per-box slots, one per block (tile 0): cycle_dt() reduces them alike.
+    box_dt_.assign(static_cast<std::size_t>(grid_->n_blocks()) * static_cast<std::size_t>(grid_->tiles_per_block()),
+                   std::numeric_limits<double>::infinity());
+    for (int b = 0; b < s.n_blocks; ++b)
+      box_dt_[static_cast<std::size_t>(b) * static_cast<std::size_t>(grid_->tiles_per_block())] =
+          s.block_dt[static_cast<std::size_t>(b)].load(std::memory_order_relaxed);
+    next_dt_ = cycle_dt();
+  };
+  hooks.conduction = [this](const HydroStepState& s) {
+    conduct_step(s.euler.dt, s.euler.next_state);
+    next_dt_ = 0.0;  // conduction changed the energy: the next step reduces its dt afresh
+  };
+  const RuntimeShape shape{2, options_.threads, 2, 1};  // the runtime the constructor made
+  operation_ = std::make_unique<HydroOperation>(std::move(op), shape, std::move(hooks), grid_->n_blocks());
+}
+
+void Simulation::set_operation(const std::string& operation) {
+  Options o = options_;
+  o.operation = operation;
+  validate(o);
+  std::swap(options_, o);
+  try {
+    operation_.reset();
+    if (!operation.empty()) make_operation();
+  } catch (...) {
+    std::swap(options_, o);
+    if (!options_.operation.empty()) make_operation();
+    throw;
+  }
+}
+
+double Simulation::plan_step(double dt_max) {
+  auto t0 = Clock::now();
+  const double dt = std::min(next_dt_ > 0 ? options_.cfl * next_dt_ : stable_dt(), dt_max);
+  phases_.dt += seconds_since(t0);
+  const auto d = dx();
+  const bool tracing = begin_trace();
+  t0 = Clock::now();
+  try {
+    operation_->run(*runtime_, *grid_, euler_params(dt), diagnostics_.data(), d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0));
+  } catch (...) {
+    if (tracing) end_trace();
+    throw;
+  }
+  phases_.execute += seconds_since(t0);
+  if (tracing) end_trace();
+  state_ = state_ == 0 ? var_new : 0;  // the state the plan wrote is the current one now
+  time_ += dt;
+  ++steps_;
+  return dt;
+}
+
+std::string Simulation::configuration_label() const {
+  if (options_.operation.empty()) return options_.config;
+  return options_.operation == "builtin" ? "plan of the built-in operation" : "plan of " + options_.operation;
+}
+
+}  // namespace korch::hydro
