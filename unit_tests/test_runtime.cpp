@@ -278,7 +278,7 @@ TEST_CASE("Validation: each kind of bad configuration is rejected with an error 
     auto c = configurations::get("cpu_gpu_action_parallel");
     c.teams.push_back({"gpu2", DataType::packet_of_blocks, "B", 1});
     c.helpers.push_back({"to_gpu2", HelperKind::aggregator_mover, DataType::block, DataType::packet_of_blocks, 1,
-                         MoveDirection::host_to_device, 2, {}});
+                         MoveDirection::host_to_device, 2, {}, 0.5, {}, RoutingUnit::block});
     c.work.push_back({"to_gpu2", "gpu2"});
     c.work.push_back({"gpu2", "from_gpu"});
     c.distributor.groups.push_back({{"to_gpu2"}, DistributionPolicy::fixed_fraction, {}, RoutingUnit::block});
