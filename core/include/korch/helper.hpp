@@ -37,8 +37,6 @@ class Helper {
   // Routers: how to give an item to each of config().to (in that order). Set before the cycle starts.
   using Push = std::function<void(std::shared_ptr<DataItem>)>;
   void route_to(std::array<Push, 2> pushes) { pushes_ = std::move(pushes); }
-  // Routers: routing units sent to each of config().to so far (zeros for other helpers).
-  std::array<std::size_t, 2> routed() const { return router_ ? router_->counts() : std::array<std::size_t, 2>{}; }
 
   // One item, on a helper-team thread (uses context.device_space() for transfers).
   void process(const ActionContext& context, DataItem& item, Trace* trace);
