@@ -3,6 +3,7 @@
 #include "test_error_support.hpp"
 #include "test_plan_support.hpp"
 
+#include <korch/configurations/builtin.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/scheduler.hpp>
 #include <korch/runtime.hpp>
@@ -95,6 +96,16 @@ TEST_CASE("Running example: A..F planned into pipelines that keep every dependen
   const std::string dot = plan::configuration_dot(bundle.configuration);
   CHECK(contains(dot, "digraph"));
   CHECK(contains(dot, "A+B"));
+}
+
+TEST_CASE("Configuration drawings: a router is a diamond whose two edges carry each side's share") {
+  auto c = configurations::get("big_example");
+  c.helpers[0].fraction = 0.25;
+  const std::string dot = plan::configuration_dot(c);
+  CHECK(contains(dot, "\"split_b\" [shape=diamond"));
+  CHECK(contains(dot, "\"split_b\" -> \"to_b_gpu\" [label=\"0.25 of the blocks\"]"));
+  CHECK(contains(dot, "\"split_b\" -> \"b_cpu\" [label=\"0.75 of the blocks\"]"));
+  CHECK(contains(dot, "\"a_cpu\" -> \"split_b\""));
 }
 
 TEST_CASE("Running example: the plan runs on the runtime applying each action once per cell, in dependence order") {

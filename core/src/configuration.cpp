@@ -12,6 +12,7 @@ const char* to_string(HelperKind kind) noexcept {
     case HelperKind::mover_unpacker: return "mover_unpacker";
     case HelperKind::mover_unpacker_splitter: return "mover_unpacker_splitter";
     case HelperKind::aggregator_mover: return "aggregator_mover";
+    case HelperKind::router: return "router";
   }
   return "?";
 }
@@ -35,6 +36,14 @@ const char* to_string(DistributionPolicy p) noexcept {
   return p == DistributionPolicy::fixed_fraction ? "fixed_fraction" : "queue_depth";
 }
 const char* to_string(RoutingUnit u) noexcept { return u == RoutingUnit::block ? "block" : "tile"; }
+
+std::vector<Edge> Configuration::all_work_edges() const {
+  std::vector<Edge> edges = work;
+  for (const auto& h : helpers)
+    if (h.kind == HelperKind::router)
+      for (const auto& to : h.to) edges.push_back(Edge{h.name, to});
+  return edges;
+}
 
 const TeamConfig* Configuration::find_team(const std::string& n) const noexcept {
   for (const auto& t : teams)

@@ -109,6 +109,35 @@ class Reader {
   std::set<std::string> seen_;
 };
 
+// A router's fields: "fraction" (a number in [0, 1]) and "to" (its two subscribers), both required,
+// and "unit" (block or tile, default block). Other helpers may not carry them.
+void read_route(Reader& r, HelperConfig& h) {
+  const bool router = h.kind == HelperKind::router;
+  for (const char* key : {"fraction", "to", "unit"}) {
+    if (!router && r.get(key, false)) {
+      r.fail(key, std::string("only a router helper takes this field: remove it or make the helper's kind router"));
+    }
+  }
+  if (!router) return;
+  if (const json* f = r.get("fraction", true)) {
+    if (!f->is_number() || !(f->get<double>() >= 0.0 && f->get<double>() <= 1.0)) {
+      r.fail("fraction", "expected a number from 0 to 1 (the share that goes to the first node of \"to\"), got " +
+                             json_input::excerpt(*f));
+    }
+    h.fraction = f->get<double>();
+  }
+  const json& to = r.array("to", true);
+  if (to.size() != 2) {
+    r.fail("to", fmt::format("a router names two subscribers, [\"first\", \"rest\"], got {}", json_input::excerpt(to)));
+  }
+  for (std::size_t k = 0; k < to.size(); ++k) {
+    if (!to[k].is_string()) r.fail(at("to", k), "expected a team or helper name, got " + json_input::excerpt(to[k]));
+    h.to.push_back(to[k].get<std::string>());
+  }
+  static const RoutingUnit units[] = {RoutingUnit::block, RoutingUnit::tile};
+  h.unit = r.choice("unit", false, RoutingUnit::block, units);
+}
+
 }  // namespace
 
 Configuration Configuration::from_json(const std::string& text) {
@@ -139,7 +168,8 @@ Configuration Configuration::from_json(const std::string& text) {
     h.name = r.string("name", true);
     static const HelperKind kinds[] = {HelperKind::mover, HelperKind::unpacker, HelperKind::splitter,
                                        HelperKind::aggregator, HelperKind::mover_unpacker,
-                                       HelperKind::mover_unpacker_splitter, HelperKind::aggregator_mover};
+                                       HelperKind::mover_unpacker_splitter, HelperKind::aggregator_mover,
+                                       HelperKind::router};
     h.kind = r.choice("kind", true, HelperKind::mover, kinds);
     h.input = r.data_type("input", true, DataType::packet_of_blocks);
     h.output = r.data_type("output", false, h.input);
@@ -156,6 +186,7 @@ Configuration Configuration::from_json(const std::string& text) {
       h.variables.scratch = vr.count<int>("scratch", 0);
       vr.finish();
     }
+    read_route(r, h);
     r.finish();
     c.helpers.push_back(h);
   }
@@ -228,6 +259,11 @@ std::string Configuration::to_json() const {
                       {"copy_in_out", h.variables.copy_in_out},
                       {"copy_out", h.variables.copy_out},
                       {"scratch", h.variables.scratch}};
+    if (h.kind == HelperKind::router) {
+      j["fraction"] = h.fraction;
+      j["to"] = h.to;
+      j["unit"] = to_string(h.unit);
+    }
     doc["helpers"].push_back(j);
   }
   for (const char* key : {"work", "threads"}) {

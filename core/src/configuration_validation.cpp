@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -62,6 +63,10 @@ bool helper_types_ok(const HelperConfig& h, std::string& why) {
         return true;
       }
       why = "aggregates tiles into packet_of_tiles or packet_of_blocks, blocks into packet_of_blocks, or (aggregator only) tiles into blocks";
+      return false;
+    case HelperKind::router:
+      if ((in == DataType::tile || in == DataType::block) && out == in) return true;
+      why = "hands on the items it takes: tiles as tiles or blocks as blocks";
       return false;
   }
   return false;
@@ -149,6 +154,22 @@ class Checker {
       if ((h.kind == HelperKind::aggregator || h.kind == HelperKind::aggregator_mover) && h.packet_blocks < 1) {
         throw Error::format("configuration '{}': helper '{}' has packet_blocks 0: put at least one block in a packet", cn, h.name);
       }
+      if (h.kind == HelperKind::router) check_router_fields(h);
+    }
+  }
+
+  void check_router_fields(const HelperConfig& h) {
+    if (!(h.fraction >= 0.0 && h.fraction <= 1.0)) {
+      throw Error::format("configuration '{}': helper '{}' (router) has fraction {}: give the share of its items for the "
+                          "first node of its to, a number from 0 to 1", cn, h.name, h.fraction);
+    }
+    if (h.to.size() != 2) {
+      throw Error::format("configuration '{}': helper '{}' (router) names {} subscribers in its to: name two, the first "
+                          "for the fraction {} of its items and the second for the rest", cn, h.name, h.to.size(), h.fraction);
+    }
+    if (h.to[0] == h.to[1]) {
+      throw Error::format("configuration '{}': helper '{}' (router) names '{}' twice in its to: name two different nodes",
+                          cn, h.name, h.to[0]);
     }
   }
 
@@ -161,6 +182,10 @@ class Checker {
       if (!nodes.count(e.to)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, e.to);
       const Node& a = nodes.at(e.from);
       const Node& b = nodes.at(e.to);
+      if (!a.team && a.h->kind == HelperKind::router) {
+        throw Error::format("configuration '{}': {}: helper '{}' is a router and hands its items to the two nodes of its "
+                            "to: remove this work edge (or name '{}' in the router's to)", cn, edge, e.from, e.to);
+      }
       if (!next.emplace(e.from, e.to).second) {
         throw Error::format("configuration '{}': {}: {} already publishes to '{}'; a node has one work subscriber", cn, edge,
                             a.what(), next[e.from]);
@@ -172,6 +197,26 @@ class Checker {
                                                                              : "aggregator (or aggregator_mover) or splitter");
       }
       inputs[e.to].push_back(e.from);
+      successors[e.from].push_back(e.to);
+    }
+    for (const auto& h : c.helpers) {
+      if (h.kind != HelperKind::router) continue;
+      for (std::size_t i = 0; i < h.to.size(); ++i) {
+        const std::string edge = fmt::format("router edge '{}' -> '{}' (field to[{}])", h.name, h.to[i], i);
+        if (h.to[i] == h.name) throw Error::format("configuration '{}': {} is a self-loop: name another node", cn, edge);
+        if (!nodes.count(h.to[i])) {
+          throw Error::format("configuration '{}': {} ends at unknown node '{}': name a team or helper of this configuration",
+                              cn, edge, h.to[i]);
+        }
+        const Node& b = nodes.at(h.to[i]);
+        if (b.input() != h.output) {
+          throw Error::format("configuration '{}': {}: the router gives {} but '{}' takes {}: route to a node that takes {} "
+                              "(an aggregator_mover in front of a device team)", cn, edge, to_string(h.output), h.to[i],
+                              to_string(b.input()), to_string(h.output));
+        }
+        inputs[h.to[i]].push_back(h.name);
+        successors[h.name].push_back(h.to[i]);
+      }
     }
   }
 
@@ -232,19 +277,22 @@ class Checker {
     }
   }
 
-  // No cycle of work edges (walk along the single subscriber of each node).
+  // No cycle of work edges (depth first along every node's subscribers, a router's two included).
   void check_no_work_cycle() {
-    for (const auto& [name, n] : nodes) {
-      std::set<std::string> seen{name};
-      std::string at = name;
-      while (next.count(at)) {
-        const std::string to = next.at(at);
-        if (!seen.insert(to).second) {
+    std::set<std::string> done, on_path;
+    std::function<void(const std::string&)> visit = [&](const std::string& at) {
+      if (done.count(at)) return;
+      on_path.insert(at);
+      for (const auto& to : successors[at]) {
+        if (on_path.count(to)) {
           throw Error::format("configuration '{}': work edge '{}' -> '{}' closes a cycle of work edges: remove it", cn, at, to);
         }
-        at = to;
+        visit(to);
       }
-    }
+      on_path.erase(at);
+      done.insert(at);
+    };
+    for (const auto& [name, n] : nodes) visit(name);
   }
 
   // Aggregators receive complete blocks; packets come back to the grid.
@@ -309,11 +357,15 @@ class Checker {
     }
   }
 
-  // Whether a distributor group upstream of `name` routes single tiles.
+  // Whether a distributor group or a router upstream of `name` routes single tiles.
   bool fed_by_tile_routing(const std::string& name) {
     if (auto r = roots.find(name); r != roots.end() && r->second == RoutingUnit::tile) return true;
-    for (const auto& from : inputs[name])
-      if (from != "distributor" && fed_by_tile_routing(from)) return true;
+    for (const auto& from : inputs[name]) {
+      if (from == "distributor") continue;
+      const Node& p = nodes.at(from);
+      if (!p.team && p.h->kind == HelperKind::router && p.h->unit == RoutingUnit::tile) return true;
+      if (fed_by_tile_routing(from)) return true;
+    }
     return false;
   }
 
@@ -362,11 +414,12 @@ class Checker {
           if (is_packet(h.input)) need(Location::unpacked, "put an unpacker (or use mover_unpacker_splitter) in front of it");
           out = Location::none;
           break;
+        case HelperKind::router: out = Location::none; break;
       }
       if ((h.kind == HelperKind::aggregator || h.kind == HelperKind::aggregator_mover) && h.input == DataType::tile &&
           fed_by_tile_routing(name)) {
-        throw Error::format("configuration '{}': helper '{}' may receive incomplete blocks: a distributor group upstream "
-                            "routes single tiles; give that group unit block so every tile of a block goes the same way",
+        throw Error::format("configuration '{}': helper '{}' may receive incomplete blocks: a distributor group or router "
+                            "upstream routes single tiles; give it unit block so every tile of a block goes the same way",
                             cn, name);
       }
     }
@@ -381,6 +434,7 @@ class Checker {
   std::map<std::string, Node> nodes;
   std::map<std::string, std::string> next;                 // one work subscriber per node
   std::map<std::string, std::vector<std::string>> inputs;  // publishers per node ("distributor" for entries)
+  std::map<std::string, std::vector<std::string>> successors;  // work subscribers per node (a router has two)
   std::map<std::string, RoutingUnit> roots;                // the distributor's entries and their routing unit
   std::map<std::string, Location> location;
 };

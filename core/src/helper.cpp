@@ -18,6 +18,9 @@ Helper::Helper(HelperConfig config, const DataSource& source, MemoryPool& pinned
     aggregator_.emplace(config_.name, source, config_.input, config_.output, config_.packet_blocks, config_.variables,
                         pinned_pool, device_pool);
   }
+  if (config_.kind == HelperKind::router) {
+    router_ = std::make_unique<Router>(config_.name, config_.fraction, config_.unit);
+  }
 }
 
 namespace {
@@ -81,6 +84,16 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
         done = aggregator_->add(item);
       }
       for (auto& d : done) finish_aggregate(ctx, std::move(d), trace);
+      return;
+    }
+    case HelperKind::router: {
+      TraceScope s(trace, "route", "helper", config_.name, th, what);
+      const std::size_t branch = router_->route(item);
+      if (!pushes_[branch]) {
+        throw Error::format("router '{}' has no way to reach '{}': the cycle connects a router (route_to) before it "
+                            "starts", config_.name, config_.to.at(branch));
+      }
+      pushes_[branch](router_->hand_on(item));
       return;
     }
   }

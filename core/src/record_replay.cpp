@@ -119,6 +119,16 @@ Recording replay(const Recording& recording, const Bundle& bundle, DataSource& g
   for (const auto& h : c.helpers) helpers[h.name] = std::make_unique<Helper>(h, grid, runtime.pinned_pool(), runtime.device_pool());
   std::map<std::string, std::string> publisher;  // helper-or-team feeding a node (helpers only need it)
   for (const auto& e : c.work) publisher[e.to] = e.from;
+  // A router pushes into its subscribers' inboxes; the recording holds the distributor's pushes only.
+  for (const auto& h : c.helpers) {
+    if (h.kind != HelperKind::router) continue;
+    std::array<Helper::Push, 2> pushes;
+    for (std::size_t i = 0; i < 2; ++i) {
+      publisher[h.to[i]] = h.name;
+      pushes[i] = [&inbox, to = h.to[i]](std::shared_ptr<DataItem> item) { inbox[to].push_back(std::move(item)); };
+    }
+    helpers.at(h.name)->route_to(std::move(pushes));
+  }
 
   for (const auto& p : recording.pushes) inbox[p.pipeline].push_back(make_item(grid, p.item));
 

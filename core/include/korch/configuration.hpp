@@ -10,7 +10,9 @@
 //   "helpers": [ {"name": "to_gpu", "kind": "aggregator_mover", "input": "block",
 //                 "output": "packet_of_blocks", "threads": 1, "packet_blocks": 2,
 //                 "variables": {"copy_in": [], "copy_in_out": [0], "copy_out": [], "scratch": 0}},
-//                {"name": "dm", "kind": "mover", "direction": "device_to_host", ...} ],
+//                {"name": "dm", "kind": "mover", "direction": "device_to_host", ...},
+//                {"name": "split", "kind": "router", "input": "tile", "fraction": 0.25,
+//                 "to": ["to_gpu", "cpu"], "unit": "block"} ],
 //   "work":    [ {"from": "to_gpu", "to": "gpu"}, ... ],
 //   "threads": [ {"from": "cpu", "to": "post"} ],
 //   "distributor": {"kind": "data_parallel",
@@ -18,7 +20,9 @@
 //                                "weights": [1, 3], "unit": "block"} ]}
 // }
 // Data types: tile, block, packet_of_blocks, packet_of_tiles, action_metadata. Helper kinds: mover,
-// unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover.
+// unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover, router
+// (a data-parallel split in the middle of a pipeline: the fraction of its items given by "fraction"
+// goes to the first node of "to", the rest to the second; router.hpp).
 // Distributor kinds: action_parallel (each group one pipeline: every item goes into every
 // pipeline), data_parallel (one group: every item into exactly one pipeline), hybrid (several
 // groups: action parallel across groups, data parallel inside each). Policies: static (fixed
@@ -38,7 +42,7 @@ namespace korch {
 
 class Bundle;
 
-enum class HelperKind { mover, unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover };
+enum class HelperKind { mover, unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover, router };
 enum class MoveDirection { host_to_device, device_to_host, device_to_device };
 enum class DistributorKind { action_parallel, data_parallel, hybrid };
 // fixed_fraction: each pipeline of a group gets its weight's share of the blocks; queue_depth: each
@@ -69,6 +73,10 @@ struct HelperConfig {
   MoveDirection direction = MoveDirection::host_to_device;  // mover only
   std::size_t packet_blocks = 4;   // aggregators: blocks per packet
   PacketVariables variables;       // aggregators: what the packets carry
+  // Routers only: the share of the items (or blocks) that goes to to[0]; the rest go to to[1].
+  double fraction = 0.5;
+  std::vector<std::string> to;     // routers: their two work subscribers
+  RoutingUnit unit = RoutingUnit::block;  // routers: whole blocks go one way, or single tiles
 };
 
 struct Edge {
@@ -101,6 +109,9 @@ struct Configuration {
   static Configuration from_json(const std::string& text);
   std::string to_json() const;
 
+  // `work` plus an edge from each router to each node of its `to`: every path an item can take.
+  std::vector<Edge> all_work_edges() const;
+
   const TeamConfig* find_team(const std::string& name) const noexcept;
   const HelperConfig* find_helper(const std::string& name) const noexcept;
 };
@@ -116,7 +127,8 @@ struct RuntimeShape {
 // The thin scheduler's checks (throws korch::Error naming the team, helper or edge): names unique
 // and known; data types match along every edge (or a splitter/aggregator sits between); the
 // distributor feeds only tile/block/action_metadata entries; no self-loops or cycles; one work
-// subscriber per node; helpers have exactly one publisher; aggregators receive complete blocks;
+// subscriber per node, but a router has two (its "to", no work edge out) and a fraction in [0, 1];
+// helpers have exactly one publisher; aggregators receive complete blocks;
 // every packet comes back to the grid (ends in an unpacker); teams and threads fit the shape; thread
 // budgets fit team sizes (Req ThreadBalance); with a bundle: every team's action is in it, every
 // routine is used, and the bundle has no more routines than the runtime has teams.

@@ -4,13 +4,18 @@
 // steps to each item. Like every node, a helper hands its outputs on through its team's work
 // subscription: movers and unpackers hand on the item they were given, the others emit new items
 // (ActionContext::emit), an aggregator its last, partial packet in the routine's end-of-cycle step.
+// The one exception is a router (router.hpp), which has two subscribers: it pushes each item into
+// the one it chose, through the pushes the cycle gives it (route_to), and its team has no work
+// subscriber; the cycle closes both subscribers' queues once the router's team is Idle.
 #pragma once
 
 #include <korch/action_routine.hpp>
 #include <korch/aggregator.hpp>
 #include <korch/configuration.hpp>
+#include <korch/router.hpp>
 #include <korch/trace.hpp>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,8 +30,13 @@ class Helper {
   const std::string& name() const noexcept { return config_.name; }
   // Whether the helper's outputs are new items (emitted) rather than the item it was given.
   static bool emits(HelperKind kind) noexcept {
-    return !(kind == HelperKind::mover || kind == HelperKind::unpacker || kind == HelperKind::mover_unpacker);
+    return !(kind == HelperKind::mover || kind == HelperKind::unpacker || kind == HelperKind::mover_unpacker ||
+             kind == HelperKind::router);
   }
+
+  // Routers: how to give an item to each of config().to (in that order). Set before the cycle starts.
+  using Push = std::function<void(std::shared_ptr<DataItem>)>;
+  void route_to(std::array<Push, 2> pushes) { pushes_ = std::move(pushes); }
 
   // One item, on a helper-team thread (uses context.device_space() for transfers).
   void process(const ActionContext& context, DataItem& item, Trace* trace);
@@ -40,6 +50,8 @@ class Helper {
   void finish_aggregate(const ActionContext& context, std::shared_ptr<DataItem> item, Trace* trace);
   HelperConfig config_;
   std::optional<Aggregator> aggregator_;
+  std::unique_ptr<Router> router_;
+  std::array<Push, 2> pushes_;
 };
 
 }  // namespace korch

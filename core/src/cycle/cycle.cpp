@@ -21,13 +21,14 @@ void Cycle::run(CycleResult& result) {
   make_nodes();
   wait_order_ = wait_order(c_, declared_);
   CycleWiring wiring(c_, nodes_);
+  connect_routers();
   record_begin();
   start();
   bool all_started = true;
   for (const auto& [name, n] : nodes_) all_started = all_started && n.started;
   if (all_started) distribute(result);
   close_entries(wiring.entries());
-  drain(result);
+  drain(result, wiring);
   wiring.unwire(errors_);
   helpers_.clear();
   check_pools();
@@ -117,6 +118,20 @@ void Cycle::distribute(CycleResult& result) {
   }
 }
 
+// Each router enqueues into its two subscribers as an external publisher. Not recorded as pushes: a
+// replay runs the router's routine, which makes the same choices in the recorded order.
+void Cycle::connect_routers() {
+  for (const auto& h : c_.helpers) {
+    if (h.kind != HelperKind::router) continue;
+    std::array<Helper::Push, 2> pushes;
+    for (std::size_t i = 0; i < 2; ++i) {
+      ThreadTeam* team = nodes_.at(h.to[i]).team;
+      pushes[i] = [team](std::shared_ptr<DataItem> item) { team->enqueue(std::move(item)); };
+    }
+    nodes_.at(h.name).helper->route_to(std::move(pushes));
+  }
+}
+
 // The distributor is done (or failed): it closes its side of every entry.
 void Cycle::close_entries(const std::vector<ThreadTeam*>& entries) {
   for (auto* t : entries) {
@@ -129,8 +144,9 @@ void Cycle::close_entries(const std::vector<ThreadTeam*>& entries) {
 }
 
 // Publishers before subscribers: each team closes its subscriber's queue when it goes Idle, so
-// waiting in this order releases every node in turn.
-void Cycle::drain(CycleResult& result) {
+// waiting in this order releases every node in turn. A router's team has no work subscriber: once
+// it is Idle (finished or failed), the cycle closes the router's side of both its subscribers.
+void Cycle::drain(CycleResult& result, const CycleWiring& wiring) {
   for (const auto& name : wait_order_) {
     CycleNode& n = nodes_.at(name);
     if (n.started) {
@@ -141,6 +157,7 @@ void Cycle::drain(CycleResult& result) {
       }
     }
     result.reports.push_back(NodeReport{name, n.team->last_cycle()});
+    if (auto it = wiring.router_targets().find(name); it != wiring.router_targets().end()) close_entries(it->second);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "cycle_errors.hpp"
 #include "cycle_node.hpp"
+#include "cycle_wiring.hpp"
 
 #include <korch/backend/memory_pool.hpp>
 #include <korch/block_iterator.hpp>
@@ -53,8 +54,9 @@ class Cycle {
   void make_nodes();
   void start();
   void distribute(CycleResult& result);
+  void connect_routers();
   void close_entries(const std::vector<ThreadTeam*>& entries);
-  void drain(CycleResult& result);
+  void drain(CycleResult& result, const CycleWiring& wiring);
   void check_pools();
   void record_begin();
 

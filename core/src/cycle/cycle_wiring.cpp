@@ -20,6 +20,15 @@ CycleWiring::CycleWiring(const Configuration& c, CycleNodes& nodes) {
         entries_.push_back(t);
       }
     }
+    for (const auto& h : c.helpers) {
+      if (h.kind != HelperKind::router) continue;
+      for (const auto& to : h.to) {
+        ThreadTeam* t = nodes.at(to).team;
+        t->add_external_work_publisher();
+        external_links_.push_back(t);
+        router_targets_[h.name].push_back(t);
+      }
+    }
     for (const auto& e : c.threads) {
       nodes.at(e.from).team->attach_thread_subscriber(*nodes.at(e.to).team);
       thread_links_.push_back(nodes.at(e.from).team);

@@ -1,5 +1,5 @@
 // The links of one cycle between teams: work subscriptions, thread subscriptions, and external
-// work publishers (the distributor feeding a pipeline's entry, a helper feeding the team after it).
+// work publishers (the distributor feeding a pipeline's entry, a router feeding its two subscribers).
 // Made for one cycle and undone when it ends: unwire() reports a link that cannot be removed; the
 // destructor removes whatever is still linked (an exception path), so no team keeps a stale link
 // or publisher into the next cycle.
@@ -8,6 +8,8 @@
 #include "cycle_errors.hpp"
 #include "cycle_node.hpp"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace korch::detail {
@@ -23,12 +25,15 @@ class CycleWiring {
 
   // The pipeline entries the distributor feeds (each has the distributor as external publisher).
   const std::vector<ThreadTeam*>& entries() const noexcept { return entries_; }
+  // Each router's two subscribers (in the order of its to), each with the router as external publisher.
+  const std::map<std::string, std::vector<ThreadTeam*>>& router_targets() const noexcept { return router_targets_; }
 
   // Removes every link; a failure to remove one is added to `errors`.
   void unwire(CycleErrors& errors);
 
  private:
   std::vector<ThreadTeam*> work_links_, thread_links_, external_links_, entries_;
+  std::map<std::string, std::vector<ThreadTeam*>> router_targets_;
   bool unwired_ = false;
 };
 

@@ -14,7 +14,7 @@ namespace {
 // The actions of the teams reachable along work edges from a group's entries.
 std::vector<std::string> actions_of_group(const Configuration& c, const DistributorGroup& group) {
   std::multimap<std::string, std::string> next;
-  for (const auto& e : c.work) next.emplace(e.from, e.to);
+  for (const auto& e : c.all_work_edges()) next.emplace(e.from, e.to);
   std::set<std::string> seen;
   std::vector<std::string> todo(group.pipelines.begin(), group.pipelines.end());
   std::vector<std::string> actions;

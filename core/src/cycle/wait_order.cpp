@@ -35,7 +35,7 @@ std::vector<std::string> publishers_first(const std::vector<std::string>& declar
 
 std::vector<std::string> wait_order(const Configuration& c, const std::vector<std::string>& declared) {
   std::map<std::string, std::set<std::string>> preds;
-  for (const auto& e : c.work) preds[e.to].insert(e.from);
+  for (const auto& e : c.all_work_edges()) preds[e.to].insert(e.from);
   std::map<std::string, std::set<std::string>> work_only = preds;
   for (const auto& e : c.threads) preds[e.to].insert(e.from);
   std::vector<std::string> order = publishers_first(declared, preds);

@@ -131,20 +131,20 @@ const std::map<std::string, std::string>& table() {
 })"},
       {"big_example", R"({
   "name": "big_example",
-  "teams": [ {"name": "a_cpu", "type": "tile", "action": "A", "threads": 1},
-             {"name": "a_cpu_to_gpu", "type": "tile", "action": "A", "threads": 1},
+  "teams": [ {"name": "a_cpu", "type": "tile", "action": "A", "threads": 2},
              {"name": "b_cpu", "type": "tile", "action": "B", "threads": 1},
              {"name": "b_gpu", "type": "packet_of_blocks", "action": "B", "threads": 1},
              {"name": "c_gpu", "type": "packet_of_blocks", "action": "C", "threads": 2} ],
   "helpers": [
-    {"name": "a_to_gpu", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [0], "copy_in_out": [1, 2]}},
-    {"name": "b_to_gpu", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [1], "copy_in_out": [2]}},
+    {"name": "split_b", "kind": "router", "input": "tile", "fraction": 0.5, "to": ["to_b_gpu", "b_cpu"], "unit": "block"},
+    {"name": "to_b_gpu", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [0], "copy_in_out": [1, 2]}},
+    {"name": "to_c_gpu", "kind": "aggregator_mover", "input": "tile", "output": "packet_of_blocks", "packet_blocks": 2, "variables": {"copy_in": [1], "copy_in_out": [2]}},
     {"name": "from_gpu", "kind": "mover_unpacker", "input": "packet_of_blocks"} ],
-  "work": [ {"from": "a_cpu", "to": "b_cpu"}, {"from": "b_cpu", "to": "b_to_gpu"}, {"from": "b_to_gpu", "to": "c_gpu"},
-            {"from": "a_cpu_to_gpu", "to": "a_to_gpu"}, {"from": "a_to_gpu", "to": "b_gpu"}, {"from": "b_gpu", "to": "c_gpu"},
+  "work": [ {"from": "a_cpu", "to": "split_b"},
+            {"from": "to_b_gpu", "to": "b_gpu"}, {"from": "b_gpu", "to": "c_gpu"},
+            {"from": "b_cpu", "to": "to_c_gpu"}, {"from": "to_c_gpu", "to": "c_gpu"},
             {"from": "c_gpu", "to": "from_gpu"} ],
-  "distributor": {"kind": "data_parallel",
-                  "groups": [ {"pipelines": ["a_cpu", "a_cpu_to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
+  "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["a_cpu"]} ]}
 })"},
   };
   return t;

@@ -83,8 +83,11 @@ std::string configuration_dot(const Configuration& c) {
     out += fmt::format("  \"{}\" [shape=box, style=filled, fillcolor=\"{}\", label=\"{}\\n{} ({}), {} threads\"];\n", t.name,
                        device ? "palegreen" : "lightblue", t.name, t.action, to_string(t.type), t.initial_threads);
   }
-  for (const auto& h : c.helpers)
-    out += fmt::format("  \"{}\" [shape=ellipse, label=\"{}\\n{}\"];\n", h.name, h.name, to_string(h.kind));
+  for (const auto& h : c.helpers) {
+    // A router is the diamond of a split in the middle of a pipeline, as the distributor is of one at its start.
+    const char* shape = h.kind == HelperKind::router ? "diamond" : "ellipse";
+    out += fmt::format("  \"{}\" [shape={}, label=\"{}\\n{}\"];\n", h.name, shape, h.name, to_string(h.kind));
+  }
   for (std::size_t g = 0; g < c.distributor.groups.size(); ++g) {
     const auto& group = c.distributor.groups[g];
     for (std::size_t i = 0; i < group.pipelines.size(); ++i) {
@@ -94,6 +97,13 @@ std::string configuration_dot(const Configuration& c) {
     }
   }
   for (const auto& e : c.work) out += fmt::format("  \"{}\" -> \"{}\";\n", e.from, e.to);
+  for (const auto& h : c.helpers) {
+    if (h.kind != HelperKind::router) continue;
+    for (std::size_t i = 0; i < h.to.size(); ++i) {
+      const double share = i == 0 ? h.fraction : 1.0 - h.fraction;
+      out += fmt::format("  \"{}\" -> \"{}\" [label=\"{:.3g} of the {}s\"];\n", h.name, h.to[i], share, to_string(h.unit));
+    }
+  }
   for (const auto& e : c.threads) out += fmt::format("  \"{}\" -> \"{}\" [style=dashed, label=\"threads\"];\n", e.from, e.to);
   out += "}\n";
   return out;

@@ -27,9 +27,9 @@
 //   split_itor                data parallel A on cpu(tile) | to_gpu -> gpu(A) -> from_gpu(mover_unpacker_splitter),
 //                             both work publishers of post(tile, B, 0 threads), which they also give threads
 //   big_example               C_gpu . [B_gpu, B_cpu] . A_cpu (docs/planner.md, "Built-in pipelines with a data-parallel
-//                             section"): data parallel over a_cpu(tile, A) -> b_cpu(tile, B) -> b_to_gpu and
-//                             a_cpu_to_gpu(tile, A) -> a_to_gpu -> b_gpu(B); both into c_gpu(packet_of_blocks, C)
-//                             -> from_gpu
+//                             section"): a_cpu(tile, A) -> split_b(router, half the blocks each way)
+//                             -> to_b_gpu -> b_gpu(B) | b_cpu(tile, B) -> to_c_gpu; both into
+//                             c_gpu(packet_of_blocks, C) -> from_gpu
 #pragma once
 
 #include <korch/configuration.hpp>
