@@ -93,3 +93,13 @@ TEST_CASE("A team destroyed with threads asleep, polling and computing ends ever
   // No hang and no use after free (the sanitizer builds run this too), and no thread left over.
   if (before >= 0) CHECK(threads_return_to(before));
 }
+
+TEST_CASE("A team destroyed right after construction ends threads that may not have run yet") {
+  const long before = threads_of_this_process();
+  for (int round = 0; round < 100; ++round) {
+    TeamOptions options;
+    options.spin = std::chrono::microseconds(round % 2 == 0 ? 0 : 50);
+    ThreadTeam team("short-lived", 1 + round % 4, options);
+  }
+  if (before >= 0) CHECK(threads_return_to(before));
+}
