@@ -214,8 +214,12 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
   }
   // Positivity: a cell whose predicted face states are not physical falls back to first order.
   bool ok = (Wh[0] > 0.0) & (Wh[4] > 0.0);
-  for (int d = 0; d < dim; ++d)
-    ok = ok & ((Wh[0] - 0.5 * math::fabs(S[d][0])) > 0.0) & ((Wh[4] - 0.5 * math::fabs(S[d][4])) > 0.0);
+  for (int d = 0; d < dim; ++d) {
+    // Operands without calls: clang flags a bitwise & on comparisons whose operands call functions.
+    const double rho_low = Wh[0] - 0.5 * math::fabs(S[d][0]);
+    const double p_low = Wh[4] - 0.5 * math::fabs(S[d][4]);
+    ok = ok & (rho_low > 0.0) & (p_low > 0.0);
+  }
   for (int v = 0; v < 5; ++v) Wh[v] = ok ? Wh[v] : W[v];
   for (int d = 0; d < 3; ++d)
     for (int v = 0; v < 5; ++v) S[d][v] = ok ? S[d][v] : 0.0;
