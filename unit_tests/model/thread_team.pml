@@ -217,9 +217,9 @@ inline pick(t, kind) {
   fi
 }
 
-/* A thread that sleeps while RunningOpen has nothing queued gets its activation in place: the
-   activating thread makes its Idle -> Waiting transition (receive_activations_in_place). Whether
-   it sleeps depends on timing, so either may happen. */
+/* A thread activated while RunningOpen has nothing queued gets its activation in place: the
+   activating thread makes its Idle -> Waiting transition (receive_activations_in_place). The model
+   also lets the thread receive it itself, so both interleavings are checked. */
 inline activate(t, n) {
   k = 0;
   do

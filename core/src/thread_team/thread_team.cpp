@@ -91,7 +91,7 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_shared<Worker>(i, options_.spin));
   idle_parked_.reserve(n_max_);
   waiting_parked_.reserve(n_max_);
-  asleep_activated_.reserve(n_max_);
+  activated_in_place_.reserve(n_max_);
   asleep_waiting_.reserve(n_max_);
   // The initial state: Idle, all threads Idle and waiting for activateThread, empty queue.
   // Thread 0 is on top of the stack, so it is the first one activated.

@@ -26,7 +26,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
   }
   WakeList wake;
   {
-    std::unique_lock<std::mutex> lk(mutex_);
+    std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
     if (terminating_) throw Error::format("team '{}' is being destroyed: start_cycle is not possible", name_);
     // The caller may have learned that the last cycle ended from a subscriber, while this team is
     // still delivering its final outputs: let it finish.
@@ -67,7 +67,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
 void ThreadTeam::increase_thread_count(unsigned n) {
   if (n == 0) return;
   WakeList wake;
-  std::unique_lock<std::mutex> lk(mutex_);
+  std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_) throw Error::format("team '{}' is being destroyed: increase_thread_count is not possible", name_);
   if (mode_ == TeamMode::Idle) {
     // Spec: in Idle the threads go straight on to the thread subscriber.
@@ -94,7 +94,7 @@ void ThreadTeam::increase_thread_count(unsigned n) {
 
 void ThreadTeam::receive_threads(unsigned n, const ThreadTeam& from) {
   WakeList wake;
-  std::unique_lock<std::mutex> lk(mutex_);
+  std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_ || n == 0) return;
   count_threads(&CycleReport::threads_received, n);
   if (mode_ == TeamMode::Idle) {
@@ -198,7 +198,7 @@ std::string ThreadTeam::refusal(const std::string& state, TeamMode mode, const D
 
 void ThreadTeam::close_queue() {
   WakeList wake;
-  std::unique_lock<std::mutex> lk(mutex_);
+  std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_) throw Error::format("team '{}' is being destroyed: close_queue is not possible", name_);
   if (mode_ != TeamMode::RunningOpen) {
     throw Error::format("{}: close_queue needs RunningOpen; {}", describe_state(),
@@ -222,7 +222,7 @@ void ThreadTeam::close_queue() {
 
 std::string ThreadTeam::receive_close(const ThreadTeam& from) {
   WakeList wake;
-  std::unique_lock<std::mutex> lk(mutex_);
+  std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_) return fmt::format("team '{}' is being destroyed: work publisher '{}' could not close it", name_, from.name_);
   auto link = std::find_if(work_publishers_.begin(), work_publishers_.end(),
                            [&from](const PublisherLink& l) { return l.team == &from; });

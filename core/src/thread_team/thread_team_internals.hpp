@@ -69,13 +69,31 @@ inline RoutineFrame* routine_frame_of(const ThreadTeam* team) noexcept {
 }
 
 // Critical sections are a few dozen instructions: a contended lock is usually free again within
-// a few hundred cycles, so try briefly before sleeping in the kernel.
+// a few hundred nanoseconds, so try for a few microseconds before sleeping in the kernel. Sleeping
+// on a contended mutex costs a futex wake-up, and on a virtual machine whose other core has gone idle
+// that wake-up takes tens of microseconds (docs/thread-team.md, "Waiting"). A holder that does not
+// release within the limit was descheduled; then sleeping is right.
+inline constexpr std::chrono::microseconds lock_spin_limit{5};
+
 inline void lock_briefly_spinning(std::unique_lock<std::mutex>& lk) {
   for (int i = 0; i < 32; ++i) {
     if (lk.try_lock()) return;
     cpu_relax();
   }
+  const auto deadline = PollClock::now() + lock_spin_limit;
+  for (unsigned i = 1;; ++i) {
+    if (lk.try_lock()) return;
+    cpu_relax();
+    if ((i & 15U) == 0 && PollClock::now() >= deadline) break;
+  }
   lk.lock();
+}
+
+// The team mutex, taken as lock_briefly_spinning takes it.
+inline std::unique_lock<std::mutex> lock_spinning(std::mutex& m) {
+  std::unique_lock<std::mutex> lk(m, std::defer_lock);
+  lock_briefly_spinning(lk);
+  return lk;
 }
 
 inline std::string describe_item(const DataItem& item) {
@@ -114,7 +132,6 @@ struct ThreadTeam::Worker {
   // (team mutex).
   bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
-  bool poll_when_woken = false;  // woken with no event, to poll for the next one (team mutex)
   std::condition_variable cv;
   // Released by the team's destructor when the thread is not waited for (the thread may end after
   // Kokkos is finalized; it no longer runs items then).

@@ -19,9 +19,10 @@ using detail::message_of;
 // ---------------------------------------------------------------------------------------------
 // Team threads
 
-// Waits for the thread's signal: polls it first (spin > 0), then sleeps. A thread woken to poll
-// for the next cycle (Worker::poll_when_woken, see wake_all_waiting) polls again; one whose event
-// was taken back sleeps on at once (polling would only take a core from the threads that work).
+// Waits for the thread's signal: polls it first (spin > 0), then sleeps. A thread that is woken
+// polls again, also when its event was taken back meanwhile (a caller stood in for it) or when it was
+// woken only to poll (see wake_all_waiting): it has a core now, and sleeping on would leave it asleep
+// for the next cycle, whose wake-up costs far more than a poll (docs/thread-team.md, "Waiting").
 // A parked thread may outlive its team (see ~ThreadTeam): it reads the team's state only while it
 // holds the mutex and has seen that it is not terminated, and returns as soon as it is.
 void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
@@ -68,7 +69,7 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
       w.waking = false;
       detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
       count_threads(&CycleReport::wakeups, 1);
-      if (std::exchange(w.poll_when_woken, false)) break;
+      if (options_.spin.count() > 0) break;  // back to polling (see park)
     }
   }
   return slept;

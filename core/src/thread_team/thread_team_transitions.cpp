@@ -35,32 +35,32 @@ ThreadTeam::Worker* ThreadTeam::pop_preferring_awake(std::vector<Worker*>& parke
 }
 
 // activateThread to n Idle threads: a polling thread sees its signal at once, a sleeping one is
-// notified. Except in RunningOpen with an empty queue: a sleeping thread would wake only to find
-// no item and park again as Waiting, so receive_activations_in_place makes that transition for it
-// and it sleeps on, to be woken by transitionThread when an item comes. A cycle thus wakes no
-// more threads than it gets items (docs/thread-team.md, "Waking for items").
+// notified. Except in RunningOpen with an empty queue: the thread would only find no item and park
+// again as Waiting, so receive_activations_in_place makes that transition for it. A sleeping thread
+// sleeps on, to be woken by transitionThread when an item comes, so a cycle wakes no more threads
+// than it gets items; a polling one polls on and sees that transitionThread, instead of taking the
+// mutex from the caller that is about to enqueue (docs/thread-team.md, "Waking for items").
 void ThreadTeam::activate(unsigned n, WakeList& wake) {
   assert(n <= idle_parked_.size());
   const bool nothing_to_do = mode_ == TeamMode::RunningOpen && queue_->empty();
   for (unsigned i = 0; i < n; ++i) {
     Worker* const w = pop_preferring_awake(idle_parked_);
-    w->signal.store(Worker::activate, std::memory_order_release);
     ++n_to_activate_;
-    if (!w->sleeping) continue;
     if (nothing_to_do) {
-      asleep_activated_.push_back(w);
-    } else {
-      wake.add(w);
+      activated_in_place_.push_back(w);
+      continue;
     }
+    w->signal.store(Worker::activate, std::memory_order_release);
+    if (w->sleeping) wake.add(w);
   }
 }
 
-// The Spec transition a sleeping thread would make on its activateThread in RunningOpen with an
+// The Spec transition a parked thread would make on its activateThread in RunningOpen with an
 // empty queue (Idle -> Computing -> Waiting, see run_items), made by the thread that activated it,
 // in the same critical section and after that event is observed: the model's thread step on
 // activateThread taken at once, one of the interleavings the model checks.
 void ThreadTeam::receive_activations_in_place() {
-  for (Worker* w : asleep_activated_) {
+  for (Worker* w : activated_in_place_) {
     w->signal.store(Worker::none, std::memory_order_relaxed);
     --n_to_activate_;
     --n_idle_;
@@ -68,7 +68,7 @@ void ThreadTeam::receive_activations_in_place() {
     waiting_parked_.push_back(w);
     observe(TeamEvent::activate_thread, static_cast<int>(w->index));
   }
-  asleep_activated_.clear();
+  activated_in_place_.clear();
 }
 
 // Spec AwakenOnNoMoreWork: every Waiting thread receives transitionThread, on which it finds no
@@ -112,7 +112,6 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
     Worker* const best = *std::max_element(asleep_waiting_.begin(), asleep_waiting_.end(),
                                            [](const Worker* a, const Worker* b) { return a->spin_budget < b->spin_budget; });
     if (best->spin_budget >= options_.spin / 2) {
-      best->poll_when_woken = true;
       wake.add(best);
     }
   }
@@ -156,7 +155,7 @@ void ThreadTeam::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n) {
   ++outbound_;
   lk.unlock();
   subscriber->receive_threads(n, *this);
-  lk.lock();
+  lock_briefly_spinning(lk);
   release_outbound();
 }
 
@@ -230,7 +229,7 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
     ++outbound_;
     lk.unlock();
     std::string refused = subscriber->receive_close(*this);
-    lk.lock();
+    lock_briefly_spinning(lk);
     release_outbound();
     if (!refused.empty()) record_error(std::move(refused), nullptr);
   }

@@ -18,7 +18,7 @@ namespace korch {
 using detail::lock_briefly_spinning;
 
 void ThreadTeam::wait() {
-  std::unique_lock<std::mutex> lk(mutex_);
+  std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (mode_ == TeamMode::Idle && !finishing_) {
     // The cycle may have ended before wait() was called (Spec: wait in Idle returns at once).
     if (pending_error_) std::rethrow_exception(std::exchange(pending_error_, nullptr));
