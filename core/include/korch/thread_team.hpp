@@ -287,7 +287,7 @@ class ThreadTeam {
   std::vector<Worker*> idle_parked_;     // Idle threads not yet sent activateThread
   std::vector<Worker*> waiting_parked_;  // Waiting threads not yet sent transitionThread
   std::vector<Worker*> activated_in_place_;  // see activate(): their activation is received in place
-  std::vector<Worker*> asleep_waiting_;    // see wake_all_waiting(): their transition is made in place
+  std::vector<Worker*> waiting_in_place_;  // see wake_all_waiting(): their transition is made in place
   std::vector<std::shared_ptr<Worker>> workers_;  // shared with their threads (see mutex_)
 
   ActionRoutine routine_;       // written only in Idle, read by threads during the cycle

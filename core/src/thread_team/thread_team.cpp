@@ -92,7 +92,7 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   idle_parked_.reserve(n_max_);
   waiting_parked_.reserve(n_max_);
   activated_in_place_.reserve(n_max_);
-  asleep_waiting_.reserve(n_max_);
+  waiting_in_place_.reserve(n_max_);
   // The initial state: Idle, all threads Idle and waiting for activateThread, empty queue.
   // Thread 0 is on top of the stack, so it is the first one activated.
   for (unsigned i = n_max_; i-- > 0;) idle_parked_.push_back(workers_[i].get());

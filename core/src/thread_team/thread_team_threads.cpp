@@ -40,7 +40,8 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
         w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
     lock_briefly_spinning(lk);
     // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
-    // standing in): only the signal under the mutex counts.
+    // standing in): only the signal under the mutex counts, and the thread polls again for the next.
+    if (poll == detail::PollResult::ready && w.signal.load(std::memory_order_relaxed) == Worker::none) continue;
     const bool slept = sleep_until_signalled(w, lk);
     if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;  // the team may be gone
     w.spin_budget = detail::next_spin_budget(

@@ -61,7 +61,6 @@ void ThreadTeam::activate(unsigned n, WakeList& wake) {
 // activateThread taken at once, one of the interleavings the model checks.
 void ThreadTeam::receive_activations_in_place() {
   for (Worker* w : activated_in_place_) {
-    w->signal.store(Worker::none, std::memory_order_relaxed);
     --n_to_activate_;
     --n_idle_;
     ++n_waiting_;
@@ -72,20 +71,21 @@ void ThreadTeam::receive_activations_in_place() {
 }
 
 // Spec AwakenOnNoMoreWork: every Waiting thread receives transitionThread, on which it finds no
-// item and goes Idle. A thread that sleeps would be woken for that alone, and the cycle would end
-// only once the scheduler has run it; so receive_transitions_in_place makes the transition for it
-// (also for one whose transitionThread is still in flight) and it sleeps on. Not when going Idle
-// does more: with a thread subscriber (the thread is forwarded) or an end-of-cycle step (the last
-// computing thread runs it).
-// A team that polls (spin > 0) still has one of them woken, unless one is waking anyway or their polls
-// have stopped paying off: the cycle does not wait for it, but it then polls for the next cycle's
-// activation, which back-to-back short cycles need to run in parallel at all (docs/thread-team.md,
-// "Waking for items").
+// item and goes Idle. A parked thread would only take the mutex for that (a sleeping one be woken
+// for it), and the cycle would end only once the scheduler has run it; so
+// receive_transitions_in_place makes the transition for it (also for a sleeping one whose
+// transitionThread is still in flight), and it polls or sleeps on. Not when going Idle does more:
+// with a thread subscriber (the thread is forwarded) or an end-of-cycle step (the last computing
+// thread runs it).
+// A team that polls (spin > 0) and has none of them polling still has one woken, unless one is
+// waking anyway or their polls have stopped paying off: the cycle does not wait for it, but it then
+// polls for the next cycle's activation, which back-to-back short cycles need to run in parallel at
+// all (docs/thread-team.md, "Waking for items").
 void ThreadTeam::wake_all_waiting(WakeList& wake) {
   const bool in_place = thread_subscriber_ == nullptr && !routine_.has_end_of_cycle();
   for (Worker* w : waiting_parked_) {
-    if (in_place && w->sleeping) {
-      asleep_waiting_.push_back(w);
+    if (in_place) {
+      waiting_in_place_.push_back(w);
       continue;
     }
     w->signal.store(Worker::transition, std::memory_order_release);
@@ -99,17 +99,18 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
       if (w->sleeping && w->signal.load(std::memory_order_relaxed) == Worker::transition) {
         w->signal.store(Worker::none, std::memory_order_relaxed);  // if notified, it finds none and parks again
         --transitions_in_flight_;
-        asleep_waiting_.push_back(w.get());
+        waiting_in_place_.push_back(w.get());
       }
     }
   }
-  if (options_.spin.count() > 0 && !asleep_waiting_.empty() &&
-      std::none_of(asleep_waiting_.begin(), asleep_waiting_.end(), [](const Worker* w) { return w->waking; })) {
+  if (options_.spin.count() > 0 && !waiting_in_place_.empty() &&
+      std::all_of(waiting_in_place_.begin(), waiting_in_place_.end(),
+                  [](const Worker* w) { return w->sleeping && !w->waking; })) {
     // The one whose recent polls paid off most. When even its poll budget has fallen below half the
     // limit (its polls were descheduled, or the next cycle came too late for them), the wake-up
     // would buy a short poll, and on a loaded machine it costs a scheduling delay and a preemption
     // of the thread that works: then nobody is woken.
-    Worker* const best = *std::max_element(asleep_waiting_.begin(), asleep_waiting_.end(),
+    Worker* const best = *std::max_element(waiting_in_place_.begin(), waiting_in_place_.end(),
                                            [](const Worker* a, const Worker* b) { return a->spin_budget < b->spin_budget; });
     if (best->spin_budget >= options_.spin / 2) {
       wake.add(best);
@@ -121,20 +122,20 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
 // RunningNoMoreWork is observed: Waiting -> Idle as go_idle makes it, the last one ending the
 // cycle when no thread computes. model: the thread step on transitionThread taken at once.
 void ThreadTeam::receive_transitions_in_place(std::unique_lock<std::mutex>& lk) {
-  for (std::size_t i = 0; i < asleep_waiting_.size(); ++i) {
-    Worker* const w = asleep_waiting_[i];
+  for (std::size_t i = 0; i < waiting_in_place_.size(); ++i) {
+    Worker* const w = waiting_in_place_[i];
     --n_waiting_;
     ++n_idle_;
     idle_parked_.push_back(w);
     if (n_computing_ == 0 && n_waiting_ == 0) {
-      assert(i + 1 == asleep_waiting_.size());
-      asleep_waiting_.clear();
+      assert(i + 1 == waiting_in_place_.size());
+      waiting_in_place_.clear();
       finish_cycle(lk, TeamEvent::transition_thread, static_cast<int>(w->index));
       return;
     }
     observe(TeamEvent::transition_thread, static_cast<int>(w->index));
   }
-  asleep_waiting_.clear();
+  waiting_in_place_.clear();
 }
 
 // transitionThread to one Waiting thread. At most one is in flight while items are queued: a thread

@@ -117,9 +117,10 @@ void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::
 }
 
 // A parked thread of the cycle whose event the caller can take, or nullptr: a Waiting thread that
-// sleeps, else a thread that was sent its transitionThread or activateThread and has not run yet
-// (the caller is already on a core, the woken thread may still wait for one). A thread whose event
-// was taken finds no signal when it looks and parks again.
+// sleeps, else a thread that was sent its transitionThread or activateThread and has not received
+// it yet: the caller is on a core and holds the mutex, while that thread may still wait for a core,
+// or for the mutex. A thread whose event was taken finds no signal when it looks and parks again
+// (polling first, see park).
 ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
   // Joining adds a thread to the cycle; standing in for a thread that was already sent its event
   // only replaces it. So a caller that may join does that first.
@@ -132,12 +133,12 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
     event = TeamEvent::transition_thread;
     return w;
   }
-  // A thread was already sent its event: taking its place wastes that wake-up, so only when no
-  // thread of the cycle is computing, i.e. nothing would move until the woken thread gets a core.
+  // A thread was already sent its event: taking its place wastes that hand-off, so only when no
+  // thread of the cycle is computing, i.e. nothing would move until that thread gets going.
   if (n_computing_ > 0) return nullptr;
   if (transitions_in_flight_ > 0) {
     for (const auto& w : workers_) {
-      if (!w->sleeping || w->signal.load(std::memory_order_relaxed) != Worker::transition) continue;
+      if (w->signal.load(std::memory_order_relaxed) != Worker::transition) continue;
       w->signal.store(Worker::none, std::memory_order_relaxed);
       --transitions_in_flight_;
       --n_waiting_;
