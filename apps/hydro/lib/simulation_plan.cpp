@@ -26,6 +26,12 @@ bool has_reduction(const plan::Operation& op, const std::string& name) {
   return false;
 }
 
+bool has_tile_action(const plan::Operation& op) {
+  for (const ActionDeclaration* a : op.actions())
+    if (a->data_type == DeclaredDataType::tile) return true;
+  return false;
+}
+
 }  // namespace
 
 void Simulation::make_operation() {
@@ -38,6 +44,10 @@ void Simulation::make_operation() {
   if (options_.conduction > 0 && !has_reduction(op, "conduction"))
     throw Error::format("option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
                         "--conduction out", options_.conduction, options_.operation);
+  // --tile sizes the items of the actions declared on tiles; an operation without any would ignore it.
+  if (options_.tile > 0 && !has_tile_action(op))
+    throw Error::format("option --tile {}: operation file '{}' declares no action on tiles: give hydro_update (and "
+                        "cell_dt) \"data_type\": \"tile\", or leave --tile out", options_.tile, options_.operation);
   HydroStepHooks hooks;
   hooks.fill_current_guards = [this] { fill_guards(); };
   // As in the hand-bundled step: each block reaches the teams once its own guard cells are valid.
