@@ -185,33 +185,6 @@ TEST_CASE("Random operations: 200 plans keep every dependence and hint and run b
   CHECK(fused > 0);
 }
 
-namespace {
-
-// A block order that fills guard cells when the cycle begins and hands the blocks out last first
-// (a stand-in for GuardCellIterator, whose order depends on messages).
-class FillingOrder : public BlockIterator {
- public:
-  explicit FillingOrder(Grid& grid) : grid_(grid) {}
-  void set_variables(const std::vector<int>& variables) { variables_ = variables; }
-  void begin(const DataSource&) override {
-    fill_periodic(grid_, variables_);
-    next_ = grid_.n_blocks();
-    ++cycles;
-  }
-  std::optional<int> next() override {
-    if (next_ == 0) return std::nullopt;
-    return --next_;
-  }
-  int cycles = 0;
-
- private:
-  Grid& grid_;
-  std::vector<int> variables_;
-  int next_ = 0;
-};
-
-}  // namespace
-
 TEST_CASE("Random operations: fills inside the next bundle's cycle (ExecutionHooks::filling_order) give program order's bits") {
   std::mt19937 rng(515u);
   Runtime runtime(runtime_options);

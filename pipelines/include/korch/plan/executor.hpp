@@ -31,8 +31,8 @@ struct ExecutionHooks {
   std::function<void(Grid& grid, const std::string& name, const std::vector<int>& variables)> reduce;
   // Optional: an order of the next bundle's blocks that fills these variables' guard cells during
   // the cycle, handing out each block once its own are valid (korch::GuardCellIterator), so that
-  // the fill overlaps the bundle's work. Given, a fill directly before a bundle runs this way (Executor::run
-  // only; the reference and generated drivers call fill_guards).
+  // the fill overlaps the bundle's work. Given, a fill directly before a bundle runs this way (in
+  // Executor::run and in generated drivers; the sequential reference calls fill_guards).
   std::function<BlockIterator*(Grid& grid, const std::vector<int>& variables)> filling_order;
 };
 
