@@ -172,13 +172,16 @@ TEST_CASE("hydro plan: the diagnostics action gives the action-parallel configur
   }
 }
 
-TEST_CASE("hydro plan: steps switched between the plan and the hand-bundled step give the same bits as either alone") {
+TEST_CASE("hydro plan: steps switched between the plan and the hand-bundled step give the same bits as either alone, the plan made once") {
   Options o = small(2);
   const Run hand = run(o, 8);
   Simulation sim(o);
+  const HydroOperation* planned = nullptr;
   for (int s = 0; s < 8; ++s) {
     sim.set_operation(s % 2 == 0 ? "builtin" : "");
     CHECK((sim.operation() != nullptr) == (s % 2 == 0));
+    if (s == 0) planned = sim.operation();
+    if (s % 2 == 0) CHECK(sim.operation() == planned);  // switched back to as planned, not planned again
     sim.step();
   }
   CHECK(sim.time() == hand.time);
