@@ -66,9 +66,9 @@ std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
 std::unique_ptr<cli::Program> hydro_plan_bench_command_line(HydroBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-hydro_plan",
-      "time per hydro step run from the planner's plan of the built-in operation against\n"
-      "the hand-bundled step (cpu and action-parallel configurations), steps alternated\n"
-      "on one Simulation in the same run.");
+      "time per hydro step run from the planner's plan against the hand-bundled step that\n"
+      "computes the same: the plan without diagnostics against the cpu configuration, the\n"
+      "built-in operation's plan against action-parallel; steps alternated on one Simulation.");
   CLI::App& app = program->app();
   add_hydro_bench_arguments(app, args);
   return program;

@@ -44,7 +44,7 @@ TEST_CASE("Driver generator: every bundle's configuration, routine and the work 
     for (auto at = source.find(what); at != std::string::npos; at = source.find(what, at + 1)) ++n;
     return n;
   };
-  CHECK(count("driver::fill_guards(") == fills);
+  CHECK(count("pending.fill_guards(") == fills);
   CHECK(count("driver::reduce(") == reductions);
   CHECK(count("runtime.execute(") == static_cast<int>(p.bundles().size()));
 }
@@ -84,4 +84,38 @@ TEST_CASE("Driver checks: a missing body, too few variables or guard cells, anot
   CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 0, {1}); }), "iterates over level 1, but the grid is level 0"));
   CHECK(contains(error_of([&] { plan::driver::fill_guards(r, grid, "op", {0}); }), "hooks.fill_guards is empty"));
   CHECK(contains(error_of([&] { plan::driver::reduce(r, grid, "op", "dt", {0}); }), "reduces 'dt' but the registry's hooks.reduce is empty"));
+}
+
+TEST_CASE("Driver fills: with hooks.filling_order a fill waits for the next bundle's cycle, without it is done at once") {
+  plan::ActionRegistry r;
+  Grid grid(plan_grid_spec(2));
+  int fills = 0, orders = 0;
+  r.hooks.fill_guards = [&fills](Grid&, const std::vector<int>&) { ++fills; };
+  plan::driver::PendingFills now;
+  now.fill_guards(r, grid, "op", {0});
+  CHECK(fills == 1);
+  CHECK(now.order(r, grid, "op", "b0") == nullptr);  // nothing waits
+
+  FillingOrder order(grid);
+  std::vector<int> asked;
+  r.hooks.filling_order = [&](Grid&, const std::vector<int>& vars) -> BlockIterator* {
+    ++orders;
+    asked = vars;
+    return &order;
+  };
+  plan::driver::PendingFills later;
+  later.fill_guards(r, grid, "op", {1});
+  later.fill_guards(r, grid, "op", {0, 1});
+  CHECK(fills == 1);
+  CHECK(later.order(r, grid, "op", "b1") == &order);
+  CHECK(asked == std::vector<int>{1, 0});  // each variable once, in the order asked
+  CHECK(later.order(r, grid, "op", "b2") == nullptr);
+  later.fill_guards(r, grid, "op", {0});
+  later.flush(r, grid, "op");  // before a reduction or at the end: through fill_guards
+  CHECK(fills == 2);
+  CHECK(orders == 1);
+
+  r.hooks.filling_order = [](Grid&, const std::vector<int>&) -> BlockIterator* { return nullptr; };
+  later.fill_guards(r, grid, "op", {0});
+  CHECK(contains(error_of([&] { later.order(r, grid, "op", "b3"); }), "gave no block order for the fill before bundle 'b3'"));
 }

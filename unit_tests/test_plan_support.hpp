@@ -3,11 +3,13 @@
 // action reads, stencil neighbours included), so that any wrong order of actions changes results.
 #pragma once
 
+#include <korch/block_iterator.hpp>
 #include <korch/grid.hpp>
 #include <korch/plan/executor.hpp>
 #include <korch/plan/operation.hpp>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -182,5 +184,27 @@ inline plan::Operation random_operation(std::mt19937& rng, int n_actions, int in
   return op;
 }
 
+// A block order that fills guard cells when the cycle begins and hands the blocks out last first
+// (a stand-in for GuardCellIterator, whose order depends on messages).
+class FillingOrder : public BlockIterator {
+ public:
+  explicit FillingOrder(Grid& grid) : grid_(grid) {}
+  void set_variables(const std::vector<int>& variables) { variables_ = variables; }
+  void begin(const DataSource&) override {
+    fill_periodic(grid_, variables_);
+    next_ = grid_.n_blocks();
+    ++cycles;
+  }
+  std::optional<int> next() override {
+    if (next_ == 0) return std::nullopt;
+    return --next_;
+  }
+  int cycles = 0;
+
+ private:
+  Grid& grid_;
+  std::vector<int> variables_;
+  int next_ = 0;
+};
 
 }  // namespace korch::test

@@ -114,7 +114,7 @@ case $name in
     good "${small[@]}" --threads 2 --log --kokkos-threads=1
     [[ -s $tmp/out-hydro/density.png ]] || fail "no density.png"
     bad "--config split" --plan --config split
-    bad --tile --plan --tile 8
+    good "${small[@]}" --plan --tile 8
     bad --packet-blocks --plan --packet-blocks 2
     bad --inject-failure --plan --inject-failure 0
     bad --operation --plan --operation "$tmp/op.json"

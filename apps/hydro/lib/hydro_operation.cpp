@@ -1,5 +1,6 @@
 #include "hydro_operation.hpp"
 
+#include "euler_host_sweep.hpp"
 #include "host_cells.hpp"
 #include "simulation.hpp"
 
@@ -22,7 +23,7 @@ const char* const role_names[n_grid_vars] = {"rho", "mx", "my", "mz", "E", "rho_
 
 void check_whole_block(const Grid& grid, int block, const Box& box, const char* action) {
   if (!(box == grid.block(block).interior))
-    throw Error::format("hydro action '{}': block {} came as a part of its interior; the action updates whole blocks: "
+    throw Error::format("hydro action '{}': block {} came as a part of its interior; the action works on whole blocks: "
                         "declare \"data_type\": \"block\" in the operation file",
                         action, grid.block(block).global_id);
 }
@@ -74,9 +75,12 @@ plan::Operation load_operation(const std::string& path) {
 plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks hooks) {
   HydroStepState* s = &state;
   plan::ActionRegistry registry;
+  // The hand-bundled task's host update on the item's box (a tile or the whole interior): the same
+  // per-cell arithmetic whichever box holds a cell.
   registry.add("hydro_update", [s](Grid& grid, int block, const Box& box) {
-    check_whole_block(grid, block, box, "hydro_update");
-    hydro_update_block(grid, block, s->euler);
+    HostVar vars[n_grid_vars];
+    for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
+    update_box_host(vars, s->euler, box.lo.data(), box.hi.data());
   });
   // The same cell_dt over the same cells as the hand-bundled step's per-box reduction; a minimum
   // is exact, so the time step does not depend on the order of the blocks.

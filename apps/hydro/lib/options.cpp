@@ -89,9 +89,6 @@ void validate(const Options& o) {
     if (o.config != "cpu")
       throw Error::format("option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
                           "leave --config out", o.config);
-    if (o.tile > 0)
-      throw Error("option --tile makes no sense with --plan or --operation: the operation's actions declare their items "
-                  "(data_type); leave --tile out");
     if (o.inject_failure >= 0)
       throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
   }

@@ -127,7 +127,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
   initial_totals_ = totals();
   if (!o.restart.empty()) restore(o.restart);
   fill_guards();
-  if (!o.operation.empty()) make_operation();
+  if (!o.operation.empty()) operation_ = make_operation(o.operation);
 }
 
 void Simulation::restore(const std::string& path) {

@@ -84,7 +84,8 @@ class Simulation {
   double step(double dt_max = 1e300);
   // Switches the following steps to the plan of this operation file ("builtin": the compiled-in
   // one), or back to the hand-bundled step (""); the benchmark alternates both on one Runtime.
-  // Throws korch::Error as the constructor does for options().operation.
+  // An operation planned before on this Simulation comes back as planned then (its file is not
+  // read again). Throws korch::Error as the constructor does for options().operation.
   void set_operation(const std::string& operation);
   // The planned operation that steps run from; null for the hand-bundled step.
   const HydroOperation* operation() const noexcept { return operation_.get(); }
@@ -142,7 +143,8 @@ class Simulation {
   // Conduction on the energy of state set `set` (0 or var_new).
   void conduct_step(double dt, int set);
   double plan_step(double dt_max);
-  void make_operation();
+  // The plan of the operation in `file` ("builtin"), with this Simulation's hooks.
+  std::unique_ptr<HydroOperation> make_operation(const std::string& file);
   std::vector<double> gather_set(int set, int var) const;
   // The run's configuration in the summary and pictures: --config, or the plan.
   std::string configuration_label() const;
@@ -160,6 +162,7 @@ class Simulation {
   std::unique_ptr<GuardCellIterator> blocks_when_ready_;
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<HydroOperation> operation_;  // the plan steps run from (options_.operation)
+  std::map<std::string, std::unique_ptr<HydroOperation>> planned_;  // the others set_operation made, by file
   Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
   int state_ = 0;
   int first_step_ = 0;  // steps_ when run() began (a restart continues a count)

@@ -26,18 +26,28 @@ bool has_reduction(const plan::Operation& op, const std::string& name) {
   return false;
 }
 
+bool has_tile_action(const plan::Operation& op) {
+  for (const ActionDeclaration* a : op.actions())
+    if (a->data_type == DeclaredDataType::tile) return true;
+  return false;
+}
+
 }  // namespace
 
-void Simulation::make_operation() {
-  plan::Operation op = load_operation(options_.operation);
+std::unique_ptr<HydroOperation> Simulation::make_operation(const std::string& file) {
+  plan::Operation op = load_operation(file);
   op.parameters["conduction"] = options_.conduction;
   // Nothing the run asks for may be left out silently by an edited operation file.
   if (!has_reduction(op, "time_step"))
     throw Error::format("operation file '{}': it has no reduction \"time_step\": add {{\"barrier\": \"reduction\", "
-                        "\"name\": \"time_step\", ...}} after the actions", options_.operation);
+                        "\"name\": \"time_step\", ...}} after the actions", file);
   if (options_.conduction > 0 && !has_reduction(op, "conduction"))
     throw Error::format("option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
-                        "--conduction out", options_.conduction, options_.operation);
+                        "--conduction out", options_.conduction, file);
+  // --tile sizes the items of the actions declared on tiles; an operation without any would ignore it.
+  if (options_.tile > 0 && !has_tile_action(op))
+    throw Error::format("option --tile {}: operation file '{}' declares no action on tiles: give hydro_update (and "
+                        "cell_dt) \"data_type\": \"tile\", or leave --tile out", options_.tile, file);
   HydroStepHooks hooks;
   hooks.fill_current_guards = [this] { fill_guards(); };
   // As in the hand-bundled step: each block reaches the teams once its own guard cells are valid.
@@ -59,22 +69,29 @@ void Simulation::make_operation() {
     next_dt_ = 0.0;  // conduction changed the energy: the next step reduces its dt afresh
   };
   const RuntimeShape shape{2, options_.threads, 2, 1};  // the runtime the constructor made
-  operation_ = std::make_unique<HydroOperation>(std::move(op), shape, std::move(hooks), grid_->n_blocks());
+  return std::make_unique<HydroOperation>(std::move(op), shape, std::move(hooks), grid_->n_blocks());
 }
 
 void Simulation::set_operation(const std::string& operation) {
   Options o = options_;
   o.operation = operation;
   validate(o);
-  std::swap(options_, o);
-  try {
-    operation_.reset();
-    if (!operation.empty()) make_operation();
-  } catch (...) {
-    std::swap(options_, o);
-    if (!options_.operation.empty()) make_operation();
-    throw;
+  if (operation == options_.operation) return;
+  // A plan made before is switched back to as it is (its routines built), so that alternating
+  // steps time the plan's steps and not its making.
+  std::unique_ptr<HydroOperation> next;
+  if (!operation.empty()) {
+    const auto kept = planned_.find(operation);
+    if (kept != planned_.end()) {
+      next = std::move(kept->second);
+      planned_.erase(kept);
+    } else {
+      next = make_operation(operation);  // throws before anything changed
+    }
   }
+  if (operation_) planned_[options_.operation] = std::move(operation_);
+  operation_ = std::move(next);
+  options_ = std::move(o);
 }
 
 double Simulation::plan_step(double dt_max) {

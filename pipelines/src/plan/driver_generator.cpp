@@ -97,6 +97,7 @@ std::string generate_driver(const Operation& operation, const Plan& plan, const 
       "  namespace driver = korch::plan::driver;\n"
       "  const char* const operation = {};\n"
       "  driver::check(registry, grid, operation, {}, {}, {}, {{{}}});\n"
+      "  driver::PendingFills pending;  // fills inside the next bundle's cycle with hooks.filling_order\n"
       "  (void)runtime;\n",
       operation.name, signature, signature, quoted(operation.name), name_list(actions), operation.variables.size(), widest,
       fmt::join(levels, ", "));
@@ -104,11 +105,12 @@ std::string generate_driver(const Operation& operation, const Plan& plan, const 
     const PlanStep& step = plan.steps[i];
     if (step.kind == StepKind::guard_fill) {
       out += fmt::format("  // step {}: fill the guard cells of {}\n", i, fmt::join(step.variables, ", "));
-      out += fmt::format("  driver::fill_guards(registry, grid, operation, {});\n", indices(step.variables));
+      out += fmt::format("  pending.fill_guards(registry, grid, operation, {});\n", indices(step.variables));
       continue;
     }
     if (step.kind == StepKind::reduction) {
       out += fmt::format("  // step {}: reduction '{}' over {}\n", i, step.name, fmt::join(step.variables, ", "));
+      out += "  pending.flush(registry, grid, operation);\n";
       out += fmt::format("  driver::reduce(registry, grid, operation, {}, {});\n", quoted(step.name), indices(step.variables));
       continue;
     }
@@ -126,9 +128,10 @@ std::string generate_driver(const Operation& operation, const Plan& plan, const 
         out += fmt::format("    bundle.add(driver::routine(registry, grid, {}, {}, {}));\n", quoted(stage.routine),
                            json_literal(stage_declaration(plan, stage).to_json()), name_list(stage.actions));
       }
-    out += "    runtime.execute(bundle, configuration, grid);\n  }\n";
+    out += fmt::format("    runtime.execute(bundle, configuration, grid, pending.order(registry, grid, operation, {}));\n  }}\n",
+                       quoted(b.name));
   }
-  out += "}\n";
+  out += "  pending.flush(registry, grid, operation);\n}\n";
   return out;
 }
 

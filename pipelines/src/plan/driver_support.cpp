@@ -1,6 +1,8 @@
 #include <korch/error.hpp>
 #include <korch/plan/driver_support.hpp>
 
+#include <algorithm>
+
 namespace korch::plan::driver {
 
 void check(const ActionRegistry& registry, const Grid& grid, const char* operation, std::initializer_list<const char*> actions,
@@ -52,6 +54,31 @@ void reduce(const ActionRegistry& registry, Grid& grid, const char* operation, c
                         operation, name);
   }
   registry.hooks.reduce(grid, name, variables);
+}
+
+void PendingFills::fill_guards(const ActionRegistry& registry, Grid& grid, const char* operation,
+                               const std::vector<int>& variables) {
+  for (int v : variables)
+    if (std::find(variables_.begin(), variables_.end(), v) == variables_.end()) variables_.push_back(v);
+  if (!registry.hooks.filling_order) flush(registry, grid, operation);
+}
+
+BlockIterator* PendingFills::order(const ActionRegistry& registry, Grid& grid, const char* operation, const char* bundle) {
+  if (variables_.empty()) return nullptr;
+  BlockIterator* order = registry.hooks.filling_order(grid, variables_);
+  if (!order) {
+    throw Error::format("driver of operation '{}': hooks.filling_order gave no block order for the fill before bundle '{}': "
+                        "return one, or leave the hook empty",
+                        operation, bundle);
+  }
+  variables_.clear();
+  return order;
+}
+
+void PendingFills::flush(const ActionRegistry& registry, Grid& grid, const char* operation) {
+  if (variables_.empty()) return;
+  driver::fill_guards(registry, grid, operation, variables_);
+  variables_.clear();
 }
 
 }  // namespace korch::plan::driver

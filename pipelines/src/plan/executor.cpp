@@ -56,6 +56,55 @@ void need(bool present, const std::string& operation, const char* hook, const st
 
 }  // namespace
 
+std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& plan, std::size_t step, Grid& grid) const {
+  const PlannedBundle& planned = plan.steps[step].bundle;
+  // The bundle's name, then each stage's routine and actions: what the kept routines were built from.
+  auto for_each_name = [&planned](auto&& f) {
+    f(planned.name);
+    for (const auto& pipeline : planned.pipelines)
+      for (const auto& stage : pipeline.stages) {
+        f(stage.routine);
+        for (const auto& a : stage.actions) f(a);
+      }
+  };
+  const std::lock_guard<std::mutex> lock(built_mutex_);
+  auto& have = built_[step];
+  if (have && have->grid == &grid && have->operation == plan.operation) {
+    std::size_t i = 0;
+    bool same = true;
+    for_each_name([&](const std::string& name) {
+      same = same && i < have->stage_names.size() && have->stage_names[i] == name;
+      ++i;
+    });
+    if (same && i == have->stage_names.size()) return have;
+  }
+  std::vector<std::string> names;
+  for_each_name([&names](const std::string& name) { names.push_back(name); });
+  auto built = std::make_shared<BuiltBundle>();
+  built->grid = &grid;
+  built->operation = plan.operation;
+  built->stage_names = std::move(names);
+  built->bundle = Bundle(planned.name);
+  std::set<std::string> added;
+  for (const auto& pipeline : planned.pipelines) {
+    for (const auto& stage : pipeline.stages) {
+      if (!added.insert(stage.routine).second) continue;
+      std::vector<ActionBody> bodies;
+      for (const auto& name : stage.actions) {
+        const auto it = bodies_.find(name);
+        if (it == bodies_.end()) {
+          throw Error::format("plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
+                              "operation again", plan.operation, planned.name, name, operation_.name);
+        }
+        bodies.push_back(it->second);
+      }
+      built->bundle.add(stage_routine(stage.routine, std::move(bodies), grid, stage_declaration(plan, stage)));
+    }
+  }
+  have = built;
+  return built;
+}
+
 void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
                    const std::function<void(const PlannedBundle&)>& after_bundle) const {
   check_grid(grid);
@@ -80,23 +129,8 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
       hooks_.reduce(grid, step.name, indices(step.variables));
       continue;
     }
-    Bundle bundle(step.bundle.name);
-    std::set<std::string> added;
-    for (const auto& pipeline : step.bundle.pipelines) {
-      for (const auto& stage : pipeline.stages) {
-        if (!added.insert(stage.routine).second) continue;
-        std::vector<ActionBody> bodies;
-        for (const auto& name : stage.actions) {
-          const auto it = bodies_.find(name);
-          if (it == bodies_.end()) {
-            throw Error::format("plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
-                                "operation again", plan.operation, step.bundle.name, name, operation_.name);
-          }
-          bodies.push_back(it->second);
-        }
-        bundle.add(stage_routine(stage.routine, std::move(bodies), grid, stage_declaration(plan, stage)));
-      }
-    }
+    // Held for the cycle: another thread's run may replace the kept one meanwhile.
+    const auto built = bundle_for(plan, static_cast<std::size_t>(&step - plan.steps.data()), grid);
     BlockIterator* order = nullptr;
     if (!pending.empty()) {
       order = hooks_.filling_order(grid, pending);
@@ -105,7 +139,7 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
                             "'{}': return one, or leave the hook empty", operation_.name, step.bundle.name);
       pending.clear();
     }
-    runtime.execute(bundle, step.bundle.configuration, grid, order);
+    runtime.execute(built->bundle, step.bundle.configuration, grid, order);
     if (after_bundle) after_bundle(step.bundle);
   }
   fill_pending();

@@ -4,6 +4,7 @@
 // what is missing.
 #pragma once
 
+#include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
 #include <korch/grid.hpp>
@@ -26,6 +27,23 @@ ActionRoutine routine(const ActionRegistry& registry, Grid& grid, const char* na
                       std::initializer_list<const char*> actions);
 
 void fill_guards(const ActionRegistry& registry, Grid& grid, const char* operation, const std::vector<int>& variables);
+
+// The plan's guard fills as the Executor does them (docs/planner.md, "Execution"): with the
+// registry's hooks.filling_order, a fill directly before a bundle runs inside that bundle's cycle
+// (the hook's block order); otherwise, and before a reduction or at the end, through hooks.fill_guards.
+class PendingFills {
+ public:
+  // A guard_fill step: done now without hooks.filling_order, else kept for the next bundle.
+  void fill_guards(const ActionRegistry& registry, Grid& grid, const char* operation, const std::vector<int>& variables);
+  // The block order for bundle `bundle`'s cycle: null when no fill waits, else hooks.filling_order's
+  // (an error naming the bundle when it gives none).
+  BlockIterator* order(const ActionRegistry& registry, Grid& grid, const char* operation, const char* bundle);
+  // The waiting fill done now, through hooks.fill_guards (before a reduction, at the end).
+  void flush(const ActionRegistry& registry, Grid& grid, const char* operation);
+
+ private:
+  std::vector<int> variables_;
+};
 void reduce(const ActionRegistry& registry, Grid& grid, const char* operation, const char* name,
             const std::vector<int>& variables);
 

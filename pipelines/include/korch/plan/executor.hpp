@@ -5,6 +5,7 @@
 #pragma once
 
 #include <korch/block_iterator.hpp>
+#include <korch/bundle.hpp>
 #include <korch/grid.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/plan.hpp>
@@ -13,6 +14,8 @@
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,8 +31,8 @@ struct ExecutionHooks {
   std::function<void(Grid& grid, const std::string& name, const std::vector<int>& variables)> reduce;
   // Optional: an order of the next bundle's blocks that fills these variables' guard cells during
   // the cycle, handing out each block once its own are valid (korch::GuardCellIterator), so that
-  // the fill overlaps the bundle's work. Given, a fill directly before a bundle runs this way (Executor::run
-  // only; the reference and generated drivers call fill_guards).
+  // the fill overlaps the bundle's work. Given, a fill directly before a bundle runs this way (in
+  // Executor::run and in generated drivers; the sequential reference calls fill_guards).
   std::function<BlockIterator*(Grid& grid, const std::vector<int>& variables)> filling_order;
 };
 
@@ -43,6 +46,8 @@ class Executor {
   // Runs every step of the plan: one Runtime::execute per bundle, with routines that carry their
   // declarations (so the runtime checks them), and the hooks between bundles (a guard fill directly
   // before a bundle inside its cycle when hooks.filling_order is given).
+  // A bundle's routines are built once and kept for the next run while the plan's bundle has the
+  // same stages and the grid is the same one (docs/planner.md, "Execution").
   // `after_bundle`, when given, is called after each bundle's cycle (the dynamic mode reads the
   // cycle's trace there).
   void run(const Plan& plan, Runtime& runtime, Grid& grid,
@@ -52,11 +57,21 @@ class Executor {
   void run_sequentially(const KernelGraph& graph, Grid& grid) const;
 
  private:
+  // The routines of a planned bundle, kept between runs: a step's work is then only the cycle.
+  struct BuiltBundle {
+    const Grid* grid = nullptr;
+    std::string operation;                 // the plan's
+    std::vector<std::string> stage_names;  // the bundle's name, then each stage's routine and actions
+    Bundle bundle;
+  };
+  std::shared_ptr<const BuiltBundle> bundle_for(const Plan& plan, std::size_t step, Grid& grid) const;
   void check_grid(const Grid& grid) const;
   std::vector<int> indices(const std::vector<std::string>& variables) const;
   Operation operation_;
   ActionBodies bodies_;
   ExecutionHooks hooks_;
+  mutable std::mutex built_mutex_;  // run may be called from several threads
+  mutable std::map<std::size_t, std::shared_ptr<const BuiltBundle>> built_;  // by the step's index in its plan
 };
 
 }  // namespace korch::plan
