@@ -1,0 +1,243 @@
+// Stage-by-stage placement (docs/planner.md, "Cost model" and "Configurations"): a pipeline whose
+// actions must run on different sides is planned host stages, then a split, then device stages;
+// a split in the middle becomes a router, and host items reach device teams through an aggregator
+// to action metadata.
+#include "test_error_support.hpp"
+#include "test_plan_support.hpp"
+
+#include <korch/action_metadata.hpp>
+#include <korch/aggregator.hpp>
+#include <korch/backend/memory_pool.hpp>
+#include <korch/plan/cost_model.hpp>
+#include <korch/plan/kernel_graph.hpp>
+#include <korch/plan/scheduler.hpp>
+#include <korch/runtime.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+
+using namespace korch;
+using namespace korch::test;
+
+namespace {
+
+ActionDeclaration action(const std::string& name) {
+  ActionDeclaration a;
+  a.action = name;
+  return a;
+}
+
+// The running example's pipeline A -> B -> C with A host only, C device only and B neutral (a
+// little dearer on the host, so its split is not even).
+const char* const sided_example = R"({"name": "sided", "variables": ["a", "b", "c"],
+  "steps": [
+    {"action": {"name": "A", "writes": ["a"], "hints": {"host_only": true}}},
+    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"cost": {"host": 1.5, "device": 1}}}},
+    {"action": {"name": "C", "reads": ["b"], "writes": ["c"], "hints": {"device_only": true}}}]})";
+
+plan::SchedulerOptions options() {
+  plan::SchedulerOptions o;
+  o.shape = RuntimeShape{6, 2, 6, 1};
+  return o;
+}
+
+const HelperConfig* helper_of_kind(const Configuration& c, HelperKind kind) {
+  for (const auto& h : c.helpers)
+    if (h.kind == kind) return &h;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("CostModel: host_only then device_only actions are placed host, split, device; device_only before host_only cannot be") {
+  const plan::CostModel model;
+  ActionDeclaration a = action("A"), b = action("B"), c = action("C");
+  a.hints.host_only = true;
+  b.hints.host_cost = 1.5;
+  b.hints.device_cost = 1;
+  c.hints.device_only = true;
+  const auto p = model.place({&a, &b, &c});
+  REQUIRE(p);
+  CHECK(p->actions == std::vector<plan::Placement>{plan::Placement::host, plan::Placement::split, plan::Placement::device});
+  CHECK(p->placement == plan::Placement::split);
+  CHECK(p->host_weight == doctest::Approx(1 / 1.5));  // the split's shares: B's speeds
+  CHECK(p->device_weight == doctest::Approx(1.0));
+  CHECK_FALSE(model.place({&c, &b, &a}));
+  // Without B both sides are used and nothing is split.
+  const auto two = model.place({&a, &c});
+  REQUIRE(two);
+  CHECK(two->actions == std::vector<plan::Placement>{plan::Placement::host, plan::Placement::device});
+  CHECK(two->host_weight == 1.0);
+  CHECK(two->device_weight == 0.0);
+}
+
+TEST_CASE("CostModel: a pipeline that fits one side stays whole unless changing sides is clearly cheaper") {
+  const plan::CostModel model;
+  // Short then heavy: host then device would save a little (1.3 against 1.5), not enough to change sides.
+  ActionDeclaration s = action("S"), h = action("H");
+  s.hints.short_running = true;
+  h.hints.heavy = true;
+  const auto whole = model.place({&s, &h});
+  REQUIRE(whole);
+  CHECK(whole->placement == plan::Placement::device);
+  CHECK(whole->actions == std::vector<plan::Placement>{plan::Placement::device, plan::Placement::device});
+  // Host only then heavy: all on the host costs 11 per item, moving the heavy action 2.2.
+  ActionDeclaration o = action("O");
+  o.hints.host_only = true;
+  const auto moved = model.place({&o, &h});
+  REQUIRE(moved);
+  CHECK(moved->actions == std::vector<plan::Placement>{plan::Placement::host, plan::Placement::device});
+  // A dear change of side keeps it on the host.
+  plan::CostModel dear = model;
+  dear.side_change = 5;
+  CHECK(dear.place({&o, &h})->placement == plan::Placement::host);
+}
+
+TEST_CASE("Scheduler: host A, neutral B, device C make one pipeline with a router splitting B between host and device") {
+  const auto op = plan::Operation::from_json(sided_example);
+  const plan::Plan p = plan::Scheduler(options()).plan(plan::KernelGraph(op));
+  REQUIRE(p.bundles().size() == 1);
+  const plan::PlannedBundle& b = *p.bundles()[0];
+  REQUIRE(b.pipelines.size() == 1);
+  const plan::PlannedPipeline& q = b.pipelines[0];
+  REQUIRE(q.stages.size() == 3);
+  CHECK(q.stages[0].placement == plan::Placement::host);
+  CHECK(q.stages[1].placement == plan::Placement::split);
+  CHECK(q.stages[2].placement == plan::Placement::device);
+  CHECK(q.host_teams == std::vector<std::string>{"p0_s0_host", "p0_s1_host", ""});
+  CHECK(q.device_teams == std::vector<std::string>{"", "p0_s1_device", "p0_s2_device"});
+  const Configuration& c = b.configuration;
+  CHECK(c.distributor.kind == DistributorKind::action_parallel);
+  CHECK(c.distributor.groups[0].pipelines == std::vector<std::string>{"p0_s0_host"});
+  const HelperConfig* router = helper_of_kind(c, HelperKind::router);
+  REQUIRE(router);
+  CHECK(router->to[0] == "p0_s1_host");
+  CHECK(router->fraction == doctest::Approx(0.4));  // 1/1.5 against 1/1
+  // Both branches rejoin at C: the host one through an aggregator to action metadata.
+  int into_c = 0;
+  for (const auto& e : c.work) into_c += e.to == "p0_s2_device" ? 1 : 0;
+  CHECK(into_c == 2);
+  CHECK(c.helpers.size() == 3);  // the router and two aggregators
+  validate(c, options().shape);
+  // The plan file and its drawing keep the stages' sides and the router.
+  const std::string text = p.to_json();
+  CHECK(contains(text, "\"stage_placements\""));
+  CHECK(plan::Plan::from_json(text).to_json() == text);
+  CHECK(plan::Plan::from_json(text).bundles()[0]->pipelines[0].stages[1].placement == plan::Placement::split);
+  CHECK(contains(plan::configuration_dot(c), "\"p0_s1_router\" [shape=diamond"));
+}
+
+TEST_CASE("Running a mid-pipeline split: each action once per cell, in order, and the router's shares as planned") {
+  const auto op = plan::Operation::from_json(sided_example);
+  const plan::Plan p = plan::Scheduler(options()).plan(plan::KernelGraph(op));
+  Grid grid(plan_grid_spec(3));
+  const int cells = 64;
+  std::vector<std::atomic<long>> stamp(static_cast<std::size_t>(3 * grid.n_blocks() * cells));
+  for (auto& s : stamp) s = 0;
+  std::atomic<long> clock{0};
+  std::atomic<int> repeats{0};
+  plan::ActionBodies bodies;
+  for (int a = 0; a < 3; ++a) {
+    bodies[std::string(1, static_cast<char>('A' + a))] = [&, a](Grid&, int b, const Box& box) {
+      const long now = ++clock;
+      for (int i = box.lo[0]; i < box.hi[0]; ++i)
+        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
+          auto& s = stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + (i - 2) + 8 * (j - 2))];
+          if (s.exchange(now) != 0) ++repeats;
+        }
+    };
+  }
+  Runtime runtime(RuntimeOptions{6, 2, 6, 1, {}, 0, 0});
+  plan::Executor(op, bodies, {}).run(p, runtime, grid);
+  CHECK(repeats == 0);
+  int missing = 0, out_of_order = 0;
+  auto at = [&](int a, int b, int cell) { return stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)].load(); };
+  for (int b = 0; b < grid.n_blocks(); ++b)
+    for (int cell = 0; cell < cells; ++cell) {
+      for (int a = 0; a < 3; ++a) missing += at(a, b, cell) == 0 ? 1 : 0;
+      out_of_order += at(0, b, cell) > at(1, b, cell) || at(1, b, cell) > at(2, b, cell) ? 1 : 0;
+    }
+  CHECK(missing == 0);
+  CHECK(out_of_order == 0);
+  // The router sends floor(n * fraction) blocks to the host branch: here 3 of 8 at 0.4.
+  std::map<std::string, std::size_t> processed;
+  for (const auto& r : runtime.last_reports()) processed[r.node] = r.cycle.processed;
+  const auto host_blocks = static_cast<std::size_t>(std::floor(grid.n_blocks() * 0.4));
+  CHECK(processed.at("p0_s1_host") == host_blocks * static_cast<std::size_t>(grid.tiles_per_block()));
+  CHECK(processed.at("p0_s1_device") == static_cast<std::size_t>(grid.n_blocks()) - host_blocks);
+  CHECK(processed.at("p0_s2_device") == static_cast<std::size_t>(grid.n_blocks()));
+  CHECK(processed.at("p0_s0_host") == static_cast<std::size_t>(grid.n_blocks() * grid.tiles_per_block()));
+}
+
+TEST_CASE("Team limits count both teams of a split stage and its helpers; too few of either gives up the split") {
+  const auto op = plan::Operation::from_json(sided_example);
+  plan::SchedulerOptions few_teams = options();
+  few_teams.shape.n_teams = 3;
+  const plan::Plan p = plan::Scheduler(few_teams).plan(plan::KernelGraph(op));
+  for (const auto* b : p.bundles()) {
+    CHECK(b->configuration.teams.size() <= 3);
+    CHECK(b->configuration.helpers.size() <= few_teams.shape.n_helpers);
+    CHECK_FALSE(helper_of_kind(b->configuration, HelperKind::router));
+    validate(b->configuration, few_teams.shape);
+  }
+  plan::SchedulerOptions few_helpers = options();
+  few_helpers.shape.n_helpers = 1;
+  const plan::Plan q = plan::Scheduler(few_helpers).plan(plan::KernelGraph(op));
+  for (const auto* b : q.bundles()) {
+    CHECK(b->configuration.helpers.size() <= 1);
+    validate(b->configuration, few_helpers.shape);
+  }
+}
+
+TEST_CASE("Plan files: a wrong stage placement names the step and field") {
+  const auto op = plan::Operation::from_json(sided_example);
+  const std::string text = plan::Scheduler(options()).plan(plan::KernelGraph(op)).to_json();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  const std::string sides = "\"stage_placements\": [\n              \"host\",";
+  REQUIRE(contains(text, sides));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with(sides, "\"stage_placements\": [\"gpu\",")); }),
+                 "field bundle.pipelines[0].stage_placements[0]: unknown placement 'gpu'"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with(sides, "\"stage_placements\": [")); }),
+                 "field bundle.pipelines[0].stage_placements: 2 placements for 3 stages"));
+}
+
+TEST_CASE("Aggregator to action metadata: one item per complete block; blocks map one to one; bad pairs are refused") {
+  Grid grid(plan_grid_spec(1));
+  MemoryPool pinned("pinned", PoolMemory::pinned_host), device("device", PoolMemory::device);
+  Aggregator tiles("to_device", grid, DataType::tile, DataType::action_metadata, 1, {}, pinned, device);
+  std::size_t emitted = 0;
+  for (int t = 0; t < grid.tiles_per_block(); ++t) {
+    const auto out = tiles.add(Tile(grid, 3, t));
+    emitted += out.size();
+    if (t + 1 < grid.tiles_per_block()) {
+      CHECK(out.empty());
+    } else {
+      REQUIRE(out.size() == 1);
+      auto* m = dynamic_cast<ActionMetadata*>(out[0].get());
+      REQUIRE(m);
+      CHECK(m->block_id() == 3);
+    }
+  }
+  CHECK(emitted == 1);
+  CHECK(tiles.flush().empty());
+  Aggregator blocks("to_device", grid, DataType::block, DataType::action_metadata, 1, {}, pinned, device);
+  const auto out = blocks.add(Block(grid, 5));
+  REQUIRE(out.size() == 1);
+  CHECK(dynamic_cast<ActionMetadata&>(*out[0]).block_id() == 5);
+  // In a configuration: an aggregator_mover cannot make action metadata.
+  Configuration c = Configuration::from_json(R"({"name": "m", "teams": [
+      {"name": "h", "type": "tile", "action": "H"}, {"name": "d", "type": "action_metadata", "action": "D"}],
+    "helpers": [{"name": "to_d", "kind": "aggregator", "input": "tile", "output": "action_metadata"}],
+    "work": [{"from": "h", "to": "to_d"}, {"from": "to_d", "to": "d"}],
+    "distributor": {"kind": "action_parallel", "groups": [{"pipelines": ["h"]}]}})");
+  validate(c, RuntimeShape{2, 1, 1, 1});
+  c.helpers[0].kind = HelperKind::aggregator_mover;
+  CHECK(contains(error_of([&] { validate(c, RuntimeShape{2, 1, 1, 1}); }), "to_d"));
+}
