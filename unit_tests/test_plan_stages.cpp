@@ -29,14 +29,6 @@ ActionDeclaration action(const std::string& name) {
   return a;
 }
 
-// The running example's pipeline A -> B -> C with A host only, C device only and B neutral (a
-// little dearer on the host, so its split is not even).
-const char* const sided_example = R"({"name": "sided", "variables": ["a", "b", "c"],
-  "steps": [
-    {"action": {"name": "A", "writes": ["a"], "hints": {"host_only": true}}},
-    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"cost": {"host": 1.5, "device": 1}}}},
-    {"action": {"name": "C", "reads": ["b"], "writes": ["c"], "hints": {"device_only": true}}}]})";
-
 plan::SchedulerOptions options() {
   plan::SchedulerOptions o;
   o.shape = RuntimeShape{6, 2, 6, 1};

@@ -114,6 +114,14 @@ inline const char* const running_example = R"({"name": "running_example", "varia
     {"action": {"name": "E", "reads": ["d"], "writes": ["e"]}},
     {"action": {"name": "F", "reads": ["f"], "hints": {"host_only": true}}}]})";
 
+// The running example's pipeline A -> B -> C with A host only, C device only and B neutral (a
+// little dearer on the host, so its split is not even).
+inline const char* const sided_example = R"({"name": "sided", "variables": ["a", "b", "c"],
+  "steps": [
+    {"action": {"name": "A", "writes": ["a"], "hints": {"host_only": true}}},
+    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"cost": {"host": 1.5, "device": 1}}}},
+    {"action": {"name": "C", "reads": ["b"], "writes": ["c"], "hints": {"device_only": true}}}]})";
+
 // Periodic guard fills, and reductions that log "name=sum of the variables' interiors".
 inline plan::ExecutionHooks logging_hooks(std::vector<std::string>& log) {
   plan::ExecutionHooks h;
