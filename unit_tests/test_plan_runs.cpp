@@ -136,27 +136,12 @@ TEST_CASE("Running example: the plan runs on the runtime applying each action on
   const plan::KernelGraph g(op);
   const plan::Plan p = plan::Scheduler(scheduler_options()).plan(g);
   Grid grid(plan_grid_spec(6));
-  const int cells = 64;
-  std::vector<std::atomic<long>> stamp(static_cast<std::size_t>(6 * grid.n_blocks() * cells));
-  for (auto& s : stamp) s = 0;
-  std::atomic<long> clock{0};
-  std::atomic<int> repeats{0};
-  plan::ActionBodies bodies;
-  for (int a = 0; a < 6; ++a) {
-    bodies[std::string(1, static_cast<char>('A' + a))] = [&, a](Grid&, int b, const Box& box) {
-      const long now = ++clock;
-      for (int i = box.lo[0]; i < box.hi[0]; ++i)
-        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-          const int cell = (i - 2) + 8 * (j - 2);
-          auto& s = stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)];
-          if (s.exchange(now) != 0) ++repeats;
-        }
-    };
-  }
+  const int cells = CellStamps::cells;
+  CellStamps stamps(grid, 6);
   Runtime runtime(runtime_options);
-  plan::Executor(op, bodies, {}).run(p, runtime, grid);
-  CHECK(repeats == 0);
-  auto at = [&](int a, int b, int cell) { return stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)].load(); };
+  plan::Executor(op, stamps.bodies(6), {}).run(p, runtime, grid);
+  CHECK(stamps.repeats() == 0);
+  auto at = [&](int a, int b, int cell) { return stamps.at(a, b, cell); };
   int missing = 0, out_of_order = 0;
   for (int b = 0; b < grid.n_blocks(); ++b)
     for (int cell = 0; cell < cells; ++cell) {

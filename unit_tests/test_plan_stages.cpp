@@ -125,27 +125,13 @@ TEST_CASE("Running a mid-pipeline split: each action once per cell, in order, an
   const auto op = plan::Operation::from_json(sided_example);
   const plan::Plan p = plan::Scheduler(options()).plan(plan::KernelGraph(op));
   Grid grid(plan_grid_spec(3));
-  const int cells = 64;
-  std::vector<std::atomic<long>> stamp(static_cast<std::size_t>(3 * grid.n_blocks() * cells));
-  for (auto& s : stamp) s = 0;
-  std::atomic<long> clock{0};
-  std::atomic<int> repeats{0};
-  plan::ActionBodies bodies;
-  for (int a = 0; a < 3; ++a) {
-    bodies[std::string(1, static_cast<char>('A' + a))] = [&, a](Grid&, int b, const Box& box) {
-      const long now = ++clock;
-      for (int i = box.lo[0]; i < box.hi[0]; ++i)
-        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-          auto& s = stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + (i - 2) + 8 * (j - 2))];
-          if (s.exchange(now) != 0) ++repeats;
-        }
-    };
-  }
+  const int cells = CellStamps::cells;
+  CellStamps stamps(grid, 3);
   Runtime runtime(RuntimeOptions{6, 2, 6, 1, {}, 0, 0});
-  plan::Executor(op, bodies, {}).run(p, runtime, grid);
-  CHECK(repeats == 0);
+  plan::Executor(op, stamps.bodies(3), {}).run(p, runtime, grid);
+  CHECK(stamps.repeats() == 0);
+  auto at = [&](int a, int b, int cell) { return stamps.at(a, b, cell); };
   int missing = 0, out_of_order = 0;
-  auto at = [&](int a, int b, int cell) { return stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)].load(); };
   for (int b = 0; b < grid.n_blocks(); ++b)
     for (int cell = 0; cell < cells; ++cell) {
       for (int a = 0; a < 3; ++a) missing += at(a, b, cell) == 0 ? 1 : 0;
@@ -153,10 +139,13 @@ TEST_CASE("Running a mid-pipeline split: each action once per cell, in order, an
     }
   CHECK(missing == 0);
   CHECK(out_of_order == 0);
-  // The router sends floor(n * fraction) blocks to the host branch: here 3 of 8 at 0.4.
+  // The router sends floor(n * fraction) blocks to the host branch: 3 of 8 at the planned 0.4.
   std::map<std::string, std::size_t> processed;
   for (const auto& r : runtime.last_reports()) processed[r.node] = r.cycle.processed;
-  const auto host_blocks = static_cast<std::size_t>(std::floor(grid.n_blocks() * 0.4));
+  const HelperConfig* router = helper_of_kind(p.bundles()[0]->configuration, HelperKind::router);
+  REQUIRE(router);
+  const auto host_blocks = static_cast<std::size_t>(std::floor(grid.n_blocks() * router->fraction));
+  CHECK(host_blocks == 3);
   CHECK(processed.at("p0_s1_host") == host_blocks * static_cast<std::size_t>(grid.tiles_per_block()));
   CHECK(processed.at("p0_s1_device") == static_cast<std::size_t>(grid.n_blocks()) - host_blocks);
   CHECK(processed.at("p0_s2_device") == static_cast<std::size_t>(grid.n_blocks()));
