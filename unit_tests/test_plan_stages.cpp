@@ -152,6 +152,45 @@ TEST_CASE("Running a mid-pipeline split: each action once per cell, in order, an
   CHECK(processed.at("p0_s0_host") == static_cast<std::size_t>(grid.n_blocks() * grid.tiles_per_block()));
 }
 
+TEST_CASE("A split at a pipeline's start followed by device stages: the distributor shares the blocks, both chains rejoin") {
+  const auto op = plan::Operation::from_json(R"({"name": "split_first", "variables": ["a", "b", "c"],
+    "steps": [
+      {"action": {"name": "A", "writes": ["a"], "hints": {"cost": {"host": 1, "device": 1}}}},
+      {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"device_only": true}}}]})");
+  plan::SchedulerOptions o = options();
+  o.cost.clear_win = 1.2;  // parts need win by only a fifth: 1.4 per item against 1.7 all on a device
+  const plan::Plan p = plan::Scheduler(o).plan(plan::KernelGraph(op));
+  REQUIRE(p.bundles().size() == 1);
+  const plan::PlannedBundle& b = *p.bundles()[0];
+  REQUIRE(b.pipelines.size() == 1);
+  REQUIRE(b.pipelines[0].stages.size() == 2);
+  CHECK(b.pipelines[0].stages[0].placement == plan::Placement::split);
+  CHECK(b.pipelines[0].stages[1].placement == plan::Placement::device);
+  CHECK(b.configuration.distributor.kind == DistributorKind::data_parallel);
+  CHECK(b.configuration.distributor.groups[0].pipelines == std::vector<std::string>{"p0_s0_host", "p0_s0_device"});
+  CHECK_FALSE(helper_of_kind(b.configuration, HelperKind::router));
+  Grid grid(plan_grid_spec(3));
+  CellStamps stamps(grid, 2);
+  Runtime runtime(RuntimeOptions{6, 2, 6, 1, {}, 0, 0});
+  plan::Executor(op, stamps.bodies(2), {}).run(p, runtime, grid);
+  CHECK(stamps.repeats() == 0);
+  int missing = 0, out_of_order = 0;
+  for (int blk = 0; blk < grid.n_blocks(); ++blk)
+    for (int cell = 0; cell < CellStamps::cells; ++cell) {
+      missing += stamps.at(0, blk, cell) == 0 || stamps.at(1, blk, cell) == 0 ? 1 : 0;
+      out_of_order += stamps.at(0, blk, cell) > stamps.at(1, blk, cell) ? 1 : 0;
+    }
+  CHECK(missing == 0);
+  CHECK(out_of_order == 0);
+  std::map<std::string, std::size_t> processed;
+  for (const auto& r : runtime.last_reports()) processed[r.node] = r.cycle.processed;
+  const auto tiles = static_cast<std::size_t>(grid.tiles_per_block());
+  CHECK(processed.at("p0_s0_host") % tiles == 0);
+  CHECK(processed.at("p0_s0_host") / tiles + processed.at("p0_s0_device") == static_cast<std::size_t>(grid.n_blocks()));
+  CHECK(processed.at("p0_s0_device") > 0);
+  CHECK(processed.at("p0_s1_device") == static_cast<std::size_t>(grid.n_blocks()));
+}
+
 TEST_CASE("Team limits count both teams of a split stage and its helpers; too few of either gives up the split") {
   const auto op = plan::Operation::from_json(sided_example);
   plan::SchedulerOptions few_teams = options();
