@@ -293,7 +293,7 @@ TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells
                  "ExecutionHooks::fill_guards is empty"));
 }
 
-TEST_CASE("Plan files: a bad plan names the step and field, inside bundles too; a plan of another operation is refused before it runs") {
+TEST_CASE("Plan files: a bad plan names the step and field (stage placements too), inside bundles too; a plan of another operation is refused before it runs") {
   const auto op = plan::Operation::from_json(running_example);
   const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
   auto with = [&](const std::string& from, const std::string& to) {
@@ -306,6 +306,10 @@ TEST_CASE("Plan files: a bad plan names the step and field, inside bundles too; 
                  "plan 'running_example': step 0: field bundle.pipelines[0].placement: unknown placement 'gpu'"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
                  "step 0: field stages: missing"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"gpu\", ")); }),
+                 "step 0: field bundle.pipelines[0].stage_placements[0]: unknown placement 'gpu'"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"host\", ")); }),
+                 "step 0: field bundle.pipelines[0].stage_placements: 2 placements for 1 stages"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: not valid JSON"));
   // The configuration's own message follows the plan's step and field.
   const std::string configuration = error_of([&] { plan::Plan::from_json(with("\"action\": \"", "\"act\": \"")); });

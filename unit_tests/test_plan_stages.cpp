@@ -211,23 +211,6 @@ TEST_CASE("Team limits count both teams of a split stage and its helpers; too fe
   }
 }
 
-TEST_CASE("Plan files: a wrong stage placement names the step and field") {
-  const auto op = plan::Operation::from_json(sided_example);
-  const std::string text = plan::Scheduler(options()).plan(plan::KernelGraph(op)).to_json();
-  auto with = [&](const std::string& from, const std::string& to) {
-    std::string t = text;
-    const auto at = t.find(from);
-    REQUIRE(at != std::string::npos);
-    return t.replace(at, from.size(), to);
-  };
-  const std::string sides = "\"stage_placements\": [\n              \"host\",";
-  REQUIRE(contains(text, sides));
-  CHECK(contains(error_of([&] { plan::Plan::from_json(with(sides, "\"stage_placements\": [\"gpu\",")); }),
-                 "field bundle.pipelines[0].stage_placements[0]: unknown placement 'gpu'"));
-  CHECK(contains(error_of([&] { plan::Plan::from_json(with(sides, "\"stage_placements\": [")); }),
-                 "field bundle.pipelines[0].stage_placements: 2 placements for 3 stages"));
-}
-
 TEST_CASE("Aggregator to action metadata: one item per complete block; blocks map one to one; bad pairs are refused") {
   Grid grid(plan_grid_spec(1));
   MemoryPool pinned("pinned", PoolMemory::pinned_host), device("device", PoolMemory::device);

@@ -79,12 +79,13 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
     std::vector<Placement> sides(pl.stages.size(), pl.placement.placement);
     if (pj.contains("stage_placements")) {
       const auto names = in.names(pj["stage_placements"], field + ".stage_placements");
-      if (names.size() != pl.stages.size()) {
-        throw Error::format("{}: field {}.stage_placements: {} placements for {} stages: give one per stage", in.where,
-                            field, names.size(), pl.stages.size());
-      }
+      sides.clear();
       for (std::size_t s = 0; s < names.size(); ++s)
-        sides[s] = placement_of(names[s], in, fmt::format("{}.stage_placements[{}]", field, s));
+        sides.push_back(placement_of(names[s], in, fmt::format("{}.stage_placements[{}]", field, s)));
+      if (sides.size() != pl.stages.size()) {
+        throw Error::format("{}: field {}.stage_placements: {} placements for {} stages: give one per stage", in.where,
+                            field, sides.size(), pl.stages.size());
+      }
     }
     for (std::size_t s = 0; s < sides.size(); ++s) {
       pl.stages[s].placement = sides[s];
