@@ -232,7 +232,8 @@ TEST_CASE("CostModel: measured costs win over relative ones, relative over words
   ActionDeclaration c = declared("C", {}, {});
   c.hints.device_only = true;
   CHECK(model.place({&c})->placement == plan::Placement::device);
-  CHECK_FALSE(model.place({&b, &c}));
+  CHECK(model.place({&b, &c})->actions == std::vector<plan::Placement>{plan::Placement::host, plan::Placement::device});
+  CHECK_FALSE(model.place({&c, &b}));  // device only before host only: no order of sides fits
   plan::CostModel host_only_machine;
   host_only_machine.devices = false;
   CHECK(host_only_machine.place({&a})->placement == plan::Placement::host);

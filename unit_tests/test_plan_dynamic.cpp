@@ -135,7 +135,7 @@ TEST_CASE("Dynamic mode: fused stages share their measured time by cost; actions
       {"action": {"name": "T", "reads": ["u"], "writes": ["v"], "hints": {"host_only": true}}}]})");
   plan::PlannedBundle bundle;
   plan::PlannedPipeline pipeline;
-  pipeline.stages.push_back(plan::Stage{{"S", "T"}, "S+T"});
+  pipeline.stages.push_back(plan::Stage{{"S", "T"}, "S+T", plan::Placement::host});
   pipeline.host_teams = {"team0"};
   pipeline.host_type = DataType::block;
   bundle.pipelines.push_back(pipeline);

@@ -60,18 +60,41 @@ std::string broken_dependence(const plan::KernelGraph& g, const plan::Plan& p) {
   return "";
 }
 
-// Host-only actions never on a device team, device-only ones never on a host team.
+// Host-only actions never on a device team, device-only ones never on a host team: the teams of
+// each action's stage, by their names and by their data types in the configuration.
 bool hints_kept(const plan::Plan& p) {
   for (const auto* b : p.bundles())
     for (const auto& q : b->pipelines)
-      for (const auto& s : q.stages)
-        for (const auto& name : s.actions) {
+      for (std::size_t s = 0; s < q.stages.size(); ++s) {
+        const bool host = s < q.host_teams.size() && !q.host_teams[s].empty();
+        const bool device = s < q.device_teams.size() && !q.device_teams[s].empty();
+        if (host && b->configuration.find_team(q.host_teams[s])->type == DataType::action_metadata) return false;
+        if (device && b->configuration.find_team(q.device_teams[s])->type != DataType::action_metadata) return false;
+        for (const auto& name : q.stages[s].actions) {
           const auto& a = p.action(name);
-          if (a.hints.host_only && !q.device_teams.empty()) return false;
-          if (a.hints.device_only && !q.host_teams.empty()) return false;
+          if (a.hints.host_only && device) return false;
+          if (a.hints.device_only && host) return false;
         }
+      }
   return true;
 }
+// Makes an operation's actions a chain (each reads the first variable the one before writes) whose
+// first action is host only and last device only, so that its pipelines change sides midway.
+void chain_sides(plan::Operation& op) {
+  std::vector<ActionDeclaration*> chain;
+  for (auto& s : op.steps)
+    if (s.is_action) chain.push_back(&s.action);
+  for (std::size_t k = 1; k < chain.size(); ++k) {
+    if (chain[k - 1]->writes.empty()) continue;
+    const std::string& w = chain[k - 1]->writes.front();
+    if (!chain[k]->reads_variable(w)) chain[k]->reads.push_back(VariableRead{w, 0});
+  }
+  chain.front()->hints.device_only = false;
+  chain.front()->hints.host_only = true;
+  chain.back()->hints.host_only = false;
+  chain.back()->hints.device_only = true;
+}
+
 }  // namespace
 
 TEST_CASE("Running example: A..F planned into pipelines that keep every dependence and hint") {
@@ -113,27 +136,12 @@ TEST_CASE("Running example: the plan runs on the runtime applying each action on
   const plan::KernelGraph g(op);
   const plan::Plan p = plan::Scheduler(scheduler_options()).plan(g);
   Grid grid(plan_grid_spec(6));
-  const int cells = 64;
-  std::vector<std::atomic<long>> stamp(static_cast<std::size_t>(6 * grid.n_blocks() * cells));
-  for (auto& s : stamp) s = 0;
-  std::atomic<long> clock{0};
-  std::atomic<int> repeats{0};
-  plan::ActionBodies bodies;
-  for (int a = 0; a < 6; ++a) {
-    bodies[std::string(1, static_cast<char>('A' + a))] = [&, a](Grid&, int b, const Box& box) {
-      const long now = ++clock;
-      for (int i = box.lo[0]; i < box.hi[0]; ++i)
-        for (int j = box.lo[1]; j < box.hi[1]; ++j) {
-          const int cell = (i - 2) + 8 * (j - 2);
-          auto& s = stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)];
-          if (s.exchange(now) != 0) ++repeats;
-        }
-    };
-  }
+  const int cells = CellStamps::cells;
+  CellStamps stamps(grid, 6);
   Runtime runtime(runtime_options);
-  plan::Executor(op, bodies, {}).run(p, runtime, grid);
-  CHECK(repeats == 0);
-  auto at = [&](int a, int b, int cell) { return stamp[static_cast<std::size_t>((a * grid.n_blocks() + b) * cells + cell)].load(); };
+  plan::Executor(op, stamps.bodies(6), {}).run(p, runtime, grid);
+  CHECK(stamps.repeats() == 0);
+  auto at = [&](int a, int b, int cell) { return stamps.at(a, b, cell); };
   int missing = 0, out_of_order = 0;
   for (int b = 0; b < grid.n_blocks(); ++b)
     for (int cell = 0; cell < cells; ++cell) {
@@ -145,13 +153,14 @@ TEST_CASE("Running example: the plan runs on the runtime applying each action on
   CHECK(out_of_order == 0);
 }
 
-TEST_CASE("Random operations: 200 plans keep every dependence and hint and run bitwise equal to program order") {
+TEST_CASE("Random operations: 200 plans, a quarter of them forced to change sides midway, keep every dependence and hint and run bitwise equal to program order") {
   std::mt19937 rng(20240601u);
   Runtime runtime(runtime_options);
   const plan::Scheduler scheduler(scheduler_options());
-  int bundles = 0, split = 0, fused = 0, action_parallel = 0;
+  int bundles = 0, split = 0, fused = 0, action_parallel = 0, routers = 0, host_then_device = 0;
   for (int i = 0; i < 200; ++i) {
-    const plan::Operation op = random_operation(rng, 2 + static_cast<int>(rng() % 9u), i);
+    plan::Operation op = random_operation(rng, 2 + static_cast<int>(rng() % 9u), i);
+    if (i % 4 == 0) chain_sides(op);
     CAPTURE(op.to_json());
     const plan::KernelGraph g(op);
     // Run from the plan's JSON: what korch-plan writes is what runs.
@@ -172,15 +181,21 @@ TEST_CASE("Random operations: 200 plans keep every dependence and hint and run b
     for (const auto* b : p.bundles()) {
       ++bundles;
       action_parallel += b->pipelines.size() > 1 ? 1 : 0;
+      for (const auto& h : b->configuration.helpers) routers += h.kind == HelperKind::router ? 1 : 0;
       for (const auto& q : b->pipelines) {
+        host_then_device += q.stages.front().placement == plan::Placement::host &&
+                                    q.stages.back().placement == plan::Placement::device ? 1 : 0;
         split += q.placement.placement == plan::Placement::split ? 1 : 0;
         for (const auto& s : q.stages) fused += s.actions.size() > 1 ? 1 : 0;
       }
     }
   }
   MESSAGE("200 random operations: " << bundles << " bundles (" << action_parallel << " with several pipelines), " << split
-                                     << " split pipelines, " << fused << " fused stages");
+                                     << " split pipelines, " << fused << " fused stages, " << routers
+                                     << " routers, " << host_then_device << " pipelines from host to device teams");
   CHECK(action_parallel > 0);
+  CHECK(routers > 0);
+  CHECK(host_then_device > 0);
   CHECK(split > 0);
   CHECK(fused > 0);
 }
@@ -284,7 +299,7 @@ TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells
                  "ExecutionHooks::fill_guards is empty"));
 }
 
-TEST_CASE("Plan files: a bad plan names the step and field, inside bundles too; a plan of another operation is refused before it runs") {
+TEST_CASE("Plan files: a bad plan names the step and field (stage placements too), inside bundles too; a plan of another operation is refused before it runs") {
   const auto op = plan::Operation::from_json(running_example);
   const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
   auto with = [&](const std::string& from, const std::string& to) {
@@ -297,6 +312,10 @@ TEST_CASE("Plan files: a bad plan names the step and field, inside bundles too; 
                  "plan 'running_example': step 0: field bundle.pipelines[0].placement: unknown placement 'gpu'"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
                  "step 0: field stages: missing"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"gpu\", ")); }),
+                 "step 0: field bundle.pipelines[0].stage_placements[0]: unknown placement 'gpu'"));
+  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"host\", ")); }),
+                 "step 0: field bundle.pipelines[0].stage_placements: 2 placements for 1 stages"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: not valid JSON"));
   // The configuration's own message follows the plan's step and field.
   const std::string configuration = error_of([&] { plan::Plan::from_json(with("\"action\": \"", "\"act\": \"")); });

@@ -8,6 +8,7 @@
 #include <korch/plan/executor.hpp>
 #include <korch/plan/operation.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -105,6 +106,43 @@ inline int differing_cells(const Grid& x, const Grid& y) {
   return n;
 }
 
+// Bodies for actions named 'A', 'B', … that stamp every cell they touch with a clock shared by all
+// teams: a cell stamped twice by one action is a repeat, a missing stamp an action that never ran
+// there, and the stamps of two actions on one cell give their order. Plan grids only (8 x 8 cells,
+// 2 guard cells).
+class CellStamps {
+ public:
+  CellStamps(const Grid& grid, int n_actions)
+      : blocks_(grid.n_blocks()), stamp_(static_cast<std::size_t>(n_actions * grid.n_blocks() * cells)) {
+    for (auto& s : stamp_) s = 0;
+  }
+  static constexpr int cells = 64;
+
+  plan::ActionBodies bodies(int n_actions) {
+    plan::ActionBodies out;
+    for (int a = 0; a < n_actions; ++a) {
+      out[std::string(1, static_cast<char>('A' + a))] = [this, a](Grid&, int b, const Box& box) {
+        const long now = ++clock_;
+        for (int i = box.lo[0]; i < box.hi[0]; ++i)
+          for (int j = box.lo[1]; j < box.hi[1]; ++j)
+            if (slot(a, b, (i - 2) + 8 * (j - 2)).exchange(now) != 0) ++repeats_;
+      };
+    }
+    return out;
+  }
+  long at(int action, int block, int cell) { return slot(action, block, cell).load(); }
+  int repeats() const { return repeats_.load(); }
+
+ private:
+  std::atomic<long>& slot(int action, int block, int cell) {
+    return stamp_[static_cast<std::size_t>((action * blocks_ + block) * cells + cell)];
+  }
+  int blocks_;
+  std::vector<std::atomic<long>> stamp_;
+  std::atomic<long> clock_{0};
+  std::atomic<int> repeats_{0};
+};
+
 // The design's running example: A short, B heavy reading what A writes, C alone, E reading what D
 // writes, F host only.
 inline const char* const running_example = R"({"name": "running_example", "variables": ["a", "b", "c", "d", "e", "f"],
@@ -115,6 +153,14 @@ inline const char* const running_example = R"({"name": "running_example", "varia
     {"action": {"name": "D", "writes": ["d"]}},
     {"action": {"name": "E", "reads": ["d"], "writes": ["e"]}},
     {"action": {"name": "F", "reads": ["f"], "hints": {"host_only": true}}}]})";
+
+// The running example's pipeline A -> B -> C with A host only, C device only and B neutral (a
+// little dearer on the host, so its split is not even).
+inline const char* const sided_example = R"({"name": "sided", "variables": ["a", "b", "c"],
+  "steps": [
+    {"action": {"name": "A", "writes": ["a"], "hints": {"host_only": true}}},
+    {"action": {"name": "B", "reads": ["a"], "writes": ["b"], "hints": {"cost": {"host": 1.5, "device": 1}}}},
+    {"action": {"name": "C", "reads": ["b"], "writes": ["c"], "hints": {"device_only": true}}}]})";
 
 // Periodic guard fills, and reductions that log "name=sum of the variables' interiors".
 inline plan::ExecutionHooks logging_hooks(std::vector<std::string>& log) {

@@ -1,5 +1,6 @@
 #include <korch/aggregator.hpp>
 
+#include <korch/action_metadata.hpp>
 #include <korch/block.hpp>
 #include <korch/error.hpp>
 #include <korch/tile.hpp>
@@ -56,6 +57,11 @@ std::vector<std::shared_ptr<DataItem>> Aggregator::add(const DataItem& item) {
   if (!complete) return out;
   if (output_ == DataType::block) {
     out.push_back(std::make_shared<Block>(*source_, block));
+    return out;
+  }
+  if (output_ == DataType::action_metadata) {
+    // The block is complete on the host: a device team may now work on it (docs/data-packets.md).
+    out.push_back(std::make_shared<ActionMetadata>(block));
     return out;
   }
   {

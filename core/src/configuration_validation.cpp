@@ -59,10 +59,13 @@ bool helper_types_ok(const HelperConfig& h, std::string& why) {
     case HelperKind::aggregator_mover:
       if ((in == DataType::tile && (out == DataType::packet_of_tiles || out == DataType::packet_of_blocks)) ||
           (in == DataType::block && out == DataType::packet_of_blocks) ||
-          (h.kind == HelperKind::aggregator && in == DataType::tile && out == DataType::block)) {
+          (h.kind == HelperKind::aggregator && in == DataType::tile && out == DataType::block) ||
+          (h.kind == HelperKind::aggregator && (in == DataType::tile || in == DataType::block) &&
+           out == DataType::action_metadata)) {
         return true;
       }
-      why = "aggregates tiles into packet_of_tiles or packet_of_blocks, blocks into packet_of_blocks, or (aggregator only) tiles into blocks";
+      why = "aggregates tiles into packet_of_tiles or packet_of_blocks, blocks into packet_of_blocks, or (aggregator "
+            "only) tiles into blocks and tiles or blocks into action_metadata";
       return false;
     case HelperKind::router:
       if ((in == DataType::tile || in == DataType::block) && out == in) return true;

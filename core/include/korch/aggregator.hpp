@@ -1,4 +1,6 @@
-// Data item aggregator: tiles -> blocks, tiles or blocks -> packets. Tiles are held per
+// Data item aggregator: tiles -> blocks, tiles or blocks -> packets, tiles or blocks -> action
+// metadata (one item per complete block, for device teams that find the block's data themselves;
+// the planner puts one where host stages hand on to device stages). Tiles are held per
 // block until every tile of the block has arrived; only complete blocks go into a packet, and all
 // tiles of a block go into the same packet, so a packet never waits for a tile that is elsewhere
 // (docs/data-packets.md). A packet is emitted (packed on the host) when it holds `packet_blocks`

@@ -20,7 +20,8 @@
 //                                "weights": [1, 3], "unit": "block"} ]}
 // }
 // Data types: tile, block, packet_of_blocks, packet_of_tiles, action_metadata. Helper kinds: mover,
-// unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover, router
+// unpacker, splitter, aggregator (tiles to blocks; tiles or blocks to packets or to action_metadata,
+// one item per complete block), mover_unpacker, mover_unpacker_splitter, aggregator_mover, router
 // (a data-parallel split in the middle of a pipeline: the fraction of its items given by "fraction"
 // goes to the first node of "to", the rest to the second; router.hpp).
 // Distributor kinds: action_parallel (each group one pipeline: every item goes into every

@@ -22,13 +22,46 @@ std::string joined(const std::vector<std::string>& actions) {
 }
 
 unsigned teams_of(const PlannedPipeline& p) {
-  const unsigned per_stage = p.placement.placement == Placement::split ? 2u : 1u;
-  return per_stage * static_cast<unsigned>(p.stages.size());
+  unsigned n = 0;
+  for (const auto& s : p.stages) n += s.placement == Placement::split ? 2u : 1u;
+  return n;
 }
 
 unsigned teams_of(const std::vector<PlannedPipeline>& pipelines) {
   unsigned n = 0;
   for (const auto& p : pipelines) n += teams_of(p);
+  return n;
+}
+
+// Where a pipeline's parts begin: host stages [0, split), split stages [split, device), device
+// stages [device, end) (docs/planner.md, "Cost model").
+struct Parts {
+  std::size_t split = 0, device = 0, end = 0;
+};
+
+Parts parts_of(const PlannedPipeline& p) {
+  Parts r;
+  r.end = p.stages.size();
+  while (r.split < r.end && p.stages[r.split].placement == Placement::host) ++r.split;
+  r.device = r.split;
+  while (r.device < r.end && p.stages[r.device].placement == Placement::split) ++r.device;
+  return r;
+}
+
+// The helpers a pipeline needs (docs/planner.md, "Configurations"): a router where a split follows
+// host stages, and an aggregator to action metadata wherever host items go on to a device team.
+unsigned helpers_of(const PlannedPipeline& p) {
+  const Parts r = parts_of(p);
+  const bool host = r.split > 0, split = r.device > r.split, device = r.device < r.end;
+  unsigned n = 0;
+  if (host && split) n += 2;  // the router and the aggregator in front of the split's device team
+  if ((host || split) && device) n += 1;  // the aggregator in front of the device stages
+  return n;
+}
+
+unsigned helpers_of(const std::vector<PlannedPipeline>& pipelines) {
+  unsigned n = 0;
+  for (const auto& p : pipelines) n += helpers_of(p);
   return n;
 }
 
@@ -39,6 +72,9 @@ void merge_stages(PlannedPipeline& p, std::size_t i) {
   p.stages[i].routine = joined(a);
   p.stages.erase(p.stages.begin() + static_cast<std::ptrdiff_t>(i) + 1);
 }
+
+// Stages on different sides are never fused: one team runs a stage.
+bool fusible(const PlannedPipeline& p, std::size_t i) { return p.stages[i].placement == p.stages[i + 1].placement; }
 
 }  // namespace
 
@@ -68,28 +104,29 @@ std::optional<std::vector<PlannedPipeline>> lay_out(const KernelGraph& graph, co
     }
     const auto p = static_cast<std::size_t>(pipeline_of_root[static_cast<std::size_t>(r)]);
     const ActionDeclaration& a = actions[static_cast<std::size_t>(members[i])];
-    pipelines[p].stages.push_back(Stage{{a.action}, a.action});
+    pipelines[p].stages.push_back(Stage{{a.action}, a.action, Placement::host});
     declared[p].push_back(&a);
   }
   for (std::size_t p = 0; p < pipelines.size(); ++p) {
     const auto placed = options.cost.place(declared[p]);
     if (!placed) return std::nullopt;
     pipelines[p].placement = *placed;
+    for (std::size_t s = 0; s < pipelines[p].stages.size(); ++s) pipelines[p].stages[s].placement = placed->actions[s];
     for (const ActionDeclaration* a : declared[p])
       if (a->data_type == DeclaredDataType::block) pipelines[p].host_type = DataType::block;
     if (options.fuse_short) {
-      // A short action joins the action after it (or, last in its pipeline, the one before).
+      // A short action joins the action after it (or, last in its part, the one before) on its side.
       for (std::size_t s = 0; s < pipelines[p].stages.size() && pipelines[p].stages.size() > 1;) {
         bool has_short = false;
         for (const auto& name : pipelines[p].stages[s].actions)
           has_short = has_short || graph.actions()[static_cast<std::size_t>(graph.find(name))].hints.short_running;
-        if (!has_short) {
-          ++s;
-        } else if (s + 1 < pipelines[p].stages.size()) {
+        if (has_short && s + 1 < pipelines[p].stages.size() && fusible(pipelines[p], s)) {
           merge_stages(pipelines[p], s);
           ++s;
-        } else {
+        } else if (has_short && s > 0 && fusible(pipelines[p], s - 1)) {
           merge_stages(pipelines[p], s - 1);
+        } else {
+          ++s;
         }
       }
     }
@@ -100,30 +137,45 @@ std::optional<std::vector<PlannedPipeline>> lay_out(const KernelGraph& graph, co
       c += options.cost.host_cost(graph.actions()[static_cast<std::size_t>(graph.find(name))]);
     return c;
   };
-  // Fuse the cheapest neighbours while the bundle needs more teams than the runtime has; then give
-  // up splitting, the most teams first.
-  while (teams_of(pipelines) > options.shape.n_teams) {
+  // While the bundle needs more teams than the runtime has, fuse the cheapest neighbours on one
+  // side; when none are left, or it needs more helpers than the runtime has, give up a split (its
+  // stages go to the cheaper side, which may let them fuse with their neighbours).
+  while (teams_of(pipelines) > options.shape.n_teams || helpers_of(pipelines) > options.shape.n_helpers) {
     double best = std::numeric_limits<double>::infinity();
     std::size_t bp = 0, bs = 0;
-    for (std::size_t p = 0; p < pipelines.size(); ++p)
-      for (std::size_t s = 0; s + 1 < pipelines[p].stages.size(); ++s) {
-        const double c = stage_cost(pipelines[p], s) + stage_cost(pipelines[p], s + 1);
-        if (c < best) {
-          best = c;
-          bp = p;
-          bs = s;
+    if (teams_of(pipelines) > options.shape.n_teams) {
+      for (std::size_t p = 0; p < pipelines.size(); ++p)
+        for (std::size_t s = 0; s + 1 < pipelines[p].stages.size(); ++s) {
+          const double c = stage_cost(pipelines[p], s) + stage_cost(pipelines[p], s + 1);
+          if (fusible(pipelines[p], s) && c < best) {
+            best = c;
+            bp = p;
+            bs = s;
+          }
         }
-      }
+    }
     if (best < std::numeric_limits<double>::infinity()) {
       merge_stages(pipelines[bp], bs);
       continue;
     }
     bool unsplit = false;
-    for (auto& p : pipelines) {
-      if (p.placement.placement != Placement::split) continue;
-      p.placement.placement = p.placement.host_cost <= p.placement.device_cost ? Placement::host : Placement::device;
+    for (std::size_t p = 0; p < pipelines.size() && !unsplit; ++p) {
+      PlannedPipeline& pl = pipelines[p];
+      const Parts r = parts_of(pl);
+      if (r.device == r.split) continue;
+      double h = 0, d = 0;
+      for (std::size_t s = r.split; s < r.device; ++s)
+        for (const auto& name : pl.stages[s].actions) {
+          const ActionDeclaration& a = graph.actions()[static_cast<std::size_t>(graph.find(name))];
+          h += options.cost.host_cost(a);
+          d += options.cost.device_cost(a);
+        }
+      const Placement side = h <= d ? Placement::host : Placement::device;
+      for (std::size_t s = r.split; s < r.device; ++s) pl.stages[s].placement = side;
+      for (std::size_t k = 0; k < declared[p].size(); ++k)
+        if (pl.placement.actions[k] == Placement::split) pl.placement.actions[k] = side;
+      options.cost.summarize(pl.placement, declared[p]);
       unsplit = true;
-      break;
     }
     if (!unsplit) return std::nullopt;
   }
@@ -139,27 +191,73 @@ Configuration make_configuration(const std::string& name, std::vector<PlannedPip
   bool any_split = false;
   for (std::size_t p = 0; p < pipelines.size(); ++p) {
     PlannedPipeline& pl = pipelines[p];
-    pl.host_teams.clear();
-    pl.device_teams.clear();
-    const Placement where = pl.placement.placement;
-    DistributorGroup group;
-    auto chain = [&](const char* side, DataType type, std::vector<std::string>& names) {
-      for (std::size_t s = 0; s < pl.stages.size(); ++s) {
-        names.push_back(fmt::format("p{}_s{}_{}", p, s, side));
-        c.teams.push_back(TeamConfig{names.back(), type, pl.stages[s].routine, threads});
-        if (s > 0) c.work.push_back(Edge{names[s - 1], names[s]});
-      }
-      group.pipelines.push_back(names.front());
+    const Parts r = parts_of(pl);
+    const std::size_t n = pl.stages.size();
+    pl.host_teams.assign(r.device > 0 ? n : 0, "");
+    pl.device_teams.assign(r.split < n ? n : 0, "");
+    // Host teams carry tiles (or blocks); device teams action metadata: the data of a device stage
+    // stays where the device keeps it (the design's GPU-internal configuration), so no packet has
+    // to carry declared variables.
+    auto team = [&](std::size_t s, bool device) {
+      auto& names = device ? pl.device_teams : pl.host_teams;
+      names[s] = fmt::format("p{}_s{}_{}", p, s, device ? "device" : "host");
+      c.teams.push_back(TeamConfig{names[s], device ? DataType::action_metadata : pl.host_type, pl.stages[s].routine, threads});
+      return names[s];
     };
-    // Device teams get action metadata: the data of a device pipeline stays where the device keeps
-    // it (the design's GPU-internal configuration), so no packet has to carry declared variables.
-    if (where != Placement::device) chain("host", pl.host_type, pl.host_teams);
-    if (where != Placement::host) chain("device", DataType::action_metadata, pl.device_teams);
-    if (where == Placement::split) {
+    auto to_metadata = [&](std::size_t s) {
+      HelperConfig h;
+      h.name = fmt::format("p{}_s{}_to_device", p, s);
+      h.kind = HelperKind::aggregator;
+      h.input = pl.host_type;
+      h.output = DataType::action_metadata;
+      c.helpers.push_back(h);
+      return h.name;
+    };
+    for (std::size_t s = 0; s < r.split; ++s) {
+      team(s, false);
+      if (s > 0) c.work.push_back(Edge{pl.host_teams[s - 1], pl.host_teams[s]});
+    }
+    for (std::size_t s = r.split; s < r.device; ++s) {
+      team(s, false);
+      team(s, true);
+      if (s > r.split) {
+        c.work.push_back(Edge{pl.host_teams[s - 1], pl.host_teams[s]});
+        c.work.push_back(Edge{pl.device_teams[s - 1], pl.device_teams[s]});
+      }
+    }
+    for (std::size_t s = r.device; s < n; ++s) {
+      team(s, true);
+      if (s > r.device) c.work.push_back(Edge{pl.device_teams[s - 1], pl.device_teams[s]});
+    }
+    DistributorGroup group;
+    const double total = pl.placement.host_weight + pl.placement.device_weight;
+    if (r.split == r.device) {  // no split: one entry
+      group.pipelines.push_back(r.split > 0 ? pl.host_teams[0] : pl.device_teams[0]);
+    } else if (r.split == 0) {  // a split at the start: the distributor's group shares the blocks
       any_split = true;
+      group.pipelines = {pl.host_teams[0], pl.device_teams[0]};
       group.weights = {pl.placement.host_weight, pl.placement.device_weight};
       group.policy = DistributionPolicy::fixed_fraction;
       group.unit = RoutingUnit::block;
+    } else {  // a split in the middle: a router after the host stages (docs/data-packets.md, "Routers")
+      group.pipelines.push_back(pl.host_teams[0]);
+      HelperConfig router;
+      router.name = fmt::format("p{}_s{}_router", p, r.split);
+      router.kind = HelperKind::router;
+      router.input = router.output = pl.host_type;
+      router.fraction = pl.placement.host_weight / total;
+      router.unit = RoutingUnit::block;
+      c.work.push_back(Edge{pl.host_teams[r.split - 1], router.name});
+      router.to = {pl.host_teams[r.split], to_metadata(r.split)};
+      c.work.push_back(Edge{router.to[1], pl.device_teams[r.split]});
+      c.helpers.push_back(router);
+    }
+    if (r.device < n && r.device > 0) {
+      // Host items become action metadata before the device stages; a split's device branch joins directly.
+      const std::string aggregator = to_metadata(r.device);
+      c.work.push_back(Edge{pl.host_teams[r.device - 1], aggregator});
+      c.work.push_back(Edge{aggregator, pl.device_teams[r.device]});
+      if (r.device > r.split) c.work.push_back(Edge{pl.device_teams[r.device - 1], pl.device_teams[r.device]});
     }
     c.distributor.groups.push_back(std::move(group));
   }

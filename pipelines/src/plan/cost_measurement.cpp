@@ -26,8 +26,9 @@ void CostMeasurement::add(const PlannedBundle& bundle, const std::vector<TraceEv
   const double tile_blocks = 1.0 / static_cast<double>(grid.tiles_per_block());
   for (const auto& p : bundle.pipelines)
     for (std::size_t s = 0; s < p.stages.size(); ++s) {
-      if (s < p.host_teams.size()) teams[p.host_teams[s]] = {&p.stages[s], 0, p.host_type == DataType::tile ? tile_blocks : 1.0};
-      if (s < p.device_teams.size()) teams[p.device_teams[s]] = {&p.stages[s], 1, 1.0};
+      // "": the stage has no team on that side (docs/planner.md, "Cost model").
+      if (s < p.host_teams.size() && !p.host_teams[s].empty()) teams[p.host_teams[s]] = {&p.stages[s], 0, p.host_type == DataType::tile ? tile_blocks : 1.0};
+      if (s < p.device_teams.size() && !p.device_teams[s].empty()) teams[p.device_teams[s]] = {&p.stages[s], 1, 1.0};
     }
   for (const auto& e : events) {
     if (e.category != "task") continue;

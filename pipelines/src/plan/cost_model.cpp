@@ -1,5 +1,7 @@
 #include <korch/plan/cost_model.hpp>
 
+#include <limits>
+
 namespace korch::plan {
 
 const char* to_string(Placement placement) noexcept {
@@ -23,28 +25,101 @@ double CostModel::device_cost(const ActionDeclaration& a) const noexcept {
   return a.hints.short_running ? device_short : a.hints.heavy ? device_heavy : device_normal;
 }
 
+namespace {
+
+// Time per item of work costing h on the host and d on a device, shared by speed: both sides busy.
+double split_cost(double h, double d) { return h * d / (h + d); }
+
+}  // namespace
+
+void CostModel::summarize(PipelinePlacement& p, const std::vector<const ActionDeclaration*>& actions) const {
+  p.host_cost = p.device_cost = 0.0;
+  double split_host = 0.0, split_device = 0.0;
+  bool host = false, device = false, split = false;
+  for (std::size_t k = 0; k < actions.size(); ++k) {
+    p.host_cost += host_cost(*actions[k]);
+    p.device_cost += device_cost(*actions[k]);
+    host = host || p.actions[k] == Placement::host;
+    device = device || p.actions[k] == Placement::device;
+    if (p.actions[k] == Placement::split) {
+      split = true;
+      split_host += host_cost(*actions[k]);
+      split_device += device_cost(*actions[k]);
+    }
+  }
+  p.placement = split || (host && device) ? Placement::split : device ? Placement::device : Placement::host;
+  p.host_weight = split ? 1.0 / split_host : 1.0;
+  p.device_weight = split ? 1.0 / split_device : 0.0;
+}
+
 std::optional<PipelinePlacement> CostModel::place(const std::vector<const ActionDeclaration*>& actions) const {
+  const std::size_t n = actions.size();
+  std::vector<double> h(n), d(n);
+  std::size_t last_host_only = 0;               // actions before this index include every host_only one
+  std::size_t first_device_only = n;            // and from this one on every device_only one
+  for (std::size_t k = 0; k < n; ++k) {
+    h[k] = host_cost(*actions[k]);
+    d[k] = device_cost(*actions[k]);
+    if (actions[k]->hints.host_only) last_host_only = k + 1;
+    if (actions[k]->hints.device_only && first_device_only == n) first_device_only = k;
+  }
+  const bool host_only = last_host_only > 0, device_only = first_device_only < n;
+  if (device_only && !devices) return std::nullopt;
+  if (last_host_only > first_device_only) return std::nullopt;  // a device_only action before a host_only one
   PipelinePlacement p;
-  bool host_only = false, device_only = false;
-  for (const ActionDeclaration* a : actions) {
-    host_only = host_only || a->hints.host_only;
-    device_only = device_only || a->hints.device_only;
-    p.host_cost += host_cost(*a);
-    p.device_cost += device_cost(*a);
+  p.actions.assign(n, Placement::host);
+  if (!devices) {
+    summarize(p, actions);
+    return p;
   }
-  if (host_only && device_only) return std::nullopt;
-  if (device_only) {
-    if (!devices) return std::nullopt;
-    p.placement = Placement::device;
-  } else if (host_only || !devices || p.host_cost * clear_win <= p.device_cost) {
-    p.placement = Placement::host;
-  } else if (p.device_cost * clear_win <= p.host_cost) {
-    p.placement = Placement::device;
-  } else {
-    p.placement = Placement::split;
-    p.host_weight = 1.0 / p.host_cost;
-    p.device_weight = 1.0 / p.device_cost;
+  auto sum = [](const std::vector<double>& c, std::size_t from, std::size_t to) {
+    double s = 0.0;
+    for (std::size_t k = from; k < to; ++k) s += c[k];
+    return s;
+  };
+  // One side for the whole pipeline, when the hints allow it.
+  std::optional<Placement> whole;
+  double whole_cost = 0.0;
+  const double H = sum(h, 0, n), D = sum(d, 0, n);
+  if (!(host_only && device_only)) {
+    if (device_only || (!host_only && D * clear_win <= H)) {
+      whole = Placement::device;
+      whole_cost = D;
+    } else if (host_only || H * clear_win <= D) {
+      whole = Placement::host;
+      whole_cost = H;
+    } else {
+      whole = Placement::split;
+      whole_cost = split_cost(H, D);
+    }
   }
+  // Stage by stage: host [0, i), split [i, j), device [j, n), at least two parts non-empty. A part
+  // is split only where neither side is clearly cheaper for it, as for a whole pipeline.
+  double best = std::numeric_limits<double>::infinity();
+  std::size_t best_i = 0, best_j = 0;
+  for (std::size_t i = last_host_only; i <= n; ++i)
+    for (std::size_t j = i; j <= first_device_only; ++j) {
+      const int parts = (i > 0) + (j > i) + (j < n);
+      if (parts < 2) continue;
+      const double sh = sum(h, i, j), sd = sum(d, i, j);
+      if (j > i && (sh * clear_win <= sd || sd * clear_win <= sh)) continue;
+      const double cost = sum(h, 0, i) + (j > i ? split_cost(sh, sd) : 0.0) + sum(d, j, n) + side_change * (parts - 1);
+      if (cost < best) {
+        best = cost;
+        best_i = i;
+        best_j = j;
+      }
+    }
+  const bool staged = best < std::numeric_limits<double>::infinity() && (!whole || best * clear_win <= whole_cost);
+  if (!staged && !whole) return std::nullopt;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!staged) {
+      p.actions[k] = *whole;
+    } else {
+      p.actions[k] = k < best_i ? Placement::host : k < best_j ? Placement::split : Placement::device;
+    }
+  }
+  summarize(p, actions);
   return p;
 }
 

@@ -49,8 +49,13 @@ std::string Plan::to_json() const {
     json pipelines = json::array();
     for (const auto& p : b.pipelines) {
       json stages = json::array();
-      for (const auto& st : p.stages) stages.push_back(st.actions);
+      json sides = json::array();
+      for (const auto& st : p.stages) {
+        stages.push_back(st.actions);
+        sides.push_back(to_string(st.placement));
+      }
       json pj = {{"stages", stages},
+                 {"stage_placements", sides},
                  {"placement", to_string(p.placement.placement)},
                  {"host_cost", p.placement.host_cost},
                  {"device_cost", p.placement.device_cost},

@@ -75,6 +75,22 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
     pl.placement.device_cost = in.number(in.at(pj, "device_cost"), field + ".device_cost");
     pl.placement.host_weight = in.number(in.at(pj, "host_weight"), field + ".host_weight");
     pl.placement.device_weight = in.number(in.at(pj, "device_weight"), field + ".device_weight");
+    // Each stage's side; a plan without them places every stage as the pipeline.
+    std::vector<Placement> sides(pl.stages.size(), pl.placement.placement);
+    if (pj.contains("stage_placements")) {
+      const auto names = in.names(pj["stage_placements"], field + ".stage_placements");
+      sides.clear();
+      for (std::size_t s = 0; s < names.size(); ++s)
+        sides.push_back(placement_of(names[s], in, fmt::format("{}.stage_placements[{}]", field, s)));
+      if (sides.size() != pl.stages.size()) {
+        throw Error::format("{}: field {}.stage_placements: {} placements for {} stages: give one per stage", in.where,
+                            field, sides.size(), pl.stages.size());
+      }
+    }
+    for (std::size_t s = 0; s < sides.size(); ++s) {
+      pl.stages[s].placement = sides[s];
+      pl.placement.actions.insert(pl.placement.actions.end(), pl.stages[s].actions.size(), sides[s]);
+    }
     const json& type = in.at(pj, "host_type");
     const auto host_type = type.is_string() ? parse_data_type(type.get<std::string>()) : std::nullopt;
     if (!host_type) throw Error::format("{}: field {}.host_type: expected a data type, got {}", in.where, field, json_input::excerpt(type));

@@ -1,8 +1,10 @@
 // The scheduler's cost model (docs/planner.md, "Cost model"): a cost per item of each action on
 // the host and on a device, from measured timings where given, else relative costs, else the
-// short/heavy words; a pipeline's cost is the sum of its actions'. A pipeline goes where it is
-// clearly cheaper (by the factor `clear_win`), and is split data-parallel between host and device
-// otherwise, each side's share proportional to its speed.
+// short/heavy words. A pipeline is placed stage by stage: its actions run on the host, then split
+// data-parallel between host and device, then on a device (each part possibly empty). A pipeline
+// that can run on one side as a whole keeps the whole-pipeline placement (a side where it is
+// clearly cheaper by the factor `clear_win`, else split with shares proportional to speed) unless
+// changing sides between its actions is clearly cheaper still, each change costing `side_change`.
 #pragma once
 
 #include <korch/action_declaration.hpp>
@@ -12,15 +14,19 @@
 
 namespace korch::plan {
 
+// Where one action (or stage) runs; split: data-parallel between host and device teams.
 enum class Placement { host, device, split };
 const char* to_string(Placement placement) noexcept;
 
 struct PipelinePlacement {
+  // host or device when every action runs there; split when the pipeline runs on both sides (a
+  // data-parallel split, or some actions on the host and later ones on a device).
   Placement placement = Placement::host;
   double host_cost = 0.0;    // per item, summed over the pipeline's actions
   double device_cost = 0.0;
-  double host_weight = 1.0;  // split only: the shares of the items
+  double host_weight = 1.0;  // the shares of the items of the split actions (1 and 0 without)
   double device_weight = 0.0;
+  std::vector<Placement> actions;  // per action, in pipeline order: host…, split…, device…
 };
 
 struct CostModel {
@@ -28,13 +34,19 @@ struct CostModel {
   double host_short = 0.1, host_normal = 1.0, host_heavy = 10.0;
   double device_short = 0.5, device_normal = 0.7, device_heavy = 1.0;
   double clear_win = 2.0;
+  // The cost per item of one change of side between consecutive actions (handing the item over:
+  // a helper, a queue, on a real device a copy), in the same units as the actions' costs.
+  double side_change = 0.2;
   bool devices = true;  // false: everything on the host
 
   double host_cost(const ActionDeclaration& action) const noexcept;
   double device_cost(const ActionDeclaration& action) const noexcept;
-  // Where a pipeline of these actions runs; nullopt when one is host_only and another device_only
-  // (no single pipeline can hold both).
+  // Where the actions of a pipeline (in order) run; nullopt when no order host…, split…, device…
+  // honours the hints (a device_only action before a host_only one, or device_only without devices).
   std::optional<PipelinePlacement> place(const std::vector<const ActionDeclaration*>& actions) const;
+  // The shares and summary of a pipeline from its per-action placements (after the layout gives up
+  // a split, for one).
+  void summarize(PipelinePlacement& placement, const std::vector<const ActionDeclaration*>& actions) const;
 };
 
 }  // namespace korch::plan

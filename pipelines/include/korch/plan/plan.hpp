@@ -16,14 +16,16 @@ namespace korch::plan {
 struct Stage {
   std::vector<std::string> actions;  // in program order
   std::string routine;               // the bundle routine's name: the actions joined by '+'
+  Placement placement = Placement::host;  // its side (split: a host team and a device team, shared by speed)
 };
 
 struct PlannedPipeline {
   std::vector<Stage> stages;
   PipelinePlacement placement;
   DataType host_type = DataType::tile;  // the items of its host teams (block when an action wants blocks)
-  std::vector<std::string> host_teams;    // one per stage; empty when placed on a device only
-  std::vector<std::string> device_teams;  // one per stage; empty when placed on the host only
+  // One name per stage, "" for a stage without a team on that side; empty when no stage has one.
+  std::vector<std::string> host_teams;
+  std::vector<std::string> device_teams;
 };
 
 struct PlannedBundle {
