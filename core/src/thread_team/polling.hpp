@@ -8,7 +8,9 @@
 //  * a poller that finds it was descheduled between two polls stops and sleeps, since the thread
 //    it waits for needs that core more than it does, and its next waits poll less;
 //  * a poller stops and sleeps while a team thread that was woken has not run yet: it may be
-//    waiting for this very core.
+//    waiting for this very core;
+//  * a team thread that runs on the core of the thread that last woke it does not poll: that
+//    thread was preempted by the wake-up or will be, and it is the one that sends the next event.
 #pragma once
 
 #include <korch/cpu_relax.hpp>
@@ -18,12 +20,25 @@
 #include <chrono>
 #include <thread>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace korch::detail {
 
 using PollClock = std::chrono::steady_clock;
 
 // A gap this long between two polls means the poller was descheduled: it is not alone on its core.
 inline constexpr std::chrono::microseconds descheduled_gap{30};
+
+// The core this thread runs on, or -1 where the system does not say.
+inline int current_cpu() noexcept {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
 
 // Threads of all teams (and callers in wait()) that are polling right now, and team threads that
 // were woken and have not run yet. Process-wide by nature: the cores are shared by every team.

@@ -88,7 +88,10 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   }
   waiter_spin_budget_ = options_.spin;
   workers_.reserve(n_max_);
-  for (unsigned i = 0; i < n_max_; ++i) workers_.push_back(std::make_shared<Worker>(i, options_.spin));
+  for (unsigned i = 0; i < n_max_; ++i) {
+    workers_.push_back(std::make_shared<Worker>(i, options_.spin));
+    workers_.back()->queued = queue_->size_hint();
+  }
   idle_parked_.reserve(n_max_);
   waiting_parked_.reserve(n_max_);
   activated_in_place_.reserve(n_max_);

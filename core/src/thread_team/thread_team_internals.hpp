@@ -132,6 +132,8 @@ struct ThreadTeam::Worker {
   // (team mutex).
   bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
+  int waker_cpu = -1;     // the core of the thread that last woke it (team mutex; see park)
+  std::shared_ptr<const std::atomic<std::size_t>> queued;  // the queue's size hint (ItemRing::size_hint)
   std::condition_variable cv;
   // Released by the team's destructor when the thread is not waited for (the thread may end after
   // Kokkos is finalized; it no longer runs items then).
@@ -147,17 +149,22 @@ class ThreadTeam::ItemRing {
 
   bool empty() const noexcept { return size_ == 0; }
   std::size_t size() const noexcept { return size_; }
+  // The number of queued items, readable without the mutex (a hint, see park). Owned jointly with
+  // the team's threads, which may read it after the team is gone (see ~ThreadTeam).
+  const std::shared_ptr<const std::atomic<std::size_t>>& size_hint() const noexcept { return shared_hint_; }
 
   void push(std::shared_ptr<DataItem>&& item) {
     if (size_ == slots_.size()) grow();
     slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(item);
     ++size_;
+    size_hint_.store(size_, std::memory_order_relaxed);
   }
 
   std::shared_ptr<DataItem> pop() noexcept {
     std::shared_ptr<DataItem> item = std::move(slots_[head_]);
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
+    size_hint_.store(size_, std::memory_order_relaxed);
     return item;
   }
 
@@ -176,6 +183,9 @@ class ThreadTeam::ItemRing {
   std::vector<std::shared_ptr<DataItem>> slots_;
   std::size_t head_ = 0;
   std::size_t size_ = 0;
+  std::shared_ptr<std::atomic<std::size_t>> hint_ = std::make_shared<std::atomic<std::size_t>>(0);
+  std::atomic<std::size_t>& size_hint_ = *hint_;
+  std::shared_ptr<const std::atomic<std::size_t>> shared_hint_ = hint_;
 };
 
 // The one caller blocked in wait(): the Idle transition hands it the cycle's result.
@@ -195,6 +205,7 @@ struct ThreadTeam::WakeList {
 
   // Under the team mutex: w is asleep and gets its event; counted as waking until it runs.
   void add(Worker* w) {
+    w->waker_cpu = detail::current_cpu();
     if (!w->waking) {
       w->waking = true;
       polling_threads_waking_add();

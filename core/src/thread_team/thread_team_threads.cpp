@@ -34,10 +34,16 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
     return;
   }
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
+    // On the core of the thread that woke it (the scheduler may place a woken thread there), a poll
+    // would keep that thread, which sends the next event, off its core: sleep at once. The
+    // scheduler moves one of the two to an idle core soon (docs/thread-team.md, "Waiting").
+    const bool beside_waker = w.waker_cpu >= 0 && detail::current_cpu() == w.waker_cpu;
     lk.unlock();
     detail::PollClock::time_point poll_ended{};
     const detail::PollResult poll = detail::poll_until(
-        w.spin_budget, [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
+        beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
+        [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
+    if (poll == detail::PollResult::ready) give_caller_time_to_enqueue(w);
     lock_briefly_spinning(lk);
     // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
     // standing in): only the signal under the mutex counts, and the thread polls again for the next.
@@ -50,6 +56,22 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
                                                     : std::chrono::nanoseconds(0));
   }
   if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
+}
+
+// An activation seen while polling usually comes from start_cycle, with the caller's first
+// enqueue a moment later. Taking the mutex at once would only find the queue empty, park the thread
+// as Waiting and hold up that enqueue; so a polling thread first watches the queue for a moment
+// (at most 2 us, unlocked, a hint only) and then takes the mutex and finds the item.
+// Reads only the thread's own record: the team may be gone (see ~ThreadTeam).
+void ThreadTeam::give_caller_time_to_enqueue(const Worker& w) {
+  const std::atomic<std::size_t>& queued = *w.queued;
+  auto empty = [&queued] { return queued.load(std::memory_order_relaxed) == 0; };
+  if (w.signal.load(std::memory_order_relaxed) != Worker::activate || !empty()) return;
+  const auto deadline = detail::PollClock::now() + std::chrono::microseconds(2);
+  for (unsigned i = 1; empty() && w.signal.load(std::memory_order_relaxed) == Worker::activate; ++i) {
+    cpu_relax();
+    if ((i & 15U) == 0 && detail::PollClock::now() >= deadline) return;
+  }
 }
 
 // Sleeps until the thread has a signal, or is woken to poll. Returns whether it slept.
