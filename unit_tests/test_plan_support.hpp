@@ -132,6 +132,12 @@ class CellStamps {
   }
   long at(int action, int block, int cell) { return slot(action, block, cell).load(); }
   int repeats() const { return repeats_.load(); }
+  // Cells of some block that some action never stamped.
+  int missing() {
+    int n = 0;
+    for (const auto& s : stamp_) n += s.load() == 0 ? 1 : 0;
+    return n;
+  }
 
  private:
   std::atomic<long>& slot(int action, int block, int cell) {

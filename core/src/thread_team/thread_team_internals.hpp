@@ -151,20 +151,20 @@ class ThreadTeam::ItemRing {
   std::size_t size() const noexcept { return size_; }
   // The number of queued items, readable without the mutex (a hint, see park). Owned jointly with
   // the team's threads, which may read it after the team is gone (see ~ThreadTeam).
-  const std::shared_ptr<const std::atomic<std::size_t>>& size_hint() const noexcept { return shared_hint_; }
+  std::shared_ptr<const std::atomic<std::size_t>> size_hint() const { return size_hint_; }
 
   void push(std::shared_ptr<DataItem>&& item) {
     if (size_ == slots_.size()) grow();
     slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(item);
     ++size_;
-    size_hint_.store(size_, std::memory_order_relaxed);
+    size_hint_->store(size_, std::memory_order_relaxed);
   }
 
   std::shared_ptr<DataItem> pop() noexcept {
     std::shared_ptr<DataItem> item = std::move(slots_[head_]);
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
-    size_hint_.store(size_, std::memory_order_relaxed);
+    size_hint_->store(size_, std::memory_order_relaxed);
     return item;
   }
 
@@ -183,9 +183,7 @@ class ThreadTeam::ItemRing {
   std::vector<std::shared_ptr<DataItem>> slots_;
   std::size_t head_ = 0;
   std::size_t size_ = 0;
-  std::shared_ptr<std::atomic<std::size_t>> hint_ = std::make_shared<std::atomic<std::size_t>>(0);
-  std::atomic<std::size_t>& size_hint_ = *hint_;
-  std::shared_ptr<const std::atomic<std::size_t>> shared_hint_ = hint_;
+  std::shared_ptr<std::atomic<std::size_t>> size_hint_ = std::make_shared<std::atomic<std::size_t>>(0);
 };
 
 // The one caller blocked in wait(): the Idle transition hands it the cycle's result.
