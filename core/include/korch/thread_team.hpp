@@ -230,6 +230,7 @@ class ThreadTeam {
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
   bool sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);  // true: it slept
+  static void step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk);
   static void give_caller_time_to_enqueue(const Worker& w);
   void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
   Worker* take_parked_thread(TeamEvent& event);

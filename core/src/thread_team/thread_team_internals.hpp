@@ -9,6 +9,7 @@
 #include <korch/cpu_relax.hpp>
 
 #include "polling.hpp"
+#include "waker_core.hpp"
 
 #include <algorithm>
 #include <array>
@@ -133,6 +134,7 @@ struct ThreadTeam::Worker {
   bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
   int waker_cpu = -1;     // the core of the thread that last woke it (team mutex; see park)
+  detail::WakerCore waker_core;  // owned by the thread (see park)
   std::shared_ptr<const std::atomic<std::size_t>> queued;  // the queue's size hint (ItemRing::size_hint)
   std::condition_variable cv;
   // Released by the team's destructor when the thread is not waited for (the thread may end after

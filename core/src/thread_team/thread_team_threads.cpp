@@ -28,6 +28,7 @@ using detail::message_of;
 void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
   if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;
   w.parked = true;
+  step_off_waker_core(w, lk);
   if (options_.spin.count() == 0) {
     sleep_until_signalled(w, lk);
     if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
@@ -56,6 +57,17 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
                                                     : std::chrono::nanoseconds(0));
   }
   if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
+}
+
+// A thread that runs on the core of the thread that last woke it, when it goes to wait, moves to
+// another core (waker_core.hpp): woken there again, it would preempt that thread. Unlocks for the
+// move. Reads only the thread's own record: the team may be gone (see ~ThreadTeam).
+void ThreadTeam::step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk) {
+  const int waker_cpu = w.waker_cpu;
+  if (waker_cpu < 0 || detail::current_cpu() != waker_cpu) return;
+  lk.unlock();
+  w.waker_core.move_off(waker_cpu);
+  lock_briefly_spinning(lk);
 }
 
 // An activation seen while polling usually comes from start_cycle, with the caller's first
@@ -105,6 +117,7 @@ void ThreadTeam::worker_main(Worker& w, std::mutex& mutex) {
   detail::team_thread_index = w.index;
   // The mutex as the thread owns it: the team may be gone before the thread first runs.
   std::unique_lock<std::mutex> lk(mutex, std::defer_lock);
+  w.waker_core.attach();
   lock_briefly_spinning(lk);
   for (;;) {
     park(w, lk);  // Idle threads wait for activateThread, Waiting threads for transitionThread
