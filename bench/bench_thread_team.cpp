@@ -5,7 +5,8 @@
 //    then wait_for_all) and OpenMP tasks (one producer creating a task per item). Every peer gets the
 //    same items (std::shared_ptr<DataItem>, copied per item) and calls the same empty
 //    std::function<void(DataItem&)>; every peer has the producer thread plus T consumer threads.
-//  * latency of an empty cycle (start_cycle, close_queue, wait) and of a 1-item cycle.
+//  * latency of an empty cycle (start_cycle, close_queue, wait) and of a 1-item cycle (each
+//    measured over at least 0.2 s, see korch_cycles).
 //  * a 100-item no-op cycle with 1 and 10 threads.
 // Cycle latencies come with the share of cycles whose caller kept its core and their mean: on a
 // loaded machine the others include the time slices other programs took from the caller.
@@ -122,10 +123,14 @@ long caller_context_switches() {
   return -1;
 }
 
-// Per-cycle times (seconds) of `cycles` cycles of `n_items` no-op items; `kept_core` gets the
-// times of the cycles during which the caller was never switched out. On a loaded machine a cycle
-// whose caller lost its core to another program for a time slice costs milliseconds whatever the
-// runtime does: the two sets tell that apart from what the team's own hand-offs cost.
+// Per-cycle times (seconds) of at least `cycles` cycles of `n_items` no-op items, and of at least
+// min_measured_seconds of cycles: on a loaded machine the caller loses its core for a whole time
+// slice of another program now and then (milliseconds), and a mean over a span shorter than a few
+// slices would depend on whether one happened to fall into it. `kept_core` gets the times of the
+// cycles during which the caller was never switched out: the two sets tell the time slices that
+// other programs took apart from what the team's own hand-offs cost.
+constexpr double min_measured_seconds = 0.2;
+
 std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korch::TeamOptions options = {},
                                  std::vector<double>* kept_core = nullptr) {
   korch::ThreadTeam team("cycle", threads, options);
@@ -134,14 +139,17 @@ std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korc
   for (int i = 0; i < n_items; ++i) items.push_back(std::make_shared<BenchItem>());
   std::vector<double> times;
   times.reserve(cycles);
-  for (int c = 0; c < cycles + cycles / 10; ++c) {
+  const int warm_up = cycles / 10;
+  Clock::time_point measuring_since{};
+  for (int c = 0; c < warm_up + cycles || seconds_since(measuring_since) < min_measured_seconds; ++c) {
+    if (c == warm_up) measuring_since = Clock::now();
     const long switches = kept_core != nullptr ? caller_context_switches() : 0;
     const auto t0 = Clock::now();
     team.start_cycle(routine, threads);
     for (const auto& item : items) team.enqueue(item);
     team.close_queue();
     team.wait();
-    if (c < cycles / 10) continue;  // the first tenth warms up
+    if (c < warm_up) continue;
     times.push_back(seconds_since(t0));
     if (kept_core != nullptr && switches >= 0 && caller_context_switches() == switches) kept_core->push_back(times.back());
   }

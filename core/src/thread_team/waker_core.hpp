@@ -6,8 +6,13 @@
 // send the next event nor take the item itself in wait(), and each item costs two context switches
 // on one core while the other cores run other programs. Such a thread moves itself to another core
 // it may run on, before it polls or sleeps: its next wake-up then takes place there, and takes its
-// share of that core from whatever else runs on it.
+// share of that core from whatever else runs on it. The kernel chooses the core among those the
+// thread may run on (a rank bound to a socket stays on it); a thread that may run on one core only
+// stays. At most one move per millisecond: where the process's own threads outnumber the cores,
+// every core holds one of them, and moving more often would only shuffle them.
 #pragma once
+
+#include <chrono>
 
 #if defined(__linux__)
 #include <sched.h>
@@ -30,6 +35,9 @@ class WakerCore {
   bool move_off(int cpu) noexcept {
 #if defined(__linux__)
     if (!usable_ || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed_)) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_move_ < min_move_interval) return false;
+    last_move_ = now;
     cpu_set_t others = allowed_;
     CPU_CLR(cpu, &others);
     if (sched_setaffinity(0, sizeof others, &others) != 0) {
@@ -46,8 +54,10 @@ class WakerCore {
   }
 
  private:
+  static constexpr std::chrono::milliseconds min_move_interval{1};
 #if defined(__linux__)
   cpu_set_t allowed_{};
+  std::chrono::steady_clock::time_point last_move_{};
 #endif
   bool usable_ = false;
 };
