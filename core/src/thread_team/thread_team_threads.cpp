@@ -29,6 +29,8 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
   if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;
   w.parked = true;
   step_off_waker_core(w, lk);
+  // The mutex was released for the move: a parked thread is not waited for, so the team may be gone.
+  if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;
   if (options_.spin.count() == 0) {
     sleep_until_signalled(w, lk);
     if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
