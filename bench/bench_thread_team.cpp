@@ -131,30 +131,96 @@ long caller_context_switches() {
 // other programs took apart from what the team's own hand-offs cost.
 constexpr double min_measured_seconds = 0.2;
 
-std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korch::TeamOptions options = {},
-                                 std::vector<double>* kept_core = nullptr) {
-  korch::ThreadTeam team("cycle", threads, options);
-  const korch::ActionRoutine routine("empty", [](const korch::ActionContext&, DataItem& item) { empty_work(item); });
-  std::vector<std::shared_ptr<DataItem>> items;
-  for (int i = 0; i < n_items; ++i) items.push_back(std::make_shared<BenchItem>());
+template <class Cycle>
+std::vector<double> measure_cycles(int cycles, Cycle&& one_cycle, std::vector<double>* kept_core) {
   std::vector<double> times;
-  times.reserve(cycles);
+  times.reserve(static_cast<std::size_t>(cycles));
   const int warm_up = cycles / 10;
   Clock::time_point measuring_since{};
   for (int c = 0; c < warm_up + cycles || seconds_since(measuring_since) < min_measured_seconds; ++c) {
     if (c == warm_up) measuring_since = Clock::now();
     const long switches = kept_core != nullptr ? caller_context_switches() : 0;
     const auto t0 = Clock::now();
-    team.start_cycle(routine, threads);
-    for (const auto& item : items) team.enqueue(item);
-    team.close_queue();
-    team.wait();
+    one_cycle();
     if (c < warm_up) continue;
     times.push_back(seconds_since(t0));
     if (kept_core != nullptr && switches >= 0 && caller_context_switches() == switches) kept_core->push_back(times.back());
   }
   return times;
 }
+
+std::vector<std::shared_ptr<DataItem>> bench_items(int n) {
+  std::vector<std::shared_ptr<DataItem>> items;
+  for (int i = 0; i < n; ++i) items.push_back(std::make_shared<BenchItem>());
+  return items;
+}
+
+std::vector<double> korch_cycles(unsigned threads, int n_items, int cycles, korch::TeamOptions options = {},
+                                 std::vector<double>* kept_core = nullptr) {
+  korch::ThreadTeam team("cycle", threads, options);
+  const korch::ActionRoutine routine("empty", [](const korch::ActionContext&, DataItem& item) { empty_work(item); });
+  const std::vector<std::shared_ptr<DataItem>> items = bench_items(n_items);
+  return measure_cycles(
+      cycles,
+      [&] {
+        team.start_cycle(routine, threads);
+        for (const auto& item : items) team.enqueue(item);
+        team.close_queue();
+        team.wait();
+      },
+      kept_core);
+}
+
+// The peers' cycles, measured the same way. OpenMP: one parallel region of T + 1 threads lasts for
+// all cycles (its threads persist, as a team's do); in each cycle the producer creates the items as
+// tasks of a taskgroup and waits for them at its end.
+#if defined(KORCH_BENCH_HAVE_OPENMP)
+std::vector<double> openmp_cycles(unsigned threads, int n_items, int cycles, std::vector<double>* kept_core) {
+  const std::vector<std::shared_ptr<DataItem>> items = bench_items(n_items);
+  std::vector<double> times;
+#pragma omp parallel num_threads(threads + 1)
+#pragma omp single
+  times = measure_cycles(
+      cycles,
+      [&] {
+#pragma omp taskgroup
+        {
+          for (const auto& item : items) {
+            std::shared_ptr<DataItem> p = item;
+#pragma omp task firstprivate(p)
+            empty_work(*p);
+          }
+        }
+      },
+      kept_core);
+  return times;
+}
+#endif
+
+// oneTBB: the throughput peer's graph; a cycle puts the items and waits for the graph.
+#if defined(KORCH_BENCH_HAVE_TBB)
+std::vector<double> tbb_cycles(unsigned threads, int n_items, int cycles, std::vector<double>* kept_core) {
+  const std::vector<std::shared_ptr<DataItem>> items = bench_items(n_items);
+  tbb::task_arena arena(static_cast<int>(threads) + 1);
+  std::vector<double> times;
+  arena.execute([&] {
+    tbb::flow::graph g;
+    tbb::flow::function_node<std::shared_ptr<DataItem>, tbb::flow::continue_msg> node(
+        g, threads, [](const std::shared_ptr<DataItem>& item) {
+          empty_work(*item);
+          return tbb::flow::continue_msg();
+        });
+    times = measure_cycles(
+        cycles,
+        [&] {
+          for (const auto& item : items) node.try_put(item);
+          g.wait_for_all();
+        },
+        kept_core);
+  });
+  return times;
+}
+#endif
 
 double mean(const std::vector<double>& v) {
   double s = 0;
@@ -170,6 +236,27 @@ std::string kept_core_summary(const std::vector<double>& all, const std::vector<
                      median(kept) * 1e6);
 }
 
+// The same cycle run by the peers (T consumer threads besides the producer), printed below korch's.
+void print_peer_cycles([[maybe_unused]] unsigned threads, [[maybe_unused]] int n_items, [[maybe_unused]] int cycles) {
+  [[maybe_unused]] auto print = [&](const char* peer, const std::vector<double>& v, const std::vector<double>& kept) {
+    std::printf("  the same cycle, %s: median %7.2f us, mean %7.2f us%s\n", peer, median(v) * 1e6, mean(v) * 1e6,
+                kept_core_summary(v, kept).c_str());
+  };
+#if defined(KORCH_BENCH_HAVE_OPENMP)
+  {
+    std::vector<double> kept;
+    const std::vector<double> v = openmp_cycles(threads, n_items, cycles, &kept);
+    print("OpenMP tasks (a taskgroup per cycle)", v, kept);
+  }
+#endif
+#if defined(KORCH_BENCH_HAVE_TBB)
+  {
+    std::vector<double> kept;
+    const std::vector<double> v = tbb_cycles(threads, n_items, cycles, &kept);
+    print("oneTBB flow graph (wait_for_all per cycle)", v, kept);
+  }
+#endif
+}
 
 using Args = korch::bench::ThreadTeamBenchArgs;
 
@@ -258,6 +345,7 @@ int run(const Args& args) {
     std::printf("1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
                 "spin=0: median %.2f us%s\n",
                 median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6, kept_core_summary(one, one_kept).c_str());
+    print_peer_cycles(1, 1, cycles);
 
     const double reference_cycle_us[2] = {55, 237};
     const unsigned cycle_threads[2] = {1, 10};
@@ -269,6 +357,7 @@ int run(const Args& args) {
                   "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)%s\n",
                   cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
                   reference_cycle_us[c] / (median(v) * 1e6), kept_core_summary(v, kept).c_str());
+      print_peer_cycles(cycle_threads[c], 100, cycles / 4);
     }
   }
   return 0;
