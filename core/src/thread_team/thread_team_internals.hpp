@@ -203,13 +203,14 @@ struct ThreadTeam::WakeList {
   std::vector<Worker*> more;
   std::size_t n = 0;
 
-  // Under the team mutex: w is asleep and gets its event; counted as waking until it runs.
+  // Under the team mutex: w is asleep and gets its event; counted as waking until it runs. A thread
+  // that was notified and has not run yet is not notified again: it will look at its signal once it
+  // has the mutex, and a second notification would be a system call for nothing.
   void add(Worker* w) {
     w->waker_cpu = detail::current_cpu();
-    if (!w->waking) {
-      w->waking = true;
-      polling_threads_waking_add();
-    }
+    if (w->waking) return;
+    w->waking = true;
+    polling_threads_waking_add();
     if (n < few.size()) {
       few[n++] = w;
     } else {
