@@ -1,7 +1,7 @@
 // How team threads and callers in wait() poll before they sleep (docs/thread-team.md, "Waiting").
 //
 // Polling saves two context switches when the event comes within microseconds, and costs a core
-// while it lasts. Three rules keep it from hurting when cores are oversubscribed:
+// while it lasts. These rules keep it from hurting when cores are oversubscribed:
 //  * at most one poller per hardware thread in the process (PollingSlot); the others sleep at once;
 //  * a poller never calls sched_yield: on a loaded machine a yield hands the core to a CPU-bound
 //    thread for its whole time slice (milliseconds), far longer than the event takes to arrive;
@@ -10,7 +10,8 @@
 //  * a poller stops and sleeps while a team thread that was woken has not run yet: it may be
 //    waiting for this very core;
 //  * a team thread that runs on the core of the thread that last woke it does not poll: that
-//    thread was preempted by the wake-up or will be, and it is the one that sends the next event.
+//    thread was preempted by the wake-up or will be, and it is the one that sends the next event
+//    (it first tries to move to another core, waker_core.hpp).
 #pragma once
 
 #include <korch/cpu_relax.hpp>

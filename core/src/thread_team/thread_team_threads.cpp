@@ -37,9 +37,9 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
     return;
   }
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
-    // On the core of the thread that woke it (the scheduler may place a woken thread there), a poll
-    // would keep that thread, which sends the next event, off its core: sleep at once. The
-    // scheduler moves one of the two to an idle core soon (docs/thread-team.md, "Waiting").
+    // Still on the core of the thread that woke it (it may run on no other, or moved a moment ago):
+    // a poll would keep that thread, which sends the next event, off its core, so sleep at once
+    // (docs/thread-team.md, "Waiting").
     const bool beside_waker = w.waker_cpu >= 0 && detail::current_cpu() == w.waker_cpu;
     lk.unlock();
     detail::PollClock::time_point poll_ended{};
