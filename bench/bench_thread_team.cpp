@@ -74,9 +74,11 @@ double korch_throughput(const std::vector<std::shared_ptr<DataItem>>& items, uns
 }
 
 #if defined(KORCH_BENCH_HAVE_TBB)
-double tbb_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsigned threads, int reps) {
+// The oneTBB peer: in an arena of T + 1 threads, a function_node of concurrency T that does the
+// empty work; `use(graph, node)` feeds it.
+template <class Use>
+void with_tbb_node(unsigned threads, Use&& use) {
   tbb::task_arena arena(static_cast<int>(threads) + 1);
-  double best = 0;
   arena.execute([&] {
     tbb::flow::graph g;
     tbb::flow::function_node<std::shared_ptr<DataItem>, tbb::flow::continue_msg> node(
@@ -84,6 +86,13 @@ double tbb_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsig
           empty_work(*item);
           return tbb::flow::continue_msg();
         });
+    use(g, node);
+  });
+}
+
+double tbb_throughput(const std::vector<std::shared_ptr<DataItem>>& items, unsigned threads, int reps) {
+  double best = 0;
+  with_tbb_node(threads, [&](tbb::flow::graph& g, auto& node) {
     best = best_of(reps, [&] {
       const auto t0 = Clock::now();
       for (const auto& item : items) node.try_put(item);
@@ -201,15 +210,8 @@ std::vector<double> openmp_cycles(unsigned threads, int n_items, int cycles, std
 #if defined(KORCH_BENCH_HAVE_TBB)
 std::vector<double> tbb_cycles(unsigned threads, int n_items, int cycles, std::vector<double>* kept_core) {
   const std::vector<std::shared_ptr<DataItem>> items = bench_items(n_items);
-  tbb::task_arena arena(static_cast<int>(threads) + 1);
   std::vector<double> times;
-  arena.execute([&] {
-    tbb::flow::graph g;
-    tbb::flow::function_node<std::shared_ptr<DataItem>, tbb::flow::continue_msg> node(
-        g, threads, [](const std::shared_ptr<DataItem>& item) {
-          empty_work(*item);
-          return tbb::flow::continue_msg();
-        });
+  with_tbb_node(threads, [&](tbb::flow::graph& g, auto& node) {
     times = measure_cycles(
         cycles,
         [&] {
