@@ -548,7 +548,9 @@ inline take_parked_thread(t) {
      :: true  /* or every Waiting thread is still polling */
      fi;
      if
-     :: me == NONE && transitions_in_flight[t] > 0 && n_computing[t] == 0 ->  /* a transition not yet received */
+     /* An event not yet received: the code takes it when no thread computes, or at any time from a
+        thread that leaves it to the caller (its core is contended); the model allows it always. */
+     :: me == NONE && transitions_in_flight[t] > 0 ->  /* a transition not yet received */
         if
         :: sig[W(t, 0)] == SIG_TRANS -> me = W(t, 0)
         :: sig[W(t, 1)] == SIG_TRANS -> me = W(t, 1)
@@ -558,7 +560,7 @@ inline take_parked_thread(t) {
      :: true  /* or that thread is already running */
      fi;
      if
-     :: me == NONE && n_to_activate[t] > 0 && n_computing[t] == 0 ->  /* an activation not yet received */
+     :: me == NONE && n_to_activate[t] > 0 ->  /* an activation not yet received */
         if
         :: sig[W(t, 0)] == SIG_ACT -> me = W(t, 0)
         :: sig[W(t, 1)] == SIG_ACT -> me = W(t, 1)

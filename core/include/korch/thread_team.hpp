@@ -232,8 +232,10 @@ class ThreadTeam {
   bool sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);  // true: it slept
   static void step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk);
   static void give_caller_time_to_enqueue(const Worker& w);
+  bool leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk);
   void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
   Worker* take_parked_thread(TeamEvent& event);
+  bool receive_in_place_of(Worker& w, TeamEvent& event);
   Worker* join_in_place_of_idle_thread(TeamEvent& event);
   void activate(unsigned n, WakeList& wake);
   void receive_activations_in_place();

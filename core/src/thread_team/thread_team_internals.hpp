@@ -8,6 +8,7 @@
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/cpu_relax.hpp>
 
+#include "core_contention.hpp"
 #include "polling.hpp"
 #include "waker_core.hpp"
 
@@ -133,7 +134,10 @@ struct ThreadTeam::Worker {
   // (team mutex).
   bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
+  bool leaving_event = false;  // leaves its event to the caller for a moment (team mutex; see park)
   int waker_cpu = -1;     // the core of the thread that last woke it (team mutex; see park)
+  detail::PollClock::time_point notified_at{};  // when it was last notified (team mutex)
+  detail::CoreContention contention;            // owned by the thread (see park)
   detail::WakerCore waker_core;  // owned by the thread (see park)
   std::shared_ptr<const std::atomic<std::size_t>> queued;  // the queue's size hint (ItemRing::size_hint)
   std::condition_variable cv;
@@ -210,6 +214,7 @@ struct ThreadTeam::WakeList {
     w->waker_cpu = detail::current_cpu();
     if (w->waking) return;
     w->waking = true;
+    w->notified_at = detail::PollClock::now();
     polling_threads_waking_add();
     if (n < few.size()) {
       few[n++] = w;

@@ -36,29 +36,65 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
     if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
     return;
   }
-  while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
-    // Still on the core of the thread that woke it (it may run on no other, or moved a moment ago):
-    // a poll would keep that thread, which sends the next event, off its core, so sleep at once
-    // (docs/thread-team.md, "Waiting").
-    const bool beside_waker = w.waker_cpu >= 0 && detail::current_cpu() == w.waker_cpu;
-    lk.unlock();
-    detail::PollClock::time_point poll_ended{};
-    const detail::PollResult poll = detail::poll_until(
-        beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
-        [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
-    if (poll == detail::PollResult::ready) give_caller_time_to_enqueue(w);
-    lock_briefly_spinning(lk);
-    // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
-    // standing in): only the signal under the mutex counts, and the thread polls again for the next.
-    if (poll == detail::PollResult::ready && w.signal.load(std::memory_order_relaxed) == Worker::none) continue;
-    const bool slept = sleep_until_signalled(w, lk);
-    if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;  // the team may be gone
-    w.spin_budget = detail::next_spin_budget(
-        w.spin_budget, options_.spin, poll,
-        slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
-                                                    : std::chrono::nanoseconds(0));
-  }
+  do {
+    while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
+      // Still on the core of the thread that woke it (it may run on no other, or moved a moment
+      // ago): a poll would keep that thread, which sends the next event, off its core, so sleep at
+      // once (docs/thread-team.md, "Waiting").
+      const bool beside_waker = w.waker_cpu >= 0 && detail::current_cpu() == w.waker_cpu;
+      lk.unlock();
+      detail::PollClock::time_point poll_ended{};
+      const detail::PollResult poll = detail::poll_until(
+          beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
+          [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
+      if (poll == detail::PollResult::descheduled) w.contention.note_descheduled_poll(poll_ended);
+      if (poll == detail::PollResult::ready) give_caller_time_to_enqueue(w);
+      lock_briefly_spinning(lk);
+      // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
+      // standing in): only the signal under the mutex counts, and the thread polls again for the next.
+      if (poll == detail::PollResult::ready && w.signal.load(std::memory_order_relaxed) == Worker::none) continue;
+      const bool slept = sleep_until_signalled(w, lk);
+      if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;  // the team may be gone
+      w.spin_budget = detail::next_spin_budget(
+          w.spin_budget, options_.spin, poll,
+          slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
+                                                      : std::chrono::nanoseconds(0));
+    }
+  } while (leave_event_to_caller(w, lk));
   if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
+}
+
+// With its event in hand (under the mutex, not yet received): on a contended core the thread first
+// leaves the event for a moment to the caller that feeds the team, which takes it in wait() and runs
+// the items on its own core (docs/thread-team.md, "Leave the event to the caller"). A thread that
+// ran them there would be preempted by the other threads of its core now and then while the cycle
+// waits for it. The caller takes its place, so the cycle keeps the number of threads it was given;
+// not where the caller would join the cycle beside it. Only for a team fed by the caller directly,
+// while no caller waits yet (one that waits already has had its chance) and items are queued; at
+// most one poll window
+// (TeamOptions::spin) long, after which the thread takes the event itself. Returns true when the
+// event was taken meanwhile: the thread parks again. Unlocks for the poll: the team may be gone
+// afterwards (see ~ThreadTeam), which the caller checks.
+bool ThreadTeam::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk) {
+  const int event = w.signal.load(std::memory_order_relaxed);
+  if (event != Worker::activate && event != Worker::transition) return false;
+  // A caller that joins the cycle (TeamOptions::waiter_joins) works beside this thread, not instead of it.
+  const bool caller_joins = options_.waiter_joins && thread_publishers_.empty() && !idle_parked_.empty();
+  if (!options_.waiter_works || waiter_ != nullptr || !work_publishers_.empty() || caller_joins ||
+      queue_->empty() || (mode_ != TeamMode::RunningOpen && mode_ != TeamMode::RunningClosed)) {
+    return false;
+  }
+  if (!w.contention.contended(detail::PollClock::now())) return false;
+  const std::chrono::nanoseconds window = options_.spin;
+  w.leaving_event = true;
+  lk.unlock();
+  detail::PollClock::time_point poll_ended{};
+  const detail::PollResult poll = detail::poll_until(
+      window, [&w, event] { return w.signal.load(std::memory_order_acquire) != event; }, &poll_ended);
+  if (poll == detail::PollResult::descheduled) w.contention.note_descheduled_poll(poll_ended);
+  lock_briefly_spinning(lk);
+  w.leaving_event = false;
+  return w.signal.load(std::memory_order_relaxed) == Worker::none;
 }
 
 // A thread that runs on the core of the thread that last woke it, when it goes to wait, moves to
@@ -104,6 +140,7 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
     }
     if (w.waking) {  // running again (even if its event was taken back meanwhile)
       w.waking = false;
+      w.contention.note_wakeup(w.notified_at, detail::PollClock::now());
       detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
       count_threads(&CycleReport::wakeups, 1);
       if (options_.spin.count() > 0) break;  // back to polling (see park)

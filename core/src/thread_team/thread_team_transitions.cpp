@@ -75,7 +75,8 @@ void ThreadTeam::receive_activations_in_place() {
 // item and goes Idle. A parked thread would only take the mutex for that (a sleeping one be woken
 // for it), and the cycle would end only once the scheduler has run it; so
 // receive_transitions_in_place makes the transition for it (also for a sleeping one whose
-// transitionThread is still in flight), and it polls or sleeps on. Not when going Idle does more:
+// transitionThread is still in flight, or one that leaves it to the caller, see park), and it polls
+// or sleeps on. Not when going Idle does more:
 // with a thread subscriber (the thread is forwarded) or an end-of-cycle step (the last computing
 // thread runs it).
 // A team that polls (spin > 0) and has none of them polling still has one woken, unless one is
@@ -97,7 +98,7 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
   if (!in_place) return;
   if (transitions_in_flight_ > 0) {
     for (auto& w : workers_) {
-      if (w->sleeping && w->signal.load(std::memory_order_relaxed) == Worker::transition) {
+      if ((w->sleeping || w->leaving_event) && w->signal.load(std::memory_order_relaxed) == Worker::transition) {
         w->signal.store(Worker::none, std::memory_order_relaxed);  // if notified, it finds none and parks again
         --transitions_in_flight_;
         waiting_in_place_.push_back(w.get());

@@ -133,17 +133,18 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
     event = TeamEvent::transition_thread;
     return w;
   }
+  // A thread that leaves its event to the caller (its core is contended) gives it up.
+  for (const auto& w : workers_) {
+    if (w->leaving_event && receive_in_place_of(*w, event)) return w.get();
+  }
   // A thread was already sent its event: taking its place wastes that hand-off, so only when no
   // thread of the cycle is computing, i.e. nothing would move until that thread gets going.
   if (n_computing_ > 0) return nullptr;
   if (transitions_in_flight_ > 0) {
     for (const auto& w : workers_) {
-      if (w->signal.load(std::memory_order_relaxed) != Worker::transition) continue;
-      w->signal.store(Worker::none, std::memory_order_relaxed);
-      --transitions_in_flight_;
-      --n_waiting_;
-      event = TeamEvent::transition_thread;
-      return w.get();
+      if (w->signal.load(std::memory_order_relaxed) == Worker::transition && receive_in_place_of(*w, event)) {
+        return w.get();
+      }
     }
   }
   if (n_to_activate_ == 0) return nullptr;
@@ -154,11 +155,27 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
     if (w->sleeping) break;  // best: one that was never woken
   }
   if (pending == nullptr) return nullptr;
-  pending->signal.store(Worker::none, std::memory_order_relaxed);
-  --n_to_activate_;
-  --n_idle_;
-  event = TeamEvent::activate_thread;
+  receive_in_place_of(*pending, event);
   return pending;
+}
+
+// Takes the transitionThread or activateThread sent to `w` and not yet received by it, as the
+// thread would receive it; false when `w` has none.
+bool ThreadTeam::receive_in_place_of(Worker& w, TeamEvent& event) {
+  const int signal = w.signal.load(std::memory_order_relaxed);
+  if (signal == Worker::transition) {
+    --transitions_in_flight_;
+    --n_waiting_;
+    event = TeamEvent::transition_thread;
+  } else if (signal == Worker::activate) {
+    --n_to_activate_;
+    --n_idle_;
+    event = TeamEvent::activate_thread;
+  } else {
+    return false;
+  }
+  w.signal.store(Worker::none, std::memory_order_relaxed);
+  return true;
 }
 
 // TeamOptions::waiter_joins: the caller activates one more Idle thread (as increase_thread_count(1)

@@ -1,0 +1,128 @@
+// ThreadTeam on a contended core (core_contention.hpp, docs/thread-team.md, "Leave the event to the
+// caller"): a team thread that shares its core with a busy thread first leaves its event to the
+// caller that feeds the team. The evidence must come and go as documented, and leaving the event
+// must never keep items from running when no caller comes to wait().
+#include "core_contention.hpp"
+
+#include "test_thread_team_support.hpp"
+
+#include <korch/thread_team.hpp>
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+using namespace korch;
+using namespace korch::test;
+using korch::detail::CoreContention;
+using korch::detail::PollClock;
+using namespace std::chrono_literals;
+
+TEST_CASE("A core counts as contended after a slow wake-up or a descheduled poll, and free again later") {
+  const PollClock::time_point t0 = PollClock::now();
+  CoreContention c;
+  CHECK_FALSE(c.contended(t0));
+  c.note_wakeup(t0, t0 + 50us);  // a prompt wake-up (a halted virtual core included) is no evidence
+  CHECK_FALSE(c.contended(t0 + 60us));
+  c.note_wakeup(t0, t0 + 1ms);
+  CHECK(c.contended(t0 + 2ms));
+  CHECK(c.contended(t0 + 40ms));
+  CHECK_FALSE(c.contended(t0 + 1ms + 60ms));
+
+  CoreContention d;
+  d.note_descheduled_poll(t0);
+  CHECK(d.contended(t0 + 10ms));
+  CHECK_FALSE(d.contended(t0 + 60ms));
+}
+
+#if defined(__linux__)
+namespace {
+
+cpu_set_t only(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return one;
+}
+
+// A thread that spins on one core for as long as it lives.
+class Spinner {
+ public:
+  explicit Spinner(int cpu)
+      : thread_([this, cpu] {
+          const cpu_set_t one = only(cpu);
+          pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+          while (!stop_.load(std::memory_order_relaxed)) {
+          }
+        }) {}
+  ~Spinner() {
+    stop_ = true;
+    thread_.join();
+  }
+  Spinner(const Spinner&) = delete;
+  Spinner& operator=(const Spinner&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("A team thread on a busy core runs the items itself when no caller comes to wait()") {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  int busy_cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE && busy_cpu < 0; ++c) {
+    if (CPU_ISSET(c, &allowed)) busy_cpu = c;
+  }
+  REQUIRE(busy_cpu >= 0);
+  // The team is created on a thread allowed that one core only: its thread inherits that and shares
+  // the core with the spinner. The caller runs wherever it may.
+  const Spinner spinner(busy_cpu);
+  std::unique_ptr<ThreadTeam> team;
+  std::thread creator([&] {
+    const cpu_set_t one = only(busy_cpu);
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+    team = std::make_unique<ThreadTeam>("contended", 1);
+  });
+  creator.join();
+  std::atomic<int> calls{0};
+  const ActionRoutine routine = counting_routine(calls);
+  std::vector<std::shared_ptr<CountedItem>> items;
+  // Long enough for several scheduler time slices: the evidence is what the thread sees of them.
+  const auto until = std::chrono::steady_clock::now() + 500ms;
+  for (int round = 0; round < 40 || std::chrono::steady_clock::now() < until; ++round) {
+    // Cycles the caller waits for: the thread gathers its evidence; every item runs once.
+    for (int c = 0; c < 20; ++c) {
+      items.clear();
+      team->start_cycle(routine, 1);
+      for (int i = 0; i < 5; ++i) {
+        items.push_back(item(i));
+        team->enqueue(items.back());
+      }
+      team->close_queue();
+      watched_wait(*team);
+      for (const auto& it : items) CHECK(it->hits[0].load() == 1);
+    }
+    // A cycle whose caller does not wait: the thread must take its event after a moment.
+    const int before = calls.load();
+    team->start_cycle(routine, 1);
+    for (int i = 0; i < 3; ++i) team->enqueue(item(i));
+    CHECK(eventually([&] { return calls.load() == before + 3; }));
+    team->close_queue();
+    watched_wait(*team);
+  }
+  team.reset();
+}
+#endif
