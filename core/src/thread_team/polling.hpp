@@ -11,7 +11,9 @@
 //    waiting for this very core;
 //  * a team thread that runs on the core of the thread that last woke it does not poll: that
 //    thread was preempted by the wake-up or will be, and it is the one that sends the next event
-//    (it first tries to move to another core, waker_core.hpp).
+//    (it first tries to move to another core, waker_core.hpp);
+//  * a team thread whose own polls or wake-ups show its core contended leaves its event for one
+//    poll window to the caller that feeds the team (core_contention.hpp).
 #pragma once
 
 #include <korch/cpu_relax.hpp>
