@@ -129,7 +129,9 @@ struct TeamOptions {
   // the window. At most one thread per hardware thread polls at a time in the whole process (team
   // threads and callers in wait()); the others sleep at once. Each waiter adapts its own poll within
   // this limit: shorter after polls that were descheduled (oversubscribed cores) or that waited in
-  // vain, longer again while events come quickly. 0: always sleep at once.
+  // vain, longer again while events come quickly. A thread whose core is contended also leaves an
+  // event it receives this long to a caller that will take it in wait() (docs/thread-team.md,
+  // "Waiting"). 0: always sleep at once, and never leave an event.
   std::chrono::microseconds spin{20};
   // Whether a caller blocked in wait() runs queued items of the cycle itself, in place of a
   // thread of the cycle that sleeps (it runs with that thread's index and instances, so routines
