@@ -235,6 +235,7 @@ class ThreadTeam {
   static void step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk);
   static void give_caller_time_to_enqueue(const Worker& w);
   bool leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk);
+  static bool caller_takes_event(Worker& w, std::chrono::nanoseconds window);
   void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
   Worker* take_parked_thread(TeamEvent& event);
   bool receive_in_place_of(Worker& w, TeamEvent& event);

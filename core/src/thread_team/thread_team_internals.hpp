@@ -135,6 +135,8 @@ struct ThreadTeam::Worker {
   bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
   bool leaving_event = false;  // leaves its event to the caller for a moment (team mutex; see park)
+  bool caller_took_left_event = false;  // the last event it left was taken (owned by the thread)
+  bool event_left_unlocked = false;     // the event in hand was left before the mutex (owned by the thread)
   int waker_cpu = -1;     // the core of the thread that last woke it (team mutex; see park)
   detail::PollClock::time_point notified_at{};  // when it was last notified (team mutex)
   detail::CoreContention contention;            // owned by the thread (see park)

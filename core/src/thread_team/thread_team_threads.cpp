@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace korch {
@@ -42,13 +43,23 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
       // ago): a poll would keep that thread, which sends the next event, off its core, so sleep at
       // once (docs/thread-team.md, "Waiting").
       const bool beside_waker = w.waker_cpu >= 0 && detail::current_cpu() == w.waker_cpu;
+      const std::chrono::nanoseconds leave_window = options_.spin;
       lk.unlock();
       detail::PollClock::time_point poll_ended{};
-      const detail::PollResult poll = detail::poll_until(
-          beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
-          [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
-      if (poll == detail::PollResult::descheduled) w.contention.note_descheduled_poll(poll_ended);
-      if (poll == detail::PollResult::ready) give_caller_time_to_enqueue(w);
+      detail::PollResult poll;
+      for (;;) {
+        w.event_left_unlocked = false;
+        poll = detail::poll_until(beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
+                                  [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; },
+                                  &poll_ended);
+        if (poll == detail::PollResult::descheduled) w.contention.note_descheduled_poll(poll_ended);
+        if (poll != detail::PollResult::ready) break;
+        give_caller_time_to_enqueue(w);
+        // The caller took the last event this thread left it: on a contended core, leave this one
+        // too before taking the mutex at all (see leave_event_to_caller), and poll on if it is taken.
+        w.event_left_unlocked = w.caller_took_left_event && w.contention.contended(detail::PollClock::now());
+        if (!w.event_left_unlocked || !caller_takes_event(w, leave_window)) break;
+      }
       lock_briefly_spinning(lk);
       // The signal seen while polling may have been taken back meanwhile (finish_cycle, a caller
       // standing in): only the signal under the mutex counts, and the thread polls again for the next.
@@ -71,30 +82,45 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
 // waits for it. The caller takes its place, so the cycle keeps the number of threads it was given;
 // not where the caller would join the cycle beside it. Only for a team fed by the caller directly,
 // while no caller waits yet (one that waits already has had its chance) and items are queued; at
-// most one poll window
-// (TeamOptions::spin) long, after which the thread takes the event itself. Returns true when the
-// event was taken meanwhile: the thread parks again. Unlocks for the poll: the team may be gone
-// afterwards (see ~ThreadTeam), which the caller checks.
+// most one poll window (TeamOptions::spin) long, after which the thread takes the event itself.
+// While the caller keeps taking the events a thread leaves, the thread leaves the next one already
+// when its poll sees it, before it takes the mutex (park): it then costs the caller no turn at the
+// mutex at all. Returns true when the event was taken meanwhile: the thread parks again. Unlocks
+// for the poll: the team may be gone afterwards (see ~ThreadTeam), which the caller checks.
 bool ThreadTeam::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk) {
+  const bool left_already = std::exchange(w.event_left_unlocked, false);
   const int event = w.signal.load(std::memory_order_relaxed);
   if (event != Worker::activate && event != Worker::transition) return false;
   // A caller that joins the cycle (TeamOptions::waiter_joins) works beside this thread, not instead of it.
   const bool caller_joins = options_.waiter_joins && thread_publishers_.empty() && !idle_parked_.empty();
-  if (!options_.waiter_works || waiter_ != nullptr || !work_publishers_.empty() || caller_joins ||
-      queue_->empty() || (mode_ != TeamMode::RunningOpen && mode_ != TeamMode::RunningClosed)) {
+  const bool caller_may_take = options_.waiter_works && waiter_ == nullptr && work_publishers_.empty() &&
+                               !caller_joins && !queue_->empty() &&
+                               (mode_ == TeamMode::RunningOpen || mode_ == TeamMode::RunningClosed);
+  // Left already before the mutex (and not taken within the window), or not to be left.
+  if (left_already || !caller_may_take || !w.contention.contended(detail::PollClock::now())) {
+    w.caller_took_left_event = false;
     return false;
   }
-  if (!w.contention.contended(detail::PollClock::now())) return false;
   const std::chrono::nanoseconds window = options_.spin;
   w.leaving_event = true;
   lk.unlock();
+  caller_takes_event(w, window);
+  lock_briefly_spinning(lk);
+  w.leaving_event = false;
+  w.caller_took_left_event = w.signal.load(std::memory_order_relaxed) == Worker::none;
+  return w.caller_took_left_event;
+}
+
+// Unlocked: polls for at most `window` for the thread's event (activateThread or transitionThread)
+// to be taken by a caller in wait(). Returns whether it was. Reads only the thread's own record.
+bool ThreadTeam::caller_takes_event(Worker& w, std::chrono::nanoseconds window) {
+  const int event = w.signal.load(std::memory_order_acquire);
+  if (event != Worker::activate && event != Worker::transition) return false;
   detail::PollClock::time_point poll_ended{};
   const detail::PollResult poll = detail::poll_until(
       window, [&w, event] { return w.signal.load(std::memory_order_acquire) != event; }, &poll_ended);
   if (poll == detail::PollResult::descheduled) w.contention.note_descheduled_poll(poll_ended);
-  lock_briefly_spinning(lk);
-  w.leaving_event = false;
-  return w.signal.load(std::memory_order_relaxed) == Worker::none;
+  return w.signal.load(std::memory_order_acquire) == Worker::none;
 }
 
 // A thread that runs on the core of the thread that last woke it, when it goes to wait, moves to
