@@ -144,6 +144,14 @@ struct TeamOptions {
   // for a team with thread publishers, whose threads must find the team's Idle threads free (Req
   // ThreadBalance).
   bool waiter_joins = false;
+  // On a contended core, the longest a team thread that a caller in wait() could replace sleeps
+  // before it looks for an event nobody woke it for. While it sleeps this way, events sent to it
+  // come without a wake-up (a system call for the sender, and on a busy machine a preemption): the
+  // caller takes them in wait(), or the thread finds them when its sleep ends. Items of a caller that
+  // does not come to wait() thus start at most this much later, only while the core is contended,
+  // where a wake-up itself takes about as long (docs/thread-team.md, "Nap on a contended core").
+  // Not for teams fed by other teams or with waiter_works off or waiter_joins on. 0: always woken.
+  std::chrono::microseconds contended_nap{1000};
 };
 
 class ThreadTeam {
@@ -232,6 +240,7 @@ class ThreadTeam {
   void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
   void park(Worker& w, std::unique_lock<std::mutex>& lk);
   bool sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);  // true: it slept
+  bool may_nap(const Worker& w) const;
   static void step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk);
   static void give_caller_time_to_enqueue(const Worker& w);
   bool leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk);

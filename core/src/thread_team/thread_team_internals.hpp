@@ -134,6 +134,9 @@ struct ThreadTeam::Worker {
   // (team mutex).
   bool parked = true;
   bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
+  // Sleeps for at most TeamOptions::contended_nap: events reach it without a notify (team mutex).
+  bool napping = false;
+  unsigned naps_in_vain = 0;  // naps in a row that ended with no event and no new cycle (owned by the thread)
   bool leaving_event = false;  // leaves its event to the caller for a moment (team mutex; see park)
   bool caller_took_left_event = false;  // the last event it left was taken (owned by the thread)
   bool event_left_unlocked = false;     // the event in hand was left before the mutex (owned by the thread)
@@ -211,8 +214,10 @@ struct ThreadTeam::WakeList {
 
   // Under the team mutex: w is asleep and gets its event; counted as waking until it runs. A thread
   // that was notified and has not run yet is not notified again: it will look at its signal once it
-  // has the mutex, and a second notification would be a system call for nothing.
+  // has the mutex, and a second notification would be a system call for nothing. Nor is a napping
+  // thread (see ThreadTeam::may_nap).
   void add(Worker* w) {
+    if (w->napping) return;  // it looks for its event when the nap ends, if the caller has not taken it
     w->waker_cpu = detail::current_cpu();
     if (w->waking) return;
     w->waking = true;

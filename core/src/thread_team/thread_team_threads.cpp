@@ -150,12 +150,41 @@ void ThreadTeam::give_caller_time_to_enqueue(const Worker& w) {
   }
 }
 
+// Naps in a row that find no event and no new cycle before a thread sleeps until it is woken: the
+// team's caller has stopped starting cycles, and a nap costs a scheduling round each time.
+constexpr unsigned max_naps_in_vain = 16;
+
+// Whether the thread, about to sleep, naps instead (TeamOptions::contended_nap, docs/thread-team.md,
+// "Nap on a contended core"): its core is contended, and a caller in wait() can take its events.
+// A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again.
+bool ThreadTeam::may_nap(const Worker& w) const {
+  return options_.contended_nap.count() > 0 && options_.waiter_works && !options_.waiter_joins &&
+         work_publishers_.empty() && w.naps_in_vain < max_naps_in_vain &&
+         w.contention.contended(detail::PollClock::now());
+}
+
 // Sleeps until the thread has a signal, or is woken to poll. Returns whether it slept.
 bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
   bool slept = false;
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
     w.sleeping = true;
     slept = true;
+    if (may_nap(w)) {
+      // Events sent meanwhile come without a notify; only the destructor's terminate wakes it.
+      const std::uint64_t cycle = cycle_;
+      const auto nap_end = detail::PollClock::now() + options_.contended_nap;
+      w.napping = true;
+      const bool slept_out = w.cv.wait_until(lk, nap_end) == std::cv_status::timeout;
+      w.napping = false;
+      w.sleeping = false;
+      const int signal = w.signal.load(std::memory_order_relaxed);
+      if (signal == Worker::terminate) return slept;  // the team may be gone
+      // A nap that ran late ended on a core still contended: evidence as a late wake-up is.
+      if (slept_out) w.contention.note_wakeup(nap_end, detail::PollClock::now());
+      w.naps_in_vain = signal == Worker::none && cycle_ == cycle ? w.naps_in_vain + 1 : 0;
+      continue;
+    }
+    w.naps_in_vain = 0;
     w.cv.wait(lk);
     w.sleeping = false;
     // A thread parked when the team was destroyed is not waited for (~ThreadTeam): from here on
