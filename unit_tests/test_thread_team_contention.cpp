@@ -126,3 +126,56 @@ TEST_CASE("A team thread on a busy core runs the items itself when no caller com
   team.reset();
 }
 #endif
+
+#if defined(__linux__)
+TEST_CASE("A team thread that naps on a busy core still runs the items of a caller that does not wait, and "
+          "its team is destroyed without waiting for the nap") {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  int busy_cpu = -1;
+  for (int c = 0; c < CPU_SETSIZE && busy_cpu < 0; ++c) {
+    if (CPU_ISSET(c, &allowed)) busy_cpu = c;
+  }
+  REQUIRE(busy_cpu >= 0);
+  const Spinner spinner(busy_cpu);
+  TeamOptions options;
+  options.contended_nap = 100ms;  // long, so that a nap that ignored its events would show
+  std::unique_ptr<ThreadTeam> team;
+  std::thread creator([&] {
+    const cpu_set_t one = only(busy_cpu);
+    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
+    team = std::make_unique<ThreadTeam>("napping", 2, options);
+  });
+  creator.join();
+  std::atomic<int> calls{0};
+  const ActionRoutine routine = counting_routine(calls);
+  const auto until = std::chrono::steady_clock::now() + 300ms;
+  for (int round = 0; round < 10 || std::chrono::steady_clock::now() < until; ++round) {
+    // Cycles the caller waits for: the threads gather evidence and nap; the caller takes their events.
+    for (int c = 0; c < 20; ++c) {
+      std::vector<std::shared_ptr<CountedItem>> items;
+      team->start_cycle(routine, 2);
+      for (int i = 0; i < 7; ++i) {
+        items.push_back(item(i));
+        team->enqueue(items.back());
+      }
+      team->close_queue();
+      watched_wait(*team);
+      for (const auto& it : items) CHECK(it->hits[0].load() == 1);
+    }
+    // No caller in wait(): the napping threads find the items when their naps end.
+    const int before = calls.load();
+    const auto t0 = std::chrono::steady_clock::now();
+    team->start_cycle(routine, 2);
+    for (int i = 0; i < 3; ++i) team->enqueue(item(i));
+    CHECK(eventually([&] { return calls.load() == before + 3; }));
+    CHECK(std::chrono::steady_clock::now() - t0 < 2s);  // a nap or two, not a lost event
+    team->close_queue();
+    watched_wait(*team);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  team.reset();  // its threads nap: the terminate signal wakes them, the destructor does not wait
+  CHECK(std::chrono::steady_clock::now() - t0 < 100ms);
+}
+#endif

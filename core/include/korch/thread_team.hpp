@@ -147,10 +147,11 @@ struct TeamOptions {
   // On a contended core, the longest a team thread that a caller in wait() could replace sleeps
   // before it looks for an event nobody woke it for. While it sleeps this way, events sent to it
   // come without a wake-up (a system call for the sender, and on a busy machine a preemption): the
-  // caller takes them in wait(), or the thread finds them when its sleep ends. Items of a caller that
-  // does not come to wait() thus start at most this much later, only while the core is contended,
-  // where a wake-up itself takes about as long (docs/thread-team.md, "Nap on a contended core").
-  // Not for teams fed by other teams or with waiter_works off or waiter_joins on. 0: always woken.
+  // caller takes them in wait(), the sender notifies them once it blocks itself, or the thread
+  // finds them when its sleep ends. Items of a sender that goes on running its own code thus start
+  // at most this much later, only while the core is contended, where a wake-up itself takes about
+  // as long (docs/thread-team.md, "Nap on a contended core"). Not for teams fed by other teams or
+  // with thread publishers, nor with waiter_works off or waiter_joins on. 0: always woken.
   std::chrono::microseconds contended_nap{1000};
 };
 

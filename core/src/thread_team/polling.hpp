@@ -13,7 +13,8 @@
 //    thread was preempted by the wake-up or will be, and it is the one that sends the next event
 //    (it first tries to move to another core, waker_core.hpp);
 //  * a team thread whose own polls or wake-ups show its core contended leaves its event for one
-//    poll window to the caller that feeds the team (core_contention.hpp).
+//    poll window to the caller that feeds the team (core_contention.hpp), and naps instead of
+//    sleeping until woken: events reach it without a notify (ThreadTeam::may_nap).
 #pragma once
 
 #include <korch/cpu_relax.hpp>

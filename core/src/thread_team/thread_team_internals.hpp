@@ -118,7 +118,7 @@ inline std::string message_of(const std::exception_ptr& error) {
 
 }  // namespace detail
 
-struct ThreadTeam::Worker {
+struct ThreadTeam::Worker : std::enable_shared_from_this<ThreadTeam::Worker> {
   enum Signal : int { none = 0, activate = 1, transition = 2, terminate = 3 };
 
   Worker(unsigned i, std::chrono::nanoseconds spin) : index(i), spin_budget(spin) {}
@@ -217,7 +217,10 @@ struct ThreadTeam::WakeList {
   // has the mutex, and a second notification would be a system call for nothing. Nor is a napping
   // thread (see ThreadTeam::may_nap).
   void add(Worker* w) {
-    if (w->napping) return;  // it looks for its event when the nap ends, if the caller has not taken it
+    if (w->napping) {  // no notify now: see notify_unnotified
+      remember_unnotified(*w);
+      return;
+    }
     w->waker_cpu = detail::current_cpu();
     if (w->waking) return;
     w->waking = true;
@@ -233,6 +236,33 @@ struct ThreadTeam::WakeList {
     for (std::size_t i = 0; i < n; ++i) few[i]->cv.notify_one();
     for (Worker* w : more) w->cv.notify_one();
   }
+
+  // Napping threads this thread sent an event without a notify (docs/thread-team.md, "Nap on a
+  // contended core"). The sender notifies them when it is about to block itself (a caller in wait(),
+  // a team thread going to sleep) and their events are still there with items queued: a caller that
+  // waits for another team first does not leave these items to the end of a nap. Per sending thread.
+  static std::vector<std::shared_ptr<Worker>>& unnotified() {
+    thread_local std::vector<std::shared_ptr<Worker>> workers;
+    return workers;
+  }
+  static void notify_unnotified() {
+    std::vector<std::shared_ptr<Worker>>& workers = unnotified();
+    for (const auto& w : workers) {
+      const int signal = w->signal.load(std::memory_order_acquire);
+      const bool queued = w->queued->load(std::memory_order_relaxed) > 0;
+      if ((signal == Worker::activate || signal == Worker::transition) && queued) w->cv.notify_one();
+    }
+    workers.clear();
+  }
+  static void remember_unnotified(Worker& w) {
+    std::vector<std::shared_ptr<Worker>>& workers = unnotified();
+    for (const auto& known : workers) {
+      if (known.get() == &w) return;
+    }
+    if (workers.size() >= max_unnotified) notify_unnotified();  // a sender that never blocks in a team
+    workers.push_back(w.shared_from_this());
+  }
+  static constexpr std::size_t max_unnotified = 64;
 };
 
 }  // namespace korch

@@ -159,12 +159,13 @@ constexpr unsigned max_naps_in_vain = 16;
 // A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again.
 bool ThreadTeam::may_nap(const Worker& w) const {
   return options_.contended_nap.count() > 0 && options_.waiter_works && !options_.waiter_joins &&
-         work_publishers_.empty() && w.naps_in_vain < max_naps_in_vain &&
+         work_publishers_.empty() && thread_publishers_.empty() && w.naps_in_vain < max_naps_in_vain &&
          w.contention.contended(detail::PollClock::now());
 }
 
 // Sleeps until the thread has a signal, or is woken to poll. Returns whether it slept.
 bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
+  WakeList::notify_unnotified();  // the napping threads it passed events on to, before it sleeps itself
   bool slept = false;
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
     w.sleeping = true;
