@@ -1,7 +1,8 @@
 // ThreadTeam on a contended core (core_contention.hpp, docs/thread-team.md, "Leave the event to the
 // caller"): a team thread that shares its core with a busy thread first leaves its event to the
 // caller that feeds the team. The evidence must come and go as documented, and leaving the event
-// must never keep items from running when no caller comes to wait().
+// must never keep items from running when no caller comes to wait(); nor must a thread that naps
+// there instead of sleeping until woken (docs/thread-team.md, "Nap on a contended core").
 #include "core_contention.hpp"
 
 #include "test_thread_team_support.hpp"
@@ -76,45 +77,57 @@ class Spinner {
   std::thread thread_;
 };
 
-}  // namespace
-
-TEST_CASE("A team thread on a busy core runs the items itself when no caller comes to wait()") {
+// The first core this process may run on.
+int first_allowed_cpu() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
-  int busy_cpu = -1;
-  for (int c = 0; c < CPU_SETSIZE && busy_cpu < 0; ++c) {
-    if (CPU_ISSET(c, &allowed)) busy_cpu = c;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) return c;
   }
-  REQUIRE(busy_cpu >= 0);
-  // The team is created on a thread allowed that one core only: its thread inherits that and shares
-  // the core with the spinner. The caller runs wherever it may.
-  const Spinner spinner(busy_cpu);
+  FAIL("no allowed core");
+  return -1;
+}
+
+// A team created on a thread allowed `cpu` only: its threads inherit that and share the core with
+// a Spinner there. The caller runs wherever it may.
+std::unique_ptr<ThreadTeam> team_on_core(int cpu, const char* name, unsigned n_max, TeamOptions options = {}) {
   std::unique_ptr<ThreadTeam> team;
   std::thread creator([&] {
-    const cpu_set_t one = only(busy_cpu);
+    const cpu_set_t one = only(cpu);
     REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
-    team = std::make_unique<ThreadTeam>("contended", 1);
+    team = std::make_unique<ThreadTeam>(name, n_max, options);
   });
   creator.join();
+  return team;
+}
+
+// A cycle of n_items that the caller waits for; every item must run exactly once.
+void waited_cycle(ThreadTeam& team, const ActionRoutine& routine, unsigned n_active, int n_items) {
+  std::vector<std::shared_ptr<CountedItem>> items;
+  team.start_cycle(routine, n_active);
+  for (int i = 0; i < n_items; ++i) {
+    items.push_back(item(i));
+    team.enqueue(items.back());
+  }
+  team.close_queue();
+  watched_wait(team);
+  for (const auto& it : items) CHECK(it->hits[0].load() == 1);
+}
+
+}  // namespace
+
+TEST_CASE("A team thread on a busy core runs the items itself when no caller comes to wait()") {
+  const int busy_cpu = first_allowed_cpu();
+  const Spinner spinner(busy_cpu);
+  std::unique_ptr<ThreadTeam> team = team_on_core(busy_cpu, "contended", 1);
   std::atomic<int> calls{0};
   const ActionRoutine routine = counting_routine(calls);
-  std::vector<std::shared_ptr<CountedItem>> items;
   // Long enough for several scheduler time slices: the evidence is what the thread sees of them.
   const auto until = std::chrono::steady_clock::now() + 500ms;
   for (int round = 0; round < 40 || std::chrono::steady_clock::now() < until; ++round) {
     // Cycles the caller waits for: the thread gathers its evidence; every item runs once.
-    for (int c = 0; c < 20; ++c) {
-      items.clear();
-      team->start_cycle(routine, 1);
-      for (int i = 0; i < 5; ++i) {
-        items.push_back(item(i));
-        team->enqueue(items.back());
-      }
-      team->close_queue();
-      watched_wait(*team);
-      for (const auto& it : items) CHECK(it->hits[0].load() == 1);
-    }
+    for (int c = 0; c < 20; ++c) waited_cycle(*team, routine, 1, 5);
     // A cycle whose caller does not wait: the thread must take its event after a moment.
     const int before = calls.load();
     team->start_cycle(routine, 1);
@@ -130,40 +143,17 @@ TEST_CASE("A team thread on a busy core runs the items itself when no caller com
 #if defined(__linux__)
 TEST_CASE("A team thread that naps on a busy core still runs the items of a caller that does not wait, and "
           "its team is destroyed without waiting for the nap") {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
-  int busy_cpu = -1;
-  for (int c = 0; c < CPU_SETSIZE && busy_cpu < 0; ++c) {
-    if (CPU_ISSET(c, &allowed)) busy_cpu = c;
-  }
-  REQUIRE(busy_cpu >= 0);
+  const int busy_cpu = first_allowed_cpu();
   const Spinner spinner(busy_cpu);
   TeamOptions options;
   options.contended_nap = 100ms;  // long, so that a nap that ignored its events would show
-  std::unique_ptr<ThreadTeam> team;
-  std::thread creator([&] {
-    const cpu_set_t one = only(busy_cpu);
-    REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0);
-    team = std::make_unique<ThreadTeam>("napping", 2, options);
-  });
-  creator.join();
+  std::unique_ptr<ThreadTeam> team = team_on_core(busy_cpu, "napping", 2, options);
   std::atomic<int> calls{0};
   const ActionRoutine routine = counting_routine(calls);
   const auto until = std::chrono::steady_clock::now() + 300ms;
   for (int round = 0; round < 10 || std::chrono::steady_clock::now() < until; ++round) {
     // Cycles the caller waits for: the threads gather evidence and nap; the caller takes their events.
-    for (int c = 0; c < 20; ++c) {
-      std::vector<std::shared_ptr<CountedItem>> items;
-      team->start_cycle(routine, 2);
-      for (int i = 0; i < 7; ++i) {
-        items.push_back(item(i));
-        team->enqueue(items.back());
-      }
-      team->close_queue();
-      watched_wait(*team);
-      for (const auto& it : items) CHECK(it->hits[0].load() == 1);
-    }
+    for (int c = 0; c < 20; ++c) waited_cycle(*team, routine, 2, 7);
     // No caller in wait(): the napping threads find the items when their naps end.
     const int before = calls.load();
     const auto t0 = std::chrono::steady_clock::now();
