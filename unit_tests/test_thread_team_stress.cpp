@@ -63,6 +63,10 @@ struct Config {
       TeamOptions options;
       const int spin = uni(0, 2);
       options.spin = std::chrono::microseconds(spin == 0 ? 0 : spin == 1 ? 2 : 20);
+      // Naps where the process's own threads contend: off, the default, and long enough that an
+      // event left to a nap's end would show as a slow suite, and a lost one as a hang.
+      const int nap = uni(0, 2);
+      options.contended_nap = std::chrono::microseconds(nap == 0 ? 0 : nap == 1 ? 1000 : 3000);
       teams.push_back(std::make_unique<ThreadTeam>("t" + std::to_string(round) + "." + std::to_string(i),
                                                    static_cast<unsigned>(n_max[i]), options));
     }

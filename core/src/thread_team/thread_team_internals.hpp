@@ -216,8 +216,9 @@ struct ThreadTeam::WakeList {
   // that was notified and has not run yet is not notified again: it will look at its signal once it
   // has the mutex, and a second notification would be a system call for nothing. Nor is a napping
   // thread (see ThreadTeam::may_nap).
-  void add(Worker* w) {
-    if (w->napping) {  // no notify now: see notify_unnotified
+  // `even_napping`: the cycle cannot end before w has received its event.
+  void add(Worker* w, bool even_napping = false) {
+    if (w->napping && !even_napping) {  // no notify now: see notify_unnotified
       remember_unnotified(*w);
       return;
     }

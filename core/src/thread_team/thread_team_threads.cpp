@@ -170,29 +170,31 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
     w.sleeping = true;
     slept = true;
-    if (may_nap(w)) {
-      // Events sent meanwhile come without a notify; only the destructor's terminate wakes it.
-      const std::uint64_t cycle = cycle_;
-      const auto nap_end = detail::PollClock::now() + options_.contended_nap;
+    const bool nap = may_nap(w);
+    const std::uint64_t cycle = cycle_;
+    const auto nap_end = detail::PollClock::now() + options_.contended_nap;
+    bool slept_out = false;
+    if (nap) {
+      // Events sent meanwhile mostly come without a notify (WakeList::add).
       w.napping = true;
-      const bool slept_out = w.cv.wait_until(lk, nap_end) == std::cv_status::timeout;
+      slept_out = w.cv.wait_until(lk, nap_end) == std::cv_status::timeout;
       w.napping = false;
-      w.sleeping = false;
-      const int signal = w.signal.load(std::memory_order_relaxed);
-      if (signal == Worker::terminate) return slept;  // the team may be gone
-      // A nap that ran late ended on a core still contended: evidence as a late wake-up is.
-      if (slept_out) w.contention.note_wakeup(nap_end, detail::PollClock::now());
-      w.naps_in_vain = signal == Worker::none && cycle_ == cycle ? w.naps_in_vain + 1 : 0;
-      continue;
+    } else {
+      w.naps_in_vain = 0;
+      w.cv.wait(lk);
     }
-    w.naps_in_vain = 0;
-    w.cv.wait(lk);
     w.sleeping = false;
     // A thread parked when the team was destroyed is not waited for (~ThreadTeam): from here on
     // it may touch only its Worker and the mutex, which it owns too.
     if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) {
       if (w.waking) detail::waking_threads.fetch_sub(1, std::memory_order_relaxed);
       return slept;
+    }
+    if (nap) {
+      // A nap that ran late ended on a core still contended: evidence, as a late wake-up is.
+      if (slept_out) w.contention.note_wakeup(nap_end, detail::PollClock::now());
+      const bool in_vain = w.signal.load(std::memory_order_relaxed) == Worker::none && cycle_ == cycle;
+      w.naps_in_vain = in_vain ? w.naps_in_vain + 1 : 0;
     }
     if (w.waking) {  // running again (even if its event was taken back meanwhile)
       w.waking = false;

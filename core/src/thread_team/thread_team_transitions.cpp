@@ -92,7 +92,7 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
     }
     w->signal.store(Worker::transition, std::memory_order_release);
     ++transitions_in_flight_;
-    if (w->sleeping) wake.add(w);
+    if (w->sleeping) wake.add(w, true);  // a napping thread too: the cycle's end waits for it
   }
   waiting_parked_.clear();
   if (!in_place) return;

@@ -57,8 +57,9 @@ void ThreadTeam::wait() {
       std::rethrow_exception(slot.error);
     }
   }
-  // Napping threads of other teams this caller fed are not left to the end of their naps.
-  if (!slot.done) WakeList::notify_unnotified();
+  // Napping threads of other teams this caller fed are not left to the end of their naps, whether
+  // this caller now blocks or goes on (to wait for them, most likely).
+  WakeList::notify_unnotified();
   if (options_.spin.count() > 0 && !slot.done) {
     const std::chrono::nanoseconds budget = waiter_spin_budget_;
     lk.unlock();
