@@ -239,9 +239,9 @@ struct ThreadTeam::WakeList {
   }
 
   // Napping threads this thread sent an event without a notify (docs/thread-team.md, "Nap on a
-  // contended core"). The sender notifies them when it is about to block itself (a caller in wait(),
-  // a team thread going to sleep) and their events are still there with items queued: a caller that
-  // waits for another team first does not leave these items to the end of a nap. Per sending thread.
+  // contended core"). The sender notifies those whose events are still there with items queued once
+  // it has done what it can in a wait(), and when a team thread goes to sleep: a caller that waits
+  // for another team first does not leave these items to the end of a nap. Per sending thread.
   static std::vector<std::shared_ptr<Worker>>& unnotified() {
     thread_local std::vector<std::shared_ptr<Worker>> workers;
     return workers;
