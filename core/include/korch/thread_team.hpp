@@ -255,7 +255,7 @@ class ThreadTeam {
   void receive_transitions_in_place(std::unique_lock<std::mutex>& lk);
   static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
   void wake_all_waiting(WakeList& wake);
-  void wake_one_waiting(WakeList& wake);
+  void wake_one_waiting(WakeList& wake, bool even_napping = false);
   void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n);
   void count_threads(std::size_t CycleReport::*counter, unsigned n);
   void release_outbound();
@@ -314,6 +314,8 @@ class ThreadTeam {
   CycleReport last_report_;
   bool cycle_failed_ = false;
   bool end_of_cycle_ran_ = false;
+  // How long the item run right after the last transitionThread passed on took (see run_items).
+  std::chrono::nanoseconds passed_on_item_time_{0};
   std::exception_ptr first_cause_;
   std::exception_ptr pending_error_;   // a finished cycle's error not yet collected by wait()
 

@@ -154,6 +154,11 @@ void ThreadTeam::give_caller_time_to_enqueue(const Worker& w) {
 // team's caller has stopped starting cycles, and a nap costs a scheduling round each time.
 constexpr unsigned max_naps_in_vain = 16;
 
+// Items at least this long pay for waking a napping thread to run the next ones beside the thread
+// that passes the transition on: a wake-up costs the sender ~13 us and the woken thread waits for
+// a core about as long again on a contended machine.
+constexpr std::chrono::microseconds item_worth_a_wakeup{30};
+
 // Whether the thread, about to sleep, naps instead (TeamOptions::contended_nap, docs/thread-team.md,
 // "Nap on a contended core"): its core is contended, and a caller in wait() can take its events.
 // A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again.
@@ -251,6 +256,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
   const bool emits = routine_.emits();
   const ActionContext context(id_, name_, w.index, cycle_, *w.spaces, parameters_, emits ? &outputs : nullptr);
   const int thread = static_cast<int>(w.index);
+  bool passed_on = false;  // transitionThread was passed on with the item in hand: time that item
   for (;;) {
     if (terminating_) return true;
     if (!queue_->empty()) {
@@ -261,9 +267,15 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
         mode_ = TeamMode::RunningNoMoreWork;
         wake_all_waiting(wake);  // Spec AwakenOnNoMoreWork
       } else if (!queue_->empty() && transitions_in_flight_ == 0 && !waiting_parked_.empty()) {
-        wake_one_waiting(wake);  // more work than this thread: pass transitionThread on
+        // More work than this thread: pass transitionThread on. To a napping thread without a
+        // notify, unless items are long enough to pay for its wake-up: this thread is about to run
+        // one and take none of the napping thread's place meanwhile (docs/thread-team.md, "Nap on a
+        // contended core").
+        wake_one_waiting(wake, passed_on_item_time_ >= item_worth_a_wakeup);
+        passed_on = true;
       }
       const bool skip = cycle_failed_;
+      const bool timed = std::exchange(passed_on, false);
       ThreadTeam* const subscriber = skip ? nullptr : work_subscriber_;
       if (subscriber != nullptr) ++outbound_;
       observe(event, thread);
@@ -273,6 +285,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
 
       std::exception_ptr thrown;
       std::string failure;
+      const auto started = timed ? detail::PollClock::now() : detail::PollClock::time_point{};
       if (!skip) {
         const detail::RoutineScope scope(this, subscriber != nullptr);
         try {
@@ -300,7 +313,9 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
       }
       item.reset();
 
+      const std::chrono::nanoseconds took = timed ? detail::PollClock::now() - started : std::chrono::nanoseconds(0);
       lock_briefly_spinning(lk);
+      if (timed) passed_on_item_time_ = took;
       if (subscriber != nullptr) release_outbound();
       if (skip) {
         ++report_.skipped;

@@ -143,11 +143,11 @@ void ThreadTeam::receive_transitions_in_place(std::unique_lock<std::mutex>& lk) 
 // transitionThread to one Waiting thread. At most one is in flight while items are queued: a thread
 // that receives it and takes an item passes it on if more items wait (see run_items), so threads are
 // woken as fast as there is work for them, and never in a herd that finds the queue empty.
-void ThreadTeam::wake_one_waiting(WakeList& wake) {
+void ThreadTeam::wake_one_waiting(WakeList& wake, bool even_napping) {
   Worker* const w = pop_preferring_awake(waiting_parked_);
   w->signal.store(Worker::transition, std::memory_order_release);
   ++transitions_in_flight_;
-  if (w->sleeping) wake.add(w);
+  if (w->sleeping) wake.add(w, even_napping);
 }
 
 // Hands n threads to the thread subscriber, if there is one. Releases the mutex for the call.
