@@ -124,3 +124,23 @@ TEST_CASE("A routine that destroys its own team ends the cycle with a korch::Err
     CHECK(destroyed.load());
   }
 }
+
+TEST_CASE("A negative poll or nap limit is refused with a korch::Error naming the option") {
+  TeamOptions spin;
+  spin.spin = std::chrono::microseconds(-1);
+  TeamOptions nap;
+  nap.contended_nap = std::chrono::microseconds(-5);
+  for (const auto& [options, name] : {std::pair{spin, "TeamOptions::spin"}, std::pair{nap, "TeamOptions::contended_nap"}}) {
+    try {
+      ThreadTeam team("negative", 1, options);
+      FAIL("a team was created with a negative " << name);
+    } catch (const Error& e) {
+      CHECK(contains(e.what(), name));
+      CHECK(contains(e.what(), "negative"));
+    }
+  }
+  TeamOptions off;
+  off.spin = std::chrono::microseconds(0);
+  off.contended_nap = std::chrono::microseconds(0);
+  CHECK_NOTHROW(ThreadTeam("off", 1, off));
+}

@@ -80,6 +80,11 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   if (n_max_ == 0) {
     throw Error::format("team '{}': a thread team needs at least 1 thread, N_max = 0 was given", name_);
   }
+  if (options_.spin.count() < 0 || options_.contended_nap.count() < 0) {
+    throw Error::format("team '{}': TeamOptions::{} is {} us, a negative time; give 0 (off) or a positive limit",
+                        name_, options_.spin.count() < 0 ? "spin" : "contended_nap",
+                        options_.spin.count() < 0 ? options_.spin.count() : options_.contended_nap.count());
+  }
   if (!compat::is_initialized()) {
     throw Error::format(
         "team '{}': Kokkos is not initialized: call Kokkos::initialize before creating thread teams "

@@ -256,12 +256,12 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
   const bool emits = routine_.emits();
   const ActionContext context(id_, name_, w.index, cycle_, *w.spaces, parameters_, emits ? &outputs : nullptr);
   const int thread = static_cast<int>(w.index);
-  bool passed_on = false;  // transitionThread was passed on with the item in hand: time that item
   for (;;) {
     if (terminating_) return true;
     if (!queue_->empty()) {
       std::shared_ptr<DataItem> item = queue_->pop();
       WakeList wake;
+      bool timed = false;  // transitionThread was passed on with this item in hand: time the item
       if (mode_ == TeamMode::RunningClosed && queue_->empty()) {
         // Spec Closed_Transition: dequeuing the last item ends RunningClosed in the same transition.
         mode_ = TeamMode::RunningNoMoreWork;
@@ -272,10 +272,9 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
         // one and take none of the napping thread's place meanwhile (docs/thread-team.md, "Nap on a
         // contended core").
         wake_one_waiting(wake, passed_on_item_time_ >= item_worth_a_wakeup);
-        passed_on = true;
+        timed = true;
       }
       const bool skip = cycle_failed_;
-      const bool timed = std::exchange(passed_on, false);
       ThreadTeam* const subscriber = skip ? nullptr : work_subscriber_;
       if (subscriber != nullptr) ++outbound_;
       observe(event, thread);
