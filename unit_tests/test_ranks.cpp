@@ -71,14 +71,15 @@ void paint(Grid& g) {
 int wrong_guard_cells(const Grid& g, const Case& c, int first, int count, int only = -1) {
   const auto gw = g.guard_width();
   const auto& nb = g.spec().block_cells;
-  auto data = g.data();
   int wrong = 0;
   for (const auto& m : g.blocks()) {
     if (only >= 0 && m.id != only) continue;
+    // Unmanaged: action routines call this on team threads (see Grid::data()).
+    const auto data = g.block_data(m.id);
     for (int v = 0; v < g.n_vars(); ++v)
-      for (int i = 0; i < static_cast<int>(data.extent(2)); ++i)
-        for (int j = 0; j < static_cast<int>(data.extent(3)); ++j)
-          for (int k = 0; k < static_cast<int>(data.extent(4)); ++k) {
+      for (int i = 0; i < static_cast<int>(data.extent(1)); ++i)
+        for (int j = 0; j < static_cast<int>(data.extent(2)); ++j)
+          for (int k = 0; k < static_cast<int>(data.extent(3)); ++k) {
             const int l[3] = {i, j, k};
             std::array<int, 3> cell{};
             bool interior = true;
@@ -93,7 +94,7 @@ int wrong_guard_cells(const Grid& g, const Case& c, int first, int count, int on
               cell[D] = x;
             }
             if (interior) continue;
-            const double got = data(m.id, v, i, j, k);
+            const double got = data(v, i, j, k);
             const bool filled = v >= first && v < first + count;
             if (filled ? got != value_at(cell, v) : !std::isnan(got)) ++wrong;
           }
