@@ -245,6 +245,7 @@ class ThreadTeam {
   static void step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk);
   static void give_caller_time_to_enqueue(const Worker& w);
   bool leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk);
+  static bool leaves_event(const Worker& w);
   static bool caller_takes_event(Worker& w, std::chrono::nanoseconds window);
   void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
   Worker* take_parked_thread(TeamEvent& event);
@@ -316,6 +317,8 @@ class ThreadTeam {
   bool end_of_cycle_ran_ = false;
   // How long the item run right after the last transitionThread passed on took (see run_items).
   std::chrono::nanoseconds passed_on_item_time_{0};
+  // When start_cycle made it RunningOpen, in the cycles that are timed (see detail::tiny_item_time).
+  std::chrono::steady_clock::time_point cycle_started_{};
   std::exception_ptr first_cause_;
   std::exception_ptr pending_error_;   // a finished cycle's error not yet collected by wait()
 

@@ -52,6 +52,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
     cycle_failed_ = false;
     end_of_cycle_ran_ = false;
     first_cause_ = nullptr;
+    cycle_started_ = cycle_ % detail::tiny_items_timed_every == 1 ? detail::PollClock::now() : detail::PollClock::time_point{};
     for (PublisherLink& link : work_publishers_) link.closed = false;
     publisher_closes_pending_ = static_cast<unsigned>(work_publishers_.size());
     external_closes_pending_ = external_publishers_ > 0 ? external_publishers_ : (work_publishers_.empty() ? 1U : 0U);

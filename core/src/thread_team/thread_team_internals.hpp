@@ -77,6 +77,15 @@ inline RoutineFrame* routine_frame_of(const ThreadTeam* team) noexcept {
 // release within the limit was descheduled; then sleeping is right.
 inline constexpr std::chrono::microseconds lock_spin_limit{5};
 
+// Items that took less than this each, counted from start_cycle to the cycle's end (the caller's
+// enqueues included), are tiny: a hand-off between cores (the queue's and the mutex's cache lines,
+// ~0.2 us per item) costs more than they do, so the caller in wait() is left to run the next cycle's
+// items alone (docs/thread-team.md, "Tiny items"). One cycle in this many is timed (the first, the
+// ninth, ...): two clock reads would add a sixth to an empty cycle, and a team's items change
+// their size slowly if at all.
+inline constexpr std::chrono::nanoseconds tiny_item_time{1000};
+inline constexpr std::uint64_t tiny_items_timed_every = 8;
+
 inline void lock_briefly_spinning(std::unique_lock<std::mutex>& lk) {
   for (int i = 0; i < 32; ++i) {
     if (lk.try_lock()) return;
@@ -140,6 +149,9 @@ struct ThreadTeam::Worker : std::enable_shared_from_this<ThreadTeam::Worker> {
   bool leaving_event = false;  // leaves its event to the caller for a moment (team mutex; see park)
   bool caller_took_left_event = false;  // the last event it left was taken (owned by the thread)
   bool event_left_unlocked = false;     // the event in hand was left before the mutex (owned by the thread)
+  // The team's last cycle had tiny items (detail::tiny_item_time): written at each cycle's end under
+  // the team mutex, read by the thread also while it polls unlocked.
+  std::atomic<bool> tiny_items{false};
   int waker_cpu = -1;     // the core of the thread that last woke it (team mutex; see park)
   detail::PollClock::time_point notified_at{};  // when it was last notified (team mutex)
   detail::CoreContention contention;            // owned by the thread (see park)

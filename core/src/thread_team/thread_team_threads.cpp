@@ -57,7 +57,7 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
         give_caller_time_to_enqueue(w);
         // The caller took the last event this thread left it: on a contended core, leave this one
         // too before taking the mutex at all (see leave_event_to_caller), and poll on if it is taken.
-        w.event_left_unlocked = w.caller_took_left_event && w.contention.contended(detail::PollClock::now());
+        w.event_left_unlocked = w.caller_took_left_event && leaves_event(w);
         if (!w.event_left_unlocked || !caller_takes_event(w, leave_window)) break;
       }
       lock_briefly_spinning(lk);
@@ -97,7 +97,7 @@ bool ThreadTeam::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& 
                                !caller_joins && !queue_->empty() &&
                                (mode_ == TeamMode::RunningOpen || mode_ == TeamMode::RunningClosed);
   // Left already before the mutex (and not taken within the window), or not to be left.
-  if (left_already || !caller_may_take || !w.contention.contended(detail::PollClock::now())) {
+  if (left_already || !caller_may_take || !leaves_event(w)) {
     w.caller_took_left_event = false;
     return false;
   }
@@ -109,6 +109,15 @@ bool ThreadTeam::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& 
   w.leaving_event = false;
   w.caller_took_left_event = w.signal.load(std::memory_order_relaxed) == Worker::none;
   return w.caller_took_left_event;
+}
+
+// Whether the thread leaves the event it has (or polls for) to the caller: on a contended core
+// (docs/thread-team.md, "Leave the event to the caller"), and the cycle's activation after a cycle of
+// tiny items (docs/thread-team.md, "Tiny items"), which the caller runs alone faster than it could
+// hand them across cores to this thread. Reads only the thread's own record (see park).
+bool ThreadTeam::leaves_event(const Worker& w) {
+  if (w.contention.contended(detail::PollClock::now())) return true;
+  return w.signal.load(std::memory_order_relaxed) == Worker::activate && w.tiny_items.load(std::memory_order_relaxed);
 }
 
 // Unlocked: polls for at most `window` for the thread's event (activateThread or transitionThread)

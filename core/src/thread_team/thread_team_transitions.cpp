@@ -263,6 +263,11 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
     first_cause_ = nullptr;
   }
   last_report_ = report_;
+  if (cycle_started_ != detail::PollClock::time_point{}) {
+    const bool tiny_items = report_.processed > 0 &&
+                            detail::PollClock::now() - cycle_started_ < report_.processed * detail::tiny_item_time;
+    for (const auto& w : workers_) w->tiny_items.store(tiny_items, std::memory_order_relaxed);
+  }
   if (waiter_ != nullptr) {
     waiter_->error = error;
     waiter_->done = true;
