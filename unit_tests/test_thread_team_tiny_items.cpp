@@ -14,7 +14,6 @@
 #include <chrono>
 #include <memory>
 #include <thread>
-#include <vector>
 
 using namespace korch;
 using namespace korch::test;
