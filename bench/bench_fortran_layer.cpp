@@ -73,7 +73,7 @@ int run(int rounds, int cycles, int tile) {
     s.cells = {cells, cells, 1};
     s.guard = {1, 1, 0};
     s.tile_cells = {tile, tile, 0};
-    mesh.add(s, korch::BlockArray{a.data(), {e * e, 1, e, e * e}});
+    mesh.add(s, korch::BlockArray::of(a.data(), korch::IndexOrder::var_i_j_k, {2, e, e, 1}, {e * e, 1, e, e * e}));
   }
   korch::RuntimeOptions options;  // cpu_only uses one team: as many threads as this machine's 2 cores
   options.n_teams = 1;

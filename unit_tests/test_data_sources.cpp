@@ -47,9 +47,9 @@ struct CodeMesh {
     std::array<std::ptrdiff_t, 3> e{};
     for (int d = 0; d < 3; ++d) e[d] = cells[d] + 2 * guard[d];
     const std::ptrdiff_t row = e[0] + pad;
-    p->array.stride = {row * e[1] * e[2], 1, row, row * e[1]};
     p->storage.assign(static_cast<std::size_t>(row * e[1] * e[2] * n_vars), -7.0);
-    p->array.data = p->storage.data();
+    p->array = BlockArray::of(p->storage.data(), IndexOrder::i_j_k_var, {e[0], e[1], e[2], n_vars},
+                              {1, row, row * e[1], row * e[1] * e[2]});
     parts.push_back(std::move(p));
   }
   // A block in korch::Grid's order (var, i, j, k), from a Kokkos View the code owns.
@@ -219,7 +219,7 @@ TEST_CASE("Data sources: a bad block is refused naming the list, the block and t
   BlockList list("heat", 1);
   double cell = 0;
   BlockShape shape;
-  BlockArray array{&cell, {1, 1, 1, 1}};
+  const BlockArray array = BlockArray::of(&cell, IndexOrder::var_i_j_k, {1, 1, 1, 1}, {1, 1, 1, 1});
   CHECK(list.add(shape, array) == 0);
   shape.cells = {4, 0, 1};
   CHECK_THROWS_WITH_AS(list.add(shape, array), doctest::Contains("block list 'heat': block 1 has 0 cells in y"), Error);
@@ -227,8 +227,11 @@ TEST_CASE("Data sources: a bad block is refused naming the list, the block and t
   shape.guard = {0, -1, 0};
   CHECK_THROWS_WITH_AS(list.add(shape, array), doctest::Contains("-1 guard cells in y"), Error);
   shape.guard = {0, 0, 0};
-  CHECK_THROWS_WITH_AS(list.add(shape, BlockArray{nullptr, {1, 1, 1, 1}}), doctest::Contains("has no data"), Error);
-  CHECK_THROWS_WITH_AS(list.add(shape, BlockArray{&cell, {1, 0, 1, 1}}), doctest::Contains("stride 0 along i"), Error);
+  CHECK_THROWS_WITH_AS(list.add(shape, BlockArray::of(nullptr, IndexOrder::var_i_j_k, {1, 1, 1, 1}, {1, 1, 1, 1})),
+                       doctest::Contains("has no data"), Error);
+  CHECK_THROWS_WITH_AS(list.add(shape, BlockArray::of(&cell, IndexOrder::var_i_j_k, {1, 1, 1, 1}, {1, 0, 1, 1})),
+                       doctest::Contains("stride 0 along i"), Error);
+  CHECK_THROWS_WITH_AS(list.add(shape, BlockArray{&cell, {1, 1, 1, 1}}), doctest::Contains("gives no extents"), Error);
   CHECK_THROWS_WITH_AS(list.block(5), doctest::Contains("block list 'heat': block 5 does not exist"), Error);
   CHECK_THROWS_WITH_AS(BlockList("empty", 0), doctest::Contains("n_vars is 0"), Error);
   // An item of a block list is not a Grid: grid() says what to use instead.

@@ -1,7 +1,10 @@
 #include <korch/block_list.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
+#include <string>
 
 namespace korch {
 
@@ -24,16 +27,60 @@ void BlockList::check_shape(const BlockShape& shape) const {
   }
 }
 
-int BlockList::add(const BlockShape& shape, const BlockArray& array) {
-  static const char* index_name[4] = {"var", "i", "j", "k"};
-  check_shape(shape);
+namespace {
+
+const char* const index_name[4] = {"var", "i", "j", "k"};
+
+std::string quadruple(const std::array<std::ptrdiff_t, 4>& v) {
+  return fmt::format("(var {}, i {}, j {}, k {})", v[0], v[1], v[2], v[3]);
+}
+
+}  // namespace
+
+void BlockList::check_array(const BlockShape& shape, const BlockArray& array) const {
   const int id = n_blocks();
   if (array.data == nullptr)
     throw Error::format("{}: block {} has no data: give the address of its cell (var 0, i 0, j 0, k 0)", source_name(), id);
+  if (array.extent == std::array<std::ptrdiff_t, 4>{0, 0, 0, 0})
+    throw Error::format("{}: block {} gives no extents: make its BlockArray with BlockArray::of(view, order) or "
+                        "BlockArray::of(data, order, extents, strides), so that korch can check them against its shape",
+                        source_name(), id);
+  const std::array<std::ptrdiff_t, 4> needed{n_vars_, shape.cells[0] + 2 * shape.guard[0],
+                                              shape.cells[1] + 2 * shape.guard[1], shape.cells[2] + 2 * shape.guard[2]};
+  if (array.extent != needed)
+    throw Error::format("{}: block {} is an array of extents {} but its shape needs {} (cells {} x {} x {} with {} x {} x {} "
+                        "guard cells per side, {} variables): give BlockShape the array's cells and guard cells, the list "
+                        "as many variables as the array holds (or a Kokkos::subview of the variables it should see), and "
+                        "the View's index order",
+                        source_name(), id, quadruple(array.extent), quadruple(needed), shape.cells[0], shape.cells[1],
+                        shape.cells[2], shape.guard[0], shape.guard[1], shape.guard[2], n_vars_);
   for (int r = 0; r < 4; ++r)
     if (array.stride[static_cast<std::size_t>(r)] < 1)
       throw Error::format("{}: block {} has stride {} along {}: strides count doubles and are at least 1", source_name(),
                           id, array.stride[static_cast<std::size_t>(r)], index_name[r]);
+  // Strides under which two cells share memory: in increasing stride order, each stride must step
+  // over everything the smaller ones span (indices of extent 1 span nothing).
+  std::array<int, 4> order{0, 1, 2, 3};
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return array.stride[static_cast<std::size_t>(a)] < array.stride[static_cast<std::size_t>(b)]; });
+  std::ptrdiff_t spanned = 1;
+  int spanning = -1;
+  for (int r : order) {
+    const auto ru = static_cast<std::size_t>(r);
+    if (array.extent[ru] < 2) continue;
+    if (array.stride[ru] < spanned)
+      throw Error::format("{}: block {} has strides {} for extents {}: its cells along {} overlap those along {}; give the "
+                          "array's strides in doubles",
+                          source_name(), id, quadruple(array.stride), quadruple(array.extent), index_name[r],
+                          index_name[spanning]);
+    spanned = array.stride[ru] * array.extent[ru];
+    spanning = r;
+  }
+}
+
+int BlockList::add(const BlockShape& shape, const BlockArray& array) {
+  check_shape(shape);
+  check_array(shape, array);
+  const int id = n_blocks();
   Entry e;
   e.meta.id = id;
   e.meta.global_id = shape.global_id < 0 ? id : shape.global_id;

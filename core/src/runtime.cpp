@@ -1,5 +1,6 @@
 #include "cycle/cycle.hpp"
 
+#include <korch/backend/kokkos_compat.hpp>
 #include <korch/error.hpp>
 #include <korch/runtime.hpp>
 
@@ -80,7 +81,25 @@ bool Runtime::owns_team_thread(const ThreadTeam* team) const noexcept {
   return false;
 }
 
+namespace {
+
+// What makes a cycle impossible before it starts: Kokkos gone, or nothing to run on.
+void check_cycle_can_run(const Configuration& c, const DataSource& source) {
+  if (!compat::is_initialized())
+    throw Error::format("runtime: execute('{}') while Kokkos is not initialized (after Kokkos::finalize?): the teams "
+                        "launch their kernels on Kokkos; run every cycle between Kokkos::initialize and "
+                        "Kokkos::finalize, and destroy the Runtime before finalizing",
+                        c.name);
+  if (source.n_blocks() == 0)
+    throw Error::format("runtime: execute('{}') on the {}, which has no blocks: add the blocks before the cycle "
+                        "(BlockList::add), or skip the call where there is nothing to update",
+                        c.name, source.source_name());
+}
+
+}  // namespace
+
 void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
+  check_cycle_can_run(c, grid);
   const Turn turn = take_turn("execute", c.name);
   execute_cycle(bundle, c, grid, order);
 }

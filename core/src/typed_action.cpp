@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -19,8 +20,9 @@ struct TypedRoutines {
   TypedAction::BlockRoutine block;
   TypedAction::PacketEntryRoutine packet_entry;
   TypedAction::GridBoxRoutine grid_box;
+  TypedAction::StridedBoxRoutine strided_box;
   TypedAction::PacketBoxRoutine packet_box;
-  bool reads_guard_cells;
+  int guard_width;  // -1: reads none; 0: the source's guard cells; else this many
 
   // What the action covers, for error messages: "tiles, blocks (box routine)".
   std::string covered() const {
@@ -33,7 +35,8 @@ struct TypedRoutines {
     add(static_cast<bool>(tile), "tiles");
     add(static_cast<bool>(block), "blocks");
     add(static_cast<bool>(packet_entry), "packet entries");
-    add(static_cast<bool>(grid_box), "tiles and blocks (box routine)");
+    add(static_cast<bool>(grid_box), "a korch::Grid's tiles and blocks (box routine)");
+    add(static_cast<bool>(strided_box), "other sources' tiles and blocks (box routine)");
     add(static_cast<bool>(packet_box), "packet entries (box routine)");
     return kinds;
   }
@@ -43,37 +46,61 @@ struct TypedRoutines {
                         item.describe(), kind, fix);
   }
 
+  // Calls the box routine for a tile or a block of `source`: a grid view on a korch::Grid, a
+  // strided view on any other source. False when the action has none for that kind.
+  bool run_host_box(const ActionContext& ctx, DataItem& item, const DataSource& source, int block, int tile,
+                    const Box& box) const {
+    // No fence after it: the host instance is Kokkos::Serial, whose kernels have finished when
+    // their dispatch returns (a fence per tile cost more than the rest of the call).
+    if (dynamic_cast<const Grid*>(&source) != nullptr) {
+      if (!grid_box) return false;
+      grid_box(ctx, GridBoxView(ctx, item, source, block, tile, box));
+    } else {
+      if (!strided_box) return false;
+      strided_box(ctx, StridedBoxView(ctx, item, source, block, tile, box));
+    }
+    return true;
+  }
+
   void run_tile(const ActionContext& ctx, Tile& t) const {
+    if (guard_width >= 0) check_guard_cells(t, t.source(), t.block_id(), t.box(), t.block_meta().stored);
     if (tile) {
       tile(ctx, t);
-    } else if (grid_box) {
-      // No fence after it: the host instance is Kokkos::Serial, whose kernels have finished when
-      // their dispatch returns (a fence per tile cost more than the rest of the call).
-      grid_box(ctx, GridBoxView(ctx, t, t.grid(), t.block_id(), t.tile_index(), t.box()));
-    } else {
+    } else if (!run_host_box(ctx, t, t.source(), t.block_id(), t.tile_index(), t.box())) {
       uncovered(t, "a tile", "add on_tile(...) or on_box(...) to its TypedAction");
     }
   }
 
   void run_block(const ActionContext& ctx, Block& b) const {
+    if (guard_width >= 0) check_guard_cells(b, b.source(), b.block_id(), b.interior(), b.meta().stored);
     if (block) {
       block(ctx, b);
-    } else if (grid_box) {
-      grid_box(ctx, GridBoxView(ctx, b, b.grid(), b.block_id(), -1, b.interior()));
-    } else {
+    } else if (!run_host_box(ctx, b, b.source(), b.block_id(), -1, b.interior())) {
       uncovered(b, "a block", "add on_block(...) or on_box(...) to its TypedAction");
     }
   }
 
-  void check_guard_cells(const DataPacket& p, const PacketEntry& entry) const {
-    const auto width = p.grid().guard_width();
+  // Throws when `stored` lacks guard cells the action reads around `box` (both in the same
+  // indices). The directions checked are those block `id` of `source` extends in.
+  void check_guard_cells(const DataItem& item, const DataSource& source, int id, const Box& box, const Box& stored) const {
+    static const char* axis[3] = {"x", "y", "z"};
+    const BlockMeta& meta = source.block(id);
     for (int d = 0; d < 3; ++d) {
-      if (entry.interior().lo[d] - entry.stored().lo[d] < width[d] || entry.stored().hi[d] - entry.interior().hi[d] < width[d]) {
-        // Only tile entries lack guard cells: a packet of blocks stores them whole.
-        throw Error::format("action '{}' reads guard cells, but {} stores none around entry {} (tile {} of block {}): "
+      const int declared = meta.interior.lo[d] - meta.stored.lo[d];
+      if (meta.stored.extent(d) < 2) continue;  // a flat direction (z in 2-D): no stencil reaches across it
+      const int needed = guard_width == 0 ? declared : guard_width;
+      const int held = std::min(box.lo[d] - stored.lo[d], stored.hi[d] - box.hi[d]);
+      if (held >= needed) continue;
+      const auto* packet = dynamic_cast<const DataPacket*>(&item);
+      if (packet != nullptr && packet->data_type() == DataType::packet_of_tiles && held < declared) {
+        throw Error::format("action '{}' reads guard cells, but {} stores none around its entries (tile entries): "
                             "send this action packets of blocks (packet_of_blocks), blocks or tiles instead",
-                            name, p.describe(), entry.index(), entry.tile_index(), entry.block_id());
+                            name, item.describe());
       }
+      throw Error::format("action '{}' reads {} guard cells in {}, but block {} of the {} has {} there ({}): give the "
+                          "block at least {} guard cells in {} (BlockShape::guard or GridSpec::guard, with arrays that "
+                          "hold them), or read fewer",
+                          name, needed, axis[d], id, source.source_name(), declared, item.describe(), needed, axis[d]);
     }
   }
 
@@ -89,7 +116,7 @@ struct TypedRoutines {
     try {
       for (std::size_t e = 0; e < p.size(); ++e) {
         const PacketEntry entry(p, e);
-        if (reads_guard_cells) check_guard_cells(p, entry);
+        if (guard_width >= 0) check_guard_cells(p, p.source(), entry.block_id(), entry.interior(), entry.stored());
         if (packet_entry) packet_entry(ctx, entry);
         else packet_box(ctx, PacketBoxView(ctx, entry));
       }
@@ -120,14 +147,23 @@ struct TypedRoutines {
 
 }  // namespace
 
+TypedAction& TypedAction::reads_guard_cells(int width) & {
+  if (width < 1)
+    throw Error::format("TypedAction '{}': reads_guard_cells({}): give the stencil's width, 1 or more (or no width for "
+                        "all the source's guard cells)",
+                        name_, width);
+  guard_width_read_ = width;
+  return *this;
+}
+
 ActionRoutine TypedAction::routine() const {
   if (name_.empty()) throw Error("TypedAction: the action has no name: name it, errors and bundles need one");
-  if (!tile_ && !block_ && !packet_entry_ && !grid_box_ && !packet_box_) {
+  if (!tile_ && !block_ && !packet_entry_ && !grid_box_ && !strided_box_ && !packet_box_) {
     throw Error::format("TypedAction '{}': no routine was given: add on_tile, on_block, on_packet_entry or on_box",
                         name_);
   }
   auto routines = std::make_shared<const TypedRoutines>(
-      TypedRoutines{name_, tile_, block_, packet_entry_, grid_box_, packet_box_, reads_guard_cells_});
+      TypedRoutines{name_, tile_, block_, packet_entry_, grid_box_, strided_box_, packet_box_, guard_width_read_});
   return ActionRoutine(name_, [routines](const ActionContext& ctx, DataItem& item) { (*routines)(ctx, item); });
 }
 

@@ -162,10 +162,10 @@ void update_box(const StepParameters& P, const BoxView& box) {
 }  // namespace
 
 ActionRoutine hydro_routine() {
-  return TypedAction("hydro")
-      .reads_guard_cells()
-      .on_box([](const ActionContext& ctx, const auto& box) { update_box(ctx.parameters_as<StepParameters>(), box); })
-      .routine();
+  // The solver runs on korch::Grid only: its kernels are written for the grid's and the packets'
+  // LayoutRight Views, not for another source's strided ones.
+  const auto update = [](const ActionContext& ctx, const auto& box) { update_box(ctx.parameters_as<StepParameters>(), box); };
+  return TypedAction("hydro").reads_guard_cells().on_grid_box(update).on_packet_box(update).routine();
 }
 
 namespace {

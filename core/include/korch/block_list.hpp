@@ -29,11 +29,14 @@ namespace korch {
 // Fortran code declares u(nx, ny, nz, nvar).
 enum class IndexOrder { var_i_j_k, i_j_k_var };
 
-// Where one block's cells live: the address of cell (var 0, i 0, j 0, k 0) (the low guard corner)
-// and the distance in doubles between neighbours along var, i, j and k.
+// Where one block's cells live: the address of cell (var 0, i 0, j 0, k 0) (the low guard corner),
+// how many cells the array holds along var, i, j and k, and the distance in doubles between
+// neighbours along each. BlockList::add checks the extents against the block's shape, so a guard
+// width or a variable count that does not match the array is an error, not a read past it.
 struct BlockArray {
   double* data = nullptr;
   std::array<std::ptrdiff_t, 4> stride{0, 0, 0, 0};  // (var, i, j, k)
+  std::array<std::ptrdiff_t, 4> extent{0, 0, 0, 0};  // (var, i, j, k); 0: not given (refused by add)
 
   // A host-accessible rank-4 Kokkos View of any layout whose indices come in `order`.
   template <class View>
@@ -41,12 +44,29 @@ struct BlockArray {
     static_assert(View::rank == 4, "BlockArray::of takes a rank-4 View: (var, i, j, k) or (i, j, k, var)");
     static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible,
                   "BlockArray::of takes a View that the host can read");
+    static_assert(std::is_same<typename View::non_const_value_type, double>::value,
+                  "BlockArray::of takes a View of double");
+    std::array<std::ptrdiff_t, 4> extents{}, strides{};
+    for (int r = 0; r < 4; ++r) {
+      extents[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.extent(static_cast<unsigned>(r)));
+      strides[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.stride(static_cast<std::size_t>(r)));
+    }
+    return of(const_cast<double*>(view.data()), order, extents, strides);
+  }
+  // A raw array: the address of its first cell, then its extents and its strides (in doubles, so
+  // padding shows as a stride larger than the extents below it), both in `order`.
+  static BlockArray of(double* data, IndexOrder order, const std::array<std::ptrdiff_t, 4>& extents,
+                       const std::array<std::ptrdiff_t, 4>& strides) {
     BlockArray a;
-    a.data = view.data();
-    std::array<std::ptrdiff_t, 4> s{};
-    for (int r = 0; r < 4; ++r) s[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.stride(r));
-    a.stride = order == IndexOrder::var_i_j_k ? s : std::array<std::ptrdiff_t, 4>{s[3], s[0], s[1], s[2]};
+    a.data = data;
+    a.extent = in_var_i_j_k(extents, order);
+    a.stride = in_var_i_j_k(strides, order);
     return a;
+  }
+
+ private:
+  static std::array<std::ptrdiff_t, 4> in_var_i_j_k(const std::array<std::ptrdiff_t, 4>& v, IndexOrder order) {
+    return order == IndexOrder::var_i_j_k ? v : std::array<std::ptrdiff_t, 4>{v[3], v[0], v[1], v[2]};
   }
 };
 
@@ -69,7 +89,9 @@ class BlockList : public DataSource {
   BlockList(std::string name, int n_vars);
 
   // Appends a block and returns its id (0, 1, ...). Throws korch::Error naming the block and the
-  // field when the shape or the array is not usable (no cells, negative guard or strides, no data).
+  // field when the shape or the array is not usable: no cells, negative guard, no data, no
+  // extents, extents other than (n_vars, cells + 2 guard) per direction, strides below 1 or
+  // strides under which two cells share memory.
   int add(const BlockShape& shape, const BlockArray& array);
   // The checks of add() on the shape alone, for the block that add() would append next.
   void check_shape(const BlockShape& shape) const;
@@ -94,6 +116,7 @@ class BlockList : public DataSource {
     bool leaf;
   };
   const Entry& entry(int id) const;
+  void check_array(const BlockShape& shape, const BlockArray& array) const;
   std::string name_;
   int n_vars_;
   std::vector<Entry> blocks_;

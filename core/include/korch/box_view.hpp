@@ -2,13 +2,17 @@
 // given: a box of cells to update, the cells its variables hold around it, the variables as 3-D
 // Kokkos Views indexed like the box, and the execution-space instance to launch kernels on.
 //
-// Two kinds, told apart at compile time so that a routine written once (a generic lambda or a
-// functor with a template call operator) compiles for both:
-//   GridBoxView   a tile or a block, in the grid's host memory, indexed block-local; kernels go to
-//                 the thread's host instance (HostTaskSpace)
-//   PacketBoxView an entry of a data packet, in device memory, indexed entry-local (0 is the first
-//                 cell the packet stores of the entry); kernels go to the thread's device instance
-// On host-only builds both kinds' Views have the same type. Design: docs/typed-actions.md.
+// Three kinds, told apart at compile time so that a routine written once (a generic lambda or a
+// functor with a template call operator) compiles for all:
+//   GridBoxView    a tile or a block of a korch::Grid, in the grid's host memory (LayoutRight),
+//                  indexed block-local; kernels go to the thread's host instance (HostTaskSpace)
+//   StridedBoxView a tile or a block of any other source (a physics code's BlockList, a DataSource
+//                  of its own), in the code's host memory and layout (LayoutStride), block-local
+//   PacketBoxView  an entry of a data packet of any source, in device memory, indexed entry-local
+//                  (0 is the first cell the packet stores of the entry); kernels go to the thread's
+//                  device instance
+// On host-only builds the grid and packet kinds' Views have the same type. Design:
+// docs/typed-actions.md.
 #pragma once
 
 #include <korch/action_context.hpp>
@@ -29,32 +33,42 @@ namespace korch {
 
 // One variable of one block in the grid's host memory, indexed block-local (guard cells included).
 using HostCellVar = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+// One variable of one block of another source, in its owner's layout, indexed block-local.
+using StridedCellVar = Kokkos::View<double***, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // Where a box view's cells live.
-enum class BoxSource { grid, packet };
+enum class BoxSource { grid, strided, packet };
 
 template <BoxSource Source>
 class BoxView {
  public:
-  static constexpr BoxSource source = Source;
+  static constexpr BoxSource kind = Source;
   static constexpr bool in_packet = Source == BoxSource::packet;
   using execution_space = std::conditional_t<in_packet, DeviceTaskSpace, HostTaskSpace>;
-  using var_type = std::conditional_t<in_packet, DataPacket::DeviceVar, HostCellVar>;
+  using var_type = std::conditional_t<in_packet, DataPacket::DeviceVar,
+                                      std::conditional_t<Source == BoxSource::grid, HostCellVar, StridedCellVar>>;
 
-  // A tile's box or a block's interior (grid views).
-  BoxView(const ActionContext& context, DataItem& item, const Grid& grid, int block, int tile, const Box& box)
-      : context_(&context), item_(&item), grid_(&grid), block_(block), tile_(tile), box_(box),
-        stored_(grid.block(block).stored), level_(grid.block(block).level), delta_(grid.block(block).delta) {}
+  // A tile's box or a block's interior (grid and strided views); `source` is a korch::Grid for a
+  // grid view.
+  BoxView(const ActionContext& context, DataItem& item, const DataSource& source, int block, int tile, const Box& box)
+      : context_(&context), item_(&item), source_(&source), block_(block), tile_(tile), box_(box),
+        stored_(source.block(block).stored), level_(source.block(block).level), delta_(source.block(block).delta) {
+    static_assert(!in_packet, "a packet view is made from a PacketEntry");
+    if constexpr (Source == BoxSource::strided) block_view_ = source.block_view(block);
+  }
   // A packet entry (packet views).
   BoxView(const ActionContext& context, const PacketEntry& entry)
-      : context_(&context), item_(&entry.packet()), grid_(&entry.packet().grid()), entry_(&entry),
+      : context_(&context), item_(&entry.packet()), source_(&entry.packet().source()), entry_(&entry),
         block_(entry.block_id()), tile_(entry.tile_index()), box_(entry.interior()), stored_(entry.stored()),
         level_(entry.level()), delta_{entry.meta().delta[0], entry.meta().delta[1], entry.meta().delta[2]} {}
 
   const ActionContext& context() const noexcept { return *context_; }
   // The tile, block or packet the box belongs to.
   DataItem& item() const noexcept { return *item_; }
-  const Grid& grid() const noexcept { return *grid_; }
+  // Where the block comes from: a korch::Grid, a physics code's BlockList, ...
+  const DataSource& source() const noexcept { return *source_; }
+  // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.
+  const Grid& grid() const { return as_grid(*source_); }
   // The entry within its packet (packet views only).
   const PacketEntry& entry() const noexcept {
     static_assert(in_packet, "entry(): only a PacketBoxView belongs to a packet");
@@ -85,10 +99,14 @@ class BoxView {
   var_type var(int var) const {
     if constexpr (in_packet) {
       return entry_->var(var);
+    } else if constexpr (Source == BoxSource::strided) {
+      return Kokkos::subview(block_view_, var, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     } else {
-      const auto e = grid_->stored_extent();
+      // The grid's own cast, not as_grid: a grid view is only ever made from a korch::Grid.
+      const auto& grid = static_cast<const Grid&>(*source_);
+      const auto e = grid.stored_extent();
       const std::size_t n = static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
-      return var_type(grid_->block_pointer(block_) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
+      return var_type(grid.block_pointer(block_) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
     }
   }
   // The thread's own instance for this box's memory: launch the box's kernels on it.
@@ -100,8 +118,10 @@ class BoxView {
  private:
   const ActionContext* context_;
   DataItem* item_;
-  const Grid* grid_;
+  const DataSource* source_;
   const PacketEntry* entry_ = nullptr;
+  struct NoBlockView {};
+  std::conditional_t<Source == BoxSource::strided, BlockView, NoBlockView> block_view_;  // strided: the whole block
   int block_;
   int tile_;
   Box box_;
@@ -111,6 +131,7 @@ class BoxView {
 };
 
 using GridBoxView = BoxView<BoxSource::grid>;
+using StridedBoxView = BoxView<BoxSource::strided>;
 using PacketBoxView = BoxView<BoxSource::packet>;
 
 }  // namespace korch

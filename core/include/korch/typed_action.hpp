@@ -7,12 +7,14 @@
 //       .routine();
 //
 // korch picks the routine by the item's type: on_tile / on_block / on_packet_entry when given for
-// that type, else the box routine. A packet is handed over entry by entry, and the thread's device
+// that type, else the box routine (a GridBoxView for a korch::Grid's tiles and blocks, a
+// StridedBoxView for those of any other source, a PacketBoxView for packet entries). A packet is
+// handed over entry by entry, and the thread's device
 // instance is fenced after its last entry (also when an entry's routine threw), so the packet's
 // results are complete when its next owner takes it (a tile's or block's kernels run on the host
-// instance, Kokkos::Serial, which finishes them before their dispatch returns). An item no routine covers, or a packet of tiles given to
-// an action that reads guard cells, fails the call with a korch::Error naming the action, the item
-// and the routine to add. Design and rules (CUDA's for lambdas included): docs/typed-actions.md.
+// instance, Kokkos::Serial, which finishes them before their dispatch returns). An item no routine covers, or an item without the guard
+// cells an action reads (reads_guard_cells), fails the call with a korch::Error naming the action,
+// the item and the fix. Design and rules (CUDA's for lambdas included): docs/typed-actions.md.
 #pragma once
 
 #include <korch/action_context.hpp>
@@ -34,6 +36,7 @@ class TypedAction {
   using BlockRoutine = std::function<void(const ActionContext&, Block&)>;
   using PacketEntryRoutine = std::function<void(const ActionContext&, const PacketEntry&)>;
   using GridBoxRoutine = std::function<void(const ActionContext&, const GridBoxView&)>;
+  using StridedBoxRoutine = std::function<void(const ActionContext&, const StridedBoxView&)>;
   using PacketBoxRoutine = std::function<void(const ActionContext&, const PacketBoxView&)>;
 
   // `name` is the action's name: errors and traces use it, and a Bundle finds the action by it.
@@ -57,8 +60,8 @@ class TypedAction {
     packet_entry_ = std::move(routine);
     return *this;
   }
-  // One routine for every item: `routine(context, box)` must compile for a GridBoxView and a
-  // PacketBoxView (a generic lambda, or a functor with both overloads).
+  // One routine for every item: `routine(context, box)` must compile for a GridBoxView, a
+  // StridedBoxView and a PacketBoxView (a generic lambda, or a functor with the three overloads).
   template <class Routine>
   TypedAction&& on_box(Routine routine) && {
     return std::move(on_box(std::move(routine)));
@@ -66,13 +69,19 @@ class TypedAction {
   template <class Routine>
   TypedAction& on_box(Routine routine) & {
     grid_box_ = routine;
+    strided_box_ = routine;
     packet_box_ = std::move(routine);
     return *this;
   }
-  // A box routine for one kind only (the other kind then needs its own routine or fails).
+  // A box routine for one kind only (the other kinds then need their own routines or fail).
   TypedAction&& on_grid_box(GridBoxRoutine routine) && { return std::move(on_grid_box(std::move(routine))); }
   TypedAction& on_grid_box(GridBoxRoutine routine) & {
     grid_box_ = std::move(routine);
+    return *this;
+  }
+  TypedAction&& on_strided_box(StridedBoxRoutine routine) && { return std::move(on_strided_box(std::move(routine))); }
+  TypedAction& on_strided_box(StridedBoxRoutine routine) & {
+    strided_box_ = std::move(routine);
     return *this;
   }
   TypedAction&& on_packet_box(PacketBoxRoutine routine) && { return std::move(on_packet_box(std::move(routine))); }
@@ -80,13 +89,19 @@ class TypedAction {
     packet_box_ = std::move(routine);
     return *this;
   }
-  // The routines read the grid's guard cells around the box (a stencil): packet entries that
-  // store none (the entries of a packet of tiles) fail with an error instead of reading past them.
+  // The routines read guard cells around the box (a stencil). With a width: `width` cells on each
+  // side in every direction the block extends in (more than one cell thick, or with guard cells),
+  // checked against what the item holds: a block of a source declared with fewer guard cells, or
+  // an entry of a packet of tiles, fails with an error naming the block, the direction and the fix
+  // instead of reading past the data. Without a width: all the guard cells the source declares.
+  // Throws korch::Error when width < 1.
   TypedAction&& reads_guard_cells() && { return std::move(reads_guard_cells()); }
   TypedAction& reads_guard_cells() & {
-    reads_guard_cells_ = true;
+    guard_width_read_ = all_guard_cells;
     return *this;
   }
+  TypedAction&& reads_guard_cells(int width) && { return std::move(reads_guard_cells(width)); }
+  TypedAction& reads_guard_cells(int width) &;
 
   // The ActionRoutine that dispatches to the routines given. Throws korch::Error when the name is
   // empty or no routine was given.
@@ -99,8 +114,11 @@ class TypedAction {
   BlockRoutine block_;
   PacketEntryRoutine packet_entry_;
   GridBoxRoutine grid_box_;
+  StridedBoxRoutine strided_box_;
   PacketBoxRoutine packet_box_;
-  bool reads_guard_cells_ = false;
+  static constexpr int no_guard_cells = -1;
+  static constexpr int all_guard_cells = 0;
+  int guard_width_read_ = no_guard_cells;  // or a width >= 1
 };
 
 }  // namespace korch

@@ -101,6 +101,8 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
         s.guard[0], s.guard[1], s.guard[2], list.n_vars());
   korch::BlockArray a;
   a.data = data;
+  a.extent = {list.n_vars(), static_cast<std::ptrdiff_t>(want[0]), static_cast<std::ptrdiff_t>(want[1]),
+              static_cast<std::ptrdiff_t>(want[2])};
   if (fortran) {
     a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]), 1, static_cast<std::ptrdiff_t>(want[0]),
                 static_cast<std::ptrdiff_t>(want[0] * want[1])};

@@ -1,0 +1,263 @@
+// A physics code's own blocks under typed actions: one box routine that reads two guard cells runs
+// on blocks the code laid out three ways (a LayoutLeft View u(i, j, k, var), a LayoutRight View
+// u(var, i, j, k), a raw array padded after every row), of two sizes, on host pipelines and in data
+// packets, and must equal the code's own loop bitwise. Mistakes in the shape are errors.
+#include <korch/block.hpp>
+#include <korch/block_list.hpp>
+#include <korch/configurations/builtin.hpp>
+#include <korch/runtime.hpp>
+#include <korch/typed_action.hpp>
+
+#include "test_error_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace korch;
+
+namespace {
+
+constexpr int guard = 2;
+constexpr int ny = 12;                 // every block's height
+const int widths[] = {16, 10, 16, 10};  // two block sizes along x, in a periodic row
+constexpr int n_blocks = 4;
+
+// The stencil: reads two cells on each side in x and y (var 0), writes var 1.
+template <class Space, class In, class Out>
+void smooth(const Space& space, In u, Out v, const int lo[3], const int hi[3]) {
+  const int k = lo[2];
+  Kokkos::parallel_for(Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
+                       KOKKOS_LAMBDA(int i, int j) {
+                         v(i, j, k) = 0.5 * u(i, j, k) + 0.0625 * (u(i - 2, j, k) + u(i + 2, j, k)) +
+                                      0.0625 * (u(i, j - 2, k) + u(i, j + 2, k)) +
+                                      0.0625 * (u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + u(i, j + 1, k));
+                       });
+}
+
+TypedAction smooth_action(const std::string& name) {
+  return std::move(TypedAction(name)
+                       .on_box([](const ActionContext&, const auto& box) {
+                         smooth(box.space(), box.var(0), box.var(1), box.lo(), box.hi());
+                       })
+                       .reads_guard_cells(2));
+}
+
+double initial(int gi, int j) { return ((gi * 7 + j * 3) % 11) * 0.1 + (gi % 3 == 0 ? 1.0 : 0.0); }
+
+// The code's mesh: a periodic row of blocks, each stored its own way.
+struct CodeMesh {
+  using Left = Kokkos::View<double****, Kokkos::LayoutLeft, Kokkos::HostSpace>;    // u(i, j, k, var)
+  using Right = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace>;  // u(var, i, j, k)
+  static constexpr int pad = 3;  // unused doubles after every row of the raw arrays
+  std::vector<Left> left;
+  std::vector<Right> right;
+  std::vector<std::vector<double>> raw;  // u(i, j, k, var), rows of nx + 2 guard + pad
+  int nx_total = 0;
+
+  CodeMesh() {
+    for (int b = 0; b < n_blocks; ++b) {
+      const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
+      if (b % 3 == 0) left.emplace_back("left", ex, ey, 1, 2);
+      if (b % 3 == 1) right.emplace_back("right", 2, ex, ey, 1);
+      if (b % 3 == 2) raw.emplace_back(static_cast<std::size_t>((ex + pad) * ey * 2), -1.0);
+      nx_total += widths[b];
+    }
+    int x0 = 0;
+    for (int b = 0; b < n_blocks; ++b) {
+      for (int i = 0; i < widths[b]; ++i)
+        for (int j = 0; j < ny; ++j) at(b, 0, i + guard, j + guard) = initial(x0 + i, j);
+      x0 += widths[b];
+    }
+    fill_guards(0);
+  }
+  double& at(int b, int var, int i, int j) {
+    const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
+    if (b % 3 == 0) return left[static_cast<std::size_t>(b / 3)](i, j, 0, var);
+    if (b % 3 == 1) return right[static_cast<std::size_t>(b / 3)](var, i, j, 0);
+    return raw[static_cast<std::size_t>(b / 3)][static_cast<std::size_t>(i + (ex + pad) * (j + ey * var))];
+  }
+  BlockArray array(int b) {
+    const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
+    if (b % 3 == 0) return BlockArray::of(left[static_cast<std::size_t>(b / 3)], IndexOrder::i_j_k_var);
+    if (b % 3 == 1) return BlockArray::of(right[static_cast<std::size_t>(b / 3)], IndexOrder::var_i_j_k);
+    return BlockArray::of(raw[static_cast<std::size_t>(b / 3)].data(), IndexOrder::i_j_k_var, {ex, ey, 1, 2},
+                          {1, ex + pad, (ex + pad) * ey, (ex + pad) * ey});
+  }
+  BlockShape shape(int b) const {
+    BlockShape s;
+    s.cells = {widths[b], ny, 1};
+    s.guard = {guard, guard, 0};
+    s.tile_cells = {8, 6, 0};
+    return s;
+  }
+  BlockList blocks() {
+    BlockList list("code mesh", 2);
+    for (int b = 0; b < n_blocks; ++b) list.add(shape(b), array(b));
+    return list;
+  }
+  // Periodic guard cells of `var`: x from the neighbouring blocks, y from the block itself.
+  void fill_guards(int var) {
+    for (int b = 0; b < n_blocks; ++b) {
+      const int l = (b + n_blocks - 1) % n_blocks, r = (b + 1) % n_blocks;
+      for (int j = guard; j < ny + guard; ++j)
+        for (int g = 0; g < guard; ++g) {
+          at(b, var, g, j) = at(l, var, widths[l] + g, j);
+          at(b, var, widths[b] + guard + g, j) = at(r, var, guard + g, j);
+        }
+    }
+    for (int b = 0; b < n_blocks; ++b)
+      for (int i = 0; i < widths[b] + 2 * guard; ++i)
+        for (int g = 0; g < guard; ++g) {
+          at(b, var, i, g) = at(b, var, i, ny + g);
+          at(b, var, i, ny + guard + g) = at(b, var, i, guard + g);
+        }
+  }
+  // The code's own loop over one global array, for comparison.
+  std::vector<double> reference() const {
+    const int nx = nx_total;
+    auto u = [&](int gi, int j) { return initial(((gi % nx) + nx) % nx, ((j % ny) + ny) % ny); };
+    std::vector<double> v(static_cast<std::size_t>(nx * ny));
+    for (int gi = 0; gi < nx; ++gi)
+      for (int j = 0; j < ny; ++j)
+        v[static_cast<std::size_t>(gi * ny + j)] = 0.5 * u(gi, j) + 0.0625 * (u(gi - 2, j) + u(gi + 2, j)) +
+                                                   0.0625 * (u(gi, j - 2) + u(gi, j + 2)) +
+                                                   0.0625 * (u(gi - 1, j) + u(gi + 1, j) + u(gi, j - 1) + u(gi, j + 1));
+    return v;
+  }
+  int differences(const std::vector<double>& expected) {
+    int wrong = 0, x0 = 0;
+    for (int b = 0; b < n_blocks; ++b) {
+      for (int i = 0; i < widths[b]; ++i)
+        for (int j = 0; j < ny; ++j)
+          if (at(b, 1, i + guard, j + guard) != expected[static_cast<std::size_t>((x0 + i) * ny + j)]) ++wrong;
+      x0 += widths[b];
+    }
+    return wrong;
+  }
+};
+
+RuntimeOptions small_runtime() {
+  RuntimeOptions o;
+  o.n_teams = 4;
+  o.threads_per_team = 2;
+  o.n_helpers = 4;
+  o.helper_threads = 1;
+  return o;
+}
+
+// A configuration whose every team runs `action` (the built-ins name theirs A, B, C).
+Configuration running(const std::string& builtin, const std::string& action) {
+  Configuration c = configurations::get(builtin);
+  for (auto& team : c.teams) team.action = action;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Embedded blocks: one box routine reading two guard cells equals the code's loop on its own layouts") {
+  const std::vector<std::string> configurations = {"cpu_only", "gpu_only", "cpu_gpu_data_parallel"};
+  Runtime runtime(small_runtime());
+  for (const auto& name : configurations) {
+    CAPTURE(name);
+    CodeMesh mesh;
+    BlockList list = mesh.blocks();
+    Bundle bundle("smooth");
+    bundle.add(smooth_action("smooth"));
+    runtime.execute(bundle, running(name, "smooth"), list);
+    CHECK(mesh.differences(mesh.reference()) == 0);
+  }
+}
+
+TEST_CASE("Embedded blocks: a box routine sees a strided view of the code's own array") {
+  CodeMesh mesh;
+  BlockList list = mesh.blocks();
+  Runtime runtime(small_runtime());
+  // Routines run on team threads: they count, the test checks afterwards.
+  std::atomic<int> strided{0}, same_memory{0}, same_source{0};
+  Bundle bundle("look");
+  bundle.add(TypedAction("look").on_box([&](const ActionContext&, const auto& box) {
+    using View = std::decay_t<decltype(box)>;
+    if constexpr (View::kind == BoxSource::strided) {
+      const auto u = box.var(0);
+      ++strided;
+      // The view is the code's memory itself: the same address for the same cell.
+      if (&u(box.lo()[0], box.lo()[1], 0) == &mesh.at(box.block_id(), 0, box.lo()[0], box.lo()[1])) ++same_memory;
+      if (&box.source() == &list) ++same_source;
+    }
+  }));
+  runtime.execute(bundle, running("cpu_only", "look"), list);
+  const int tiles = static_cast<int>(all_tiles(list).size());
+  CHECK(strided == tiles);
+  CHECK(same_memory == tiles);
+  CHECK(same_source == tiles);
+}
+
+TEST_CASE("Embedded blocks: an action reading more guard cells than the blocks have is refused naming the block") {
+  CodeMesh mesh;
+  BlockList list = mesh.blocks();
+  Runtime runtime(small_runtime());
+  Bundle bundle("wide");
+  bundle.add(std::move(TypedAction("wide").on_box([](const ActionContext&, const auto&) {}).reads_guard_cells(3)));
+  for (const std::string name : {"cpu_only", "gpu_only"}) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS(runtime.execute(bundle, running(name, "wide"), list),
+                         doctest::Contains("action 'wide' reads 3 guard cells in x, but block 0 of the block list "
+                                           "'code mesh' has 2 there"),
+                         Error);
+  }
+  CHECK_THROWS_WITH_AS(TypedAction("zero").reads_guard_cells(0), doctest::Contains("reads_guard_cells(0)"), Error);
+}
+
+TEST_CASE("Embedded blocks: a packet of tiles has no guard cells for an action that reads them") {
+  CodeMesh mesh;
+  BlockList list = mesh.blocks();
+  Runtime runtime(small_runtime());
+  Configuration c = configurations::get("hybrid_distributor");
+  // The fpga team gets packets of tiles of action B.
+  Bundle bundle("smooth");
+  bundle.add(TypedAction("A").on_box([](const ActionContext&, const auto&) {}));
+  bundle.add(std::move(TypedAction("B").on_box([](const ActionContext&, const auto&) {}).reads_guard_cells(1)));
+  CHECK_THROWS_WITH_AS(runtime.execute(bundle, c, list), doctest::Contains("stores none around its entries"), Error);
+}
+
+TEST_CASE("Embedded blocks: shapes that do not match the code's arrays are refused naming block and extents") {
+  CodeMesh mesh;
+  BlockList list("code mesh", 2);
+  BlockShape s = mesh.shape(0);
+  // Declared guard width 1 for arrays with 2.
+  s.guard = {1, 1, 0};
+  CHECK_THROWS_WITH_AS(list.add(s, mesh.array(0)),
+                       doctest::Contains("block 0 is an array of extents (var 2, i 20, j 16, k 1) but its shape needs "
+                                         "(var 2, i 18, j 14, k 1)"),
+                       Error);
+  // Three variables declared for arrays of two.
+  BlockList three("three", 3);
+  CHECK_THROWS_WITH_AS(three.add(mesh.shape(1), mesh.array(1)), doctest::Contains("(var 2, i 14, j 16, k 1)"), Error);
+  // The View's indices given in the wrong order.
+  CHECK_THROWS_WITH_AS(list.add(mesh.shape(0), BlockArray::of(mesh.left[0], IndexOrder::var_i_j_k)),
+                       doctest::Contains("but its shape needs"), Error);
+  // Strides under which two cells share memory.
+  std::vector<double> cells(64);
+  BlockShape small;
+  small.cells = {4, 4, 1};
+  CHECK_THROWS_WITH_AS(list.add(small, BlockArray::of(cells.data(), IndexOrder::i_j_k_var, {4, 4, 1, 2}, {1, 2, 16, 16})),
+                       doctest::Contains("overlap"), Error);
+  // A padded raw array is fine.
+  CHECK(list.add(mesh.shape(2), mesh.array(2)) == 0);
+}
+
+TEST_CASE("Embedded blocks: a cycle over a list without blocks is an error, not a silent no-op") {
+  Runtime runtime(small_runtime());
+  BlockList empty("empty", 2);
+  Bundle bundle("smooth");
+  bundle.add(smooth_action("smooth"));
+  CHECK_THROWS_WITH_AS(runtime.execute(bundle, running("cpu_only", "smooth"), empty),
+                       doctest::Contains("block list 'empty', which has no blocks"), Error);
+}
