@@ -16,7 +16,7 @@
 #include <iostream>
 #include <sstream>
 
-void korch_plan_run(korch::Runtime& runtime, korch::Grid& grid, const korch::plan::ActionRegistry& registry);
+void korch_plan_run(korch::Runtime& runtime, korch::DataSource& source, const korch::plan::ActionRegistry& registry);
 
 namespace {
 
@@ -65,11 +65,11 @@ int compare(const char* operation_file, const char* plan_file) {
     explicit Filled(int n) : grid(test::plan_grid_spec(n)), order(grid) { test::paint(grid); }
     plan::ExecutionHooks hooks() {
       plan::ExecutionHooks h = test::logging_hooks(log);
-      h.fill_guards = [this](Grid& g, const std::vector<int>& vars) {
+      h.fill_guards = [this](DataSource& source, const std::vector<int>& vars) {
         ++before;
-        test::fill_periodic(g, vars);
+        test::fill_periodic(as_grid(source), vars);
       };
-      h.filling_order = [this](Grid&, const std::vector<int>& vars) -> BlockIterator* {
+      h.filling_order = [this](DataSource&, const std::vector<int>& vars) -> BlockIterator* {
         order.set_variables(vars);
         return &order;
       };

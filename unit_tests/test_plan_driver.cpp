@@ -29,7 +29,7 @@ TEST_CASE("Driver generator: every bundle's configuration, routine and the work 
   const auto op = random_operation(rng, 9, 11);
   const auto p = plan_of(op);
   const std::string source = plan::generate_driver(op, p, "advance_driver");
-  CHECK(contains(source, "void advance_driver(korch::Runtime& runtime, korch::Grid& grid, const korch::plan::ActionRegistry& registry) {"));
+  CHECK(contains(source, "void advance_driver(korch::Runtime& runtime, korch::DataSource& source, const korch::plan::ActionRegistry& registry) {"));
   int fills = 0, reductions = 0;
   for (const auto& step : p.steps) {
     if (step.kind == plan::StepKind::guard_fill) ++fills;
@@ -37,7 +37,7 @@ TEST_CASE("Driver generator: every bundle's configuration, routine and the work 
     if (step.kind != plan::StepKind::bundle) continue;
     CHECK(contains(source, "R\"korch(" + step.bundle.configuration.to_json() + ")korch\""));
     for (const auto& q : step.bundle.pipelines)
-      for (const auto& s : q.stages) CHECK(contains(source, "driver::routine(registry, grid, \"" + s.routine + "\""));
+      for (const auto& s : q.stages) CHECK(contains(source, "driver::routine(registry, source, \"" + s.routine + "\""));
   }
   auto count = [&](const std::string& what) {
     int n = 0;
@@ -63,7 +63,7 @@ TEST_CASE("Driver generator: a function name that is not an identifier, or a pla
 
 TEST_CASE("Action registry: an empty name or body, or a name registered twice, is an error naming the action") {
   plan::ActionRegistry r;
-  const plan::ActionBody body = [](Grid&, int, const Box&) {};
+  const plan::ActionBody body = [](DataSource&, int, const Box&) {};
   r.add("A", body);
   CHECK(r.has("A"));
   CHECK(contains(error_of([&] { r.add("A", body); }), "action 'A' is registered twice"));
@@ -74,14 +74,14 @@ TEST_CASE("Action registry: an empty name or body, or a name registered twice, i
 
 TEST_CASE("Driver checks: a missing body, too few variables or guard cells, another level or a missing hook stop it before it runs") {
   plan::ActionRegistry r;
-  r.add("A", [](Grid&, int, const Box&) {});
+  r.add("A", [](DataSource&, int, const Box&) {});
   Grid grid(plan_grid_spec(2));  // 2 variables, 2 guard cells, level 0
   CHECK(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 2, {0}); }).empty());
   CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A", "B"}, 2, 0, {}); }),
                  "driver of operation 'op': action 'B' has no body in the registry"));
   CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 3, 0, {}); }), "3 variables but the grid only 2"));
   CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 3, {}); }), "reads 3 guard cells, but the grid has 2"));
-  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 0, {1}); }), "iterates over level 1, but the grid is level 0"));
+  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 0, {1}); }), "iterates over level 1, but the grid has no block on it (its levels: 0)"));
   CHECK(contains(error_of([&] { plan::driver::fill_guards(r, grid, "op", {0}); }), "hooks.fill_guards is empty"));
   CHECK(contains(error_of([&] { plan::driver::reduce(r, grid, "op", "dt", {0}); }), "reduces 'dt' but the registry's hooks.reduce is empty"));
 }
@@ -90,7 +90,7 @@ TEST_CASE("Driver fills: with hooks.filling_order a fill waits for the next bund
   plan::ActionRegistry r;
   Grid grid(plan_grid_spec(2));
   int fills = 0, orders = 0;
-  r.hooks.fill_guards = [&fills](Grid&, const std::vector<int>&) { ++fills; };
+  r.hooks.fill_guards = [&fills](DataSource&, const std::vector<int>&) { ++fills; };
   plan::driver::PendingFills now;
   now.fill_guards(r, grid, "op", {0});
   CHECK(fills == 1);
@@ -98,7 +98,7 @@ TEST_CASE("Driver fills: with hooks.filling_order a fill waits for the next bund
 
   FillingOrder order(grid);
   std::vector<int> asked;
-  r.hooks.filling_order = [&](Grid&, const std::vector<int>& vars) -> BlockIterator* {
+  r.hooks.filling_order = [&](DataSource&, const std::vector<int>& vars) -> BlockIterator* {
     ++orders;
     asked = vars;
     return &order;
@@ -115,7 +115,7 @@ TEST_CASE("Driver fills: with hooks.filling_order a fill waits for the next bund
   CHECK(fills == 2);
   CHECK(orders == 1);
 
-  r.hooks.filling_order = [](Grid&, const std::vector<int>&) -> BlockIterator* { return nullptr; };
+  r.hooks.filling_order = [](DataSource&, const std::vector<int>&) -> BlockIterator* { return nullptr; };
   later.fill_guards(r, grid, "op", {0});
   CHECK(contains(error_of([&] { later.order(r, grid, "op", "b3"); }), "gave no block order for the fill before bundle 'b3'"));
 }

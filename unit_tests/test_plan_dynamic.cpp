@@ -32,7 +32,8 @@ const char* misjudged = R"({"name": "misjudged", "variables": ["u", "v", "w"], "
 plan::ActionBodies misjudged_bodies(const plan::Operation& op) {
   plan::ActionBodies bodies = bodies_of(op);
   const plan::ActionBody h = bodies.at("H");
-  bodies["H"] = [h](Grid& grid, int block, const Box& box) {
+  bodies["H"] = [h](DataSource& source, int block, const Box& box) {
+    Grid& grid = as_grid(source);
     const auto cells = (box.hi[0] - box.lo[0]) * (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(10 * cells);
     while (std::chrono::steady_clock::now() < until) {

@@ -3,6 +3,7 @@
 #include "test_error_support.hpp"
 #include "test_plan_support.hpp"
 
+#include <korch/block_list.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/scheduler.hpp>
@@ -199,6 +200,48 @@ TEST_CASE("Random operations: 200 plans, a quarter of them forced to change side
   CHECK(fused > 0);
 }
 
+TEST_CASE("Random operations on a code's own blocks: plans run on a BlockList bitwise equal to program order on a Grid") {
+  std::mt19937 rng(20261128u);
+  Runtime runtime(runtime_options);
+  const plan::Scheduler scheduler(scheduler_options());
+  for (int i = 0; i < 40; ++i) {
+    plan::Operation op = random_operation(rng, 2 + static_cast<int>(rng() % 7u), i);
+    if (i % 4 == 0) chain_sides(op);
+    CAPTURE(op.to_json());
+    const plan::KernelGraph g(op);
+    const plan::Plan p = scheduler.plan(g);
+    const int n_vars = static_cast<int>(op.variables.size());
+    // The code's memory is laid out as a Grid's, so that its guard fill and comparison apply; the
+    // plan sees only the list.
+    Grid memory(plan_grid_spec(n_vars)), reference(plan_grid_spec(n_vars));
+    paint(memory);
+    paint(reference);
+    BlockList list("code blocks", n_vars);
+    for (int b = 0; b < memory.n_blocks(); ++b) {
+      const BlockMeta& m = memory.block(b);
+      BlockShape shape;
+      for (int d = 0; d < 3; ++d) {
+        shape.cells[d] = m.interior.extent(d);
+        shape.guard[d] = m.interior.lo[d] - m.stored.lo[d];
+      }
+      shape.tile_cells = plan_grid_spec(n_vars).tile_cells;
+      shape.level = m.level;
+      list.add(shape, BlockArray::of(memory.block_data(b), IndexOrder::var_i_j_k));
+    }
+    std::vector<std::string> plan_log, reference_log;
+    plan::ExecutionHooks hooks = logging_hooks(plan_log);
+    const plan::ExecutionHooks on_memory = hooks;
+    hooks.fill_guards = [&](DataSource&, const std::vector<int>& vars) { on_memory.fill_guards(memory, vars); };
+    hooks.reduce = [&](DataSource&, const std::string& name, const std::vector<int>& vars) {
+      on_memory.reduce(memory, name, vars);
+    };
+    plan::Executor(op, bodies_of(op), hooks).run(p, runtime, list);
+    plan::Executor(op, bodies_of(op), logging_hooks(reference_log)).run_sequentially(g, reference);
+    REQUIRE(differing_cells(memory, reference) == 0);
+    REQUIRE(plan_log == reference_log);
+  }
+}
+
 TEST_CASE("Random operations: fills inside the next bundle's cycle (ExecutionHooks::filling_order) give program order's bits") {
   std::mt19937 rng(515u);
   Runtime runtime(runtime_options);
@@ -216,11 +259,11 @@ TEST_CASE("Random operations: fills inside the next bundle's cycle (ExecutionHoo
     paint(reference);
     FillingOrder order(planned);
     plan::ExecutionHooks hooks = logging_hooks(plan_log);
-    hooks.fill_guards = [&before](Grid& grid, const std::vector<int>& vars) {
+    hooks.fill_guards = [&before](DataSource& source, const std::vector<int>& vars) {
       ++before;
-      fill_periodic(grid, vars);
+      fill_periodic(as_grid(source), vars);
     };
-    hooks.filling_order = [&order](Grid&, const std::vector<int>& vars) -> BlockIterator* {
+    hooks.filling_order = [&order](DataSource&, const std::vector<int>& vars) -> BlockIterator* {
       order.set_variables(vars);
       return &order;
     };

@@ -66,9 +66,10 @@ inline plan::ActionBody body_of(const ActionDeclaration& a, const plan::Operatio
   std::vector<int> writes;
   for (const auto& w : a.writes) writes.push_back(operation.variable_index(w));
   // Runs on team threads: the block's unmanaged view, not a copy of the grid's managed View, whose
-  // reference count a Serial-only Kokkos changes without atomics (grid.hpp, Grid::data).
-  return [reads, writes, salt](Grid& grid, int b, const Box& box) {
-    const auto d = grid.block_data(b);
+  // reference count a Serial-only Kokkos changes without atomics (grid.hpp, Grid::data). Any
+  // source: a Grid or a code's own blocks.
+  return [reads, writes, salt](DataSource& source, int b, const Box& box) {
+    const BlockView d = source.block_view(b);
     for (int i = box.lo[0]; i < box.hi[0]; ++i)
       for (int j = box.lo[1]; j < box.hi[1]; ++j)
         for (int k = box.lo[2]; k < box.hi[2]; ++k) {
@@ -121,7 +122,7 @@ class CellStamps {
   plan::ActionBodies bodies(int n_actions) {
     plan::ActionBodies out;
     for (int a = 0; a < n_actions; ++a) {
-      out[std::string(1, static_cast<char>('A' + a))] = [this, a](Grid&, int b, const Box& box) {
+      out[std::string(1, static_cast<char>('A' + a))] = [this, a](DataSource&, int b, const Box& box) {
         const long now = ++clock_;
         for (int i = box.lo[0]; i < box.hi[0]; ++i)
           for (int j = box.lo[1]; j < box.hi[1]; ++j)
@@ -171,8 +172,9 @@ inline const char* const sided_example = R"({"name": "sided", "variables": ["a",
 // Periodic guard fills, and reductions that log "name=sum of the variables' interiors".
 inline plan::ExecutionHooks logging_hooks(std::vector<std::string>& log) {
   plan::ExecutionHooks h;
-  h.fill_guards = [](Grid& grid, const std::vector<int>& vars) { fill_periodic(grid, vars); };
-  h.reduce = [&log](Grid& grid, const std::string& name, const std::vector<int>& vars) {
+  h.fill_guards = [](DataSource& source, const std::vector<int>& vars) { fill_periodic(as_grid(source), vars); };
+  h.reduce = [&log](DataSource& source, const std::string& name, const std::vector<int>& vars) {
+    Grid& grid = as_grid(source);
     double sum = 0;
     auto d = grid.data();
     for (int b = 0; b < grid.n_blocks(); ++b) {

@@ -44,7 +44,7 @@ TEST_CASE("A thread moved off its waker's core runs on another of its cores, whi
     // loaded machine the thread may lose its core between the two calls for longer than that, so
     // the pair is timed and repeated until one pair falls within the millisecond.
     bool timely = false;
-    for (int attempt = 0; attempt < 50 && !timely; ++attempt) {
+    for (int attempt = 0; attempt < 400 && !timely; ++attempt) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the next move is allowed again
       const auto first = std::chrono::steady_clock::now();
       const int from = sched_getcpu();

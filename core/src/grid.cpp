@@ -184,6 +184,8 @@ const Grid& as_grid(const DataSource& source) {
                       source.source_name());
 }
 
+Grid& as_grid(DataSource& source) { return const_cast<Grid&>(as_grid(static_cast<const DataSource&>(source))); }
+
 Grid Grid::clone() const {
   Grid g(spec_);
   Kokkos::deep_copy(g.data_, data_);

@@ -77,14 +77,16 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
   plan::ActionRegistry registry;
   // The hand-bundled task's host update on the item's box (a tile or the whole interior): the same
   // per-cell arithmetic whichever box holds a cell.
-  registry.add("hydro_update", [s](Grid& grid, int block, const Box& box) {
+  registry.add("hydro_update", [s](DataSource& source, int block, const Box& box) {
+    const Grid& grid = as_grid(source);
     HostVar vars[n_grid_vars];
     for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
     update_box_host(vars, s->euler, box.lo.data(), box.hi.data());
   });
   // The same cell_dt over the same cells as the hand-bundled step's per-box reduction; a minimum
   // is exact, so the time step does not depend on the order of the blocks.
-  registry.add("cell_dt", [s](Grid& grid, int block, const Box& box) {
+  registry.add("cell_dt", [s](DataSource& source, int block, const Box& box) {
+    const Grid& grid = as_grid(source);
     const EulerParams& p = s->euler;
     HostVar u[n_cons];
     for (int v = 0; v < n_cons; ++v) u[v] = host_var(grid, block, p.next_state + v);
@@ -98,7 +100,8 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
         }
     lower(s->block_dt[static_cast<std::size_t>(block)], m);
   });
-  registry.add("diagnostics", [s](Grid& grid, int block, const Box& box) {
+  registry.add("diagnostics", [s](DataSource& source, int block, const Box& box) {
+    const Grid& grid = as_grid(source);
     check_whole_block(grid, block, box, "diagnostics");
     const HostVar rho = host_var(grid, block, s->euler.state);
     double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
@@ -112,17 +115,17 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
         }
     s->diagnostics[block] = BlockDiagnostics{sum * s->cell_volume, lo, hi};
   });
-  registry.hooks.fill_guards = [fill = hooks.fill_current_guards](Grid&, const std::vector<int>& variables) {
+  registry.hooks.fill_guards = [fill = hooks.fill_current_guards](DataSource&, const std::vector<int>& variables) {
     check_current_set(variables);
     fill();
   };
   if (hooks.current_guards_order) {
-    registry.hooks.filling_order = [order = hooks.current_guards_order](Grid&, const std::vector<int>& variables) {
+    registry.hooks.filling_order = [order = hooks.current_guards_order](DataSource&, const std::vector<int>& variables) {
       check_current_set(variables);
       return order();
     };
   }
-  registry.hooks.reduce = [s, hooks](Grid&, const std::string& name, const std::vector<int>&) {
+  registry.hooks.reduce = [s, hooks](DataSource&, const std::string& name, const std::vector<int>&) {
     if (name == "time_step") {
       hooks.time_step(*s);
     } else if (name == "conduction") {

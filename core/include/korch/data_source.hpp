@@ -57,4 +57,13 @@ class DataSource {
   std::uint64_t stamp_;
 };
 
+// Questions about a whole source, for checks made before a cycle.
+// The fewest guard cells any block has on a side, over the directions that block extends in (more
+// than one cell thick, or with guard cells); 0 when one has none there. A source without blocks: 0.
+int narrowest_guard(const DataSource& source);
+// The levels of the source's blocks, ascending, each once.
+std::vector<int> levels_of(const DataSource& source);
+// Tiles per block, averaged over the blocks (0 for a source without blocks).
+double mean_tiles_per_block(const DataSource& source);
+
 }  // namespace korch

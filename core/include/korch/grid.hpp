@@ -115,5 +115,6 @@ class Grid : public DataSource {
 
 // `source` as a Grid; throws korch::Error naming the source when it is another kind of source.
 const Grid& as_grid(const DataSource& source);
+Grid& as_grid(DataSource& source);
 
 }  // namespace korch

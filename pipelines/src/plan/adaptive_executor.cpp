@@ -39,12 +39,12 @@ AdaptiveExecutor::AdaptiveExecutor(const Operation& operation, ActionBodies bodi
   plan_ = plan_of(operation_, options_.scheduler, planning_seconds_);
 }
 
-void AdaptiveExecutor::step(Runtime& runtime, Grid& grid) {
+void AdaptiveExecutor::step(Runtime& runtime, DataSource& source) {
   Trace trace;
   {
     TraceAttachment attached(runtime, trace);
-    executor_.run(plan_, runtime, grid, [&](const PlannedBundle& bundle) {
-      window_.add(bundle, trace.events(), grid, plan_.actions, options_.scheduler.cost);
+    executor_.run(plan_, runtime, source, [&](const PlannedBundle& bundle) {
+      window_.add(bundle, trace.events(), source, plan_.actions, options_.scheduler.cost);
       trace.clear();
     });
   }

@@ -15,7 +15,7 @@ const ActionDeclaration& declaration(const std::vector<ActionDeclaration>& actio
 
 }  // namespace
 
-void CostMeasurement::add(const PlannedBundle& bundle, const std::vector<TraceEvent>& events, const Grid& grid,
+void CostMeasurement::add(const PlannedBundle& bundle, const std::vector<TraceEvent>& events, const DataSource& source,
                           const std::vector<ActionDeclaration>& actions, const CostModel& model) {
   struct Team {
     const Stage* stage;
@@ -23,7 +23,7 @@ void CostMeasurement::add(const PlannedBundle& bundle, const std::vector<TraceEv
     double blocks_per_item;
   };
   std::map<std::string, Team> teams;
-  const double tile_blocks = 1.0 / static_cast<double>(grid.tiles_per_block());
+  const double tile_blocks = 1.0 / static_cast<double>(mean_tiles_per_block(source));
   for (const auto& p : bundle.pipelines)
     for (std::size_t s = 0; s < p.stages.size(); ++s) {
       // "": the stage has no team on that side (docs/planner.md, "Cost model").

@@ -3,6 +3,9 @@
 #include <korch/plan/executor.hpp>
 #include <korch/plan/stage_routine.hpp>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <set>
 
@@ -23,21 +26,25 @@ Executor::Executor(const Operation& operation, ActionBodies bodies, ExecutionHoo
   }
 }
 
-void Executor::check_grid(const Grid& grid) const {
-  if (grid.n_vars() < static_cast<int>(operation_.variables.size())) {
-    throw Error::format("operation '{}' has {} variables but the grid only {}: give the grid n_vars >= {}", operation_.name,
-                        operation_.variables.size(), grid.n_vars(), operation_.variables.size());
+void Executor::check_source(const DataSource& source) const {
+  if (source.n_vars() < static_cast<int>(operation_.variables.size())) {
+    throw Error::format("operation '{}' has {} variables but the {} only {}: give it n_vars >= {}", operation_.name,
+                        operation_.variables.size(), source.source_name(), source.n_vars(), operation_.variables.size());
   }
+  const int guard = narrowest_guard(source);
+  const std::vector<int> levels = levels_of(source);
   for (const ActionDeclaration* a : operation_.actions()) {
     for (std::size_t r = 0; r < a->reads.size(); ++r) {
-      if (a->reads[r].stencil > grid.spec().guard) {
-        throw Error::format("operation '{}': action '{}': field reads[{}].stencil: {} guard cells, but the grid has {}",
-                            operation_.name, a->action, r, a->reads[r].stencil, grid.spec().guard);
+      if (a->reads[r].stencil > guard) {
+        throw Error::format("operation '{}': action '{}': field reads[{}].stencil: {} guard cells, but the {} has {}",
+                            operation_.name, a->action, r, a->reads[r].stencil, source.source_name(), guard);
       }
     }
-    if (a->iterator.kind == IteratorKind::level && a->iterator.level != grid.spec().level) {
-      throw Error::format("operation '{}': action '{}': field iterator.level: {} is not the grid's level {}", operation_.name,
-                          a->action, a->iterator.level, grid.spec().level);
+    if (a->iterator.kind == IteratorKind::level &&
+        std::find(levels.begin(), levels.end(), a->iterator.level) == levels.end()) {
+      throw Error::format("operation '{}': action '{}': field iterator.level: the {} has no block on level {} (its "
+                          "levels: {})",
+                          operation_.name, a->action, source.source_name(), a->iterator.level, fmt::join(levels, ", "));
     }
   }
 }
@@ -56,7 +63,7 @@ void need(bool present, const std::string& operation, const char* hook, const st
 
 }  // namespace
 
-std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& plan, std::size_t step, Grid& grid) const {
+std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& plan, std::size_t step, DataSource& source) const {
   const PlannedBundle& planned = plan.steps[step].bundle;
   // The bundle's name, then each stage's routine and actions: what the kept routines were built from.
   auto for_each_name = [&planned](auto&& f) {
@@ -69,7 +76,7 @@ std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& pl
   };
   const std::lock_guard<std::mutex> lock(built_mutex_);
   auto& have = built_[step];
-  if (have && have->grid == &grid && have->operation == plan.operation) {
+  if (have && have->source == &source && have->operation == plan.operation) {
     std::size_t i = 0;
     bool same = true;
     for_each_name([&](const std::string& name) {
@@ -81,7 +88,7 @@ std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& pl
   std::vector<std::string> names;
   for_each_name([&names](const std::string& name) { names.push_back(name); });
   auto built = std::make_shared<BuiltBundle>();
-  built->grid = &grid;
+  built->source = &source;
   built->operation = plan.operation;
   built->stage_names = std::move(names);
   built->bundle = Bundle(planned.name);
@@ -98,22 +105,22 @@ std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& pl
         }
         bodies.push_back(it->second);
       }
-      built->bundle.add(stage_routine(stage.routine, std::move(bodies), grid, stage_declaration(plan, stage)));
+      built->bundle.add(stage_routine(stage.routine, std::move(bodies), source, stage_declaration(plan, stage)));
     }
   }
   have = built;
   return built;
 }
 
-void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
+void Executor::run(const Plan& plan, Runtime& runtime, DataSource& source,
                    const std::function<void(const PlannedBundle&)>& after_bundle) const {
-  check_grid(grid);
+  check_source(source);
   // Fills that directly precede a bundle wait for it when the hooks can fill inside its cycle.
   std::vector<int> pending;
   auto fill_pending = [&] {
     if (pending.empty()) return;
     need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
-    hooks_.fill_guards(grid, pending);
+    hooks_.fill_guards(source, pending);
     pending.clear();
   };
   for (const auto& step : plan.steps) {
@@ -126,27 +133,27 @@ void Executor::run(const Plan& plan, Runtime& runtime, Grid& grid,
     if (step.kind != StepKind::bundle) fill_pending();
     if (step.kind == StepKind::reduction) {
       need(static_cast<bool>(hooks_.reduce), operation_.name, "reduce", "the reduction '" + step.name + "'");
-      hooks_.reduce(grid, step.name, indices(step.variables));
+      hooks_.reduce(source, step.name, indices(step.variables));
       continue;
     }
     // Held for the cycle: another thread's run may replace the kept one meanwhile.
-    const auto built = bundle_for(plan, static_cast<std::size_t>(&step - plan.steps.data()), grid);
+    const auto built = bundle_for(plan, static_cast<std::size_t>(&step - plan.steps.data()), source);
     BlockIterator* order = nullptr;
     if (!pending.empty()) {
-      order = hooks_.filling_order(grid, pending);
+      order = hooks_.filling_order(source, pending);
       if (!order)
         throw Error::format("operation '{}': ExecutionHooks::filling_order gave no block order for the fill before bundle "
                             "'{}': return one, or leave the hook empty", operation_.name, step.bundle.name);
       pending.clear();
     }
-    runtime.execute(built->bundle, step.bundle.configuration, grid, order);
+    runtime.execute(built->bundle, step.bundle.configuration, source, order);
     if (after_bundle) after_bundle(step.bundle);
   }
   fill_pending();
 }
 
-void Executor::run_sequentially(const KernelGraph& graph, Grid& grid) const {
-  check_grid(grid);
+void Executor::run_sequentially(const KernelGraph& graph, DataSource& source) const {
+  check_source(source);
   std::set<std::string> dirty(operation_.variables.begin(), operation_.variables.end());
   std::size_t barrier = 0;
   const auto& barriers = graph.barriers();
@@ -156,11 +163,11 @@ void Executor::run_sequentially(const KernelGraph& graph, Grid& grid) const {
       if (b.removed) continue;
       if (b.barrier.kind == BarrierKind::guard_fill) {
         need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
-        hooks_.fill_guards(grid, indices(b.barrier.variables));
+        hooks_.fill_guards(source, indices(b.barrier.variables));
         for (const auto& v : b.barrier.variables) dirty.erase(v);
       } else {
         need(static_cast<bool>(hooks_.reduce), operation_.name, "reduce", "the reduction '" + b.barrier.name + "'");
-        hooks_.reduce(grid, b.barrier.name, indices(b.barrier.variables));
+        hooks_.reduce(source, b.barrier.name, indices(b.barrier.variables));
       }
     }
   };
@@ -173,11 +180,11 @@ void Executor::run_sequentially(const KernelGraph& graph, Grid& grid) const {
       if (r.stencil > 0 && dirty.count(r.variable)) fill.push_back(r.variable);
     if (!fill.empty()) {
       need(static_cast<bool>(hooks_.fill_guards), operation_.name, "fill_guards", "a guard-cell fill");
-      hooks_.fill_guards(grid, indices(fill));
+      hooks_.fill_guards(source, indices(fill));
       for (const auto& v : fill) dirty.erase(v);
     }
     const ActionBody& body = bodies_.at(a.action);
-    for (int b = 0; b < grid.n_blocks(); ++b) body(grid, b, grid.block(b).interior);
+    for (int b = 0; b < source.n_blocks(); ++b) body(source, b, source.block(b).interior);
     for (const auto& w : a.writes) dirty.insert(w);
   }
   barriers_at(static_cast<int>(actions.size()));

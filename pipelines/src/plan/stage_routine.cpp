@@ -29,9 +29,9 @@ ActionDeclaration stage_declaration(const Plan& plan, const Stage& stage) {
   return d;
 }
 
-ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bodies, Grid& grid,
+ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bodies, DataSource& source,
                             ActionDeclaration declaration) {
-  Grid* g = &grid;
+  DataSource* g = &source;
   ActionRoutine routine(name, [bodies = std::move(bodies), g, name](const ActionContext&, DataItem& item) {
     int block = 0;
     Box box;

@@ -28,7 +28,7 @@ class AdaptiveExecutor {
   // One step: runs the current plan on `runtime` with a trace attached (the runtime's trace is
   // detached afterwards), adds the tasks' times to the window, and plans again when the window is
   // `replan_every` steps long.
-  void step(Runtime& runtime, Grid& grid);
+  void step(Runtime& runtime, DataSource& source);
 
   const Plan& plan() const noexcept { return plan_; }
   int steps() const noexcept { return steps_; }

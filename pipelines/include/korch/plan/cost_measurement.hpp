@@ -4,7 +4,7 @@
 // what ran rather than from the hints.
 #pragma once
 
-#include <korch/grid.hpp>
+#include <korch/data_source.hpp>
 #include <korch/plan/cost_model.hpp>
 #include <korch/plan/operation.hpp>
 #include <korch/plan/plan.hpp>
@@ -23,11 +23,11 @@ struct MeasuredCost {
 
 class CostMeasurement {
  public:
-  // Adds the "task" events of one execution of `bundle` over `grid`. A task is one stage applied to
+  // Adds the "task" events of one execution of `bundle` over `source`. A task is one stage applied to
   // one item: its time over the blocks the item covers (a tile: 1/tiles_per_block) is one sample of
   // seconds per block, and a fused stage's time is shared among its actions in proportion to their
   // costs in `model` (`actions` holds their declarations).
-  void add(const PlannedBundle& bundle, const std::vector<TraceEvent>& events, const Grid& grid,
+  void add(const PlannedBundle& bundle, const std::vector<TraceEvent>& events, const DataSource& source,
            const std::vector<ActionDeclaration>& actions, const CostModel& model);
   // Seconds per block of each action measured since the last clear(): the median sample, so that a
   // task preempted midway (threads outnumber cores) does not make its action look heavy.

@@ -1,7 +1,7 @@
 // A plan as C++ source (docs/planner.md, "Generated drivers"): one function that runs the plan's
 // steps on a korch::Runtime, bundle by bundle, with each bundle's configuration inlined as korch
 // configuration JSON and its stage routines built from the bodies a linked ActionRegistry holds:
-//   void FUNCTION(korch::Runtime& runtime, korch::Grid& grid, const korch::plan::ActionRegistry& registry);
+//   void FUNCTION(korch::Runtime& runtime, korch::DataSource& source, const korch::plan::ActionRegistry& registry);
 #pragma once
 
 #include <korch/plan/operation.hpp>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <korch/action_routine.hpp>
-#include <korch/grid.hpp>
+#include <korch/data_source.hpp>
 #include <korch/plan/plan.hpp>
 
 #include <functional>
@@ -16,15 +16,15 @@ namespace korch::plan {
 
 // Applies an action to the cells of `box` (block-local indices) of block `block`. Reads may reach
 // `stencil` cells beyond the box; writes stay inside it.
-using ActionBody = std::function<void(Grid& grid, int block, const Box& box)>;
+using ActionBody = std::function<void(DataSource& source, int block, const Box& box)>;
 
 // The union of the stage's actions' declarations under the stage's routine name (a variable read
 // by several actions keeps its widest stencil).
 ActionDeclaration stage_declaration(const Plan& plan, const Stage& stage);
 
-// The stage routine `name`: `bodies` in order on each item's box of `grid`, declared `declaration`.
+// The stage routine `name`: `bodies` in order on each item's box of `source`, declared `declaration`.
 // An item of another kind is an error naming it.
-ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bodies, Grid& grid,
+ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bodies, DataSource& source,
                             ActionDeclaration declaration);
 
 }  // namespace korch::plan
