@@ -29,7 +29,8 @@ void print(const std::string& name, bool with_json) {
   for (const auto& s : korch::configurations::slots(name)) {
     std::string teams;
     for (const auto& t : s.teams) teams += (teams.empty() ? "" : ", ") + t;
-    std::cout << "  " << s.name << (s.optional ? " (optional)" : "") << "  teams " << teams << ": " << s.description << "\n";
+    std::cout << "  " << s.name << (s.optional ? " (optional)" : "") << ", team" << (s.teams.size() == 1 ? " " : "s ") << teams
+              << ": " << s.description << "\n";
   }
   if (with_json) std::cout << korch::configurations::json(name) << "\n";
 }
@@ -45,8 +46,9 @@ int main(int argc, char* argv[]) {
   std::string dot_dir;
   bool with_json = false;
   program.app()
-      .add_option("NAME", names, "built-ins to show (default: all)")
+      .add_option("NAME", names, "built-ins to show")
       ->type_name("NAME")
+      ->default_str("all")
       ->check(korch::cli::one_of(korch::configurations::names()));
   program.app()
       .add_option("--dot", dot_dir, "write DIR/NAME.dot, a Graphviz drawing, for each built-in shown")

@@ -362,7 +362,7 @@ JSON
     bad --kokkos-threads --kokkos-threads=1
     good
     grep -q "^split_itor$" "$tmp/out" || fail "[]: split_itor not listed"
-    grep -q "^  B (optional)  teams post: " "$tmp/out" || fail "[]: split_itor's optional slot B not listed"
+    grep -q "^  B (optional), team post: " "$tmp/out" || fail "[]: split_itor's optional slot B not listed"
     good split_itor --json --dot "$tmp/dots"
     grep -q '"name": "split_itor"' "$tmp/out" || fail "[--json]: no JSON text"
     grep -q '^digraph "split_itor"' "$tmp/dots/split_itor.dot" || fail "[--dot]: no drawing split_itor.dot"
