@@ -354,6 +354,19 @@ JSON
     grep -q "no PNG drawings: Graphviz's 'dot' is not on PATH" "$tmp/out" || fail "[without dot on PATH]: not said"
     compgen -G "$tmp/plan/*.png" > /dev/null && fail "[without dot on PATH]: PNG files written"
     ;;
+  korch-configurations)
+    help_ok
+    bad --bogus --bogus
+    bad "'cpu_onl' is not one of" cpu_onl
+    bad --dot --dot ""
+    bad --kokkos-threads --kokkos-threads=1
+    good
+    grep -q "^split_itor$" "$tmp/out" || fail "[]: split_itor not listed"
+    grep -q "^  B (optional), team post: " "$tmp/out" || fail "[]: split_itor's optional slot B not listed"
+    good split_itor --json --dot "$tmp/dots"
+    grep -q '"name": "split_itor"' "$tmp/out" || fail "[--json]: no JSON text"
+    grep -q '^digraph "split_itor"' "$tmp/dots/split_itor.dot" || fail "[--dot]: no drawing split_itor.dot"
+    ;;
   *)
     echo "check_cli.sh: no checks for '$name'" >&2
     exit 2

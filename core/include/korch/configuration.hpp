@@ -36,7 +36,10 @@
 #include <korch/packet_variables.hpp>
 
 #include <cstddef>
+#include <initializer_list>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace korch {
@@ -97,6 +100,52 @@ struct DistributorConfig {
   std::vector<DistributorGroup> groups;
 };
 
+// One slot of a configuration: an action name its teams apply (A, B, C in the built-ins), which
+// Configuration::bind_actions replaces with the name of a bundle's routine.
+struct ActionSlot {
+  std::string name;                // the action name its teams apply
+  std::vector<std::string> teams;  // those teams, in configuration order
+  // The configuration runs without this slot: its teams only finish items other teams have worked
+  // on (no work subscriber, not fed by the distributor or a router, no threads handed on, fed by
+  // teams or a mover_unpacker_splitter). Left unbound, bind_actions drops them.
+  bool optional = false;
+  std::string description;  // one line; the built-ins have one (configurations::slots), others ""
+};
+
+// The bundle's action names for a configuration's slots, by position or by slot:
+//   {"advect", "diffuse"}                  the first slot, then the second, ... (Configuration::slots order)
+//   {{"A", "advect"}, {"C", "diffuse"}}    slot A, slot C
+// A std::vector<std::string> or a std::map<std::string, std::string> built at run time works too.
+class ActionBinding {
+ public:
+  // An action name given by position. It has no constructor from two strings, so that
+  // {{"A", "advect"}} always reads as a slot and its action, never as a name made of two pointers.
+  struct Name {
+    Name(const char* n) : value(n) {}  // implicit, so that {"advect", "diffuse"} reads as two names
+    Name(std::string n) : value(std::move(n)) {}
+    std::string value;
+  };
+  struct SlotAction {
+    std::string slot;
+    std::string action;
+  };
+
+  ActionBinding() = default;  // binds nothing
+  ActionBinding(std::initializer_list<Name> by_position);
+  ActionBinding(std::initializer_list<SlotAction> by_slot);
+  ActionBinding(const std::vector<std::string>& by_position);
+  ActionBinding(const std::map<std::string, std::string>& by_slot);
+
+  bool by_position() const noexcept { return by_position_; }
+  const std::vector<std::string>& names() const noexcept { return names_; }      // by position
+  const std::vector<SlotAction>& pairs() const noexcept { return pairs_; }      // by slot, as given
+
+ private:
+  bool by_position_ = true;
+  std::vector<std::string> names_;
+  std::vector<SlotAction> pairs_;
+};
+
 struct Configuration {
   std::string name;
   std::vector<TeamConfig> teams;
@@ -112,6 +161,17 @@ struct Configuration {
 
   // `work` plus an edge from each router to each node of its `to`: every path an item can take.
   std::vector<Edge> all_work_edges() const;
+
+  // Its slots: the distinct actions of its teams, in the order of each one's first team.
+  std::vector<ActionSlot> slots() const;
+  // This configuration with the binding's names in place of its slots' (configuration_binding.cpp).
+  // Teams, helpers, edges and the helpers' variables stay as they are: a slot keeps its place and
+  // the variables its helpers carry, whatever its action is called. An optional slot left unbound
+  // drops its teams, their work and thread edges, and turns a mover_unpacker_splitter that fed only
+  // them into a mover_unpacker. Throws korch::Error naming the configuration, the slot and the fix
+  // for an unknown slot, more names than slots, a slot bound twice, an empty name, one name bound to
+  // two slots (they are separate steps: each would apply it), and a required slot left unbound.
+  Configuration bind_actions(const ActionBinding& binding) const;
 
   const TeamConfig* find_team(const std::string& name) const noexcept;
   const HelperConfig* find_helper(const std::string& name) const noexcept;

@@ -1,3 +1,4 @@
+#include <korch/configurations/drawing.hpp>
 #include <korch/error.hpp>
 #include <korch/plan/plan.hpp>
 
@@ -79,39 +80,6 @@ std::string Plan::to_json() const {
   return j.dump(2);
 }
 
-std::string configuration_dot(const Configuration& c) {
-  std::string out = fmt::format("digraph \"{}\" {{\n  rankdir=LR;\n  distributor [shape=diamond, label=\"{}\"];\n",
-                                c.name, to_string(c.distributor.kind));
-  for (const auto& t : c.teams) {
-    const bool device = t.type == DataType::action_metadata || t.type == DataType::packet_of_blocks ||
-                        t.type == DataType::packet_of_tiles;
-    out += fmt::format("  \"{}\" [shape=box, style=filled, fillcolor=\"{}\", label=\"{}\\n{} ({}), {} threads\"];\n", t.name,
-                       device ? "palegreen" : "lightblue", t.name, t.action, to_string(t.type), t.initial_threads);
-  }
-  for (const auto& h : c.helpers) {
-    // A router is the diamond of a split in the middle of a pipeline, as the distributor is of one at its start.
-    const char* shape = h.kind == HelperKind::router ? "diamond" : "ellipse";
-    out += fmt::format("  \"{}\" [shape={}, label=\"{}\\n{}\"];\n", h.name, shape, h.name, to_string(h.kind));
-  }
-  for (std::size_t g = 0; g < c.distributor.groups.size(); ++g) {
-    const auto& group = c.distributor.groups[g];
-    for (std::size_t i = 0; i < group.pipelines.size(); ++i) {
-      std::string label = fmt::format("group {}", g);
-      if (group.pipelines.size() > 1 && i < group.weights.size()) label += fmt::format(", weight {:.3g}", group.weights[i]);
-      out += fmt::format("  distributor -> \"{}\" [label=\"{}\"];\n", group.pipelines[i], label);
-    }
-  }
-  for (const auto& e : c.work) out += fmt::format("  \"{}\" -> \"{}\";\n", e.from, e.to);
-  for (const auto& h : c.helpers) {
-    if (h.kind != HelperKind::router) continue;
-    for (std::size_t i = 0; i < h.to.size(); ++i) {
-      const double share = i == 0 ? h.fraction : 1.0 - h.fraction;
-      out += fmt::format("  \"{}\" -> \"{}\" [label=\"{:.3g} of the {}s\"];\n", h.name, h.to[i], share, to_string(h.unit));
-    }
-  }
-  for (const auto& e : c.threads) out += fmt::format("  \"{}\" -> \"{}\" [style=dashed, label=\"threads\"];\n", e.from, e.to);
-  out += "}\n";
-  return out;
-}
+std::string configuration_dot(const Configuration& c) { return configurations::to_dot(c); }
 
 }  // namespace korch::plan

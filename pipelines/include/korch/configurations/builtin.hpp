@@ -2,15 +2,22 @@
 // Configurations", for ConcurrentItor and SplitItor, and for the design's mapping example. Each is a JSON text (see korch/configuration.hpp) parsed
 // by Configuration::from_json, so they double as examples of the JSON form. "gpu" means the backend's
 // device space (a distinct HostSpace allocation on CPU-only builds); "fpga" teams of the figures are
-// further device teams. Actions are named A, B, C as in the figures; every built-in fits a Runtime
-// with 6 teams of 4 threads and 6 helper teams of 2 threads (RuntimeOptions' defaults).
+// further device teams. Their actions are named A, B, C as in the figures: these names are the
+// slots that get(name, actions) binds a bundle's action names to, by position or by slot:
+//   configurations::get("cpu_gpu_action_parallel", {"advect", "diffuse"})   A = advect, B = diffuse
+//   configurations::get("split_itor", {{"A", "advect"}})                     A = advect, B left out
+// slots(name) lists them with a line each; docs/configurations.md draws every built-in. Every
+// built-in fits a Runtime with 6 teams of 4 threads and 6 helper teams of 2 threads.
 //
 // Variables: where pipelines run concurrently on the same blocks (action parallel), a packet may
 // copy back only what its pipeline writes, or it would overwrite the other pipeline's results. The
 // built-ins therefore follow one convention: action A writes variable 0, B writes 1, C writes 2
 // (B may read 0 where it runs after A, C may read 1 where it runs after B), and their aggregators
-// carry exactly those variables. An application with other variables edits the helpers' `variables`
-// of the returned Configuration (a plain struct) before executing it.
+// carry exactly those variables. Binding keeps this: the slot, not its action's name, says which
+// variable its action writes, so an action bound to slot B writes variable 1. An application with
+// other variables edits the helpers' `variables` of the returned Configuration (a plain struct)
+// before executing it. An optional slot left unbound (split_itor's B, concurrent_itor's C) drops the
+// team that would apply it; no helper carries a variable only that slot writes.
 //
 //   cpu_only                  distributor -> cpu(tile, A)
 //   gpu_only                  distributor -> to_gpu(aggregator_mover) -> gpu(packet_of_blocks, A) -> from_gpu(mover_unpacker)
@@ -43,5 +50,11 @@ std::vector<std::string> names();
 // The JSON text of a built-in; throws korch::Error listing the names when `name` is unknown.
 const std::string& json(const std::string& name);
 Configuration get(const std::string& name);
+// The built-in with the bundle's action names bound to its slots (Configuration::bind_actions):
+// errors name the configuration, the slot and the fix.
+Configuration get(const std::string& name, const ActionBinding& actions);
+// The slots of a built-in in position order (A, B, C), each with a one-line description of where
+// and when its action runs and which variables it reads and writes.
+std::vector<ActionSlot> slots(const std::string& name);
 
 }  // namespace korch::configurations

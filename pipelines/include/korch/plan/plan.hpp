@@ -57,8 +57,7 @@ struct Plan {
   static Plan from_json(const std::string& text);
 };
 
-// A Graphviz drawing of a configuration: distributor, teams (host or device by their data type),
-// helpers, work edges (solid) and thread edges (dashed), with each group's weights.
+// A Graphviz drawing of a configuration (configurations::to_dot, korch/configurations/drawing.hpp).
 std::string configuration_dot(const Configuration& configuration);
 
 }  // namespace korch::plan
