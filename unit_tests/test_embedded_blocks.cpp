@@ -29,7 +29,11 @@ constexpr int ny = 12;                 // every block's height
 const int widths[] = {16, 10, 16, 10};  // two block sizes along x, in a periodic row
 constexpr int n_blocks = 4;
 
-// The stencil: reads two cells on each side in x and y (var 0), writes var 1.
+// Variables: 3 is the field the code gives (its guard cells filled), 0, 1 and 2 what the actions
+// bound to slots A, B and C write (the built-ins' convention).
+constexpr int n_vars = 4, input = 3;
+
+// The stencil: reads two cells on each side in x and y of `u`, writes `v`.
 template <class Space, class In, class Out>
 void smooth(const Space& space, In u, Out v, const int lo[3], const int hi[3]) {
   const int k = lo[2];
@@ -41,12 +45,26 @@ void smooth(const Space& space, In u, Out v, const int lo[3], const int hi[3]) {
                        });
 }
 
-TypedAction smooth_action(const std::string& name) {
+TypedAction smooth_action(const std::string& name, int out) {
   return std::move(TypedAction(name)
-                       .on_box([](const ActionContext&, const auto& box) {
-                         smooth(box.space(), box.var(0), box.var(1), box.lo(), box.hi());
+                       .on_box([out](const ActionContext&, const auto& box) {
+                         smooth(box.space(), box.var(input), box.var(out), box.lo(), box.hi());
                        })
                        .reads_guard_cells(2));
+}
+
+// A pointwise update, for teams that get packets of tiles (they hold no guard cells).
+template <class Space, class In, class Out>
+void twice(const Space& space, In u, Out v, const int lo[3], const int hi[3]) {
+  const int k = lo[2];
+  Kokkos::parallel_for(Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
+                       KOKKOS_LAMBDA(int i, int j) { v(i, j, k) = 2.0 * u(i, j, k); });
+}
+
+TypedAction twice_action(const std::string& name, int out) {
+  return TypedAction(name).on_box([out](const ActionContext&, const auto& box) {
+    twice(box.space(), box.var(input), box.var(out), box.lo(), box.hi());
+  });
 }
 
 double initial(int gi, int j) { return ((gi * 7 + j * 3) % 11) * 0.1 + (gi % 3 == 0 ? 1.0 : 0.0); }
@@ -59,23 +77,21 @@ struct CodeMesh {
   std::vector<Left> left;
   std::vector<Right> right;
   std::vector<std::vector<double>> raw;  // u(i, j, k, var), rows of nx + 2 guard + pad
-  int nx_total = 0;
 
   CodeMesh() {
     for (int b = 0; b < n_blocks; ++b) {
       const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
-      if (b % 3 == 0) left.emplace_back("left", ex, ey, 1, 2);
-      if (b % 3 == 1) right.emplace_back("right", 2, ex, ey, 1);
-      if (b % 3 == 2) raw.emplace_back(static_cast<std::size_t>((ex + pad) * ey * 2), -1.0);
-      nx_total += widths[b];
+      if (b % 3 == 0) left.emplace_back("left", ex, ey, 1, n_vars);
+      if (b % 3 == 1) right.emplace_back("right", n_vars, ex, ey, 1);
+      if (b % 3 == 2) raw.emplace_back(static_cast<std::size_t>((ex + pad) * ey * n_vars), -1.0);
     }
     int x0 = 0;
     for (int b = 0; b < n_blocks; ++b) {
       for (int i = 0; i < widths[b]; ++i)
-        for (int j = 0; j < ny; ++j) at(b, 0, i + guard, j + guard) = initial(x0 + i, j);
+        for (int j = 0; j < ny; ++j) at(b, input, i + guard, j + guard) = initial(x0 + i, j);
       x0 += widths[b];
     }
-    fill_guards(0);
+    fill_guards(input);
   }
   double& at(int b, int var, int i, int j) {
     const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
@@ -87,7 +103,7 @@ struct CodeMesh {
     const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
     if (b % 3 == 0) return BlockArray::of(left[static_cast<std::size_t>(b / 3)], IndexOrder::i_j_k_var);
     if (b % 3 == 1) return BlockArray::of(right[static_cast<std::size_t>(b / 3)], IndexOrder::var_i_j_k);
-    return BlockArray::of(raw[static_cast<std::size_t>(b / 3)].data(), IndexOrder::i_j_k_var, {ex, ey, 1, 2},
+    return BlockArray::of(raw[static_cast<std::size_t>(b / 3)].data(), IndexOrder::i_j_k_var, {ex, ey, 1, n_vars},
                           {1, ex + pad, (ex + pad) * ey, (ex + pad) * ey});
   }
   BlockShape shape(int b) const {
@@ -98,7 +114,7 @@ struct CodeMesh {
     return s;
   }
   BlockList blocks() {
-    BlockList list("code mesh", 2);
+    BlockList list("code mesh", n_vars);
     for (int b = 0; b < n_blocks; ++b) list.add(shape(b), array(b));
     return list;
   }
@@ -119,24 +135,31 @@ struct CodeMesh {
           at(b, var, i, ny + guard + g) = at(b, var, i, guard + g);
         }
   }
-  // The code's own loop over one global array, for comparison.
-  std::vector<double> reference() const {
-    const int nx = nx_total;
+  // The code's own loop over one global array, for comparison: the stencil, or twice the field.
+  static std::vector<double> reference(bool stencil) {
+    const int nx = total_width();
     auto u = [&](int gi, int j) { return initial(((gi % nx) + nx) % nx, ((j % ny) + ny) % ny); };
     std::vector<double> v(static_cast<std::size_t>(nx * ny));
     for (int gi = 0; gi < nx; ++gi)
       for (int j = 0; j < ny; ++j)
-        v[static_cast<std::size_t>(gi * ny + j)] = 0.5 * u(gi, j) + 0.0625 * (u(gi - 2, j) + u(gi + 2, j)) +
-                                                   0.0625 * (u(gi, j - 2) + u(gi, j + 2)) +
-                                                   0.0625 * (u(gi - 1, j) + u(gi + 1, j) + u(gi, j - 1) + u(gi, j + 1));
+        v[static_cast<std::size_t>(gi * ny + j)] =
+            !stencil ? 2.0 * u(gi, j)
+                     : 0.5 * u(gi, j) + 0.0625 * (u(gi - 2, j) + u(gi + 2, j)) + 0.0625 * (u(gi, j - 2) + u(gi, j + 2)) +
+                           0.0625 * (u(gi - 1, j) + u(gi + 1, j) + u(gi, j - 1) + u(gi, j + 1));
     return v;
   }
-  int differences(const std::vector<double>& expected) {
+  static int total_width() {
+    int w = 0;
+    for (int b = 0; b < n_blocks; ++b) w += widths[b];
+    return w;
+  }
+  // Interior cells of `var` that differ from `expected`.
+  int differences(int var, const std::vector<double>& expected) {
     int wrong = 0, x0 = 0;
     for (int b = 0; b < n_blocks; ++b) {
       for (int i = 0; i < widths[b]; ++i)
         for (int j = 0; j < ny; ++j)
-          if (at(b, 1, i + guard, j + guard) != expected[static_cast<std::size_t>((x0 + i) * ny + j)]) ++wrong;
+          if (at(b, var, i + guard, j + guard) != expected[static_cast<std::size_t>((x0 + i) * ny + j)]) ++wrong;
       x0 += widths[b];
     }
     return wrong;
@@ -146,33 +169,62 @@ struct CodeMesh {
 RuntimeOptions small_runtime() {
   RuntimeOptions o;
   o.n_teams = 4;
-  o.threads_per_team = 2;
-  o.n_helpers = 4;
+  o.threads_per_team = 3;
+  o.n_helpers = 6;
   o.helper_threads = 1;
   return o;
 }
 
-// A configuration whose every team runs `action` (the built-ins name theirs A, B, C).
+// Packets that carry what a slot's action writes carry the code's field in too.
+void carry_input(Configuration& c) {
+  for (auto& h : c.helpers) {
+    auto& v = h.variables;
+    if (!v.copy_in.empty() || !v.copy_in_out.empty() || !v.copy_out.empty()) v.copy_in.push_back(input);
+  }
+}
+
+bool gets_packets_of_tiles(const Configuration& c, const std::string& action) {
+  for (const auto& t : c.teams)
+    if (t.action == action && t.type == DataType::packet_of_tiles) return true;
+  return false;
+}
+
+// The built-in with its slot A bound to `action`.
 Configuration running(const std::string& builtin, const std::string& action) {
-  Configuration c = configurations::get(builtin);
-  for (auto& team : c.teams) team.action = action;
-  return c;
+  return configurations::get(builtin, {{"A", action}});
 }
 
 }  // namespace
 
-TEST_CASE("Embedded blocks: one box routine reading two guard cells equals the code's loop on its own layouts") {
-  const std::vector<std::string> configurations = {"cpu_only", "gpu_only", "cpu_gpu_data_parallel"};
+TEST_CASE("Embedded blocks: one box routine reading two guard cells equals the code's loop on every built-in") {
+  const std::vector<double> stencil = CodeMesh::reference(true), doubled = CodeMesh::reference(false);
+  const std::string names[3] = {"advect x", "advect y", "advect z"};  // the code's names, bound by position
   Runtime runtime(small_runtime());
-  for (const auto& name : configurations) {
+  int runs = 0;
+  for (const auto& name : configurations::names()) {
+    // gpu_internal hands its action each block's metadata only: data already on the device, found
+    // by the action itself, which a box routine over the code's host arrays is not.
+    if (name == "gpu_internal") continue;
     CAPTURE(name);
+    const auto slots = configurations::slots(name);
+    const std::vector<std::string> bound(names, names + slots.size());
+    Configuration c = configurations::get(name, bound);
+    carry_input(c);
+    Bundle bundle("step");
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      const int out = static_cast<int>(s);
+      bundle.add(gets_packets_of_tiles(c, bound[s]) ? twice_action(bound[s], out) : smooth_action(bound[s], out));
+    }
     CodeMesh mesh;
     BlockList list = mesh.blocks();
-    Bundle bundle("smooth");
-    bundle.add(smooth_action("smooth"));
-    runtime.execute(bundle, running(name, "smooth"), list);
-    CHECK(mesh.differences(mesh.reference()) == 0);
+    runtime.execute(bundle, c, list);
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      CAPTURE(bound[s]);
+      CHECK(mesh.differences(static_cast<int>(s), gets_packets_of_tiles(c, bound[s]) ? doubled : stencil) == 0);
+    }
+    ++runs;
   }
+  CHECK(runs == static_cast<int>(configurations::names().size()) - 1);
 }
 
 TEST_CASE("Embedded blocks: a box routine sees a strided view of the code's own array") {
@@ -229,25 +281,25 @@ TEST_CASE("Embedded blocks: a packet of tiles has no guard cells for an action t
 
 TEST_CASE("Embedded blocks: shapes that do not match the code's arrays are refused naming block and extents") {
   CodeMesh mesh;
-  BlockList list("code mesh", 2);
+  BlockList list("code mesh", n_vars);
   BlockShape s = mesh.shape(0);
   // Declared guard width 1 for arrays with 2.
   s.guard = {1, 1, 0};
   CHECK_THROWS_WITH_AS(list.add(s, mesh.array(0)),
-                       doctest::Contains("block 0 is an array of extents (var 2, i 20, j 16, k 1) but its shape needs "
-                                         "(var 2, i 18, j 14, k 1)"),
+                       doctest::Contains("block 0 is an array of extents (var 4, i 20, j 16, k 1) but its shape needs "
+                                         "(var 4, i 18, j 14, k 1)"),
                        Error);
-  // Three variables declared for arrays of two.
-  BlockList three("three", 3);
-  CHECK_THROWS_WITH_AS(three.add(mesh.shape(1), mesh.array(1)), doctest::Contains("(var 2, i 14, j 16, k 1)"), Error);
+  // Five variables declared for arrays of four.
+  BlockList five("five", 5);
+  CHECK_THROWS_WITH_AS(five.add(mesh.shape(1), mesh.array(1)), doctest::Contains("(var 4, i 14, j 16, k 1)"), Error);
   // The View's indices given in the wrong order.
   CHECK_THROWS_WITH_AS(list.add(mesh.shape(0), BlockArray::of(mesh.left[0], IndexOrder::var_i_j_k)),
                        doctest::Contains("but its shape needs"), Error);
   // Strides under which two cells share memory.
-  std::vector<double> cells(64);
+  std::vector<double> cells(4 * 16 * n_vars);
   BlockShape small;
   small.cells = {4, 4, 1};
-  CHECK_THROWS_WITH_AS(list.add(small, BlockArray::of(cells.data(), IndexOrder::i_j_k_var, {4, 4, 1, 2}, {1, 2, 16, 16})),
+  CHECK_THROWS_WITH_AS(list.add(small, BlockArray::of(cells.data(), IndexOrder::i_j_k_var, {4, 4, 1, n_vars}, {1, 2, 16, 16})),
                        doctest::Contains("overlap"), Error);
   // A padded raw array is fine.
   CHECK(list.add(mesh.shape(2), mesh.array(2)) == 0);
@@ -255,9 +307,9 @@ TEST_CASE("Embedded blocks: shapes that do not match the code's arrays are refus
 
 TEST_CASE("Embedded blocks: a cycle over a list without blocks is an error, not a silent no-op") {
   Runtime runtime(small_runtime());
-  BlockList empty("empty", 2);
+  BlockList empty("empty", n_vars);
   Bundle bundle("smooth");
-  bundle.add(smooth_action("smooth"));
+  bundle.add(smooth_action("smooth", 0));
   CHECK_THROWS_WITH_AS(runtime.execute(bundle, running("cpu_only", "smooth"), empty),
                        doctest::Contains("block list 'empty', which has no blocks"), Error);
 }
