@@ -43,7 +43,9 @@ std::vector<Case> cases() {
   solid.boundary = {P, O, P};
   Arrangement closed = flat;
   closed.boundary = {O, O, P};
-  return {{flat, {2, 2, 0}}, {solid, {2, 2, 2}}, {closed, {1, 2, 0}}, {flat, {1, 1, 0}}};
+  Arrangement walled = solid;
+  walled.walls_y = true;
+  return {{flat, {2, 2, 0}}, {solid, {2, 2, 2}}, {closed, {1, 2, 0}}, {flat, {1, 1, 0}}, {walled, {2, 2, 2}}};
 }
 
 }  // namespace
@@ -53,6 +55,7 @@ TEST_CASE("Code's blocks: the exchange fills every guard cell from the neighbour
   for (const auto& c : cases()) {
     CodeBlocks blocks(c.arrangement, world);
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
+    exchange.set_boundary_fill([&](int b, const Direction& d, int first, int count) { blocks.reflect(b, d, first, count); });
     CHECK(exchange.counts().neighbour_ranks <= world.size() - 1);
     if (world.size() > 1) CHECK(exchange.counts().neighbour_ranks >= 1);
     for (const auto& [first, count] : {std::pair<int, int>{0, 3}, {1, 1}}) {
@@ -80,6 +83,7 @@ TEST_CASE("Code's blocks: the iterator hands out each block once its guard cells
   for (const auto& c : cases()) {
     CodeBlocks blocks(c.arrangement, world);
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
+    exchange.set_boundary_fill([&](int b, const Direction& d, int first, int count) { blocks.reflect(b, d, first, count); });
     GuardCellIterator order(exchange, 0, 3);
     Configuration conf = configurations::get("cpu_only");
     for (auto& t : conf.teams) {

@@ -175,3 +175,16 @@ TEST_CASE("Code's blocks: an exchange refuses blocks that changed and an iterato
   blocks.list().add(s, a);
   CHECK_THROWS_WITH_AS(exchange.start(0, 1), doctest::Contains("changed since the exchange was made"), Error);
 }
+
+TEST_CASE("Code's blocks: guard cells marked for the code's own boundary fill need one") {
+  const Communicator world = Communicator::world();
+  Arrangement a = ring({8, 8, 8});
+  a.sizes[1] = {6, 6};
+  a.boundary[1] = BoundaryKind::outflow;
+  a.walls_y = true;
+  CodeBlocks blocks(a, world);
+  GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world);
+  if (blocks.list().n_blocks() > 0)
+    CHECK_THROWS_WITH_AS(exchange.start(0, 1), doctest::Contains("no boundary fill is set: call set_boundary_fill"), Error);
+  CHECK_FALSE(exchange.in_progress());
+}

@@ -25,6 +25,7 @@ struct Arrangement {
   std::array<BoundaryKind, 3> boundary{BoundaryKind::periodic, BoundaryKind::periodic, BoundaryKind::periodic};
   int guard = 2;
   int n_vars = 3;
+  bool walls_y = false;  // y's edges are reflecting walls the code fills (Neighbour::user()), not boundary[1]
 
   std::array<int, 3> counts() const {
     return {static_cast<int>(sizes[0].size()), static_cast<int>(sizes[1].size()), static_cast<int>(sizes[2].size())};
@@ -67,8 +68,33 @@ class CodeBlocks {
   const BlockList& list() const { return list_; }
   NeighbourList neighbours(const Communicator& comm) const {
     const int n_ranks = comm.size();
-    return NeighbourList::uniform(list_, a_.dims, a_.counts(), a_.boundary,
-                                  [&](int global) { return a_.owner(global, n_ranks); });
+    auto lists = NeighbourList::uniform(list_, a_.dims, a_.counts(), a_.boundary,
+                                        [&](int global) { return a_.owner(global, n_ranks); });
+    if (a_.walls_y)
+      for (int b = 0; b < list_.n_blocks(); ++b)
+        for (const auto& d : NeighbourList::directions(a_.dims))
+          if (lists.get(b, d).kind == Neighbour::Kind::outflow) lists.set(b, d, Neighbour::user());
+    return lists;
+  }
+
+  // The code's reflecting wall in y: a guard cell beyond the wall takes minus its mirror image (in a
+  // corner, the mirror is a guard cell the exchange copied first).
+  void reflect(int b, const Direction& d, int first, int count) const {
+    const auto& m = list_.block(b);
+    const BlockView u = list_.block_view(b);
+    const auto range = [&](std::size_t a, int c, int& lo, int& hi) {
+      lo = c < 0 ? 0 : c == 0 ? m.interior.lo[a] : m.interior.hi[a];
+      hi = c < 0 ? m.interior.lo[a] : c == 0 ? m.interior.hi[a] : m.stored.hi[a];
+    };
+    int i0, i1, j0, j1, k0, k1;
+    range(0, d[0], i0, i1);
+    range(1, d[1], j0, j1);
+    range(2, d[2], k0, k1);
+    const int edge = d[1] < 0 ? m.interior.lo[1] : m.interior.hi[1];  // the wall between cells edge - 1 and edge
+    for (int v = first; v < first + count; ++v)
+      for (int i = i0; i < i1; ++i)
+        for (int j = j0; j < j1; ++j)
+          for (int k = k0; k < k1; ++k) u(v, i, j, k) = -u(v, i, 2 * edge - 1 - j, k);
   }
 
   // Interior cells value_at(global cell), guard cells NaN.
@@ -91,6 +117,11 @@ class CodeBlocks {
         if (interior) return;
         const int l[3] = {i, j, k};
         bool reached = true;
+        double sign = 1;
+        if (a_.walls_y && (cell[1] < 0 || cell[1] >= a_.total(1))) {
+          sign = -1;
+          cell[1] = cell[1] < 0 ? -1 - cell[1] : 2 * a_.total(1) - 1 - cell[1];
+        }
         for (std::size_t d = 0; d < 3; ++d) {
           const int x = l[d] - m.interior.lo[d];
           reached = reached && x >= -width[d] && x < m.interior.hi[d] - m.interior.lo[d] + width[d];
@@ -99,7 +130,7 @@ class CodeBlocks {
         }
         const double got = u(v, i, j, k);
         const bool filled = reached && v >= first && v < first + count;
-        if (filled ? got != value_at(cell, v) : !std::isnan(got)) ++wrong;
+        if (filled ? got != sign * value_at(cell, v) : !std::isnan(got)) ++wrong;
       });
     }
     return wrong;

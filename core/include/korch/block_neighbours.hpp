@@ -2,7 +2,8 @@
 // exchange can fill them (docs/ranks.md, "A code's own blocks"). For every block of a data source
 // (a BlockList, or any DataSource) and every direction across a face, an edge or a corner, the code
 // names what lies there: a block (its global id and the rank that owns it), the domain's outflow
-// boundary, or nothing to fill. A periodic domain names the wrapped neighbour.
+// boundary, a boundary the code fills itself (a reflecting wall, an inflow), or nothing to fill. A
+// periodic domain names the wrapped neighbour.
 //
 //   korch::NeighbourList near(2);                                  // 2-D: 8 directions per block
 //   near.set(b, {-1, 0, 0}, korch::Neighbour::block(left_id, left_rank));
@@ -37,6 +38,7 @@ struct Neighbour {
     block,    // the block `global_id` on `rank`
     outflow,  // the domain's edge: guard cells copy the nearest interior cell (zero gradient)
     none,     // leave these guard cells as they are (the code fills them, or no stencil reads them)
+    user,     // the exchange's boundary fill (GuardCellExchange::set_boundary_fill) fills them
   };
   Kind kind = Kind::unset;
   int global_id = -1;
@@ -45,6 +47,7 @@ struct Neighbour {
   static Neighbour block(int global_id, int rank = 0) { return {Kind::block, global_id, rank}; }
   static Neighbour outflow() { return {Kind::outflow, -1, 0}; }
   static Neighbour none() { return {Kind::none, -1, 0}; }
+  static Neighbour user() { return {Kind::user, -1, 0}; }
 };
 
 class NeighbourList {

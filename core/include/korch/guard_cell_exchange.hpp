@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -70,8 +71,18 @@ class GuardCellExchange {
   // Posts the receives, packs the interiors other ranks need and sends them (the variables
   // [first, first + count) until finish()). Throws when a fill is already in progress.
   void start(int first, int count);
-  // Copies the guard cells of `block` whose sources are on this rank (boundaries included).
+  // Copies the guard cells of `block` whose sources are on this rank (boundaries included), then
+  // runs the boundary fill for its directions marked Neighbour::user(). For a block in
+  // blocks_without_messages() at any time after start(); for the others once wait_some() named them.
   void fill_local(int block);
+  // The code's own boundary condition, for the directions its neighbour lists mark
+  // Neighbour::user(): fills the guard cells of `block` (a source id) in `direction` (each component
+  // -1, 0, +1; the region beyond the block's faces where the component is not 0) for variables
+  // [first, first + count), through source().block_view(block). Runs on the thread that fills, after
+  // the block's copies, so it may read the block's other guard cells. Required before start() when a
+  // list names Neighbour::user().
+  using BoundaryFill = std::function<void(int block, const Direction& direction, int first, int count)>;
+  void set_boundary_fill(BoundaryFill fill) { boundary_fill_ = std::move(fill); }
   // Blocks (ids ascending) whose guard cells need nothing from another rank.
   const std::vector<int>& blocks_without_messages() const noexcept { return local_only_; }
   // Waits until at least one outstanding message arrived and unpacks it; returns the blocks whose
@@ -111,6 +122,7 @@ class GuardCellExchange {
   std::unique_ptr<Requests> requests_;
   ExchangeCounts counts_;
   Trace* trace_ = nullptr;
+  BoundaryFill boundary_fill_;
   bool active_ = false;
   int first_ = 0, count_ = 0;
   int outstanding_ = 0;

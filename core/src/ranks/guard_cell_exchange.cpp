@@ -101,9 +101,16 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
 
 void GuardCellExchange::fill(int first, int count) {
   start(first, count);
-  for (int b = 0; b < source_.n_blocks(); ++b) fill_local(b);
-  while (messages_outstanding() > 0) wait_some();
-  finish();
+  try {
+    // Blocks that need messages after their messages: a boundary fill may read any guard cell.
+    for (const int b : local_only_) fill_local(b);
+    while (messages_outstanding() > 0)
+      for (const int b : wait_some()) fill_local(b);
+    finish();
+  } catch (...) {
+    abandon();
+    throw;
+  }
 }
 
 void GuardCellExchange::start(int first, int count) {
@@ -118,6 +125,12 @@ void GuardCellExchange::start(int first, int count) {
     throw Error::format("guard-cell exchange on rank {}: the blocks of {} changed since the exchange was made: make a new "
                         "exchange after changing the blocks",
                         comm_.rank(), source_.source_name());
+  if (!boundary_fill_)
+    for (std::size_t b = 0; b < plan_->user.size(); ++b)
+      if (!plan_->user[b].empty())
+        throw Error::format("guard-cell exchange on rank {}: block {} of {} has guard cells marked Neighbour::user() in "
+                            "direction {} but no boundary fill is set: call set_boundary_fill first",
+                            comm_.rank(), b, source_.source_name(), NeighbourList::name(plan_->user[b].front()));
   first_ = first;
   count_ = count;
   active_ = true;
@@ -170,7 +183,6 @@ void GuardCellExchange::fill_local(int block) {
   if (!active_) throw Error::format("guard-cell exchange on rank {}: fill_local({}) outside a fill: call start() first", comm_.rank(), block);
   (void)source_.block(block);  // range check
   const auto& copies = plan_->local[static_cast<std::size_t>(block)];
-  if (copies.empty()) return;
   double* dst = base_[static_cast<std::size_t>(block)];
   const std::ptrdiff_t dst_stride = var_stride_[static_cast<std::size_t>(block)];
   for (int v = 0; v < count_; ++v) {
@@ -180,6 +192,8 @@ void GuardCellExchange::fill_local(int block) {
       dst[var * dst_stride + c.dst] = base_[b][var * var_stride_[b] + c.src];
     }
   }
+  if (!plan_->user.empty())
+    for (const Direction& d : plan_->user[static_cast<std::size_t>(block)]) boundary_fill_(block, d, first_, count_);
 }
 
 std::vector<int> GuardCellExchange::wait_some() {

@@ -38,6 +38,7 @@ struct PeerPlan {
 struct GuardCellPlan {
   std::vector<std::vector<CellCopy>> local;  // per block: copies within the rank, boundaries included
   std::vector<PeerPlan> peers;               // ascending rank
+  std::vector<std::vector<Direction>> user;  // per block: the directions the code's boundary fill fills
 };
 
 // Every guard cell of `grid` from the interior cell of the whole grid at its position wrapped or

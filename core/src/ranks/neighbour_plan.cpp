@@ -19,7 +19,7 @@
 namespace korch::detail {
 namespace {
 
-constexpr int kUnset = -1, kOutflow = -2, kNone = -3;  // a neighbour entry that is not a block
+constexpr int kUnset = -1, kOutflow = -2, kNone = -3, kUser = -4;  // a neighbour entry that is not a block
 constexpr int kFields = 12 + 2 * 27;
 
 struct Row {
@@ -31,7 +31,7 @@ struct Row {
 
 // Where a direction's guard cells come from.
 struct Source {
-  enum Kind { skip, own, other } kind = skip;
+  enum Kind { skip, own, other, user } kind = skip;
   int row = -1;         // other: the neighbour's row
   Direction reduced{};  // other: the direction to it (clamped components zeroed)
 };
@@ -84,6 +84,7 @@ std::vector<Row> gather_rows(const DataSource& source, const NeighbourList& list
       put(e.kind == Neighbour::Kind::block     ? e.global_id
           : e.kind == Neighbour::Kind::outflow ? kOutflow
           : e.kind == Neighbour::Kind::none    ? kNone
+          : e.kind == Neighbour::Kind::user    ? kUser
                                                : kUnset);
     for (const auto& e : n) put(e.rank);
   }
@@ -145,10 +146,11 @@ class Resolver {
     if (reduced == Direction{0, 0, 0}) return {Source::own, i, reduced};
     const int id = entry(r, reduced);
     if (id == kNone) return {};
+    if (id == kUser) return {Source::user, i, reduced};
     if (id == kOutflow) return {Source::own, i, {0, 0, 0}};
     if (id == kUnset)
       throw Error::format("guard-cell exchange: {} has no neighbour in direction {}, which its guard cells in direction {} "
-                          "need: name the block there, Neighbour::outflow() or Neighbour::none()",
+                          "need: name the block there, Neighbour::outflow(), Neighbour::user() or Neighbour::none()",
                           describe(r), dir(reduced), dir(d));
     const auto found = row_of_.find(id);
     if (found == row_of_.end())
@@ -185,6 +187,7 @@ class Resolver {
                           describe(r), n.global, n.rank, dir(d),
                           back >= 0 ? fmt::format("block {} on rank {}", back, n.owner[static_cast<std::size_t>(slot(opposite(d)))])
                           : back == kOutflow ? std::string("the outflow boundary")
+                          : back == kUser    ? std::string("the code's boundary fill")
                                              : std::string("nothing"),
                           dir(opposite(d)));
   }
@@ -215,7 +218,7 @@ void each_guard_cell(const std::vector<Row>& rows, const std::vector<std::array<
         }
         if (d == Direction{0, 0, 0}) continue;
         const Source& s = sources[static_cast<std::size_t>(i)][static_cast<std::size_t>(slot(d))];
-        if (s.kind == Source::skip) continue;
+        if (s.kind == Source::skip || s.kind == Source::user) continue;
         const Row& n = rows[static_cast<std::size_t>(s.row)];
         for (std::size_t a = 0; a < 3; ++a) {
           int c = x[a];
@@ -251,6 +254,7 @@ GuardCellPlan plan_neighbours(const DataSource& source, const NeighbourList& lis
 
   GuardCellPlan plan;
   plan.local.assign(static_cast<std::size_t>(source.n_blocks()), {});
+  plan.user.assign(static_cast<std::size_t>(source.n_blocks()), {});
   std::map<int, PeerPlan> peers;
   auto peer = [&](int rank) -> PeerPlan& {
     auto& p = peers[rank];
@@ -260,6 +264,9 @@ GuardCellPlan plan_neighbours(const DataSource& source, const NeighbourList& lis
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const Row& r = rows[static_cast<std::size_t>(i)];
     if (r.rank == me) {
+      for (const auto& d : NeighbourList::directions(list.dims()))
+        if (sources[static_cast<std::size_t>(i)][static_cast<std::size_t>(slot(d))].kind == Source::user)
+          plan.user[static_cast<std::size_t>(r.local)].push_back(d);
       each_guard_cell(rows, sources, i, [&](const std::array<int, 3>& l, int src_row, const std::array<int, 3>& src) {
         const Row& n = rows[static_cast<std::size_t>(src_row)];
         if (n.rank == me) {
