@@ -33,10 +33,8 @@ struct Alone {
     s.cells = {cells_x, cells_y, 1};
     s.guard = {2, 2, 0};
     s.global_id = global;
-    BlockArray a;
-    a.data = storage.back().data();
-    a.stride = {static_cast<std::ptrdiff_t>(storage.back().size()), cells_y + 4, 1, 1};
-    return list.add(s, a);
+    const std::ptrdiff_t ex = cells_x + 4, ey = cells_y + 4;
+    return list.add(s, BlockArray::of(storage.back().data(), IndexOrder::var_i_j_k, {1, ex, ey, 1}, {ex * ey, ey, 1, 1}));
   }
   // Block `b` sees `other` (global id, this rank) on every side.
   void surround(NeighbourList& lists, int b, int other) {
@@ -169,10 +167,7 @@ TEST_CASE("Code's blocks: an exchange refuses blocks that changed and an iterato
   BlockShape s;
   s.cells = {4, 4, 1};
   s.global_id = 100;
-  BlockArray a;
-  a.data = spare.data();
-  a.stride = {256, 16, 1, 1};
-  blocks.list().add(s, a);
+  blocks.list().add(s, BlockArray::of(spare.data(), IndexOrder::var_i_j_k, {1, 4, 4, 1}, {256, 16, 1, 1}));
   CHECK_THROWS_WITH_AS(exchange.start(0, 1), doctest::Contains("changed since the exchange was made"), Error);
 }
 
