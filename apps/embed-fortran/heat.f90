@@ -1,9 +1,11 @@
 ! A small Fortran physics code that embeds an installed korch: a 2-D periodic heat problem on
 ! blocks of several widths that the code owns (u(0:nx+1, 0:ny+1, 2), one guard cell, variables 1
-! and 2 alternating as old and new temperature). The code fills guard cells between steps; each
-! step is a bundle of one bind(c) action routine run by korch's runtime on the blocks' tiles. The
-! result must equal a plain loop over one global array bitwise (the same expression per cell), and
-! three bad calls must come back as a non-zero status with a message naming the problem.
+! and 2 alternating as old and new temperature), spread over the MPI ranks it was started with (one
+! process, or mpirun -np 2; korch starts MPI). The code names each block's neighbours and korch
+! fills the guard cells inside each step's cycle; each step is a bundle of one bind(c) action
+! routine run by korch's runtime on the blocks' tiles. The result must equal a plain loop over one
+! global array bitwise (the same expression per cell), and four bad calls must come back as a
+! non-zero status with a message naming the problem.
 module heat_routines
   use, intrinsic :: iso_c_binding
   use korch
@@ -65,45 +67,68 @@ program heat_on_korch
   type(korch_blocks) :: blocks
   type(korch_bundle) :: forward, backward, failing
   type(korch_configuration) :: cpu, other
+  type(korch_neighbours) :: near
+  type(korch_exchange) :: guards, broken
   real(c_double), allocatable :: a(:, :), b(:, :), wrong(:, :, :)
   integer(c_int), target :: to_two = 2, to_one = 1
-  integer :: n, nx, x0, i, j, s, status, from, ip, im, jp, jm
+  integer, allocatable :: global(:), x0(:)
+  integer :: n, nx, i, j, s, k, g, dx, dy, status, from, ip, im, jp, jm, rank, ranks, mine
   real(c_double) :: diff
 
+  call check(korch_start_mpi() == korch_ok, "korch_start_mpi: " // korch_last_error())
   call check(korch_initialize() == korch_ok, "korch_initialize")
+  call check(korch_ranks(rank, ranks) == korch_ok, "korch_ranks")
   n = size(widths)
   nx = sum(widths)
-  allocate(mesh(n))
+  ! This rank's blocks: global ids g (0-based) with g * ranks / n == rank.
+  mine = count([(g * ranks / n == rank, g = 0, n - 1)])
+  allocate(mesh(mine), global(mine), x0(mine))
   call check(korch_blocks_create("heat", 2, blocks) == korch_ok, "korch_blocks_create")
-  x0 = 0
-  do s = 1, n
-    allocate(mesh(s)%u(0:widths(s)+1, 0:ny+1, 2))
-    mesh(s)%u = 0
+  k = 0
+  do g = 0, n - 1
+    if (g * ranks / n /= rank) cycle
+    k = k + 1
+    global(k) = g
+    x0(k) = sum(widths(1:g))
+    allocate(mesh(k)%u(0:widths(g+1)+1, 0:ny+1, 2))
+    mesh(k)%u = 0
     do j = 1, ny
-      do i = 1, widths(s)
-        mesh(s)%u(i, j, 1) = initial(x0 + i - 1, j - 1)
+      do i = 1, widths(g+1)
+        mesh(k)%u(i, j, 1) = initial(x0(k) + i - 1, j - 1)
       end do
     end do
-    x0 = x0 + widths(s)
-    call check(korch_add_block(blocks, mesh(s)%u, cells=[widths(s), ny, 1], guard=[1, 1, 0], tile_cells=[8, 8, 0]) &
-               == korch_ok, "korch_add_block: " // korch_last_error())
+    call check(korch_add_block(blocks, mesh(k)%u, cells=[widths(g+1), ny, 1], guard=[1, 1, 0], tile_cells=[8, 8, 0], &
+                               global_id=g) == korch_ok, "korch_add_block: " // korch_last_error())
   end do
+  ! Periodic in x over the blocks and in y within the one row: direction (dx, dy) is block g + dx.
+  call check(korch_neighbours_create(2, near) == korch_ok, "korch_neighbours_create")
+  do k = 1, mine
+    do dy = -1, 1
+      do dx = -1, 1
+        if (dx == 0 .and. dy == 0) cycle
+        g = modulo(global(k) + dx, n)
+        call check(korch_set_neighbour(near, k - 1, [dx, dy, 0], korch_neighbour_block, g, g * ranks / n) == korch_ok, &
+                   "korch_set_neighbour: " // korch_last_error())
+      end do
+    end do
+  end do
+  call check(korch_exchange_create(blocks, near, guards) == korch_ok, "korch_exchange_create: " // korch_last_error())
   call check(korch_bundle_create("heat forward", forward) == korch_ok, "bundle")
   call check(korch_bundle_add(forward, "A", c_funloc(step), c_loc(to_two)) == korch_ok, "bundle add")
   call check(korch_bundle_create("heat backward", backward) == korch_ok, "bundle")
   call check(korch_bundle_add(backward, "A", c_funloc(step), c_loc(to_one)) == korch_ok, "bundle add")
   call check(korch_configuration_builtin("cpu_only", cpu) == korch_ok, "configuration")
 
+  ! Each step: korch fills the guard cells of variable `from` inside the cycle.
   do s = 1, steps
     from = 1
     if (mod(s, 2) == 0) from = 2
-    call fill_guards(from)
     if (from == 1) then
-      status = korch_execute(forward, cpu, blocks)
+      status = korch_execute_filled(forward, cpu, guards, from, 1)
     else
-      status = korch_execute(backward, cpu, blocks)
+      status = korch_execute_filled(backward, cpu, guards, from, 1)
     end if
-    call check(status == korch_ok, "korch_execute: " // korch_last_error())
+    call check(status == korch_ok, "korch_execute_filled: " // korch_last_error())
   end do
 
   ! The plain loop over one global periodic array.
@@ -126,62 +151,53 @@ program heat_on_korch
     a = b
   end do
   diff = 0
-  x0 = 0
   from = 1
   if (mod(steps, 2) == 1) from = 2
-  do s = 1, n
-    diff = max(diff, maxval(abs(mesh(s)%u(1:widths(s), 1:ny, from) - a(x0:x0+widths(s)-1, :))))
-    x0 = x0 + widths(s)
+  do k = 1, mine
+    g = global(k) + 1
+    diff = max(diff, maxval(abs(mesh(k)%u(1:widths(g), 1:ny, from) - a(x0(k):x0(k)+widths(g)-1, :))))
   end do
-  print '(a,i0,a,i0,a,es10.3)', "embed-fortran: ", steps, " heat steps on ", n, &
-    " blocks of widths 16/24/8/12, cpu_only: max |korch - plain loop| = ", diff
+  print '(a,i0,a,i0,a,i0,a,i0,a,es10.3)', "embed-fortran: rank ", rank, " of ", ranks, ": ", steps, " heat steps on ", &
+    mine, " of the blocks of widths 16/24/8/12, cpu_only: max |korch - plain loop| = ", diff
   call check(diff == 0, "korch equals the plain loop")
 
-  ! Bad calls: each a non-zero status and a message naming the problem.
+  ! Bad calls: each a non-zero status and a message naming the problem. A neighbour that no rank
+  ! has is the same error on every rank.
+  call check(korch_set_neighbour(near, 0, [1, 0, 0], korch_neighbour_block, 99, 0) == korch_ok, "set")
+  status = korch_exchange_create(blocks, near, broken)
+  call check(status /= korch_ok, "an unknown neighbour fails")
+  call check(index(korch_last_error(), "names block 99") > 0, "the unknown neighbour is named: " // korch_last_error())
+  if (rank == 0) print '(2a)', "embed-fortran: unknown neighbour -> ", korch_last_error()
   status = korch_configuration_builtin("cpu_onyl", other)
   call check(status /= korch_ok, "an unknown configuration fails")
   call check(index(korch_last_error(), "cpu_onyl") > 0, "an unknown configuration is named: " // korch_last_error())
-  print '(2a)', "embed-fortran: unknown configuration -> ", korch_last_error()
+  if (rank == 0) print '(2a)', "embed-fortran: unknown configuration -> ", korch_last_error()
   call check(korch_bundle_create("failing", failing) == korch_ok, "bundle")
   call check(korch_bundle_add(failing, "A", c_funloc(refuse)) == korch_ok, "bundle add")
   status = korch_execute(failing, cpu, blocks)
   call check(status /= korch_ok, "a failing routine fails the cycle")
   call check(index(korch_last_error(), "the temperature went negative") > 0, &
              "a failing routine's message comes back: " // korch_last_error())
-  print '(2a)', "embed-fortran: failing routine -> ", korch_last_error()
+  if (rank == 0) print '(2a)', "embed-fortran: failing routine -> ", korch_last_error()
   allocate(wrong(0:16, 0:ny+1, 2))
   status = korch_add_block(blocks, wrong, cells=[16, ny, 1], guard=[1, 1, 0])
   call check(status /= korch_ok, "a block of the wrong shape is refused")
   call check(index(korch_last_error(), "shape (17, 26, 1, 2)") > 0, "its shape is named: " // korch_last_error())
-  print '(2a)', "embed-fortran: wrong block shape -> ", korch_last_error()
+  if (rank == 0) print '(2a)', "embed-fortran: wrong block shape -> ", korch_last_error()
 
   call check(korch_bundle_destroy(forward) == korch_ok, "destroy")
   call check(korch_bundle_destroy(backward) == korch_ok, "destroy")
   call check(korch_bundle_destroy(failing) == korch_ok, "destroy")
   call check(korch_configuration_destroy(cpu) == korch_ok, "destroy")
+  call check(korch_exchange_destroy(guards) == korch_ok, "destroy")
+  call check(korch_neighbours_destroy(near) == korch_ok, "destroy")
   call check(korch_blocks_destroy(blocks) == korch_ok, "destroy")
   call check(korch_finalize() == korch_ok, "korch_finalize")
   ! A main program's arrays live until the end; freed here so that LeakSanitizer sees no leak.
-  deallocate(mesh, a, b, wrong)
-  print '(a)', "embed-fortran: ok"
+  deallocate(mesh, a, b, wrong, global, x0)
+  if (rank == 0) print '(a)', "embed-fortran: ok"
 
 contains
-  ! Periodic guard cells of variable v: x from the neighbouring blocks, y from the block itself.
-  subroutine fill_guards(v)
-    integer, intent(in) :: v
-    integer :: k, left, right
-    do k = 1, n
-      left = modulo(k - 2, n) + 1
-      right = modulo(k, n) + 1
-      mesh(k)%u(0, 1:ny, v) = mesh(left)%u(widths(left), 1:ny, v)
-      mesh(k)%u(widths(k) + 1, 1:ny, v) = mesh(right)%u(1, 1:ny, v)
-    end do
-    do k = 1, n
-      mesh(k)%u(:, 0, v) = mesh(k)%u(:, ny, v)
-      mesh(k)%u(:, ny + 1, v) = mesh(k)%u(:, 1, v)
-    end do
-  end subroutine
-
   subroutine check(condition, what)
     logical, intent(in) :: condition
     character(len=*), intent(in) :: what

@@ -1,18 +1,28 @@
 // A small physics code that embeds an installed korch: it owns a 2-D periodic heat problem on
-// blocks of several widths (its own Kokkos Views, its own layout u(i, j, var)), fills their guard
-// cells itself between steps, and runs each step as a bundle on korch's runtime over its blocks
-// (korch::BlockList) with several configurations. Every run must equal the plain loop over one
-// global array bitwise: both apply the same expression to the same values in each cell, and
-// korch builds without floating-point contraction (docs/floating-point.md).
+// blocks of several widths (its own Kokkos Views, its own layout u(i, j, var)), spread over the MPI
+// ranks it was started with (one process, or mpirun -np 2), and runs each step as a bundle on
+// korch's runtime over its blocks (korch::BlockList) with several configurations. It describes
+// which block lies next to which (korch::NeighbourList) and korch fills the guard cells inside each
+// cycle, handing out every block as soon as its guard cells are valid (korch::GuardCellIterator),
+// on the code's own communicator. Every run must equal the plain loop over one global array
+// bitwise: both apply the same expression to the same values in each cell, and korch builds
+// without floating-point contraction (docs/floating-point.md).
 #include <korch/backend/backend_info.hpp>
 #include <korch/block.hpp>
 #include <korch/block_list.hpp>
+#include <korch/block_neighbours.hpp>
+#include <korch/communicator.hpp>
 #include <korch/config.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
+#include <korch/guard_cell_exchange.hpp>
+#include <korch/guard_cell_iterator.hpp>
 #include <korch/runtime.hpp>
 #include <korch/tile.hpp>
+#if KORCH_HAVE_MPI
+#include <korch/mpi_communicator.hpp>  // korch's MPI comes with korch::korch
+#endif
 
 #include <Kokkos_Core.hpp>
 
@@ -27,56 +37,57 @@ constexpr int ny = 24, steps = 20;
 constexpr double nu = 0.2;  // diffusion number (stable below 0.25)
 const std::vector<int> widths = {16, 24, 8, 12};  // the blocks' interior widths in x
 
-// The code's own mesh: one View u(i, j, var) per block, 1 guard cell, var 0 and 1 alternate as
-// old and new temperature.
+// The code's own mesh: blocks side by side in x, periodic in x and y; this rank's blocks are those
+// with global * ranks / n == rank. One View u(i, j, var) per block, 1 guard cell, var 0 and 1
+// alternate as old and new temperature.
 using BlockStorage = Kokkos::View<double****, Kokkos::LayoutLeft, Kokkos::HostSpace>;
 struct Mesh {
-  std::vector<BlockStorage> u;
-  int nx_total = 0;
-  Mesh() {
-    for (int w : widths) {
-      u.emplace_back("heat block", w + 2, ny + 2, 1, 2);
-      nx_total += w;
+  explicit Mesh(const korch::Communicator& comm) : comm(comm) {
+    for (int g = 0; g < n(); ++g) {
+      if (owner(g) == comm.rank()) {
+        u.emplace_back("heat block", widths[static_cast<std::size_t>(g)] + 2, ny + 2, 1, 2);
+        global.push_back(g);
+        x0.push_back(nx_total);
+      }
+      nx_total += widths[static_cast<std::size_t>(g)];
     }
   }
-  double initial(int gi, int j) const { return (gi * 7 + j * 3) % 11 == 0 ? 1.0 : 0.1 * ((gi + 2 * j) % 5); }
+  static int n() { return static_cast<int>(widths.size()); }
+  int owner(int g) const { return g * comm.size() / n(); }
+  int width(std::size_t b) const { return widths[static_cast<std::size_t>(global[b])]; }
+  static double initial(int gi, int j) { return (gi * 7 + j * 3) % 11 == 0 ? 1.0 : 0.1 * ((gi + 2 * j) % 5); }
   void fill() {
-    int x0 = 0;
-    for (std::size_t b = 0; b < u.size(); ++b) {
-      for (int i = 1; i <= widths[b]; ++i)
-        for (int j = 1; j <= ny; ++j) u[b](i, j, 0, 0) = initial(x0 + i - 1, j - 1);
-      x0 += widths[b];
-    }
-  }
-  // Periodic guard cells of variable v: x from the neighbouring blocks, y from the block itself.
-  void fill_guards(int v) {
-    const std::size_t n = u.size();
-    for (std::size_t b = 0; b < n; ++b) {
-      const auto& left = u[(b + n - 1) % n];
-      const auto& right = u[(b + 1) % n];
-      const int w = widths[b];
-      for (int j = 1; j <= ny; ++j) {
-        u[b](0, j, 0, v) = left(widths[(b + n - 1) % n], j, 0, v);
-        u[b](w + 1, j, 0, v) = right(1, j, 0, v);
-      }
-    }
-    for (std::size_t b = 0; b < n; ++b)
-      for (int i = 0; i <= widths[b] + 1; ++i) {
-        u[b](i, 0, 0, v) = u[b](i, ny, 0, v);
-        u[b](i, ny + 1, 0, v) = u[b](i, 1, 0, v);
-      }
+    for (std::size_t b = 0; b < u.size(); ++b)
+      for (int i = 1; i <= width(b); ++i)
+        for (int j = 1; j <= ny; ++j) u[b](i, j, 0, 0) = initial(x0[b] + i - 1, j - 1);
   }
   korch::BlockList blocks() const {
     korch::BlockList list("heat", 2);
     for (std::size_t b = 0; b < u.size(); ++b) {
       korch::BlockShape s;
-      s.cells = {widths[b], ny, 1};
+      s.cells = {width(b), ny, 1};
       s.guard = {1, 1, 0};
       s.tile_cells = {8, 8, 0};
+      s.global_id = global[b];
       list.add(s, korch::BlockArray::of(u[b], korch::IndexOrder::i_j_k_var));
     }
     return list;
   }
+  // Periodic in x over the blocks, and in y within one row of blocks: whatever lies in direction
+  // (dx, dy) is block global + dx, wrapped.
+  korch::NeighbourList neighbours() const {
+    korch::NeighbourList near(2);
+    for (std::size_t b = 0; b < u.size(); ++b)
+      for (const auto& d : korch::NeighbourList::directions(2)) {
+        const int g = (global[b] + d[0] + n()) % n();
+        near.set(static_cast<int>(b), d, korch::Neighbour::block(g, owner(g)));
+      }
+    return near;
+  }
+  const korch::Communicator& comm;
+  std::vector<BlockStorage> u;
+  std::vector<int> global, x0;
+  int nx_total = 0;
 };
 
 // The update of one cell from its old value and its west, east, south and north neighbours, shared
@@ -116,11 +127,10 @@ korch::ActionRoutine heat_step(int from, int to) {
 }
 
 // The same steps as one plain loop over a global periodic array.
-std::vector<double> plain_loop(const Mesh& start) {
-  const int nx = start.nx_total;
+std::vector<double> plain_loop(int nx) {
   std::vector<double> a(static_cast<std::size_t>(nx * ny)), b(a.size());
   for (int gi = 0; gi < nx; ++gi)
-    for (int j = 0; j < ny; ++j) a[static_cast<std::size_t>(gi + nx * j)] = start.initial(gi, j);
+    for (int j = 0; j < ny; ++j) a[static_cast<std::size_t>(gi + nx * j)] = Mesh::initial(gi, j);
   for (int s = 0; s < steps; ++s) {
     auto old = [&](int i, int j) { return a[static_cast<std::size_t>((i + nx) % nx + nx * ((j + ny) % ny))]; };
     for (int j = 0; j < ny; ++j)
@@ -131,34 +141,62 @@ std::vector<double> plain_loop(const Mesh& start) {
   return a;
 }
 
-// Runs the steps on `configuration`; returns the largest difference from the plain loop.
-double run(korch::Runtime& runtime, korch::Configuration configuration, const std::vector<double>& expected) {
-  Mesh mesh;
+// Runs the steps on `configuration`; returns the largest difference from the plain loop over every
+// rank's blocks.
+double run(korch::Runtime& runtime, korch::Configuration configuration, const korch::Communicator& comm,
+           const std::vector<double>& expected) {
+  Mesh mesh(comm);
   mesh.fill();
   auto blocks = mesh.blocks();
+  korch::GuardCellExchange exchange(blocks, mesh.neighbours(), comm);  // collective
+  korch::GuardCellIterator when_ready(exchange, 0, 1);
   for (int s = 0; s < steps; ++s) {
     const int from = s % 2, to = 1 - from;
     for (auto& h : configuration.helpers) h.variables = korch::PacketVariables{{from}, {}, {to}, 0};
-    mesh.fill_guards(from);
+    when_ready.set_variables(from, 1);
     korch::Bundle bundle("heat step");
     bundle.add(heat_step(from, to));
-    runtime.execute(bundle, configuration, blocks);
+    runtime.execute(bundle, configuration, blocks, &when_ready);
   }
   double diff = 0;
-  int x0 = 0;
   const int v = steps % 2;
-  for (std::size_t b = 0; b < mesh.u.size(); ++b) {
-    for (int i = 1; i <= widths[b]; ++i)
+  for (std::size_t b = 0; b < mesh.u.size(); ++b)
+    for (int i = 1; i <= mesh.width(b); ++i)
       for (int j = 1; j <= ny; ++j)
-        diff = std::max(diff, std::abs(mesh.u[b](i, j, 0, v) - expected[static_cast<std::size_t>(x0 + i - 1 + mesh.nx_total * (j - 1))]));
-    x0 += widths[b];
-  }
-  return diff;
+        diff = std::max(diff, std::abs(mesh.u[b](i, j, 0, v) -
+                                       expected[static_cast<std::size_t>(mesh.x0[b] + i - 1 + mesh.nx_total * (j - 1))]));
+  return -comm.min(-diff);
 }
+
+// The code's ranks: MPI_COMM_WORLD when a launcher started it (MPI initialized here), else this
+// process alone.
+struct Ranks {
+  Ranks(int* argc, char*** argv) {
+#if KORCH_HAVE_MPI
+    if (korch::MpiSession::launched_by_mpi()) {
+      int provided = 0;
+      MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+      mpi = true;
+      comm = korch::communicator_of(MPI_COMM_WORLD);
+    }
+#else
+    (void)argc;
+    (void)argv;
+#endif
+  }
+  ~Ranks() {
+#if KORCH_HAVE_MPI
+    if (mpi) MPI_Finalize();
+#endif
+  }
+  bool mpi = false;
+  korch::Communicator comm = korch::Communicator::world();
+};
 
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  Ranks ranks(&argc, &argv);
   try {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const auto info = korch::backend_info();
@@ -166,7 +204,7 @@ int main(int argc, char* argv[]) {
       throw korch::Error::format("embed: installed library reports backend '{}' but its headers say '{}'",
                                  info.backend, KORCH_BACKEND_NAME);
     }
-    const auto expected = plain_loop(Mesh());
+    const auto expected = plain_loop(Mesh(ranks.comm).nx_total);
     korch::Runtime runtime;
     const std::string two_host_teams = R"({"name": "two_host_teams",
       "teams": [ {"name": "left", "type": "tile", "action": "A", "threads": 2},
@@ -178,15 +216,19 @@ int main(int argc, char* argv[]) {
         {"cpu_gpu_data_parallel", korch::configurations::get("cpu_gpu_data_parallel")},
         {"two_host_teams (JSON)", korch::Configuration::from_json(two_host_teams)}};
     for (const auto& [name, configuration] : configurations) {
-      const double diff = run(runtime, configuration, expected);
-      std::printf("embed: %d heat steps on %zu blocks of widths 16/24/8/12 x %d, %s: max |korch - plain loop| = %g\n",
-                  steps, widths.size(), ny, name.c_str(), diff);
+      const double diff = run(runtime, configuration, ranks.comm, expected);
+      if (ranks.comm.rank() == 0)
+        std::printf("embed: %d heat steps on %zu blocks of widths 16/24/8/12 x %d on %d rank(s), %s: max |korch - plain "
+                    "loop| = %g\n",
+                    steps, widths.size(), ny, ranks.comm.size(), name.c_str(), diff);
       if (diff != 0.0) throw korch::Error::format("embed: configuration {} differs from the plain loop by {}", name, diff);
     }
-    std::printf("embed: korch %s on %s (Kokkos %s): ok\n", info.korch_version.c_str(), info.backend.c_str(),
-                info.kokkos_version.c_str());
+    if (ranks.comm.rank() == 0)
+      std::printf("embed: korch %s on %s (Kokkos %s): ok\n", info.korch_version.c_str(), info.backend.c_str(),
+                  info.kokkos_version.c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "embed: %s\n", e.what());
+    std::fprintf(stderr, "embed: rank %d of %d: %s\n", ranks.comm.rank(), ranks.comm.size(), e.what());
+    if (ranks.comm.size() > 1) ranks.comm.abort(1);  // the other ranks may wait for this one's messages
     return 1;
   }
   return 0;

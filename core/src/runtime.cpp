@@ -1,4 +1,5 @@
 #include "cycle/cycle.hpp"
+#include "ranks/launcher_ranks.hpp"
 
 #include <korch/backend/kokkos_compat.hpp>
 #include <korch/error.hpp>
@@ -100,6 +101,7 @@ void check_cycle_can_run(const Configuration& c, const DataSource& source) {
 
 void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   check_cycle_can_run(c, grid);
+  detail::check_ranks_told();  // several ranks from a launcher, none of them known to korch: an error
   const Turn turn = take_turn("execute", c.name);
   execute_cycle(bundle, c, grid, order);
 }

@@ -1,7 +1,9 @@
 // The ranks of a run: one korch::Runtime per rank, each working on the blocks its rank owns
 // (docs/ranks.md). In an MPI build, after an MpiSession, Communicator::world() spans MPI_COMM_WORLD;
 // otherwise (no MPI, or MPI not initialized) it is this process alone and every collective is the
-// identity. No header of korch names an MPI type: code that speaks MPI itself gets the handle.
+// identity. A code with its own MPI communicator gives it to korch: korch::communicator_of(comm)
+// (korch/mpi_communicator.hpp, which includes mpi.h), or Communicator::from_handle with its Fortran
+// handle. Only that header names an MPI type.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +16,18 @@ class Communicator {
  public:
   // Every rank of MPI_COMM_WORLD when MPI is initialized, else this process as rank 0 of 1.
   static Communicator world();
+  // The ranks of a code's own MPI communicator, given by its Fortran handle (MPI_Comm_c2f(comm) in C
+  // and C++, the integer or comm%MPI_VAL in Fortran). The communicator must stay valid while korch
+  // uses it (an exchange keeps its own duplicate). Throws korch::Error when MPI is not running or
+  // this korch was built without MPI.
+  static Communicator from_handle(int fortran_handle);
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
   // True when the ranks are MPI processes (false for the one-process communicator).
   bool uses_mpi() const noexcept { return mpi_; }
+  // The MPI communicator's Fortran handle (MPI_Comm_f2c gives the MPI_Comm); meaningless without MPI.
+  int handle() const noexcept { return handle_; }
 
   // Collectives: every rank calls them, in the same order.
   double min(double value) const;
@@ -39,6 +48,7 @@ class Communicator {
   int rank_ = 0;
   int size_ = 1;
   bool mpi_ = false;
+  int handle_ = 0;
 };
 
 // Initializes MPI for the object's life and finalizes it after, when the process was started by an

@@ -8,25 +8,35 @@
 // of interior cells, independent of order, covering faces, edges and corners alike, in 2-D and 3-D.
 // Guard cells exist in the first guard_dims directions of the grid (GridSpec).
 //
+// A code's own blocks (a korch::BlockList or any DataSource, any layout, blocks of different sizes)
+// are filled from their neighbour lists (block_neighbours.hpp): each guard cell from the interior of
+// the block named in its direction, or the block's own nearest interior cell at an outflow edge.
+//
 // Use: fill(first, count) fills every block; or, to overlap communication with work (what
 // GuardCellIterator does): start(), then fill_local(b) for every block and, for the blocks that
 // need other ranks' cells, wait_some() until they are complete, then finish().
 #pragma once
 
+#include <korch/block_neighbours.hpp>
 #include <korch/communicator.hpp>
+#include <korch/data_source.hpp>
 #include <korch/decomposition.hpp>
 #include <korch/grid.hpp>
+#include <korch/guard_cell_boundary.hpp>
 #include <korch/trace.hpp>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 namespace korch {
 
-enum class BoundaryKind { periodic, outflow };
+namespace detail {
+struct GuardCellPlan;
+}
 
 struct ExchangeCounts {
   int neighbour_ranks = 0;         // ranks this rank exchanges messages with
@@ -42,6 +52,15 @@ class GuardCellExchange {
   // has fewer interior cells than guard cells in a direction with guard cells.
   GuardCellExchange(const Grid& grid, const Decomposition& decomposition, std::array<BoundaryKind, 3> boundary,
                     Communicator comm = Communicator::world());
+  // The blocks of `source` (this rank's; each with its own global id, BlockMeta::global_id) filled
+  // from `neighbours`, `width[d]` guard cells per side in direction d (-1: every block's own guard
+  // cells). Collective over `comm`: every rank of it constructs its exchange at the same time. Throws
+  // the same korch::Error on every rank, naming the block, the direction and the sizes, when the
+  // lists cannot fill the guard cells: a direction not described, an unknown global id or a wrong
+  // rank, lists that disagree across ranks, faces of different sizes, a neighbour with fewer interior
+  // cells than guard cells to fill, a width beyond a block's guard cells.
+  GuardCellExchange(const DataSource& source, const NeighbourList& neighbours, Communicator comm = Communicator::world(),
+                    std::array<int, 3> width = {-1, -1, -1});
   ~GuardCellExchange();
   GuardCellExchange(const GuardCellExchange&) = delete;
   GuardCellExchange& operator=(const GuardCellExchange&) = delete;
@@ -52,8 +71,18 @@ class GuardCellExchange {
   // Posts the receives, packs the interiors other ranks need and sends them (the variables
   // [first, first + count) until finish()). Throws when a fill is already in progress.
   void start(int first, int count);
-  // Copies the guard cells of `block` whose sources are on this rank (boundaries included).
+  // Copies the guard cells of `block` whose sources are on this rank (boundaries included), then
+  // runs the boundary fill for its directions marked Neighbour::user(). For a block in
+  // blocks_without_messages() at any time after start(); for the others once wait_some() named them.
   void fill_local(int block);
+  // The code's own boundary condition, for the directions its neighbour lists mark
+  // Neighbour::user(): fills the guard cells of `block` (a source id) in `direction` (each component
+  // -1, 0, +1; the region beyond the block's faces where the component is not 0) for variables
+  // [first, first + count), through source().block_view(block). Runs on the thread that fills, after
+  // the block's copies, so it may read the block's other guard cells. Required before start() when a
+  // list names Neighbour::user().
+  using BoundaryFill = std::function<void(int block, const Direction& direction, int first, int count)>;
+  void set_boundary_fill(BoundaryFill fill) { boundary_fill_ = std::move(fill); }
   // Blocks (ids ascending) whose guard cells need nothing from another rank.
   const std::vector<int>& blocks_without_messages() const noexcept { return local_only_; }
   // Waits until at least one outstanding message arrived and unpacks it; returns the blocks whose
@@ -70,39 +99,34 @@ class GuardCellExchange {
 
   const ExchangeCounts& counts() const noexcept { return counts_; }
   const Communicator& communicator() const noexcept { return comm_; }
+  // The blocks this exchange fills.
+  const DataSource& source() const noexcept { return source_; }
   // Events of category "communication" go to `trace` when set: "pack+send", "wait", "unpack", and
   // "messages in flight" from the first receive posted to the last message unpacked.
   void set_trace(Trace* trace) noexcept { trace_ = trace; }
 
  private:
-  struct Copy {
-    int dst_block, dst_cell, src_block, src_cell;
-  };
-  struct Peer {
-    int rank;
-    std::vector<Copy> recv;  // dst filled from the message, in message order (src unused)
-    std::vector<Copy> send;  // src packed into the message, in message order (dst unused)
-    std::vector<int> blocks; // blocks completed by this message
-    std::vector<double> recv_buffer, send_buffer;
-  };
   struct Requests;  // MPI requests (MPI builds only)
 
-  void plan(const Decomposition& decomposition, std::array<BoundaryKind, 3> boundary);
+  void adopt(detail::GuardCellPlan plan);
+  void open_communicator();
 
-  const Grid& grid_;
+  const DataSource& source_;
   Communicator comm_;
-  std::vector<std::vector<Copy>> local_;  // per block: copies within the rank
-  std::vector<Peer> peers_;
-  std::vector<int> remote_pending_;      // per block: messages still needed in this fill
+  std::unique_ptr<detail::GuardCellPlan> plan_;
+  std::vector<double*> base_;               // per block: cell (var 0, 0, 0, 0)
+  std::vector<std::ptrdiff_t> var_stride_;  // per block
+  std::uint64_t layout_stamp_ = 0;          // the source's layout when planned
+  std::vector<int> remote_pending_;         // per block: messages still needed in this fill
   std::vector<int> local_only_;
   std::unique_ptr<Requests> requests_;
   ExchangeCounts counts_;
   Trace* trace_ = nullptr;
+  BoundaryFill boundary_fill_;
   bool active_ = false;
   int first_ = 0, count_ = 0;
   int outstanding_ = 0;
   std::int64_t flight_begin_ns_ = 0;
-  std::size_t cells_per_var_ = 0;
 };
 
 }  // namespace korch

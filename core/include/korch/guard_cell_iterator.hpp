@@ -5,7 +5,8 @@
 // compute while messages are in flight (docs/ranks.md).
 //
 //   korch::GuardCellIterator blocks(exchange, first_var, n_vars);
-//   runtime.execute(bundle, configuration, grid, &blocks);
+//   runtime.execute(bundle, configuration, grid, &blocks);   // the exchange's own source: a Grid or
+//                                                            // a code's BlockList with its neighbours
 #pragma once
 
 #include <korch/block_iterator.hpp>
@@ -18,7 +19,7 @@ namespace korch {
 
 class GuardCellIterator : public BlockIterator {
  public:
-  // Fills the guard cells of variables [first, first + count) of the exchange's grid.
+  // Fills the guard cells of variables [first, first + count) of the exchange's source.
   GuardCellIterator(GuardCellExchange& exchange, int first, int count);
   // The variables of the following cycles' fills.
   void set_variables(int first, int count);

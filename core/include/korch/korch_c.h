@@ -27,6 +27,15 @@
  *   item->stride         distance in doubles along (var, i, j, k), for C routines.
  * A routine returns 0, or non-zero to fail the cycle; korch_routine_message() before returning
  * adds a message to the error that korch_execute() reports.
+ *
+ * Ranks and guard cells (docs/c-api.md): each rank adds its own blocks with korch_blocks_add_global
+ * (a global id unique over all ranks), describes what lies next to each block in every direction
+ * (korch_neighbours_set), and korch fills the guard cells, within the rank and from other ranks:
+ *   korch_start_mpi();                     or korch_use_communicator(MPI_Comm_c2f(comm))
+ *   korch_neighbours* near;  korch_neighbours_create(2, &near);
+ *   korch_neighbours_set(near, id, (int32_t[3]){-1, 0, 0}, KORCH_NEIGHBOUR_BLOCK, left, left_rank);
+ *   korch_exchange* fill;  korch_exchange_create(mesh, near, NULL, &fill);      collective
+ *   korch_execute_filled(steps, cpu, fill, 0, 1);   blocks handed out as their guard cells are valid
  */
 #ifndef KORCH_C_H
 #define KORCH_C_H
@@ -41,6 +50,7 @@ extern "C" {
 enum { KORCH_OK = 0, KORCH_ERROR = 1, KORCH_ERROR_INTERNAL = 2 };
 enum { KORCH_FORTRAN_ORDER = 0, KORCH_C_ORDER = 1 };
 enum { KORCH_ALL_BLOCKS = 0, KORCH_LEAF_BLOCKS = 1, KORCH_LEVEL_BLOCKS = 2 };
+enum { KORCH_NEIGHBOUR_BLOCK = 0, KORCH_NEIGHBOUR_OUTFLOW = 1, KORCH_NEIGHBOUR_NONE = 2 };
 
 typedef struct korch_options {
   int32_t n_teams;          /* 0: the runtime's default for each field */
@@ -78,6 +88,8 @@ typedef int (*korch_action_fn)(const korch_item* item, double* data, void* user)
 typedef struct korch_blocks korch_blocks;
 typedef struct korch_bundle korch_bundle;
 typedef struct korch_configuration korch_configuration;
+typedef struct korch_neighbours korch_neighbours;
+typedef struct korch_exchange korch_exchange;
 
 /* Initializes Kokkos (unless the code did) and creates the runtime; options may be NULL. */
 int korch_initialize(const korch_options* options);
@@ -88,6 +100,10 @@ int korch_blocks_create(const char* name, int32_t n_vars, korch_blocks** out);
 /* Checks `extent` against the shape (the array's declared shape, in `order`); *id gets the block's id. */
 int korch_blocks_add(korch_blocks* blocks, const korch_block_shape* shape, double* data, const int64_t extent[4],
                      int32_t order, int32_t* id);
+/* The same with the block's id among the blocks of every rank (the id neighbour lists name); without
+ * it a block's global id is its id in this list, which on several ranks is not unique. */
+int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
+                            const int64_t extent[4], int32_t order, int32_t* id);
 int korch_blocks_destroy(korch_blocks* blocks);
 
 int korch_bundle_create(const char* name, korch_bundle** out);
@@ -102,6 +118,43 @@ int korch_configuration_destroy(korch_configuration* configuration);
 /* One cycle: iterator is KORCH_ALL_BLOCKS, KORCH_LEAF_BLOCKS or KORCH_LEVEL_BLOCKS (with `level`). */
 int korch_execute(const korch_bundle* bundle, const korch_configuration* configuration, korch_blocks* blocks,
                   int32_t iterator, int32_t level);
+
+/* Ranks. korch_start_mpi initializes MPI (MPI_THREAD_FUNNELED) when an MPI launcher started this
+ * process and MPI is not running yet; korch_finalize then finalizes it. A code that runs MPI itself
+ * gives korch its communicator instead, by its Fortran handle (C: MPI_Comm_c2f(comm); Fortran: the
+ * integer handle or comm%MPI_VAL). Either tells korch the ranks (docs/ranks.md). korch_ranks gives
+ * this process's rank and the number of ranks of the communicator korch uses (MPI_COMM_WORLD unless
+ * korch_use_communicator said otherwise; 0 of 1 without MPI). */
+int korch_start_mpi(void);
+int korch_use_communicator(int32_t fortran_handle);
+int korch_ranks(int32_t* rank, int32_t* size);
+
+/* Neighbour lists: dims 1, 2 or 3; for block `block` (its id in this rank's korch_blocks) and a
+ * direction {dx, dy, dz} (each -1, 0 or +1, not all 0, none beyond dims): KORCH_NEIGHBOUR_BLOCK
+ * (`global_id` on `rank`; a periodic domain names the wrapped block), KORCH_NEIGHBOUR_OUTFLOW (the
+ * domain's edge: the nearest interior cell) or KORCH_NEIGHBOUR_NONE (leave those guard cells). */
+int korch_neighbours_create(int32_t dims, korch_neighbours** out);
+int korch_neighbours_set(korch_neighbours* neighbours, int32_t block, const int32_t direction[3], int32_t kind,
+                         int32_t global_id, int32_t rank);
+int korch_neighbours_destroy(korch_neighbours* neighbours);
+
+/* The guard-cell exchange of `blocks` from `neighbours` (copied), `width` guard cells per side (NULL:
+ * every block's own). Collective: every rank calls it at once; a mistake in any rank's lists is the
+ * same error on every rank. `blocks` must outlive the exchange and not change. */
+int korch_exchange_create(korch_blocks* blocks, const korch_neighbours* neighbours, const int32_t width[3],
+                          korch_exchange** out);
+/* Fills the guard cells of variables [first_var, first_var + n_vars) (0-based) and returns. */
+int korch_exchange_fill(korch_exchange* exchange, int32_t first_var, int32_t n_vars);
+/* Asynchronously: start posts the messages; each next gives a block whose guard cells are now
+ * valid (the blocks that need no other rank first, then the others as messages arrive, waiting for
+ * them), and -1 once every block came and the fill is over. */
+int korch_exchange_start(korch_exchange* exchange, int32_t first_var, int32_t n_vars);
+int korch_exchange_next(korch_exchange* exchange, int32_t* block);
+int korch_exchange_destroy(korch_exchange* exchange);
+/* One cycle over the exchange's blocks, each handed to the teams as soon as its guard cells of
+ * variables [first_var, first_var + n_vars) are valid (the fill runs inside the cycle). */
+int korch_execute_filled(const korch_bundle* bundle, const korch_configuration* configuration, korch_exchange* exchange,
+                         int32_t first_var, int32_t n_vars);
 
 /* The message of the calling thread's last failed call ("" if none). */
 const char* korch_last_error(void);

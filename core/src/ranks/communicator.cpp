@@ -1,3 +1,6 @@
+#include "launcher_ranks.hpp"
+#include "mpi_handle.hpp"
+
 #include <korch/communicator.hpp>
 #include <korch/config.hpp>
 #include <korch/error.hpp>
@@ -30,17 +33,17 @@ void check(int rc, const char* call) {
 }
 
 template <class T>
-std::vector<T> gather_all(const std::vector<T>& values, MPI_Datatype type, int size) {
+std::vector<T> gather_all(const std::vector<T>& values, MPI_Datatype type, int size, MPI_Comm comm) {
   const int count = static_cast<int>(values.size());
   std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size), 0);
-  check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+  check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm), "MPI_Allgather");
   int total = 0;
   for (int r = 0; r < size; ++r) {
     offsets[static_cast<std::size_t>(r)] = total;
     total += counts[static_cast<std::size_t>(r)];
   }
   std::vector<T> out(static_cast<std::size_t>(total));
-  check(MPI_Allgatherv(values.data(), count, type, out.data(), counts.data(), offsets.data(), type, MPI_COMM_WORLD),
+  check(MPI_Allgatherv(values.data(), count, type, out.data(), counts.data(), offsets.data(), type, comm),
         "MPI_Allgatherv");
   return out;
 }
@@ -53,18 +56,43 @@ Communicator Communicator::world() {
 #if KORCH_HAVE_MPI
   if (mpi_running()) {
     c.mpi_ = true;
+    c.handle_ = static_cast<int>(MPI_Comm_c2f(MPI_COMM_WORLD));
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size_);
+    detail::note_ranks_told();
   }
 #endif
   return c;
+}
+
+Communicator Communicator::from_handle(int fortran_handle) {
+  Communicator c;
+#if KORCH_HAVE_MPI
+  if (!mpi_running())
+    throw Error::format("communicator: handle {} given while MPI is not running: call MPI_Init first (or create a "
+                        "korch::MpiSession)",
+                        fortran_handle);
+  const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle));
+  if (comm == MPI_COMM_NULL)
+    throw Error::format("communicator: handle {} is MPI_COMM_NULL: give a communicator this rank belongs to", fortran_handle);
+  c.mpi_ = true;
+  c.handle_ = fortran_handle;
+  check(MPI_Comm_rank(comm, &c.rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &c.size_), "MPI_Comm_size");
+  detail::note_ranks_told();
+  return c;
+#else
+  throw Error::format("communicator: handle {} given, but this korch was built without MPI: rebuild korch with MPI "
+                      "(KORCH_MPI=ON; Debian: libopenmpi-dev) to run on the code's ranks",
+                      fortran_handle);
+#endif
 }
 
 double Communicator::min(double value) const {
 #if KORCH_HAVE_MPI
   if (mpi_) {
     double out = value;
-    check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce (min)");
+    check(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MIN, detail::mpi_comm(*this)), "MPI_Allreduce (min)");
     return out;
   }
 #endif
@@ -75,7 +103,7 @@ std::int64_t Communicator::sum(std::int64_t value) const {
 #if KORCH_HAVE_MPI
   if (mpi_) {
     std::int64_t out = value;
-    check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce (sum)");
+    check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, detail::mpi_comm(*this)), "MPI_Allreduce (sum)");
     return out;
   }
 #endif
@@ -86,7 +114,7 @@ std::int64_t Communicator::max(std::int64_t value) const {
 #if KORCH_HAVE_MPI
   if (mpi_) {
     std::int64_t out = value;
-    check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce (max)");
+    check(MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_MAX, detail::mpi_comm(*this)), "MPI_Allreduce (max)");
     return out;
   }
 #endif
@@ -95,14 +123,14 @@ std::int64_t Communicator::max(std::int64_t value) const {
 
 std::vector<double> Communicator::all_gather(const std::vector<double>& values) const {
 #if KORCH_HAVE_MPI
-  if (mpi_) return gather_all(values, MPI_DOUBLE, size_);
+  if (mpi_) return gather_all(values, MPI_DOUBLE, size_, detail::mpi_comm(*this));
 #endif
   return values;
 }
 
 std::vector<std::uint64_t> Communicator::all_gather(const std::vector<std::uint64_t>& values) const {
 #if KORCH_HAVE_MPI
-  if (mpi_) return gather_all(values, MPI_UINT64_T, size_);
+  if (mpi_) return gather_all(values, MPI_UINT64_T, size_, detail::mpi_comm(*this));
 #endif
   return values;
 }
@@ -111,7 +139,7 @@ std::vector<std::string> Communicator::all_gather(const std::string& text) const
 #if KORCH_HAVE_MPI
   if (mpi_) {
     const std::vector<char> chars(text.begin(), text.end());
-    const auto all = gather_all(chars, MPI_CHAR, size_);
+    const auto all = gather_all(chars, MPI_CHAR, size_, detail::mpi_comm(*this));
     const std::vector<double> lengths = all_gather(std::vector<double>{static_cast<double>(text.size())});
     std::vector<std::string> out;
     std::size_t at = 0;
@@ -127,13 +155,13 @@ std::vector<std::string> Communicator::all_gather(const std::string& text) const
 
 void Communicator::barrier() const {
 #if KORCH_HAVE_MPI
-  if (mpi_) check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  if (mpi_) check(MPI_Barrier(detail::mpi_comm(*this)), "MPI_Barrier");
 #endif
 }
 
 void Communicator::abort(int exit_code) const {
 #if KORCH_HAVE_MPI
-  if (mpi_) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  if (mpi_) MPI_Abort(detail::mpi_comm(*this), exit_code);
 #endif
   std::exit(exit_code);
 }
@@ -158,18 +186,18 @@ MpiSession::MpiSession(int* argc, char*** argv) {
       throw Error("MPI session: this MPI library does not offer MPI_THREAD_FUNNELED, which korch's team threads need");
     }
   }
+  if (mpi_running()) detail::note_ranks_told();
 #else
   (void)argc;
   (void)argv;
   // Started as one of several ranks, a build without MPI would run the whole problem in each.
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}) {
-    const char* size = std::getenv(name);
-    if (size && std::atoi(size) > 1 && std::getenv("KORCH_MPI_INIT") == nullptr)
-      throw Error::format("MPI session: started as one of {} ranks ({}), but this korch was built without MPI "
-                          "(KORCH_MPI=OFF, or CMake found no MPI): every rank would run the whole problem alone; "
-                          "rebuild korch with MPI (Debian: libopenmpi-dev) or run one process",
-                          size, name);
-  }
+  const auto launched = detail::launcher_ranks();
+  if (launched.size > 1 && std::getenv("KORCH_MPI_INIT") == nullptr && !detail::ranks_independent())
+    throw Error::format("MPI session: started as one of {} ranks ({}), but this korch was built without MPI "
+                        "(KORCH_MPI=OFF, or CMake found no MPI): every rank would run the whole problem alone; "
+                        "rebuild korch with MPI (Debian: libopenmpi-dev) or run one process (KORCH_RANKS_INDEPENDENT=1 "
+                        "runs independent copies on purpose)",
+                        launched.size, launched.variable);
 #endif
 }
 

@@ -23,6 +23,7 @@ module korch
 
   integer, parameter, public :: korch_ok = 0
   integer, parameter, public :: korch_all_blocks = 0, korch_leaf_blocks = 1, korch_level_blocks = 2
+  integer, parameter, public :: korch_neighbour_block = 0, korch_neighbour_outflow = 1, korch_neighbour_none = 2
 
   type, bind(c), public :: korch_item
     integer(c_int64_t) :: stride(4)   ! (var, i, j, k) in doubles
@@ -57,11 +58,21 @@ module korch
   type, public :: korch_configuration
     type(c_ptr) :: handle = c_null_ptr
   end type
+  type, public :: korch_neighbours
+    type(c_ptr) :: handle = c_null_ptr
+  end type
+  type, public :: korch_exchange
+    type(c_ptr) :: handle = c_null_ptr
+  end type
 
   public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
   public :: korch_bundle_create, korch_bundle_add, korch_bundle_destroy
   public :: korch_configuration_builtin, korch_configuration_json, korch_configuration_destroy
   public :: korch_execute, korch_last_error, korch_routine_message
+  public :: korch_start_mpi, korch_use_communicator, korch_ranks
+  public :: korch_neighbours_create, korch_set_neighbour, korch_neighbours_destroy
+  public :: korch_exchange_create, korch_exchange_fill, korch_exchange_start, korch_exchange_next
+  public :: korch_exchange_destroy, korch_execute_filled
 
   interface korch_add_block
     module procedure add_block_3d, add_block_2d
@@ -89,6 +100,75 @@ module korch
       integer(c_int64_t), intent(in) :: extent(4)
       integer(c_int32_t), value :: order
       integer(c_int32_t), intent(out) :: id
+    end function
+    integer(c_int) function c_blocks_add_global(blocks, shape, global_id, data, extent, order, id) &
+        bind(c, name="korch_blocks_add_global")
+      import :: c_int, c_ptr, c_block_shape, c_int64_t, c_int32_t
+      type(c_ptr), value :: blocks
+      type(c_block_shape), intent(in) :: shape
+      integer(c_int32_t), value :: global_id
+      type(c_ptr), value :: data
+      integer(c_int64_t), intent(in) :: extent(4)
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(out) :: id
+    end function
+    integer(c_int) function c_start_mpi() bind(c, name="korch_start_mpi")
+      import :: c_int
+    end function
+    integer(c_int) function c_use_communicator(handle) bind(c, name="korch_use_communicator")
+      import :: c_int, c_int32_t
+      integer(c_int32_t), value :: handle
+    end function
+    integer(c_int) function c_ranks(rank, size) bind(c, name="korch_ranks")
+      import :: c_int, c_int32_t
+      integer(c_int32_t), intent(out) :: rank, size
+    end function
+    integer(c_int) function c_neighbours_create(dims, out) bind(c, name="korch_neighbours_create")
+      import :: c_int, c_int32_t, c_ptr
+      integer(c_int32_t), value :: dims
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_neighbours_set(neighbours, block, direction, kind, global_id, rank) &
+        bind(c, name="korch_neighbours_set")
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: neighbours
+      integer(c_int32_t), value :: block
+      integer(c_int32_t), intent(in) :: direction(3)
+      integer(c_int32_t), value :: kind, global_id, rank
+    end function
+    integer(c_int) function c_neighbours_destroy(neighbours) bind(c, name="korch_neighbours_destroy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: neighbours
+    end function
+    integer(c_int) function c_exchange_create(blocks, neighbours, width, out) bind(c, name="korch_exchange_create")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: blocks, neighbours, width
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_exchange_fill(exchange, first_var, n_vars) bind(c, name="korch_exchange_fill")
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: exchange
+      integer(c_int32_t), value :: first_var, n_vars
+    end function
+    integer(c_int) function c_exchange_start(exchange, first_var, n_vars) bind(c, name="korch_exchange_start")
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: exchange
+      integer(c_int32_t), value :: first_var, n_vars
+    end function
+    integer(c_int) function c_exchange_next(exchange, block) bind(c, name="korch_exchange_next")
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: exchange
+      integer(c_int32_t), intent(out) :: block
+    end function
+    integer(c_int) function c_exchange_destroy(exchange) bind(c, name="korch_exchange_destroy")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: exchange
+    end function
+    integer(c_int) function c_execute_filled(bundle, configuration, exchange, first_var, n_vars) &
+        bind(c, name="korch_execute_filled")
+      import :: c_int, c_int32_t, c_ptr
+      type(c_ptr), value :: bundle, configuration, exchange
+      integer(c_int32_t), value :: first_var, n_vars
     end function
     integer(c_int) function c_blocks_destroy(blocks) bind(c, name="korch_blocks_destroy")
       import :: c_int, c_ptr
@@ -171,7 +251,8 @@ contains
     status = c_blocks_create(c_string(name), int(n_vars, c_int32_t), blocks%handle)
   end function
 
-  integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id) result(status)
+  integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id) &
+      result(status)
     type(korch_blocks), intent(in) :: blocks
     type(c_ptr), intent(in) :: data
     integer(c_int64_t), intent(in) :: extent(4)
@@ -180,6 +261,7 @@ contains
     logical, intent(in), optional :: leaf
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
+    integer, intent(in), optional :: global_id
     type(c_block_shape) :: s
     integer(c_int32_t) :: added
     s%cells = cells
@@ -197,12 +279,17 @@ contains
     s%delta = 1
     if (present(delta)) s%delta = delta
     added = -1
-    status = c_blocks_add(blocks%handle, s, data, extent, 0_c_int32_t, added)
+    if (present(global_id)) then
+      status = c_blocks_add_global(blocks%handle, s, int(global_id, c_int32_t), data, extent, 0_c_int32_t, added)
+    else
+      status = c_blocks_add(blocks%handle, s, data, extent, 0_c_int32_t, added)
+    end if
     if (present(id)) id = added
   end function
 
   ! A 3-D block u(nx+2gx, ny+2gy, nz+2gz, nvar); its shape is checked against cells, guard and nvar.
-  integer function add_block_3d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id) result(status)
+  integer function add_block_3d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id) &
+      result(status)
     type(korch_blocks), intent(in) :: blocks
     real(c_double), intent(inout), target, contiguous :: u(:, :, :, :)
     integer, intent(in) :: cells(3), guard(3)
@@ -210,12 +297,14 @@ contains
     logical, intent(in), optional :: leaf
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
+    integer, intent(in), optional :: global_id
     status = add_block(blocks, c_loc(u), int(shape(u), c_int64_t), cells, guard, level, leaf, tile_cells, lo_coord, &
-                       delta, id)
+                       delta, id, global_id)
   end function
 
   ! A 2-D block u(nx+2gx, ny+2gy, nvar): cells(3) and guard(3) must be 1 and 0.
-  integer function add_block_2d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id) result(status)
+  integer function add_block_2d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id) &
+      result(status)
     type(korch_blocks), intent(in) :: blocks
     real(c_double), intent(inout), target, contiguous :: u(:, :, :)
     integer, intent(in) :: cells(3), guard(3)
@@ -223,9 +312,10 @@ contains
     logical, intent(in), optional :: leaf
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
+    integer, intent(in), optional :: global_id
     integer(c_int64_t) :: extent(4)
     extent = [int(size(u, 1), c_int64_t), int(size(u, 2), c_int64_t), 1_c_int64_t, int(size(u, 3), c_int64_t)]
-    status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id)
+    status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id)
   end function
 
   integer function korch_blocks_destroy(blocks) result(status)
@@ -310,5 +400,107 @@ contains
     character(len=*), intent(in) :: message
     call c_routine_message(c_string(message))
   end subroutine
+
+  ! Starts MPI when an MPI launcher started this process (korch_finalize ends it).
+  integer function korch_start_mpi() result(status)
+    status = c_start_mpi()
+  end function
+
+  ! The code's own communicator: its integer handle (mpi module) or comm%MPI_VAL (mpi_f08).
+  integer function korch_use_communicator(handle) result(status)
+    integer, intent(in) :: handle
+    status = c_use_communicator(int(handle, c_int32_t))
+  end function
+
+  ! This process's rank (0-based) and the number of ranks korch works with.
+  integer function korch_ranks(rank, size) result(status)
+    integer, intent(out) :: rank, size
+    integer(c_int32_t) :: r, n
+    status = c_ranks(r, n)
+    rank = r
+    size = n
+  end function
+
+  integer function korch_neighbours_create(dims, neighbours) result(status)
+    integer, intent(in) :: dims
+    type(korch_neighbours), intent(out) :: neighbours
+    status = c_neighbours_create(int(dims, c_int32_t), neighbours%handle)
+  end function
+
+  ! What lies next to block `block` (0-based id from korch_add_block) in `direction` (each -1, 0 or
+  ! +1): kind korch_neighbour_block (global_id on rank), korch_neighbour_outflow or korch_neighbour_none.
+  integer function korch_set_neighbour(neighbours, block, direction, kind, global_id, rank) result(status)
+    type(korch_neighbours), intent(in) :: neighbours
+    integer, intent(in) :: block, direction(3), kind
+    integer, intent(in), optional :: global_id, rank
+    integer(c_int32_t) :: g, r
+    g = -1
+    if (present(global_id)) g = global_id
+    r = 0
+    if (present(rank)) r = rank
+    status = c_neighbours_set(neighbours%handle, int(block, c_int32_t), int(direction, c_int32_t), int(kind, c_int32_t), &
+                              g, r)
+  end function
+
+  integer function korch_neighbours_destroy(neighbours) result(status)
+    type(korch_neighbours), intent(inout) :: neighbours
+    status = c_neighbours_destroy(neighbours%handle)
+    neighbours%handle = c_null_ptr
+  end function
+
+  ! Collective: every rank creates its exchange at once. width: guard cells filled per side
+  ! (default every block's own).
+  integer function korch_exchange_create(blocks, neighbours, exchange, width) result(status)
+    type(korch_blocks), intent(in) :: blocks
+    type(korch_neighbours), intent(in) :: neighbours
+    type(korch_exchange), intent(out) :: exchange
+    integer, intent(in), optional :: width(3)
+    integer(c_int32_t), target :: w(3)
+    if (present(width)) then
+      w = width
+      status = c_exchange_create(blocks%handle, neighbours%handle, c_loc(w), exchange%handle)
+    else
+      status = c_exchange_create(blocks%handle, neighbours%handle, c_null_ptr, exchange%handle)
+    end if
+  end function
+
+  ! Variables first_var .. first_var + n_vars - 1 (1-based, as the code declares them).
+  integer function korch_exchange_fill(exchange, first_var, n_vars) result(status)
+    type(korch_exchange), intent(in) :: exchange
+    integer, intent(in) :: first_var, n_vars
+    status = c_exchange_fill(exchange%handle, int(first_var - 1, c_int32_t), int(n_vars, c_int32_t))
+  end function
+
+  integer function korch_exchange_start(exchange, first_var, n_vars) result(status)
+    type(korch_exchange), intent(in) :: exchange
+    integer, intent(in) :: first_var, n_vars
+    status = c_exchange_start(exchange%handle, int(first_var - 1, c_int32_t), int(n_vars, c_int32_t))
+  end function
+
+  ! The next block (0-based) whose guard cells are valid, or -1 when the fill is over.
+  integer function korch_exchange_next(exchange, block) result(status)
+    type(korch_exchange), intent(in) :: exchange
+    integer, intent(out) :: block
+    integer(c_int32_t) :: b
+    status = c_exchange_next(exchange%handle, b)
+    block = b
+  end function
+
+  integer function korch_exchange_destroy(exchange) result(status)
+    type(korch_exchange), intent(inout) :: exchange
+    status = c_exchange_destroy(exchange%handle)
+    exchange%handle = c_null_ptr
+  end function
+
+  ! One cycle whose blocks reach the teams as their guard cells of first_var .. first_var + n_vars - 1
+  ! (1-based) become valid.
+  integer function korch_execute_filled(bundle, configuration, exchange, first_var, n_vars) result(status)
+    type(korch_bundle), intent(in) :: bundle
+    type(korch_configuration), intent(in) :: configuration
+    type(korch_exchange), intent(in) :: exchange
+    integer, intent(in) :: first_var, n_vars
+    status = c_execute_filled(bundle%handle, configuration%handle, exchange%handle, int(first_var - 1, c_int32_t), &
+                              int(n_vars, c_int32_t))
+  end function
 
 end module korch

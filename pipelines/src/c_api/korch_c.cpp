@@ -2,6 +2,7 @@
 // built-in configurations), so it is built with the pipelines layer. Every entry point runs its body
 // through `guarded`, which turns any exception into a status and the thread's last error message.
 #include "c_item.hpp"
+#include "c_library.hpp"
 
 #include <korch/block_iterators.hpp>
 #include <korch/block_list.hpp>
@@ -20,63 +21,27 @@
 #include <mutex>
 #include <string>
 
-struct korch_blocks {
-  korch::BlockList list;
-};
-struct korch_bundle {
-  korch::Bundle bundle;
-};
-struct korch_configuration {
-  korch::Configuration configuration;
-};
+namespace korch::c_api {
 
-namespace {
-
-thread_local std::string last_error;
-
-struct Library {
-  std::mutex mutex;  // initialize / finalize
-  std::unique_ptr<korch::Runtime> runtime;
-  bool kokkos_ours = false;
-};
 Library& library() {
   static Library l;
   return l;
 }
 
-template <class Body>
-int guarded(const char* function, Body&& body) noexcept {
-  try {
-    body();
-    return KORCH_OK;
-  } catch (const korch::Error& e) {
-    last_error = std::string(function) + ": " + e.what();
-    return KORCH_ERROR;
-  } catch (const std::exception& e) {
-    last_error = std::string(function) + ": unexpected error: " + e.what();
-    return KORCH_ERROR_INTERNAL;
-  } catch (...) {
-    last_error = std::string(function) + ": unexpected error of unknown type";
-    return KORCH_ERROR_INTERNAL;
-  }
-}
-
-template <class T>
-T& require(T* handle, const char* what, const char* how) {
-  if (handle == nullptr) throw korch::Error::format("{} is NULL: {}", what, how);
-  return *handle;
-}
-
-std::string require_text(const char* text, const char* what) {
-  if (text == nullptr) throw korch::Error::format("{} is NULL: give a NUL-terminated string", what);
+std::string& last_error() {
+  thread_local std::string text;
   return text;
 }
 
-korch::Runtime& runtime() {
-  auto& l = library();
-  if (!l.runtime) throw korch::Error("korch is not initialized: call korch_initialize first");
-  return *l.runtime;
-}
+}  // namespace korch::c_api
+
+namespace {
+
+using korch::c_api::guarded;
+using korch::c_api::library;
+using korch::c_api::require;
+using korch::c_api::require_text;
+using korch::c_api::runtime;
 
 // The array strides of a block in `order`, after checking the declared extent against the shape.
 korch::BlockArray block_array(const korch::BlockList& list, const korch_block_shape& s, double* data,
@@ -111,6 +76,27 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
                 static_cast<std::ptrdiff_t>(want[2]), 1};
   }
   return a;
+}
+
+// Appends a block after checking its shape, then its array against the shape.
+void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
+               const int64_t extent[4], int32_t order, int32_t* id) {
+  auto& list = require(blocks, "blocks", "create them with korch_blocks_create").list;
+  const auto& s = require(shape, "shape", "describe the block in a korch_block_shape");
+  korch::BlockShape k;
+  for (int d = 0; d < 3; ++d) {
+    k.cells[d] = s.cells[d];
+    k.guard[d] = s.guard[d];
+    k.tile_cells[d] = s.tile_cells[d];
+    k.lo_coord[d] = s.lo_coord[d];
+    k.delta[d] = s.delta[d];
+  }
+  k.level = s.level;
+  k.leaf = s.leaf != 0;
+  k.global_id = global_id;
+  list.check_shape(k);  // the shape's own fields first (their errors name them), then the array
+  const int added = list.add(k, block_array(list, s, data, extent, order));
+  if (id) *id = added;
 }
 
 }  // namespace
@@ -151,6 +137,8 @@ int korch_finalize(void) {
       Kokkos::finalize();
       l.kokkos_ours = false;
     }
+    l.communicator.reset();
+    l.mpi.reset();  // finalizes MPI if korch_start_mpi initialized it
   });
 }
 
@@ -164,22 +152,15 @@ int korch_blocks_create(const char* name, int32_t n_vars, korch_blocks** out) {
 
 int korch_blocks_add(korch_blocks* blocks, const korch_block_shape* shape, double* data, const int64_t extent[4],
                      int32_t order, int32_t* id) {
-  return guarded("korch_blocks_add", [&] {
-    auto& list = require(blocks, "blocks", "create them with korch_blocks_create").list;
-    const auto& s = require(shape, "shape", "describe the block in a korch_block_shape");
-    korch::BlockShape k;
-    for (int d = 0; d < 3; ++d) {
-      k.cells[d] = s.cells[d];
-      k.guard[d] = s.guard[d];
-      k.tile_cells[d] = s.tile_cells[d];
-      k.lo_coord[d] = s.lo_coord[d];
-      k.delta[d] = s.delta[d];
-    }
-    k.level = s.level;
-    k.leaf = s.leaf != 0;
-    list.check_shape(k);  // the shape's own fields first (their errors name them), then the array
-    const int added = list.add(k, block_array(list, s, data, extent, order));
-    if (id) *id = added;
+  return guarded("korch_blocks_add", [&] { add_block(blocks, shape, -1, data, extent, order, id); });
+}
+
+int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
+                            const int64_t extent[4], int32_t order, int32_t* id) {
+  return guarded("korch_blocks_add_global", [&] {
+    if (global_id < 0)
+      throw korch::Error::format("global_id is {}: give every block of every rank its own id, 0 or more", global_id);
+    add_block(blocks, shape, global_id, data, extent, order, id);
   });
 }
 
@@ -251,9 +232,10 @@ int korch_execute(const korch_bundle* bundle, const korch_configuration* configu
   });
 }
 
-const char* korch_last_error(void) { return last_error.c_str(); }
+const char* korch_last_error(void) { return korch::c_api::last_error().c_str(); }
 
 size_t korch_copy_last_error(char* buffer, size_t capacity) {
+  const std::string& last_error = korch::c_api::last_error();
   if (buffer != nullptr && capacity > 0) {
     const size_t n = std::min(capacity - 1, last_error.size());
     std::memcpy(buffer, last_error.data(), n);
