@@ -1,4 +1,5 @@
 #include "cycle/cycle.hpp"
+#include "cycle/validation_memo.hpp"
 
 #include <korch/error.hpp>
 #include <korch/runtime.hpp>
@@ -24,6 +25,7 @@ Runtime::Runtime(RuntimeOptions options)
   try {
     teams_.resize(options_.n_teams);
     helpers_.resize(options_.n_helpers);
+    validated_ = std::make_unique<detail::ValidationMemo>();
     pinned_ = std::make_unique<MemoryPool>("pinned host", PoolMemory::pinned_host, options_.pinned_pool_limit);
     device_ = std::make_unique<MemoryPool>("device", PoolMemory::device, options_.device_pool_limit);
   } catch (...) {
@@ -125,8 +127,9 @@ void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, DataSo
     }
   } publish{*this, result};
   start_teams(c.teams.size(), c.helpers.size());
-  detail::Cycle cycle(detail::CycleResources{teams_, helpers_, *pinned_, *device_, items_, trace_, recorder_, shape()},
-                      bundle, c, grid, order);
+  detail::Cycle cycle(
+      detail::CycleResources{teams_, helpers_, *pinned_, *device_, items_, *validated_, trace_, recorder_, shape()},
+      bundle, c, grid, order);
   cycle.run(result);
 }
 

@@ -38,6 +38,10 @@
 
 namespace korch {
 
+namespace detail {
+class ValidationMemo;
+}
+
 // A count left 0 is sized to the machine (sized_options in runtime_sizing.hpp); one given wins.
 struct RuntimeOptions {
   unsigned n_teams = 0;           // N
@@ -126,6 +130,7 @@ class Runtime {
   std::vector<NodeReport> reports_;
   std::vector<std::pair<std::string, std::size_t>> distribution_;
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
+  std::unique_ptr<detail::ValidationMemo> validated_;  // the configuration and bundle validated last
   std::mutex cycle_mutex_;  // one execute() at a time
   // This runtime's one cycle in progress, held while a Turn lives: take_turn refuses calls from the
   // runtime's own team threads and nested calls (naming `call` and `name`), then waits its turn.
