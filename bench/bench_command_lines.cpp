@@ -102,6 +102,21 @@ std::unique_ptr<cli::Program> runtime_bench_command_line(RuntimeBenchArgs& args)
   return program;
 }
 
+std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args) {
+  auto program = std::make_unique<cli::Program>(
+      "korch-bench-embed",
+      "a code's own blocks (one Kokkos View per block, 2 guard cells) in a korch::BlockList:\n"
+      "a 5-point stencil step by Runtime::execute on cpu_only against the code's own loop\n"
+      "over the same blocks, serial and parallel, the variants taking turns.");
+  CLI::App& app = program->app();
+  cli::add_integer(app, "--blocks", args.blocks, "blocks", 1, 4096);
+  cli::add_integer(app, "--cells", args.cells, "interior cells per direction of a 2-D block", 1, 4096);
+  cli::add_integer(app, "--steps", args.steps, "steps per timed sample", 1, 1000000);
+  cli::add_integer(app, "--repetitions", args.reps, "samples of each variant; the median is kept", 1, 100000);
+  app.add_flag("--every-team", args.every_team, "start every team and helper team first (idle threads)");
+  return program;
+}
+
 std::unique_ptr<cli::Program> soak_bench_command_line(SoakBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-soak",

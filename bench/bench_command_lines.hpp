@@ -43,6 +43,12 @@ struct RuntimeBenchArgs {
 };
 std::unique_ptr<cli::Program> runtime_bench_command_line(RuntimeBenchArgs& args);
 
+struct EmbedBenchArgs {
+  int blocks = 16, cells = 32, steps = 50, reps = 21;
+  bool every_team = false;
+};
+std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args);
+
 struct SoakBenchArgs {
   std::uint64_t cycles = 1000000;
   std::uint64_t seed = 424242;

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <exception>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -20,10 +22,17 @@ void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement 
                         routine.name(), where.team, teams_.size(), teams_.size() - 1);
   }
   const Turn turn = take_turn("run_auxiliary", routine.name());
-  ThreadTeam& team = *teams_[where.team];
+  ThreadTeam& team = this->team(where.team);  // started now if no cycle used it yet
   // The fence is part of the routine: a failed fence fails the call like the routine's own error,
-  // and the trace's span covers the work the routine launched.
-  const ActionRoutine action(routine.name(), [&routine, space = where.space](const ActionContext& ctx, DataItem&) {
+  // and the trace's span covers the work the routine launched. `done` is set when the routine has
+  // returned or thrown.
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  const ActionRoutine action(routine.name(), [&routine, space = where.space, done](const ActionContext& ctx, DataItem&) {
+    struct Signal {
+      std::promise<void>& p;
+      ~Signal() { p.set_value(); }
+    } signal{*done};
     routine(ctx);
     if (space == AuxiliarySpace::device) ctx.device_space().fence();
     else ctx.host_space().fence();
@@ -43,6 +52,12 @@ void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement 
       team.close_queue();
     } catch (...) {
       if (!failure) failure = std::current_exception();
+    }
+    // The routine runs on the team's thread: the caller sleeps until it is done (or the team went
+    // Idle without running it) before wait(), where it would run a queued item itself
+    // (TeamOptions::waiter_works).
+    while (!failure && finished.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready &&
+           team.mode() != TeamMode::Idle) {
     }
     try {
       team.wait();

@@ -1,4 +1,5 @@
 #include "cycle/cycle.hpp"
+#include "cycle/validation_memo.hpp"
 #include "ranks/launcher_ranks.hpp"
 
 #include <korch/backend/kokkos_compat.hpp>
@@ -17,33 +18,43 @@ std::atomic<bool> runtime_exists{false};
 
 bool Runtime::exists() noexcept { return runtime_exists.load(); }
 
-Runtime::Runtime(RuntimeOptions options) : options_(options) {
-  if (options_.n_teams < 1 || options_.threads_per_team < 1 || options_.n_helpers < 1 || options_.helper_threads < 1) {
-    throw Error::format("runtime: options n_teams={}, threads_per_team={}, n_helpers={}, helper_threads={}: each must be "
-                        "at least 1", options_.n_teams, options_.threads_per_team, options_.n_helpers,
-                        options_.helper_threads);
-  }
+Runtime::Runtime(RuntimeOptions options)
+    : machine_(machine_share(options.ranks_on_node)), options_(sized_options(options, machine_)) {
   bool expected = false;
   if (!runtime_exists.compare_exchange_strong(expected, true)) {
     throw Error("runtime: another korch::Runtime exists; there is one at a time: destroy the other one first");
   }
   try {
-    for (unsigned i = 0; i < options_.n_teams; ++i) {
-      teams_.push_back(std::make_unique<ThreadTeam>(fmt::format("team {}", i + 1), options_.threads_per_team,
-                                                    options_.team_options));
-    }
-    for (unsigned i = 0; i < options_.n_helpers; ++i) {
-      helpers_.push_back(std::make_unique<ThreadTeam>(fmt::format("helper {}", i + 1), options_.helper_threads,
-                                                      options_.team_options));
-    }
+    teams_.resize(options_.n_teams);
+    helpers_.resize(options_.n_helpers);
+    validated_ = std::make_unique<detail::ValidationMemo>();
     pinned_ = std::make_unique<MemoryPool>("pinned host", PoolMemory::pinned_host, options_.pinned_pool_limit);
     device_ = std::make_unique<MemoryPool>("device", PoolMemory::device, options_.device_pool_limit);
   } catch (...) {
-    teams_.clear();
-    helpers_.clear();
     runtime_exists.store(false);
     throw;
   }
+}
+
+ThreadTeam& Runtime::started(std::unique_ptr<ThreadTeam>& slot, const char* kind, std::size_t i, unsigned threads) {
+  if (!slot) slot = std::make_unique<ThreadTeam>(fmt::format("{} {}", kind, i + 1), threads, options_.team_options);
+  return *slot;
+}
+
+void Runtime::start_teams(std::size_t n_teams, std::size_t n_helpers) {
+  std::lock_guard<std::mutex> lock(teams_mutex_);
+  for (std::size_t i = 0; i < n_teams && i < teams_.size(); ++i) started(teams_[i], "team", i, options_.threads_per_team);
+  for (std::size_t i = 0; i < n_helpers && i < helpers_.size(); ++i) {
+    started(helpers_[i], "helper", i, options_.helper_threads);
+  }
+}
+
+unsigned Runtime::started_threads() const {
+  std::lock_guard<std::mutex> lock(teams_mutex_);
+  unsigned n = 0;
+  for (const auto& t : teams_) n += t ? t->n_max() : 0;
+  for (const auto& t : helpers_) n += t ? t->n_max() : 0;
+  return n;
 }
 
 Runtime::~Runtime() {
@@ -60,11 +71,13 @@ RuntimeShape Runtime::shape() const noexcept {
 
 ThreadTeam& Runtime::team(unsigned i) {
   if (i >= teams_.size()) throw Error::format("runtime: team {} does not exist: there are {}", i, teams_.size());
-  return *teams_[i];
+  std::lock_guard<std::mutex> lock(teams_mutex_);
+  return started(teams_[i], "team", i, options_.threads_per_team);
 }
 ThreadTeam& Runtime::helper_team(unsigned i) {
   if (i >= helpers_.size()) throw Error::format("runtime: helper team {} does not exist: there are {}", i, helpers_.size());
-  return *helpers_[i];
+  std::lock_guard<std::mutex> lock(teams_mutex_);
+  return started(helpers_[i], "helper", i, options_.helper_threads);
 }
 
 
@@ -75,6 +88,7 @@ thread_local const Runtime* cycle_of_this_thread = nullptr;
 
 bool Runtime::owns_team_thread(const ThreadTeam* team) const noexcept {
   if (!team) return false;
+  std::lock_guard<std::mutex> lock(teams_mutex_);
   for (const auto& t : teams_)
     if (t.get() == team) return true;
   for (const auto& t : helpers_)
@@ -133,8 +147,10 @@ void Runtime::execute_cycle(const Bundle& bundle, const Configuration& c, DataSo
       rt.distribution_ = std::move(result.distribution);
     }
   } publish{*this, result};
-  detail::Cycle cycle(detail::CycleResources{teams_, helpers_, *pinned_, *device_, items_, trace_, recorder_, shape()},
-                      bundle, c, grid, order);
+  start_teams(c.teams.size(), c.helpers.size());
+  detail::Cycle cycle(
+      detail::CycleResources{teams_, helpers_, *pinned_, *device_, items_, *validated_, trace_, recorder_, shape()},
+      bundle, c, grid, order);
   cycle.run(result);
 }
 

@@ -1,6 +1,7 @@
-// The orchestration runtime: N thread teams of M threads each and a
-// few helper teams, all created at construction and kept for the runtime's life, plus the memory
-// pools for data packets.
+// The orchestration runtime: N thread teams of M threads each and a few helper teams, plus the
+// memory pools for data packets. A team starts its threads when a cycle first uses it and keeps
+// them for the runtime's life. Counts left 0 are sized to the cores this process may use, divided
+// among the ranks on its node (runtime_sizing.hpp, docs/runtime-sizing.md).
 //
 //   korch::Runtime runtime({.n_teams = 6, .threads_per_team = 4});
 //   runtime.execute(bundle, korch::configurations::get("cpu_gpu_data_parallel"), grid);
@@ -25,6 +26,7 @@
 #include <korch/grid.hpp>
 #include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
+#include <korch/runtime_sizing.hpp>
 #include <korch/thread_team.hpp>
 #include <korch/trace.hpp>
 
@@ -36,23 +38,27 @@
 
 namespace korch {
 
+namespace detail {
+class ValidationMemo;
+}
+
+// A count left 0 is sized to the machine (sized_options in runtime_sizing.hpp); one given wins.
 struct RuntimeOptions {
-  unsigned n_teams = 6;           // N
-  unsigned threads_per_team = 4;  // M
-  unsigned n_helpers = 6;         // helper teams (movers, unpackers, splitters, aggregators)
-  unsigned helper_threads = 2;    // threads per helper team
-  // Options of every team. The caller of execute() waits for the teams one after another, so by
-  // default it does not stand in for their threads (TeamOptions::waiter_works): busy with one
-  // team's items it would answer the next team late, and routines keep running on team threads.
-  TeamOptions team_options = [] {
-    TeamOptions o;
-    o.waiter_works = false;
-    return o;
-  }();
+  unsigned n_teams = 0;           // N
+  unsigned threads_per_team = 0;  // M
+  unsigned n_helpers = 0;         // helper teams (movers, unpackers, splitters, aggregators)
+  unsigned helper_threads = 0;    // threads per helper team
+  // Options of every team. While the caller of execute() waits for a team, it runs queued items of
+  // the cycle in place of a team thread that sleeps (TeamOptions::waiter_works): a cycle of small
+  // items then needs no hand-off between cores, which costs more than the items themselves.
+  TeamOptions team_options{};
   // The most bytes the data-packet pools may take from pinned host and device memory (0: no limit).
   // Past the limit an acquisition fails the cycle with an error naming the pool (see MemoryPool).
   std::size_t pinned_pool_limit = 0;
   std::size_t device_pool_limit = 0;
+  // Ranks of this job on this node, among which the cores are divided (0: the launcher's
+  // environment says, else 1; count_ranks_on_node() asks MPI, collectively).
+  unsigned ranks_on_node = 0;
 };
 
 struct NodeReport {
@@ -88,9 +94,15 @@ class Runtime {
   void run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement where = {}, ActionParameters parameters = {});
 
   RuntimeShape shape() const noexcept;
+  // The counts in use: the given ones, and the sized ones where 0 was given.
   const RuntimeOptions& options() const noexcept { return options_; }
+  // The machine share the counts were sized to.
+  const MachineShare& machine() const noexcept { return machine_; }
+  // Team i (helper team i), started now if no cycle has used it yet.
   ThreadTeam& team(unsigned i);
   ThreadTeam& helper_team(unsigned i);
+  // Threads started so far by the teams and helper teams (they start when first used).
+  unsigned started_threads() const;
   MemoryPool& pinned_pool() noexcept { return *pinned_; }
   MemoryPool& device_pool() noexcept { return *device_; }
 
@@ -105,9 +117,12 @@ class Runtime {
   const std::vector<std::pair<std::string, std::size_t>>& last_distribution() const noexcept { return distribution_; }
 
  private:
+  MachineShare machine_;
   RuntimeOptions options_;
+  // n_teams and n_helpers slots, each empty until its team is first used; made under teams_mutex_.
   std::vector<std::unique_ptr<ThreadTeam>> teams_;
   std::vector<std::unique_ptr<ThreadTeam>> helpers_;
+  mutable std::mutex teams_mutex_;
   std::unique_ptr<MemoryPool> pinned_;
   std::unique_ptr<MemoryPool> device_;
   Trace* trace_ = nullptr;
@@ -115,6 +130,7 @@ class Runtime {
   std::vector<NodeReport> reports_;
   std::vector<std::pair<std::string, std::size_t>> distribution_;
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
+  std::unique_ptr<detail::ValidationMemo> validated_;  // the configuration and bundle validated last
   std::mutex cycle_mutex_;  // one execute() at a time
   // This runtime's one cycle in progress, held while a Turn lives: take_turn refuses calls from the
   // runtime's own team threads and nested calls (naming `call` and `name`), then waits its turn.
@@ -132,6 +148,10 @@ class Runtime {
   Turn take_turn(const char* call, const std::string& name);
   void execute_cycle(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order);
   bool owns_team_thread(const ThreadTeam* team) const noexcept;
+  // Starts the first `n_teams` teams and `n_helpers` helper teams that are not running yet.
+  void start_teams(std::size_t n_teams, std::size_t n_helpers);
+  // The team in `slot`, made now if it is empty; under teams_mutex_.
+  ThreadTeam& started(std::unique_ptr<ThreadTeam>& slot, const char* kind, std::size_t i, unsigned threads);
 };
 
 }  // namespace korch

@@ -36,8 +36,11 @@ void Cycle::run(CycleResult& result) {
 }
 
 void Cycle::validate() {
-  korch::validate(c_, r_.shape, &bundle_);
-  check_declarations(c_, bundle_);
+  if (!r_.validated.holds(c_, bundle_)) {
+    korch::validate(c_, r_.shape, &bundle_);
+    check_declarations(c_, bundle_);
+    r_.validated.remember(c_, bundle_);
+  }
   if (r_.pinned.outstanding_bytes() != 0 || r_.device.outstanding_bytes() != 0) {
     throw Error::format("runtime: the pools hold {} pinned and {} device bytes from before this cycle: release the "
                         "data packets you kept before calling execute()", r_.pinned.outstanding_bytes(),

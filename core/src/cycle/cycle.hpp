@@ -7,6 +7,7 @@
 #include "cycle_errors.hpp"
 #include "cycle_node.hpp"
 #include "cycle_wiring.hpp"
+#include "validation_memo.hpp"
 
 #include <korch/backend/memory_pool.hpp>
 #include <korch/block_iterator.hpp>
@@ -31,6 +32,7 @@ struct CycleResources {
   MemoryPool& pinned;
   MemoryPool& device;
   ItemCache& items;
+  ValidationMemo& validated;
   Trace* trace;
   Recorder* recorder;
   RuntimeShape shape;

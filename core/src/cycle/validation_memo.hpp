@@ -1,0 +1,36 @@
+// The last configuration and bundle a Runtime validated. A code runs the same pair cycle after
+// cycle; validating it again would cost more than a cycle of small blocks computes. Validation
+// depends only on the configuration, the bundle's routine names and declarations, and the
+// runtime's shape (fixed for the runtime's life), so an equal pair needs no new validation.
+#pragma once
+
+#include <korch/action_routine.hpp>
+#include <korch/bundle.hpp>
+#include <korch/configuration.hpp>
+
+#include <string>
+#include <vector>
+
+namespace korch::detail {
+
+class ValidationMemo {
+ public:
+  // True when `configuration` and `bundle` equal the pair remembered last.
+  bool holds(const Configuration& configuration, const Bundle& bundle) const;
+  // Remembers a pair that passed validation.
+  void remember(const Configuration& configuration, const Bundle& bundle);
+
+ private:
+  bool valid_ = false;
+  Configuration configuration_;
+  std::string bundle_name_;
+  // Copies of the bundle's routines: they keep the declarations alive, so a declaration's address
+  // identifies its content.
+  std::vector<ActionRoutine> routines_;
+};
+
+// Field-by-field equality of configurations. Each struct is unpacked with a structured binding
+// naming all its fields: a field added to one of them stops this from compiling until it is compared.
+bool same_configuration(const Configuration& a, const Configuration& b);
+
+}  // namespace korch::detail
