@@ -7,7 +7,8 @@
 //   configurations::get("cpu_gpu_action_parallel", {"advect", "diffuse"})   A = advect, B = diffuse
 //   configurations::get("split_itor", {{"A", "advect"}})                     A = advect, B left out
 // slots(name) lists them with a line each; docs/configurations.md draws every built-in. Every
-// built-in fits a Runtime with 6 teams of 4 threads and 6 helper teams of 2 threads.
+// built-in fits a Runtime of 4 teams of 3 threads and 6 helper teams of 1 thread, which the default
+// RuntimeOptions always give (docs/runtime-sizing.md).
 //
 // Variables: where pipelines run concurrently on the same blocks (action parallel), a packet may
 // copy back only what its pipeline writes, or it would overwrite the other pipeline's results. The

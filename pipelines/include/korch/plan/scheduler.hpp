@@ -16,7 +16,7 @@
 namespace korch::plan {
 
 struct SchedulerOptions {
-  RuntimeShape shape{6, 4, 6, 2};  // RuntimeOptions' defaults
+  RuntimeShape shape{6, 4, 6, 2};  // the default Runtime on a machine of up to 4 cores (docs/runtime-sizing.md)
   CostModel cost;
   bool fuse_short = true;
   unsigned threads_per_stage = 0;  // a team's initial threads; 0: all of the runtime's team threads
