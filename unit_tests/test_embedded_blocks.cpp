@@ -1,10 +1,16 @@
 // A physics code's own blocks under typed actions: one box routine that reads two guard cells runs
 // on blocks the code laid out three ways (a LayoutLeft View u(i, j, k, var), a LayoutRight View
-// u(var, i, j, k), a raw array padded after every row), of two sizes, on host pipelines and in data
-// packets, and must equal the code's own loop bitwise. Mistakes in the shape are errors.
+// u(var, i, j, k), a raw array padded after every row), of two sizes, on every built-in
+// configuration, with korch filling the guard cells from the code's neighbour lists on as many
+// ranks as the suite runs on, and must equal the code's own loop bitwise. Mistakes in the shape are
+// errors.
 #include <korch/block.hpp>
 #include <korch/block_list.hpp>
+#include <korch/block_neighbours.hpp>
+#include <korch/communicator.hpp>
 #include <korch/configurations/builtin.hpp>
+#include <korch/guard_cell_exchange.hpp>
+#include <korch/guard_cell_iterator.hpp>
 #include <korch/runtime.hpp>
 #include <korch/typed_action.hpp>
 
@@ -78,7 +84,8 @@ struct CodeMesh {
   std::vector<Right> right;
   std::vector<std::vector<double>> raw;  // u(i, j, k, var), rows of nx + 2 guard + pad
 
-  CodeMesh() {
+  // With `code_fills` false the field's guard cells hold a poison value until korch fills them.
+  explicit CodeMesh(bool code_fills = true) {
     for (int b = 0; b < n_blocks; ++b) {
       const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
       if (b % 3 == 0) left.emplace_back("left", ex, ey, 1, n_vars);
@@ -87,11 +94,13 @@ struct CodeMesh {
     }
     int x0 = 0;
     for (int b = 0; b < n_blocks; ++b) {
+      for (int i = 0; i < widths[b] + 2 * guard; ++i)
+        for (int j = 0; j < ny + 2 * guard; ++j) at(b, input, i, j) = 1e30;
       for (int i = 0; i < widths[b]; ++i)
         for (int j = 0; j < ny; ++j) at(b, input, i + guard, j + guard) = initial(x0 + i, j);
       x0 += widths[b];
     }
-    fill_guards(input);
+    if (code_fills) fill_guards(input);
   }
   double& at(int b, int var, int i, int j) {
     const int ex = widths[b] + 2 * guard, ey = ny + 2 * guard;
@@ -113,10 +122,22 @@ struct CodeMesh {
     s.tile_cells = {8, 6, 0};
     return s;
   }
-  BlockList blocks() {
+  // The blocks `rank` of `ranks` owns (global id modulo ranks), in a row along x.
+  BlockList blocks(int rank = 0, int ranks = 1) {
     BlockList list("code mesh", n_vars);
-    for (int b = 0; b < n_blocks; ++b) list.add(shape(b), array(b));
+    for (int b = rank; b < n_blocks; b += ranks) {
+      BlockShape s = shape(b);
+      s.index = {b, 0, 0};
+      s.global_id = b;
+      list.add(s, array(b));
+    }
     return list;
+  }
+  // Periodic in x and y: a row of blocks, each its own neighbour in y.
+  static NeighbourList neighbours(const BlockList& list, int ranks) {
+    return NeighbourList::uniform(list, 2, {n_blocks, 1, 1},
+                                  {BoundaryKind::periodic, BoundaryKind::periodic, BoundaryKind::outflow},
+                                  [ranks](int global_id) { return global_id % ranks; });
   }
   // Periodic guard cells of `var`: x from the neighbouring blocks, y from the block itself.
   void fill_guards(int var) {
@@ -153,11 +174,11 @@ struct CodeMesh {
     for (int b = 0; b < n_blocks; ++b) w += widths[b];
     return w;
   }
-  // Interior cells of `var` that differ from `expected`.
-  int differences(int var, const std::vector<double>& expected) {
+  // Interior cells of `var` in the blocks `rank` owns that differ from `expected`.
+  int differences(int var, const std::vector<double>& expected, int rank = 0, int ranks = 1) {
     int wrong = 0, x0 = 0;
     for (int b = 0; b < n_blocks; ++b) {
-      for (int i = 0; i < widths[b]; ++i)
+      for (int i = 0; i < widths[b] && b % ranks == rank; ++i)
         for (int j = 0; j < ny; ++j)
           if (at(b, var, i + guard, j + guard) != expected[static_cast<std::size_t>((x0 + i) * ny + j)]) ++wrong;
       x0 += widths[b];
@@ -196,7 +217,9 @@ Configuration running(const std::string& builtin, const std::string& action) {
 
 }  // namespace
 
-TEST_CASE("Embedded blocks: one box routine reading two guard cells equals the code's loop on every built-in") {
+TEST_CASE("Embedded blocks: one box routine reading two guard cells, korch filling them, equals the code's loop on "
+          "every built-in") {
+  const Communicator world = Communicator::world();
   const std::vector<double> stencil = CodeMesh::reference(true), doubled = CodeMesh::reference(false);
   const std::string names[3] = {"advect x", "advect y", "advect z"};  // the code's names, bound by position
   Runtime runtime(small_runtime());
@@ -215,12 +238,17 @@ TEST_CASE("Embedded blocks: one box routine reading two guard cells equals the c
       const int out = static_cast<int>(s);
       bundle.add(gets_packets_of_tiles(c, bound[s]) ? twice_action(bound[s], out) : smooth_action(bound[s], out));
     }
-    CodeMesh mesh;
-    BlockList list = mesh.blocks();
-    runtime.execute(bundle, c, list);
+    // The code's blocks on this rank; korch fills the field's guard cells from the neighbour lists
+    // while the cycle runs, handing out each block once they are valid.
+    CodeMesh mesh(false);
+    BlockList list = mesh.blocks(world.rank(), world.size());
+    GuardCellExchange exchange(list, CodeMesh::neighbours(list, world.size()), world);
+    GuardCellIterator filled(exchange, input, 1);
+    runtime.execute(bundle, c, list, &filled);
     for (std::size_t s = 0; s < slots.size(); ++s) {
       CAPTURE(bound[s]);
-      CHECK(mesh.differences(static_cast<int>(s), gets_packets_of_tiles(c, bound[s]) ? doubled : stencil) == 0);
+      CHECK(mesh.differences(static_cast<int>(s), gets_packets_of_tiles(c, bound[s]) ? doubled : stencil, world.rank(),
+                             world.size()) == 0);
     }
     ++runs;
   }
