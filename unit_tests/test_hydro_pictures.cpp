@@ -3,11 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
+#include <korch/picture/canvas.hpp>
+#include <korch/timeline.hpp>
 
-#include "canvas.hpp"
 #include "field_figure.hpp"
 #include "image.hpp"
-#include "timeline.hpp"
 
 #include <png.h>
 #include <unistd.h>
@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+using namespace korch;
 using namespace korch::hydro;
 
 namespace {
