@@ -7,11 +7,11 @@
 #include <korch/merged_trace.hpp>
 #include <korch/timeline.hpp>
 
+#include "test_picture_support.hpp"
+
 #include <nlohmann/json.hpp>
-#include <png.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -22,45 +22,15 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-korch::TraceEvent event(const std::string& name, const std::string& category, const std::string& team, unsigned thread,
-                        std::int64_t begin, std::int64_t end) {
-  korch::TraceEvent e;
-  e.name = name;
-  e.category = category;
-  e.team = team;
-  e.thread = thread;
-  e.item = "block 0";
-  e.begin_ns = begin;
-  e.end_ns = end;
-  return e;
-}
+using korch::test::event;
+using korch::test::pixel;
+using korch::test::read_png_rgb;
 
 // A fresh folder of this process (every rank has its own).
 fs::path scratch_dir() {
   const auto dir = fs::temp_directory_path() / ("korch-test-trace-outputs-" + std::to_string(static_cast<long>(::getpid())));
   fs::create_directories(dir);
   return dir;
-}
-
-korch::Image read_png(const std::string& path) {
-  png_image png;
-  std::memset(&png, 0, sizeof png);
-  png.version = PNG_IMAGE_VERSION;
-  REQUIRE(png_image_begin_read_from_file(&png, path.c_str()) != 0);
-  png.format = PNG_FORMAT_RGB;
-  korch::Image image;
-  image.width = static_cast<int>(png.width);
-  image.height = static_cast<int>(png.height);
-  image.rgb.resize(PNG_IMAGE_SIZE(png));
-  REQUIRE(png_image_finish_read(&png, nullptr, image.rgb.data(), 0, nullptr) != 0);
-  png_image_free(&png);
-  return image;
-}
-
-korch::Rgb pixel(const korch::Image& image, int x, int y) {
-  const std::size_t at = 3 * (static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(x));
-  return {image.rgb[at], image.rgb[at + 1], image.rgb[at + 2]};
 }
 
 std::string read_text(const fs::path& path) {
@@ -84,7 +54,7 @@ TEST_CASE("write_timeline_png: a small trace becomes a PNG of the layout's size,
   korch::write_timeline_png(trace, path, options);
 
   REQUIRE(fs::exists(path));
-  const korch::Image image = read_png(path);
+  const korch::Image image = read_png_rgb(path);
   const korch::TimelineLayout layout = korch::timeline_layout(trace.events(), 640, "two threads");
   CHECK(image.width == 640);
   CHECK(image.height == layout.height);
@@ -109,7 +79,7 @@ TEST_CASE("write_timeline_png: a small trace becomes a PNG of the layout's size,
   last.last_ns = 100000;
   REQUIRE(korch::timeline_events(trace.events(), last).size() == 1);  // only host_to_device
   korch::write_timeline_png(trace, path, window);
-  CHECK(read_png(path).height == korch::timeline_layout(selected, 1600).height);
+  CHECK(read_png_rgb(path).height == korch::timeline_layout(selected, 1600).height);
   fs::remove_all(dir);
 }
 
