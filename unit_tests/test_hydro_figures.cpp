@@ -3,9 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
+#include <korch/picture/axis.hpp>
+#include <korch/picture/canvas.hpp>
 
-#include "axis.hpp"
-#include "canvas.hpp"
 #include "field_figure.hpp"
 #include "image.hpp"
 
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+using namespace korch;
 using namespace korch::hydro;
 
 namespace {

@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 
-#include "output_files.hpp"
 #include "progress.hpp"
 #include "simulation.hpp"
 
@@ -19,6 +19,7 @@
 #include <iterator>
 #include <string>
 
+using namespace korch;
 using namespace korch::hydro;
 namespace fs = std::filesystem;
 

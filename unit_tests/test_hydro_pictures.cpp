@@ -3,11 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
+#include <korch/picture/canvas.hpp>
+#include <korch/timeline.hpp>
 
-#include "canvas.hpp"
 #include "field_figure.hpp"
 #include "image.hpp"
-#include "timeline.hpp"
+#include "test_picture_support.hpp"
 
 #include <png.h>
 #include <unistd.h>
@@ -23,36 +24,19 @@
 #include <utility>
 #include <vector>
 
+using namespace korch;
 using namespace korch::hydro;
+using korch::test::event;
+using korch::test::pixel;
+using korch::test::read_png_rgb;
 
 namespace {
-
-Rgb pixel(const Image& image, int x, int y) {
-  const std::size_t at =
-      3 * (static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(x));
-  return {image.rgb[at], image.rgb[at + 1], image.rgb[at + 2]};
-}
 
 std::filesystem::path scratch_dir() {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("korch-test-hydro-pictures-" + std::to_string(static_cast<long>(::getpid())));
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-Image read_png_rgb(const std::string& path) {
-  png_image png;
-  std::memset(&png, 0, sizeof png);
-  png.version = PNG_IMAGE_VERSION;
-  REQUIRE(png_image_begin_read_from_file(&png, path.c_str()) != 0);
-  png.format = PNG_FORMAT_RGB;
-  Image image;
-  image.width = static_cast<int>(png.width);
-  image.height = static_cast<int>(png.height);
-  image.rgb.resize(PNG_IMAGE_SIZE(png));
-  REQUIRE(png_image_finish_read(&png, nullptr, image.rgb.data(), 0, nullptr) != 0);
-  png_image_free(&png);
-  return image;
 }
 
 }  // namespace
@@ -165,19 +149,6 @@ TEST_CASE("write_png: an unwritable path throws korch::Error naming the path and
 }
 
 namespace {
-
-korch::TraceEvent event(const std::string& name, const std::string& category, const std::string& team, unsigned thread,
-                        std::int64_t begin, std::int64_t end) {
-  korch::TraceEvent e;
-  e.name = name;
-  e.category = category;
-  e.team = team;
-  e.thread = thread;
-  e.item = "block 0";
-  e.begin_ns = begin;
-  e.end_ns = end;
-  return e;
-}
 
 // The pixel in the middle of an event's box.
 Rgb box_centre(const Image& image, const TimelineLayout& layout, const korch::TraceEvent& e) {

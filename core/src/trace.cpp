@@ -1,4 +1,5 @@
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 #include <korch/trace.hpp>
 
 #include <nlohmann/json.hpp>
@@ -95,9 +96,10 @@ void Trace::clear() {
   events_.clear();
 }
 
-std::string Trace::to_chrome_json() const {
+std::string Trace::to_chrome_json() const { return chrome_json(events()); }
+
+std::string chrome_json(const std::vector<TraceEvent>& evs) {
   using nlohmann::json;
-  const auto evs = events();
   json list = json::array();
   std::map<std::string, int> tids;
   std::map<int, bool> processes;
@@ -123,11 +125,17 @@ std::string Trace::to_chrome_json() const {
   return json{{"traceEvents", list}, {"displayTimeUnit", "ns"}}.dump();
 }
 
-void Trace::write_chrome_json(const std::string& path) const {
-  std::ofstream out(path);
-  if (!out) throw Error::format("trace: cannot open '{}' for writing: check the directory and permissions", path);
-  out << to_chrome_json();
-  if (!out) throw Error::format("trace: writing '{}' failed: check the free space", path);
+void Trace::write_chrome_json(const std::string& path) const { write_chrome_trace(events(), path); }
+
+void write_chrome_trace(const std::vector<TraceEvent>& events, const std::string& path) {
+  const std::string text = chrome_json(events);
+  write_file_atomically(path, [&](const std::string& temporary) {
+    std::ofstream out(temporary);
+    if (!out) throw Error::format("trace: cannot open '{}' for writing: check the directory and permissions", path);
+    out << text;
+    out.close();
+    if (!out) throw Error::format("trace: writing '{}' failed: check the free space", path);
+  });
 }
 
 }  // namespace korch

@@ -1,9 +1,9 @@
 #include "checkpoint.hpp"
 
-#include "output_files.hpp"
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 
 #include <fmt/format.h>
 

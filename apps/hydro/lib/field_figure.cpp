@@ -1,9 +1,8 @@
 #include "field_figure.hpp"
 
-#include "axis.hpp"
-#include "canvas.hpp"
-
 #include <korch/error.hpp>
+#include <korch/picture/axis.hpp>
+#include <korch/picture/canvas.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,5 @@
-// Pictures of the hydro app: an RGB image, a colour map of a 2D field and PNG output (libpng).
+// Pictures of the hydro app's fields: a colour map of a 2D field on korch's Image (written with
+// korch::write_png).
 //
 // The colour map runs through five control points chosen for this project (a dark blue, a
 // blue-cyan, a pale yellow-green, an orange and a dark red), interpolated linearly in RGB: low
@@ -6,20 +7,14 @@
 // Values outside [lo, hi] are clamped; non-finite values (NaN, +-inf) are drawn in mid grey.
 #pragma once
 
+#include <korch/picture/image.hpp>
+
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace korch::hydro {
-
-// Row 0 at the top, 3 bytes (R, G, B) per pixel, rows packed: rgb.size() == 3 * width * height.
-struct Image {
-  int width = 0, height = 0;
-  std::vector<std::uint8_t> rgb;
-};
-
-using Rgb = std::array<std::uint8_t, 3>;
 
 // Colour of non-finite values.
 inline constexpr Rgb kNonFiniteGrey{128, 128, 128};
@@ -52,10 +47,5 @@ Image append_colour_bar(const Image& image);
 
 // {min, max} over the finite values (lo = hi = 0 when none is finite).
 std::array<double, 2> finite_range(const std::vector<double>& values);
-
-// Writes an 8-bit RGB PNG. Throws korch::Error naming the path (and libpng's message) on failure.
-// The file is written under a temporary name first and renamed (write_file_atomically), so a
-// failed or killed write leaves no partial file at `path`.
-void write_png(const std::string& path, const Image& image);
 
 }  // namespace korch::hydro

@@ -1,10 +1,10 @@
 // The HDF5 half of the plot files (plot_file.hpp); builds without HDF5 compile the stub at the end.
 #include "plot_file.hpp"
 
-#include "output_files.hpp"
 #include "plot_options.hpp"
 
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 
 #if defined(KORCH_HYDRO_HDF5)
 #include <hdf5.h>

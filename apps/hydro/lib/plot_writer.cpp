@@ -2,10 +2,10 @@
 #include "plot_writer.hpp"
 
 #include "host_cells.hpp"
-#include "output_files.hpp"
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 
 #include <fmt/format.h>
 

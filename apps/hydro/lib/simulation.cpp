@@ -5,7 +5,6 @@
 #include "hydro_routines.hpp"
 
 #include "checkpoint.hpp"
-#include "output_files.hpp"
 #include "plot_writer.hpp"
 #include "progress.hpp"
 #if __has_include("conduction.hpp")
@@ -18,6 +17,7 @@
 #include <korch/configurations/builtin.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 #include <korch/tile.hpp>
 
 #include <fmt/format.h>

@@ -120,8 +120,8 @@ class Simulation {
   const std::map<std::string, double>& action_seconds() const noexcept { return action_seconds_; }
   // Events of the last options().trace_cycles cycles (this rank's).
   std::vector<TraceEvent> last_events() const;
-  // Every rank's last events on rank 0's clock, each with its rank (TraceEvent::process) and its
-  // team named "rank R: team". Collective.
+  // Every rank's last events on rank 0's clock, each with its rank (TraceEvent::process):
+  // korch::merge_over_ranks. Collective.
   std::vector<TraceEvent> all_ranks_events() const;
   double transfer_bytes() const noexcept { return transfer_bytes_; }
   std::size_t transfer_events() const noexcept { return transfer_events_; }

@@ -1,15 +1,15 @@
 // Simulation::write_outputs: density.png (the annotated density field), trace.json and
-// timeline.png, each written under a temporary name and renamed (output_files.hpp).
+// timeline.png (korch's merged trace and timeline calls), each written under a temporary name and
+// renamed (korch/output_files.hpp).
 #include "simulation.hpp"
 
-#include "axis.hpp"
 #include "field_figure.hpp"
 #include "image.hpp"
-#include "output_files.hpp"
-#if __has_include("timeline.hpp")
-#include "timeline.hpp"
-#define KORCH_HYDRO_HAVE_TIMELINE 1
-#endif
+
+#include <korch/merged_trace.hpp>
+#include <korch/output_files.hpp>
+#include <korch/picture/axis.hpp>
+#include <korch/timeline.hpp>
 
 #include <fmt/format.h>
 
@@ -28,24 +28,7 @@ std::string resolution(const std::array<int, 3>& n, int dim) {
 }  // namespace
 
 std::vector<TraceEvent> Simulation::all_ranks_events() const {
-  auto mine = last_events();
-  if (comm_.size() == 1) return mine;
-  const auto texts = comm_.all_gather(events_to_json(mine));
-  const auto origins = comm_.all_gather(std::vector<std::uint64_t>{static_cast<std::uint64_t>(trace_.origin_ns())});
-  std::vector<TraceEvent> all;
-  for (int r = 0; r < comm_.size(); ++r) {
-    const auto R = static_cast<std::size_t>(r);
-    // On rank 0's clock: ranks on one node share the steady clock (across nodes it is approximate).
-    const std::int64_t shift = static_cast<std::int64_t>(origins[R]) - static_cast<std::int64_t>(origins[0]);
-    for (auto e : events_from_json(texts[R])) {
-      e.process = r;
-      e.team = fmt::format("rank {}: {}", r, e.team);  // timeline.png rows per rank
-      e.begin_ns += shift;
-      e.end_ns += shift;
-      all.push_back(std::move(e));
-    }
-  }
-  return all;
+  return merge_over_ranks(last_events(), trace_.origin_ns(), comm_);
 }
 
 void Simulation::write_outputs() const {
@@ -80,19 +63,16 @@ void Simulation::write_outputs() const {
   const Image density = render_field_figure(slice, n[0], n[1], figure);
   write_png((fs::path(options_.out) / "density.png").string(), density);
 
-  Trace t;
-  for (const auto& e : events) t.record(e);
-  write_file_atomically((fs::path(options_.out) / "trace.json").string(),
-                        [&](const std::string& temporary) { t.write_chrome_json(temporary); });
-#if defined(KORCH_HYDRO_HAVE_TIMELINE)
+  write_chrome_trace(events, (fs::path(options_.out) / "trace.json").string());
   const int cycles = static_cast<int>(kept_.size());
   const std::string title =
       cycles == 0 ? std::string("task timeline: no traced cycles")
                   : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team{}", cycles,
                                 cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, configuration_label(), options_.threads,
                                 comm_.size() > 1 ? fmt::format(", {} ranks", comm_.size()) : std::string());
-  write_png((fs::path(options_.out) / "timeline.png").string(), render_timeline(events, 1600, title));
-#endif
+  TimelineOptions timeline;
+  timeline.title = title;
+  write_timeline_png(events, (fs::path(options_.out) / "timeline.png").string(), timeline);
 }
 
 }  // namespace korch::hydro

@@ -43,7 +43,8 @@ class Trace {
   // metadata "rank N", one tid per team thread, thread_name metadata "team/thread"), times in
   // microseconds.
   std::string to_chrome_json() const;
-  // Writes to_chrome_json() to `path`; throws korch::Error when the file cannot be written.
+  // Writes to_chrome_json() to `path` atomically (write_chrome_trace); throws korch::Error naming
+  // the path when the file cannot be written.
   void write_chrome_json(const std::string& path) const;
 
  private:
@@ -68,6 +69,13 @@ TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events);
 // `name`; tasks count only when recorded by the same process (rank) as the event.
 TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& events, const std::string& category,
                                    const std::string& name = "");
+
+// The Chrome trace of `events`, as Trace::to_chrome_json writes it.
+std::string chrome_json(const std::vector<TraceEvent>& events);
+// Writes chrome_json(events) to `path` under a temporary name, then renames it (output_files.hpp),
+// so a failed or killed write leaves `path` as it was; throws korch::Error naming the path.
+// A trace merged over ranks: merged_trace.hpp.
+void write_chrome_trace(const std::vector<TraceEvent>& events, const std::string& path);
 
 // Events as compact JSON text and back: what ranks send to the one that writes the trace.
 std::string events_to_json(const std::vector<TraceEvent>& events);

@@ -1,10 +1,10 @@
-#include "axis.hpp"
+#include <korch/picture/axis.hpp>
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-namespace korch::hydro {
+namespace korch {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::string tick_label(double value, double step) {
 
 std::string sci_label(double value) { return fmt::format("{:.3e}", value); }
 
-}  // namespace korch::hydro
+}  // namespace korch

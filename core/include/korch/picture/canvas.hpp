@@ -1,5 +1,5 @@
-// Drawing on an Image for the hydro pictures: pixels, filled and framed rectangles, lines, and text
-// in a small built-in 5x7 bitmap font (drawn for this project).
+// Drawing on an Image (the timeline picture, an application's figures): pixels, filled and framed
+// rectangles, lines, and text in a small built-in 5x7 bitmap font (drawn for this project).
 //
 // The font has upper- and lower-case letters, digits, space and the punctuation _-/.:;#=+()[],^%<>*'|;
 // a space is blank and any other character is drawn as a box, so missing glyphs are visible.
@@ -7,12 +7,12 @@
 // Everything is clipped to the image, so callers may draw partly outside it.
 #pragma once
 
-#include "image.hpp"
+#include <korch/picture/image.hpp>
 
 #include <cstddef>
 #include <string>
 
-namespace korch::hydro {
+namespace korch {
 
 inline constexpr int kGlyphWidth = 5, kGlyphHeight = 7;
 inline constexpr int kGlyphAdvance = 6;  // 5 px glyph + 1 px space, at scale 1
@@ -49,4 +49,4 @@ class Canvas {
   Image& image_;
 };
 
-}  // namespace korch::hydro
+}  // namespace korch

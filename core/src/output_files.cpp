@@ -1,4 +1,4 @@
-#include "output_files.hpp"
+#include <korch/output_files.hpp>
 
 #include <korch/error.hpp>
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <system_error>
 
-namespace korch::hydro {
+namespace korch {
 
 namespace {
 
@@ -100,4 +100,4 @@ void write_file_atomically(const std::string& path, const std::function<void(con
   }
 }
 
-}  // namespace korch::hydro
+}  // namespace korch

@@ -1,4 +1,4 @@
-// Output files of the hydro app that a killed run cannot spoil.
+// Output files that a killed program cannot spoil (korch's pictures and traces, korch-hydro's outputs).
 //
 // Every output is written to a temporary file in the same directory and then renamed over its
 // final name: rename() within one file system replaces the name atomically on POSIX, so a reader
@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-namespace korch::hydro {
+namespace korch {
 
 // Creates `dir` (and its parents) if needed and checks that a file can be created, written and
 // removed in it; removes stale temporaries of dead processes. Throws korch::Error naming the
@@ -31,4 +31,4 @@ bool is_temporary_name(const std::string& filename);
 // korch::Error naming `path` and the reason.
 void write_file_atomically(const std::string& path, const std::function<void(const std::string& temporary)>& write);
 
-}  // namespace korch::hydro
+}  // namespace korch

@@ -1,11 +1,11 @@
-// Axis ticks for the hydro pictures: "nice" tick values (1, 2 or 5 times a power of ten apart) and
-// short labels for them.
+// Axis ticks for korch's pictures (the timeline's time axis, an application's figures): "nice"
+// tick values (1, 2 or 5 times a power of ten apart) and short labels for them.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace korch::hydro {
+namespace korch {
 
 // Tick values inside [lo, hi] (ends included when they fall on a tick), at most about max_ticks of
 // them, spaced by 1, 2 or 5 times a power of ten, in increasing order. A tick that should be zero is
@@ -23,4 +23,4 @@ std::string tick_label(double value, double step = 0.0);
 // A value with 4 significant digits in scientific notation ("1.234e-05"), for ranges and times.
 std::string sci_label(double value);
 
-}  // namespace korch::hydro
+}  // namespace korch

@@ -1,15 +1,18 @@
-#include "timeline.hpp"
+#include <korch/timeline.hpp>
 
-#include "axis.hpp"
-#include "canvas.hpp"
+#include <korch/picture/axis.hpp>
+#include <korch/error.hpp>
+#include <korch/picture/canvas.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
-namespace korch::hydro {
+namespace korch {
 
 namespace {
 
@@ -18,7 +21,10 @@ Rgb darker(const Rgb& c, double f) {
           static_cast<std::uint8_t>(c[2] * f)};
 }
 
-std::string row_label(const TimelineRow& row) { return row.team + "/" + std::to_string(row.thread); }
+std::string row_label(const TimelineRow& row, bool ranks) {
+  const std::string label = row.team + "/" + std::to_string(row.thread);
+  return ranks ? "rank " + std::to_string(row.process) + ": " + label : label;
+}
 
 constexpr int kMargin = 8;
 constexpr int kSwatchWidth = 16, kSwatchHeight = 12, kLegendLine = 16;
@@ -125,9 +131,9 @@ int TimelineLayout::x_of(std::int64_t ns) const {
   return std::clamp(x, plot_left, plot_left + plot_width - 1);
 }
 
-std::size_t TimelineLayout::row_of(const std::string& team, unsigned thread) const {
+std::size_t TimelineLayout::row_of(const std::string& team, unsigned thread, int process) const {
   for (std::size_t r = 0; r < rows.size(); ++r)
-    if (rows[r].team == team && rows[r].thread == thread) return r;
+    if (rows[r].team == team && rows[r].thread == thread && rows[r].process == process) return r;
   return rows.size();
 }
 
@@ -140,21 +146,22 @@ TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int
     layout.plot_width = layout.width - 2 * kMargin;
     return layout;
   }
-  std::set<std::pair<std::string, unsigned>> rows;
+  std::set<std::tuple<int, std::string, unsigned>> rows;
   std::map<std::string, std::string> category_of;  // the first category seen for each name
   layout.t0 = events.front().begin_ns;
   layout.t1 = events.front().end_ns;
   for (const korch::TraceEvent& e : events) {
-    rows.emplace(e.team, e.thread);
+    rows.emplace(e.process, e.team, e.thread);
     category_of.emplace(e.name, e.category);
     layout.t0 = std::min({layout.t0, e.begin_ns, e.end_ns});
     layout.t1 = std::max({layout.t1, e.begin_ns, e.end_ns});
   }
   if (layout.t1 <= layout.t0) layout.t1 = layout.t0 + 1;
   std::size_t label_chars = std::string(kTimelineRowHeader).size();
-  for (const auto& [team, thread] : rows) {
-    layout.rows.push_back({team, thread});
-    label_chars = std::max(label_chars, row_label(layout.rows.back()).size());
+  layout.ranks = std::get<0>(*rows.begin()) != std::get<0>(*rows.rbegin());
+  for (const auto& [process, team, thread] : rows) {
+    layout.rows.push_back({team, thread, process});
+    label_chars = std::max(label_chars, row_label(layout.rows.back(), layout.ranks).size());
   }
   for (const auto& [name, category] : category_of) {
     layout.names.push_back(name);
@@ -206,7 +213,7 @@ Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, c
   for (std::size_t r = 0; r < layout.rows.size(); ++r) {
     const int top = layout.row_top(r);
     canvas.fill(layout.plot_left, top, layout.plot_left + layout.plot_width, top + kTimelineRowHeight, band);
-    canvas.text(kMargin, top + (kTimelineRowHeight - kGlyphHeight) / 2, row_label(layout.rows[r]), kInk, 1, label_chars);
+    canvas.text(kMargin, top + (kTimelineRowHeight - kGlyphHeight) / 2, row_label(layout.rows[r], layout.ranks), kInk, 1, label_chars);
   }
   // Faint vertical lines at the time ticks, under the boxes, so that durations can be read off.
   auto tick_x = [&](double ms) { return layout.x_of(layout.t0 + static_cast<std::int64_t>(std::llround(ms * 1e6))); };
@@ -218,7 +225,7 @@ Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, c
   std::map<std::string, Rgb> colours;
   for (std::size_t k = 0; k < layout.names.size(); ++k) colours[layout.names[k]] = layout.colours[k];
   for (const korch::TraceEvent& e : events) {
-    const int top = layout.row_top(layout.row_of(e.team, e.thread));
+    const int top = layout.row_top(layout.row_of(e.team, e.thread, e.process));
     const int x0 = layout.x_of(std::min(e.begin_ns, e.end_ns));
     const int x1 = std::max(x0 + 1, layout.x_of(std::max(e.begin_ns, e.end_ns)));
     draw_event_box(canvas, x0, x1, top, kTimelineRowHeight, colours[e.name], e.category, true);
@@ -249,4 +256,45 @@ Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, c
   return image;
 }
 
-}  // namespace korch::hydro
+std::vector<TraceEvent> timeline_events(const std::vector<TraceEvent>& events, const TimelineOptions& options) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  if (options.window_end_ns > options.window_begin_ns) {
+    lo = options.window_begin_ns;
+    hi = options.window_end_ns;
+  }
+  auto inside = [&](const TraceEvent& e) { return std::max(e.begin_ns, e.end_ns) >= lo && std::min(e.begin_ns, e.end_ns) < hi; };
+  if (options.last_ns > 0) {
+    bool any = false;
+    std::int64_t latest = 0;
+    for (const TraceEvent& e : events)
+      if (inside(e)) {
+        latest = any ? std::max(latest, std::min(hi, std::max(e.begin_ns, e.end_ns))) : std::min(hi, std::max(e.begin_ns, e.end_ns));
+        any = true;
+      }
+    if (!any) return {};
+    lo = std::max(lo, latest - options.last_ns);
+  }
+  std::vector<TraceEvent> selected;
+  for (const TraceEvent& e : events) {
+    if (!inside(e)) continue;
+    TraceEvent cut = e;
+    cut.begin_ns = std::clamp(std::min(e.begin_ns, e.end_ns), lo, hi);
+    cut.end_ns = std::clamp(std::max(e.begin_ns, e.end_ns), lo, hi);
+    selected.push_back(std::move(cut));
+  }
+  return selected;
+}
+
+void write_timeline_png(const std::vector<TraceEvent>& events, const std::string& path, const TimelineOptions& options) {
+  if (options.window_end_ns < options.window_begin_ns || options.last_ns < 0)
+    throw Error::format("write_timeline_png '{}': the window [{}, {}) ns with last_ns = {} is not a time window: give "
+                        "window_end_ns >= window_begin_ns (both 0 for the whole trace) and last_ns >= 0",
+                        path, options.window_begin_ns, options.window_end_ns, options.last_ns);
+  write_png(path, render_timeline(timeline_events(events, options), options.width, options.title));
+}
+
+void write_timeline_png(const Trace& trace, const std::string& path, const TimelineOptions& options) {
+  write_timeline_png(trace.events(), path, options);
+}
+
+}  // namespace korch

@@ -1,10 +1,10 @@
-#include "canvas.hpp"
+#include <korch/picture/canvas.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
-namespace korch::hydro {
+namespace korch {
 
 namespace {
 
@@ -154,4 +154,4 @@ int Canvas::text(int x, int y, const std::string& s, const Rgb& c, int scale, st
   return x;
 }
 
-}  // namespace korch::hydro
+}  // namespace korch

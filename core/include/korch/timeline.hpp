@@ -1,12 +1,14 @@
 // The timeline picture of a trace (like the seed's task-based timing figure): one row per team
-// thread, one box per event, time on x.
+// thread, one box per event, time on x. write_timeline_png draws a Trace (or a list of its events,
+// e.g. merged over ranks by merged_trace.hpp) into a PNG file; render_timeline gives the Image.
 //
 // Layout, top to bottom: an 8 px margin; the title (when given, at twice the font size); the
-// header "team/thread" of the label column; one row per distinct (team, thread), ordered by team
-// name then thread index, each kTimelineRowHeight px tall on a light grey band with a
-// kTimelineRowGap px white gap between rows; the time axis (ticks labelled in ms since the first
-// event, faint lines at the ticks across the rows); then the legend. Left of the rows, each row's
-// "team/thread" label, in the bitmap font of canvas.hpp.
+// header "team/thread" of the label column; one row per distinct (rank, team, thread) (the rank is
+// TraceEvent::process), ordered by rank, team name, then thread index, each kTimelineRowHeight px
+// tall on a light grey band with a kTimelineRowGap px white gap between rows; the time axis (ticks
+// labelled in ms since the first event, faint lines at the ticks across the rows); then the
+// legend. Left of the rows, each row's "team/thread" label ("rank R: team/thread" when the events
+// come from more than one rank), in the bitmap font of picture/canvas.hpp.
 // Boxes: x from the event's begin to its end, scaled so that the earliest begin is the left edge
 // of the plot and the latest end its right edge (at least 1 px wide). Each box has its action's
 // colour: one of kTimelinePalette distinct colours, the slot chosen from a hash of the name
@@ -25,15 +27,14 @@
 // ("host_to_device (transfer)"); a name's kind is that of its first event.
 #pragma once
 
-#include "image.hpp"
-
+#include <korch/picture/image.hpp>
 #include <korch/trace.hpp>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace korch::hydro {
+namespace korch {
 
 inline constexpr int kTimelineRowHeight = 18;
 inline constexpr int kTimelineRowGap = 2;
@@ -51,12 +52,14 @@ Rgb action_colour(const std::string& name);
 struct TimelineRow {
   std::string team;
   unsigned thread = 0;
+  int process = 0;  // the rank that recorded the row's events
 };
 
 // Where render_timeline puts things, for callers and tests.
 struct TimelineLayout {
   int width = 0, height = 0;
-  std::vector<TimelineRow> rows;   // sorted by (team, thread)
+  std::vector<TimelineRow> rows;   // sorted by (process, team, thread)
+  bool ranks = false;              // events of more than one process: rows labelled with their rank
   std::vector<std::string> names;  // distinct event names, sorted: the legend order
   std::vector<std::string> categories;  // categories[k]: the kind of names[k] (task, transfer, ...)
   std::vector<Rgb> colours;        // colours[k]: the colour of names[k] in this picture
@@ -71,8 +74,8 @@ struct TimelineLayout {
   int row_top(std::size_t r) const { return rows_top + static_cast<int>(r) * (kTimelineRowHeight + kTimelineRowGap); }
   // Pixel column of time ns (clamped to the plot).
   int x_of(std::int64_t ns) const;
-  // Index of the row of (team, thread), or rows.size() when absent.
-  std::size_t row_of(const std::string& team, unsigned thread) const;
+  // Index of the row of (team, thread) of rank `process`, or rows.size() when absent.
+  std::size_t row_of(const std::string& team, unsigned thread, int process = 0) const;
   // The colour of `name` in this picture (white when absent).
   Rgb colour_of(const std::string& name) const;
 };
@@ -85,4 +88,27 @@ TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int
 // The picture; empty input gives a small blank (white) image of 200 x 16 px.
 Image render_timeline(const std::vector<korch::TraceEvent>& events, int width = 1600, const std::string& title = "");
 
-}  // namespace korch::hydro
+// What write_timeline_png draws and where.
+struct TimelineOptions {
+  std::string title;  // drawn above the rows (at twice the font size) when not empty
+  int width = 1600;   // px; at least 200
+  // A time window on the trace's clock (TraceEvent::begin_ns, end_ns): when window_end_ns >
+  // window_begin_ns, only the events that overlap [window_begin_ns, window_end_ns) are drawn, cut
+  // to the window.
+  std::int64_t window_begin_ns = 0, window_end_ns = 0;
+  // When > 0: only the last `last_ns` nanoseconds before the latest end (within the window, if any).
+  std::int64_t last_ns = 0;
+};
+
+// The events the options select: those overlapping the window and the last `last_ns`, cut to them.
+std::vector<TraceEvent> timeline_events(const std::vector<TraceEvent>& events, const TimelineOptions& options);
+
+// Draws the timeline of `events` (selected by timeline_events) and writes it as a PNG to `path`,
+// atomically (write_png). Throws korch::Error naming the path when it cannot be written, or when
+// options.window_end_ns < options.window_begin_ns or options.last_ns < 0.
+void write_timeline_png(const std::vector<TraceEvent>& events, const std::string& path,
+                        const TimelineOptions& options = {});
+// The same for every event of `trace` (Trace::events()).
+void write_timeline_png(const Trace& trace, const std::string& path, const TimelineOptions& options = {});
+
+}  // namespace korch
