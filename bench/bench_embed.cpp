@@ -26,6 +26,7 @@
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
 #include <korch/runtime.hpp>
+#include <korch/typed_action.hpp>
 #include <korch/tile.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -108,16 +109,13 @@ struct Code {
     }
     return l;
   }
-  // The action: the same per-block code on the tile's cells (block-local indices, guards counted,
-  // are the code's own indices).
+  // The action: the same per-block code on the item's box (block-local indices, guards counted,
+  // are the code's own indices), written as the README says: a typed box routine, no casts.
   korch::Bundle bundle() const {
     korch::Bundle b("embed step");
     const auto* blocks = u.data();
-    b.add(korch::ActionRoutine("A", [blocks](const korch::ActionContext&, korch::DataItem& item) {
-      const auto* tile = dynamic_cast<const korch::Tile*>(&item);
-      if (!tile) throw korch::Error::format("embed bench: action A takes tiles, not {}", item.describe());
-      const korch::Box& box = tile->box();
-      stencil(blocks[tile->block_id()], box.lo[0], box.hi[0], box.lo[1], box.hi[1]);
+    b.add(korch::TypedAction("A").reads_guard_cells(1).on_box([blocks](const korch::ActionContext&, const auto& box) {
+      stencil(blocks[box.block_id()], box.lo()[0], box.hi()[0], box.lo()[1], box.hi()[1]);
     }));
     return b;
   }

@@ -46,45 +46,47 @@ struct TypedRoutines {
                         item.describe(), kind, fix);
   }
 
-  // Calls the box routine for a tile or a block of `source`: a grid view on a korch::Grid, a
+  // Calls the box routine for a tile or a block (`meta`) of `source`: a grid view on a korch::Grid, a
   // strided view on any other source. False when the action has none for that kind.
-  bool run_host_box(const ActionContext& ctx, DataItem& item, const DataSource& source, int block, int tile,
+  bool run_host_box(const ActionContext& ctx, DataItem& item, const DataSource& source, const BlockMeta& meta, int tile,
                     const Box& box) const {
     // No fence after it: the host instance is Kokkos::Serial, whose kernels have finished when
     // their dispatch returns (a fence per tile cost more than the rest of the call).
     if (dynamic_cast<const Grid*>(&source) != nullptr) {
       if (!grid_box) return false;
-      grid_box(ctx, GridBoxView(ctx, item, source, block, tile, box));
+      grid_box(ctx, GridBoxView(ctx, item, source, meta, tile, box));
     } else {
       if (!strided_box) return false;
-      strided_box(ctx, StridedBoxView(ctx, item, source, block, tile, box));
+      strided_box(ctx, StridedBoxView(ctx, item, source, meta, tile, box));
     }
     return true;
   }
 
   void run_tile(const ActionContext& ctx, Tile& t) const {
-    if (guard_width >= 0) check_guard_cells(t, t.source(), t.block_id(), t.box(), t.block_meta().stored);
+    const BlockMeta& meta = t.block_meta();
+    if (guard_width >= 0) check_guard_cells(t, t.source(), meta, t.box(), meta.stored);
     if (tile) {
       tile(ctx, t);
-    } else if (!run_host_box(ctx, t, t.source(), t.block_id(), t.tile_index(), t.box())) {
+    } else if (!run_host_box(ctx, t, t.source(), meta, t.tile_index(), t.box())) {
       uncovered(t, "a tile", "add on_tile(...) or on_box(...) to its TypedAction");
     }
   }
 
   void run_block(const ActionContext& ctx, Block& b) const {
-    if (guard_width >= 0) check_guard_cells(b, b.source(), b.block_id(), b.interior(), b.meta().stored);
+    const BlockMeta& meta = b.meta();
+    if (guard_width >= 0) check_guard_cells(b, b.source(), meta, meta.interior, meta.stored);
     if (block) {
       block(ctx, b);
-    } else if (!run_host_box(ctx, b, b.source(), b.block_id(), -1, b.interior())) {
+    } else if (!run_host_box(ctx, b, b.source(), meta, -1, meta.interior)) {
       uncovered(b, "a block", "add on_block(...) or on_box(...) to its TypedAction");
     }
   }
 
   // Throws when `stored` lacks guard cells the action reads around `box` (both in the same
-  // indices). The directions checked are those block `id` of `source` extends in.
-  void check_guard_cells(const DataItem& item, const DataSource& source, int id, const Box& box, const Box& stored) const {
+  // indices). The directions checked are those block `meta` of `source` extends in.
+  void check_guard_cells(const DataItem& item, const DataSource& source, const BlockMeta& meta, const Box& box,
+                         const Box& stored) const {
     static const char* axis[3] = {"x", "y", "z"};
-    const BlockMeta& meta = source.block(id);
     for (int d = 0; d < 3; ++d) {
       const int declared = meta.interior.lo[d] - meta.stored.lo[d];
       if (meta.stored.extent(d) < 2) continue;  // a flat direction (z in 2-D): no stencil reaches across it
@@ -100,7 +102,8 @@ struct TypedRoutines {
       throw Error::format("action '{}' reads {} guard cells in {}, but block {} of the {} has {} there ({}): give the "
                           "block at least {} guard cells in {} (BlockShape::guard or GridSpec::guard, with arrays that "
                           "hold them), or read fewer",
-                          name, needed, axis[d], id, source.source_name(), declared, item.describe(), needed, axis[d]);
+                          name, needed, axis[d], meta.id, source.source_name(), declared, item.describe(), needed,
+                          axis[d]);
     }
   }
 
@@ -116,7 +119,8 @@ struct TypedRoutines {
     try {
       for (std::size_t e = 0; e < p.size(); ++e) {
         const PacketEntry entry(p, e);
-        if (guard_width >= 0) check_guard_cells(p, p.source(), entry.block_id(), entry.interior(), entry.stored());
+        if (guard_width >= 0)
+          check_guard_cells(p, p.source(), p.source().block(entry.block_id()), entry.interior(), entry.stored());
         if (packet_entry) packet_entry(ctx, entry);
         else packet_box(ctx, PacketBoxView(ctx, entry));
       }

@@ -51,10 +51,13 @@ class BoxView {
   // A tile's box or a block's interior (grid and strided views); `source` is a korch::Grid for a
   // grid view.
   BoxView(const ActionContext& context, DataItem& item, const DataSource& source, int block, int tile, const Box& box)
-      : context_(&context), item_(&item), source_(&source), block_(block), tile_(tile), box_(box),
-        stored_(source.block(block).stored), level_(source.block(block).level), delta_(source.block(block).delta) {
+      : BoxView(context, item, source, source.block(block), tile, box) {}
+  BoxView(const ActionContext& context, DataItem& item, const DataSource& source, const BlockMeta& block, int tile,
+          const Box& box)
+      : context_(&context), item_(&item), source_(&source), block_(block.id), tile_(tile), box_(box),
+        stored_(block.stored), level_(block.level), delta_(block.delta) {
     static_assert(!in_packet, "a packet view is made from a PacketEntry");
-    if constexpr (Source == BoxSource::strided) block_view_ = source.block_view(block);
+    if constexpr (Source == BoxSource::strided) block_view_ = source.block_view(block.id);
   }
   // A packet entry (packet views).
   BoxView(const ActionContext& context, const PacketEntry& entry)
