@@ -117,7 +117,9 @@ TEST_CASE("Built-in slots: every built-in lists its slots A, B, C in order, each
 
 TEST_CASE("Built-in binding: bound by position, every built-in runs the bundle's own names with the result of A, B, C") {
   Runtime rt;
-  for (const auto& [name, actions] : slot_actions()) {
+  for (const auto& entry : slot_actions()) {
+    const std::string& name = entry.first;  // not a structured binding: INFO captures it in a lambda
+    const auto& actions = entry.second;
     INFO(name);
     std::vector<std::string> names;
     for (const auto& a : renamed(actions)) names.push_back(a.name);
@@ -134,7 +136,9 @@ TEST_CASE("Built-in binding: bound by position, every built-in runs the bundle's
 
 TEST_CASE("Built-in binding: bound by slot, every built-in runs the bundle's own names with the result of A, B, C") {
   Runtime rt;
-  for (const auto& [name, actions] : slot_actions()) {
+  for (const auto& entry : slot_actions()) {
+    const std::string& name = entry.first;  // not a structured binding: INFO captures it in a lambda
+    const auto& actions = entry.second;
     INFO(name);
     std::map<std::string, std::string> by_slot;
     for (const auto& a : actions) by_slot[a.name] = user_names.at(a.name);
