@@ -295,14 +295,23 @@ struct EulerKernel {
   }
 };
 
-// Largest stable dt of one cell: 1 / sum_d (|u_d| + c) / dx_d (times the CFL number elsewhere).
+// What cell_dt gives a cell that is not physical: negative, so that every minimum over cells keeps
+// it (a NaN would be lost: min(x, NaN) written as a comparison is x) and the step stops.
+constexpr double unphysical_dt = -1.0;
+
+// Largest stable dt of one cell: 1 / sum_d (|u_d| + c) / dx_d (times the CFL number elsewhere), or
+// unphysical_dt where the density or the pressure is not positive and finite or the dt is not
+// (a momentum or an energy that is not finite).
 KOKKOS_INLINE_FUNCTION double cell_dt(const double U[5], const EulerParams& p) {
+  constexpr double largest = 1.7976931348623157e308;  // DBL_MAX: x <= largest is false for inf and NaN
   double W[5];
   cons_to_prim(U, W, p.gamma);
   const double c = math::sqrt(p.gamma * W[4] / W[0]);
   double s = 0.0;
   for (int d = 0; d < p.dim; ++d) s += (math::fabs(W[1 + d]) + c) / p.dx[d];
-  return 1.0 / s;
+  const double t = 1.0 / s;
+  const bool physical = W[0] > 0 && W[0] <= largest && W[4] > 0 && W[4] <= largest && t > 0 && t <= largest;
+  return physical ? t : unphysical_dt;
 }
 
 }  // namespace korch::hydro

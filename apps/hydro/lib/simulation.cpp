@@ -5,6 +5,7 @@
 #include "hydro_routines.hpp"
 
 #include "checkpoint.hpp"
+#include "physical_state.hpp"
 #include "plot_writer.hpp"
 #include "progress.hpp"
 #if __has_include("conduction.hpp")
@@ -312,33 +313,39 @@ double Simulation::stable_dt() const {
   space.fence();
   });
   m = comm_.min(m);
-  if (!(m > 0) || !std::isfinite(m))
-    throw Error::format("hydro: time step {} at step {} (t = {}): the state is no longer physical", m, steps_, time_);
+  if (!(m > 0) || !std::isfinite(m)) stop_unphysical(state_, fmt::format("at step {} (t = {})", steps_, time_));
   return options_.cfl * m;
 }
 
-// The dt the last cycle's tasks reduced: the minimum over this rank's boxes, then over the ranks.
-double Simulation::cycle_dt() {
-  double m = std::numeric_limits<double>::infinity();
-  int worst = -1;
-  for (std::size_t s = 0; s < box_dt_.size(); ++s) {
-    if (!(box_dt_[s] > 0) || std::isnan(box_dt_[s])) {
-      worst = static_cast<int>(s);
-      m = box_dt_[s];
-      break;
+void Simulation::stop_unphysical(int set, const std::string& when) const {
+  EulerParams p = euler_params(0.0);
+  p.state = set;
+  const auto cell = find_unphysical_cell(*grid_, p);
+  std::string where = cell ? describe(*cell) : "";
+  if (comm_.size() > 1) {
+    // Every rank stops with the same message: that of the first rank holding such a cell.
+    if (cell) where = fmt::format("rank {}, {}", comm_.rank(), where);
+    for (const auto& text : comm_.all_gather(where)) {
+      if (!text.empty()) {
+        where = text;
+        break;
+      }
     }
-    m = std::min(m, box_dt_[s]);
   }
-  if (worst >= 0) {
-    const auto& meta = grid_->block(worst / grid_->tiles_per_block());
-    throw Error::format("hydro: rank {}: after step {} (t = {}) block {} has time step {}: its state is no longer "
-                        "physical (negative density or pressure, or not finite)",
-                        comm_.rank(), steps_, time_, meta.global_id, m);
-  }
+  if (where.empty()) where = "no cell of the state is at fault, the time step's reduction is";
+  throw Error::format("hydro: the state is not physical {}: {}; the run stops before writing its outputs: check the "
+                      "initial or restarted state, or lower --cfl",
+                      when, where);
+}
+
+// The dt the last cycle's tasks reduced: the minimum over this rank's boxes, then over the ranks.
+// An unphysical cell makes its box's dt negative (cell_dt), which this minimum keeps; then every
+// rank names the cell (stop_unphysical) of the state set the cycle wrote, `written`.
+double Simulation::cycle_dt(int written) {
+  double m = std::numeric_limits<double>::infinity();
+  for (const double t : box_dt_) m = t < m || t != t ? t : m;
   m = comm_.min(m);
-  if (!(m > 0) || !std::isfinite(m))
-    throw Error::format("hydro: time step {} after step {} (t = {}): another rank's state is no longer physical", m,
-                        steps_, time_);
+  if (!(m > 0) || !std::isfinite(m)) stop_unphysical(written, fmt::format("after step {} (from t = {})", steps_ + 1, time_));
   return m;
 }
 
@@ -410,7 +417,7 @@ double Simulation::step(double dt_max) {
   }
   t0 = Clock::now();
   state_ = state_ == 0 ? var_new : 0;  // the state the cycle wrote is the current one now
-  next_dt_ = cycle_dt();
+  next_dt_ = cycle_dt(state_);
   phases_.dt += seconds_since(t0);
   if (options_.conduction > 0) {
     t0 = Clock::now();
@@ -462,6 +469,9 @@ void Simulation::run() {
   Progress progress(stdout, Progress::mode_for(o.quiet, stdout), cells);
   auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
   first_step_ = steps_;
+  // A state that is not physical (a restart from a damaged checkpoint) stops the run before any
+  // output is written, naming its cell.
+  (void)stable_dt();
   PlotWriter plots(*this);
   while (!done()) {
     const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()));

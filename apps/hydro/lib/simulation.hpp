@@ -152,7 +152,10 @@ class Simulation {
   bool begin_trace();
   void end_trace();
   void restore(const std::string& checkpoint);
-  double cycle_dt();
+  double cycle_dt(int written);
+  // Throws korch::Error naming the first cell of state set `set` (over every rank; collective)
+  // that is not physical, and `when` ("after step 12 ...").
+  [[noreturn]] void stop_unphysical(int set, const std::string& when) const;
 
   Options options_;
   Communicator comm_;

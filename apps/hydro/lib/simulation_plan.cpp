@@ -62,7 +62,7 @@ std::unique_ptr<HydroOperation> Simulation::make_operation(const std::string& fi
     for (int b = 0; b < s.n_blocks; ++b)
       box_dt_[static_cast<std::size_t>(b) * static_cast<std::size_t>(grid_->tiles_per_block())] =
           s.block_dt[static_cast<std::size_t>(b)].load(std::memory_order_relaxed);
-    next_dt_ = cycle_dt();
+    next_dt_ = cycle_dt(s.euler.next_state);
   };
   hooks.conduction = [this](const HydroStepState& s) {
     conduct_step(s.euler.dt, s.euler.next_state);
