@@ -6,6 +6,7 @@
 #include "checkpoint.hpp"
 #include "options.hpp"
 #include "plot_writer.hpp"
+#include "rank_agreement.hpp"
 #include "simulation.hpp"
 
 #include <korch/backend/passive_openmp.hpp>
@@ -37,13 +38,22 @@ int main(int argc, char** argv) {
   korch::hydro::add_options(program.app(), options);
   program.add_note("Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device\n"
                    "teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
-  if (auto rc = program.parse(argc, argv)) return *rc;
-  return program.run([&] {
+  const auto parse_rc = program.parse(argc, argv);
+  std::string refused = parse_rc ? "its command line does not parse (that rank printed why)" : "";
+  if (!parse_rc) {
     try {
       korch::hydro::check_options(program.app(), options);  // before Kokkos starts or memory is taken
     } catch (const korch::Error& e) {
-      throw korch::cli::UsageError(e.what());
+      refused = e.what();
     }
+  }
+  // The first collective: ranks given different options stop here, all of them, before any other
+  // collective could wait for a rank that runs another simulation.
+  const std::string disagreement = korch::hydro::rank_disagreement(ranks, options, refused);
+  if (parse_rc) return *parse_rc;
+  return program.run([&] {
+    if (!refused.empty()) throw korch::cli::UsageError(refused);
+    if (!disagreement.empty()) throw korch::cli::UsageError(disagreement);
     program.set_allocation_context(korch::hydro::grid_size(options).text());
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
     const bool first = ranks.rank() == 0;
