@@ -201,6 +201,8 @@ void check_options(const CLI::App& app, const Options& o) {
     throw Error("option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
   validate(o);
   check_plot_options(o.plot);
+  // A run of --steps has no end time known before it runs: its steps bound its plots.
+  check_plot_interval(o.plot, 0.0, o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem)));
   check_grid_size(o);
 }
 

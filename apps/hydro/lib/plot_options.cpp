@@ -88,8 +88,24 @@ void check_plot_options(const PlotOptions& plot) {
                 "install libhdf5-dev (libhdf5-openmpi-dev for an MPI build) and configure again");
 }
 
+void check_plot_interval(const PlotOptions& plot, double start, double end) {
+  if (!(plot.every_time > 0.0)) return;
+  const double resolution = 1e-9 * std::max({1.0, std::fabs(start), std::fabs(end)});
+  if (plot.every_time < resolution)
+    throw Error::format("option --plot-every: {}t is below the smallest plot interval {}t for simulation times up to {}: "
+                        "use a longer interval, or --plot-every N to count steps",
+                        plot.every_time, resolution, std::max(std::fabs(start), std::fabs(end)));
+  const double plots = (end - start) / plot.every_time;
+  if (end > start && plots > max_plots_in_time)
+    throw Error::format("option --plot-every: {}t makes {:.3g} plots from t = {} to {}, more than {:.0f}: use a longer "
+                        "interval, or --plot-every N to count steps",
+                        plot.every_time, plots, start, end, max_plots_in_time);
+}
+
 PlotSchedule::PlotSchedule(const PlotOptions& plot, int first_step, double first_time)
-    : plot_(plot), first_step_(first_step), first_time_(first_time), next_time_index_(1) {}
+    : plot_(plot), first_step_(first_step), first_time_(first_time), next_time_index_(1) {
+  check_plot_interval(plot, first_time, 0.0);
+}
 
 double PlotSchedule::max_dt(double time) const {
   if (plot_.every_time <= 0.0) return 1e300;
@@ -102,9 +118,14 @@ bool PlotSchedule::due(int steps, double time) {
   const double next = first_time_ + static_cast<double>(next_time_index_) * plot_.every_time;
   // A step shortened to land on the plot time ends there up to rounding.
   if (time < next - 1e-12 * std::max(1.0, std::fabs(next))) return false;
-  while (first_time_ + static_cast<double>(next_time_index_) * plot_.every_time <=
-         time + 1e-12 * std::max(1.0, std::fabs(time)))
-    ++next_time_index_;
+  // The first plot time beyond this one, found by division (a loop over the intervals passed
+  // could be long), then moved by whole intervals where the division rounded.
+  const double reached = time + 1e-12 * std::max(1.0, std::fabs(time));
+  const auto beyond = [&](long long index) { return first_time_ + static_cast<double>(index) * plot_.every_time > reached; };
+  long long index = std::max(next_time_index_ + 1, static_cast<long long>(std::floor((reached - first_time_) / plot_.every_time)) + 1);
+  while (index > next_time_index_ + 1 && beyond(index - 1)) --index;
+  while (!beyond(index)) ++index;
+  next_time_index_ = index;
   return true;
 }
 

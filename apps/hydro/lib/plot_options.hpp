@@ -23,6 +23,15 @@ struct PlotOptions {
 // Throws korch::Error naming --plot-every and both forms otherwise.
 PlotOptions parse_plot_every(const std::string& text);
 
+// The most plots a run may write on a time interval (--plot-every Tt): each is a file.
+constexpr double max_plots_in_time = 100000;
+
+// Throws korch::Error naming --plot-every when plots counted in simulation time would number more
+// than max_plots_in_time from `start` to `end` (end 0: not known, a run of --steps), or when the
+// interval is below 1e-9 of the run's times (at least 1e-9): the schedule could no longer tell one
+// plot time from the next, nor a step from none.
+void check_plot_interval(const PlotOptions& plot, double start, double end);
+
 // Binds --plot-every, --plot-dir and --plot-prefix to `plot`.
 void add_plot_options(CLI::App& app, PlotOptions& plot);
 
@@ -38,6 +47,7 @@ void check_plot_options(const PlotOptions& plot);
 class PlotSchedule {
  public:
   PlotSchedule(const PlotOptions& plot, int first_step, double first_time);
+  // Throws as check_plot_interval(plot, first_time, 0) does (a restart's time may be large).
   // The longest step that does not pass the next plot time (1e300 when plots count steps).
   double max_dt(double time) const;
   // Whether the state after a step that ended at (steps, time) is due for a plot; moves the
