@@ -65,6 +65,29 @@ if run 0 "$dir/whole" "${args_r[@]}" --steps 8 && run 0 "$dir/parts" "${args_r[@
   fi
 fi
 
+# A run continued into a folder holding another run's series (another problem) refuses, naming the
+# difference, and leaves that series as it was; a fresh run there starts a series of its own.
+if run 0 "$dir/other" --problem sod-x --blocks 4 --cells-per-block 8 --plot-every 2 --steps 4 &&
+  run 0 "$dir/saved" "${args_r[@]}" --steps 4 --checkpoint-every 4; then
+  cp "$dir/other/plot.xmf" "$dir/other-series.xmf"
+  if timeout 60 "$hydro" --quiet --threads 1 --out "$dir/other" "${args_r[@]}" --steps 8 \
+    --restart "$dir/saved/checkpoint.bin" > "$dir/log" 2>&1; then
+    fail "a run continued into another run's plot folder exited 0"
+  elif ! grep -q -- "--plot-dir: the plot series plot in .* is another run's (--problem sod-x there, sedov here)" "$dir/log"; then
+    fail "a run continued into another run's plot folder: the error does not name the difference: $(cat "$dir/log")"
+  elif ! cmp -s "$dir/other/plot.xmf" "$dir/other-series.xmf"; then
+    fail "a refused continued run changed the other run's plot.xmf"
+  else
+    echo "ok: a run continued into another run's plot folder refuses: $(grep -o 'another run.s ([^)]*)' "$dir/log")"
+  fi
+  if run 0 "$dir/other" "${args_r[@]}" --steps 2; then
+    n=$(grep -c '<Grid Name="cycle' "$dir/other/plot.xmf")
+    ((n == 2)) || fail "a fresh run in another run's plot folder lists $n plots in its series, not its own 2"
+    grep -q -- "--problem sedov" "$dir/other/plot.series" || fail "a fresh run did not record its series: $(cat "$dir/other/plot.series")"
+    echo "ok: a fresh run in another run's plot folder starts its own series ($n plots)"
+  fi
+fi
+
 if [[ -n $mpiexec ]]; then
   for np in 2 3; do
     for d in 2 3; do

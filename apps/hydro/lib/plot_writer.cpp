@@ -2,6 +2,7 @@
 #include "plot_writer.hpp"
 
 #include "host_cells.hpp"
+#include "plot_series.hpp"
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
+#include <optional>
 
 namespace korch::hydro {
 
@@ -31,10 +33,11 @@ void write_text_file(const std::string& path, const std::string& text) {
 std::string plot_folder(const PlotOptions& plot, const std::string& out) { return plot.dir.empty() ? out : plot.dir; }
 
 // The XDMF grids of the plots an earlier run wrote into `folder` before step `cycle`, in step order,
-// read back from their PREFIX_<step>.xmf files (those whose .h5 file is there too). A run continued
-// from a checkpoint lists them first in its series, so that the series spans the whole simulation;
-// the earlier run's plots from `cycle` on are left out, since the continued run writes them again.
-std::vector<std::string> earlier_plots(const std::string& folder, const std::string& prefix, int cycle) {
+// read back from their PREFIX_<step>.xmf files (those whose .h5 file is there too), with their
+// steps. A run continued from a checkpoint lists them first in its series, so that the series spans
+// the whole simulation; the earlier run's plots from `cycle` on are left out, since the continued
+// run writes them again.
+std::vector<std::pair<int, std::string>> earlier_plots(const std::string& folder, const std::string& prefix, int cycle) {
   namespace fs = std::filesystem;
   const std::string head = prefix + "_";
   std::vector<std::pair<int, std::string>> found;
@@ -62,9 +65,7 @@ std::vector<std::string> earlier_plots(const std::string& folder, const std::str
     found.emplace_back(step, text.substr(from + open.size(), to - from - open.size()));
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> grids;
-  for (auto& f : found) grids.push_back(std::move(f.second));
-  return grids;
+  return found;
 }
 
 }  // namespace
@@ -130,10 +131,43 @@ PlotWriter::PlotWriter(const Simulation& sim)
   if (!plot_.enabled()) return;
   if (sim_.communicator().rank() == 0) prepare_output_directory(folder());
   sim_.communicator().barrier();  // every rank opens the file in it
-  if (sim_.steps_done() > 0 && sim_.communicator().rank() == 0) {
-    series_ = earlier_plots(folder(), plot_.prefix, sim_.steps_done());
+  if (sim_.steps_done() > 0) {
+    // Rank 0 reads the folder; every rank stops alike when it holds another run's series.
+    std::string refusal = sim_.communicator().rank() == 0 ? continue_series() : "";
+    if (sim_.communicator().size() > 1) refusal = sim_.communicator().all_gather(refusal)[0];
+    if (!refusal.empty()) throw Error(refusal);
   }
   write();
+}
+
+std::string PlotWriter::continue_series() {
+  const std::string record_path = series_record_path(folder(), plot_.prefix);
+  const auto identity = series_identity(sim_.options());
+  const auto earlier = earlier_plots(folder(), plot_.prefix, sim_.steps_done());
+  std::optional<SeriesRecord> record;
+  try {
+    record = read_series_record(record_path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  const std::string fix = fmt::format("write this run's plots to another --plot-dir or --plot-prefix, or remove {}*",
+                                      (std::filesystem::path(folder()) / plot_.prefix).string());
+  if (!record) {
+    if (earlier.empty()) return "";
+    return fmt::format("option --plot-dir: {} holds plots {}_<step> of a run without a series record ({}), so this "
+                       "continued run cannot tell whether they are its own: {}",
+                       folder(), plot_.prefix, record_path, fix);
+  }
+  const std::string difference = series_difference(*record, identity);
+  if (!difference.empty())
+    return fmt::format("option --plot-dir: the plot series {} in {} is another run's ({}): {}", plot_.prefix, folder(),
+                       difference, fix);
+  for (const auto& [step, grid] : earlier) {
+    if (std::find(record->cycles.begin(), record->cycles.end(), step) == record->cycles.end()) continue;
+    series_.push_back(grid);
+    cycles_.push_back(step);
+  }
+  return "";
 }
 
 std::string plot_series_path(const PlotOptions& plot, const std::string& out) {
@@ -161,10 +195,12 @@ void PlotWriter::write() {
   write_plot_file((fs::path(folder()) / h5).string(), frame, sim_.communicator());
   last_cycle_ = frame.cycle;
   series_.push_back(xdmf_grid(frame, h5));
+  cycles_.push_back(frame.cycle);
   if (sim_.communicator().rank() != 0) return;
   const std::string stem = h5.substr(0, h5.size() - 3);
   write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), xdmf_document({series_.back()}, false));
   write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
+  write_series_record(series_record_path(folder(), plot_.prefix), SeriesRecord{series_identity(sim_.options()), cycles_});
 }
 
 }  // namespace korch::hydro

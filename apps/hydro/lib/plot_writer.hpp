@@ -36,11 +36,15 @@ class PlotWriter {
 
  private:
   void write();
+  // On rank 0 of a continued run: the earlier plots of this run's series (its PREFIX.series record
+  // lists them) into series_; the reason to refuse when the folder holds another run's series.
+  std::string continue_series();
 
   const Simulation& sim_;
   PlotOptions plot_;
   PlotSchedule schedule_;
   std::vector<std::string> series_;  // XDMF grids of the files written so far
+  std::vector<int> cycles_;          // their steps
   int last_cycle_ = -1;
 };
 
