@@ -17,7 +17,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <optional>
+#include <string>
 
 int main(int argc, char** argv) {
   // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles.
@@ -43,13 +45,18 @@ int main(int argc, char** argv) {
   if (!parse_rc) {
     try {
       korch::hydro::check_options(program.app(), options);  // before Kokkos starts or memory is taken
-    } catch (const korch::Error& e) {
+    } catch (const std::exception& e) {
       refused = e.what();
     }
   }
   // The first collective: ranks given different options stop here, all of them, before any other
   // collective could wait for a rank that runs another simulation.
-  const std::string disagreement = korch::hydro::rank_disagreement(ranks, options, refused);
+  std::string disagreement;
+  try {
+    disagreement = korch::hydro::rank_disagreement(ranks, options, refused);
+  } catch (const std::exception& e) {
+    disagreement = e.what();
+  }
   if (parse_rc) return *parse_rc;
   return program.run([&] {
     if (!refused.empty()) throw korch::cli::UsageError(refused);
