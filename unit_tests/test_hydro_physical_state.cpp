@@ -10,8 +10,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <string>
+
+#include <unistd.h>
 
 using namespace korch::hydro;
 using korch::test::error_of;
@@ -113,4 +116,25 @@ TEST_CASE("hydro physical state: a cell going bad during the run stops the next 
            korch::test::contains(error, "energy") || korch::test::contains(error, "pressure")));
     CHECK(sim.steps_done() == 1);
   }
+}
+
+TEST_CASE("hydro physical state: a restart from a checkpoint holding a negative density stops before its first step") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("korch-test-hydro-bad-checkpoint-" + std::to_string(::getpid()) + ".bin")).string();
+  {
+    Simulation sim(small("cpu"));
+    sim.step();
+    sim.step();
+    set_cell(sim, 3, 0, 15, 0, -1.0);
+    sim.write_checkpoint(path);
+  }
+  Options o = small("cpu");
+  o.restart = path;
+  Simulation restarted(o);
+  const std::string error = error_of([&] { restarted.run(); });
+  std::remove(path.c_str());
+  INFO(error);
+  CHECK(korch::test::contains(error, "at step 2"));
+  CHECK(korch::test::contains(error, "block 3, cell (0, 15, 0) (global cell (16, 31, 0)): density = -1 is not positive"));
+  CHECK(restarted.steps_done() == 2);
 }
