@@ -64,8 +64,9 @@ class CheckpointInput {
       throw Error::format("option --restart: cannot open '{}' ({}): give a checkpoint file written by --checkpoint-every",
                           path, std::strerror(errno));
     struct stat st {};
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      const std::string kind = ::fstat(fd_, &st) != 0 ? std::strerror(errno) : kind_of_file(st.st_mode);
+    const bool known = ::fstat(fd_, &st) == 0;
+    if (!known || !S_ISREG(st.st_mode)) {
+      const std::string kind = known ? kind_of_file(st.st_mode) : fmt::format("of an unknown kind ({})", std::strerror(errno));
       ::close(fd_);
       throw Error::format("option --restart: '{}' is {}, not a checkpoint file: give a file written by --checkpoint-every",
                           path, kind);
