@@ -88,7 +88,12 @@ CXX_JSON_CHECK = """#include <korch/korch.hpp>
 #include <iostream>
 int main() {{
   const char* text = R"korch_example({text})korch_example";
-  {call};
+  try {{
+    {call};
+  }} catch (const korch::Error& e) {{
+    std::cerr << e.what() << "\\n";
+    return 1;
+  }}
   std::cout << "read by {reader}\\n";
 }}
 """
