@@ -117,7 +117,8 @@ def main():
                 extension = "cpp" if language == "cpp" else "c"
                 kind = "run" if re.search(r"\bint\s+main\s*\(", text) else "compile"
                 source = f"{target}.{extension}"
-                text = f'#line {line} "{os.path.join(repo, page)}"\n' + text
+                # Relative to the repository: sources that do not name the clone's folder hit ccache anywhere.
+                text = f'#line {line} "{page}"\n' + text
             elif language == "fortran":
                 if not fortran:
                     print(f"check-examples: {where}: skipped, this korch has no Fortran module", file=sys.stderr)
