@@ -106,6 +106,9 @@ def main():
     problems = check_links(repo, all_pages)
     cmake = ["cmake_minimum_required(VERSION 3.16)", "project(korch_examples LANGUAGES C CXX%s)" % (" Fortran" if fortran else ""),
              "set(CMAKE_CXX_STANDARD 17)", "set(CMAKE_CXX_STANDARD_REQUIRED ON)", "set(CMAKE_C_STANDARD 11)",
+             # Examples as clean as korch's own code (in Fortran, -Wextra rejects exact real comparisons and
+             # a routine's unused `user` is its interface).
+             'add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-Wall;-Wextra;-Werror>" "$<$<COMPILE_LANGUAGE:Fortran>:-Wall;-Wno-unused-dummy-argument;-Werror>")',
              "find_package(korch REQUIRED)"]
     listing = []
     for page in all_pages:
