@@ -52,6 +52,7 @@
 // The planner, dataflow pipelines, stream programs and mesh loops.
 #include <korch/dataflow.hpp>
 #include <korch/mesh.hpp>
+#include <korch/plan/action_registry.hpp>
 #include <korch/plan/adaptive_executor.hpp>
 #include <korch/plan/executor.hpp>
 #include <korch/plan/operation.hpp>
