@@ -26,6 +26,7 @@ KernelGraph::KernelGraph(const Operation& operation) : operation_(operation) {
   int epoch = 0;
   for (const auto& s : operation_.steps) {
     if (s.is_action) {
+      index_.emplace(s.action.action, static_cast<int>(actions_.size()));
       actions_.push_back(s.action);
       epochs_.push_back(epoch);
       continue;
@@ -56,9 +57,8 @@ KernelGraph::KernelGraph(const Operation& operation) : operation_(operation) {
 }
 
 int KernelGraph::find(const std::string& action) const noexcept {
-  for (std::size_t i = 0; i < actions_.size(); ++i)
-    if (actions_[i].action == action) return static_cast<int>(i);
-  return -1;
+  const auto it = index_.find(action);
+  return it == index_.end() ? -1 : it->second;
 }
 
 std::string KernelGraph::to_json() const {
