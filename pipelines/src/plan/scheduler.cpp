@@ -2,6 +2,7 @@
 #include "bundle_layout.hpp"
 
 #include <korch/error.hpp>
+#include <korch/plan/plan_check.hpp>
 #include <korch/plan/scheduler.hpp>
 
 #include <fmt/format.h>
@@ -51,6 +52,7 @@ Plan Scheduler::plan(const KernelGraph& graph) const {
   const int n = static_cast<int>(actions.size());
   Plan plan;
   plan.operation = graph.operation().name;
+  plan.operation_digest = operation_digest(graph.operation());
   plan.actions = actions;
   for (const auto& a : actions) {
     if (a.hints.device_only && !options_.cost.devices) {
