@@ -80,10 +80,6 @@ std::string generate_driver(const Operation& operation, const Plan& plan, const 
   if (const std::string problem = identifier_problem(function); !problem.empty())
     throw Error::format("driver generator: function name {}", problem);
   check_plan(KernelGraph(operation), plan);
-  if (plan.operation != operation.name) {
-    throw Error::format("driver generator: the plan is of operation '{}', not '{}': plan '{}' again", plan.operation,
-                        operation.name, operation.name);
-  }
   std::vector<std::string> actions;
   int widest = 0;
   std::set<int> levels;
@@ -92,11 +88,6 @@ std::string generate_driver(const Operation& operation, const Plan& plan, const 
     for (const auto& r : a->reads) widest = std::max(widest, r.stencil);
     if (a->iterator.kind == IteratorKind::level) levels.insert(a->iterator.level);
   }
-  for (const auto& a : plan.actions)
-    if (std::find(actions.begin(), actions.end(), a.action) == actions.end()) {
-      throw Error::format("driver generator: the plan's action '{}' is not an action of operation '{}': plan it again",
-                          a.action, operation.name);
-    }
   auto indices = [&](const std::vector<std::string>& variables) {
     std::vector<int> out;
     for (const auto& v : variables) out.push_back(operation.variable_index(v));
