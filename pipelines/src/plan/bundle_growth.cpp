@@ -99,12 +99,13 @@ bool BundleGrowth::try_add(int action) {
     const int root = root_[static_cast<std::size_t>(graph_.dependences()[static_cast<std::size_t>(d)].from)];
     if (root >= 0 && std::find(joined.begin(), joined.end(), root) == joined.end()) joined.push_back(root);
   }
-  std::vector<int> actions{action};
+  std::vector<int> actions;
   for (int r : joined) {
     const auto& more = pipelines_.at(r).actions;
     actions.insert(actions.end(), more.begin(), more.end());
   }
-  std::sort(actions.begin(), actions.end());
+  actions.push_back(action);
+  if (joined.size() > 1 || actions.front() > action) std::sort(actions.begin(), actions.end());
   if (!placeable(actions)) return false;
   Pipeline grown;
   std::map<int, Shape*> shapes;
