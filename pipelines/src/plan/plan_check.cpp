@@ -214,12 +214,13 @@ std::string operation_digest(const Operation& operation) {
   return fmt::format("{:016x}", hash);
 }
 
-void check_plan(const KernelGraph& graph, const Plan& plan) {
+void check_plan(const KernelGraph& graph, const Plan& plan) { check_plan(graph, plan, operation_digest(graph.operation())); }
+
+void check_plan(const KernelGraph& graph, const Plan& plan, const std::string& digest) {
   const Operation& operation = graph.operation();
   const std::string who = fmt::format("plan of '{}'", plan.operation);
   if (plan.operation != operation.name)
     throw Error::format("{}: field operation: not a plan of operation '{}': plan '{}' again", who, operation.name, operation.name);
-  const std::string digest = operation_digest(operation);
   if (plan.operation_digest != digest) {
     throw Error::format("{}: field operation_digest: '{}' is not the digest of operation '{}' ('{}'): the operation changed "
                         "since it was planned, or the plan was edited: plan it again", who, plan.operation_digest, operation.name, digest);

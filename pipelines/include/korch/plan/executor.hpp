@@ -70,6 +70,7 @@ class Executor {
   std::vector<int> indices(const std::vector<std::string>& variables) const;
   Operation operation_;
   std::shared_ptr<const KernelGraph> graph_;  // what each plan is checked against (plan_check.hpp)
+  std::string digest_;                        // operation_digest(operation_)
   ActionBodies bodies_;
   ExecutionHooks hooks_;
   mutable std::mutex built_mutex_;  // run may be called from several threads

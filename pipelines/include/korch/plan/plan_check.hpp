@@ -31,5 +31,7 @@ std::string operation_digest(const Operation& operation);
 // - host_only actions on host teams, device_only ones on device teams, and each stage run by the
 //   configuration's teams the pipeline names (items of the stage's side, the stage's routine).
 void check_plan(const KernelGraph& graph, const Plan& plan);
+// The same with the operation's digest computed before (a plan run every step checks it each time).
+void check_plan(const KernelGraph& graph, const Plan& plan, const std::string& digest);
 
 }  // namespace korch::plan
