@@ -57,4 +57,5 @@
 #include <korch/plan/executor.hpp>
 #include <korch/plan/operation.hpp>
 #include <korch/plan/plan.hpp>
+#include <korch/plan/plan_check.hpp>
 #include <korch/streams.hpp>
