@@ -55,10 +55,10 @@ TEST_CASE("Driver generator: a function name that is not an identifier, or a pla
   CHECK(contains(error_of([&] { plan::generate_driver(op, p, "run-plan"); }), "function name 'run-plan' is not a C++ identifier"));
   CHECK(contains(error_of([&] { plan::generate_driver(op, p, "2run"); }), "'2run' is not a C++ identifier"));
   const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
-  CHECK(contains(error_of([&] { plan::generate_driver(other, p); }), "the plan is of operation 'running_example', not 'other'"));
+  CHECK(contains(error_of([&] { plan::generate_driver(other, p); }), "plan of 'running_example': field operation: not a plan of operation 'other'"));
   auto renamed = op;
   renamed.steps[0].action.action = "A2";
-  CHECK(contains(error_of([&] { plan::generate_driver(renamed, p); }), "the plan's action 'A' is not an action of operation"));
+  CHECK(contains(error_of([&] { plan::generate_driver(renamed, p); }), "plan of 'running_example': field operation_digest"));
 }
 
 TEST_CASE("Action registry: an empty name or body, or a name registered twice, is an error naming the action") {

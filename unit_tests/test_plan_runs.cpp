@@ -370,5 +370,5 @@ TEST_CASE("Plan files: a bad plan names the step and field (stage placements too
   Grid grid(plan_grid_spec(6));
   Runtime runtime(runtime_options);
   CHECK(contains(error_of([&] { plan::Executor(other, bodies_of(other), {}).run(plan::Plan::from_json(text), runtime, grid); }),
-                 "action 'A' is not an action of operation 'other'"));
+                 "plan of 'running_example': field operation: not a plan of operation 'other'"));
 }

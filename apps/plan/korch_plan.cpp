@@ -8,33 +8,22 @@
 
 #include <korch/cli/program.hpp>
 #include <korch/error.hpp>
+#include <korch/input_files.hpp>
 #include <korch/plan/driver_generator.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/scheduler.hpp>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  // A folder opens as a stream of no bytes: say what it is rather than "not valid JSON".
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw korch::Error::format("cannot read operation file '{}': it is a folder; give the operation's JSON file", path);
-  std::ifstream in(path);
-  if (!in) throw korch::Error::format("cannot read operation file '{}'", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// Far above any operation a person writes; a file beyond it is not one.
+constexpr std::size_t max_operation_bytes = std::size_t{64} << 20;
 
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
@@ -43,15 +32,9 @@ void write_file(const fs::path& path, const std::string& text) {
   if (!out) throw korch::Error::format("cannot write '{}'", path.string());
 }
 
-// The driver's function name must be a C++ identifier.
+// The driver's function name must be a C++ identifier free to use (not a keyword, not reserved).
 CLI::Validator identifier() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const bool ok = !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
-                        std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-        return ok ? "" : "'" + text + "' is not a C++ identifier: use letters, digits and '_'";
-      },
-      "", "identifier");
+  return CLI::Validator([](std::string& text) { return korch::plan::identifier_problem(text); }, "", "identifier");
 }
 
 }  // namespace
@@ -87,7 +70,7 @@ int main(int argc, char* argv[]) {
       ->check(identifier());
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
-    const auto operation = korch::plan::Operation::from_json(read_file(operation_file));
+    const auto operation = korch::plan::Operation::from_json(korch::read_regular_file(operation_file, max_operation_bytes, "operation file"));
     korch::plan::SchedulerOptions options;
     options.shape.n_teams = teams;
     options.shape.threads_per_team = threads;

@@ -115,8 +115,13 @@ void check_cycle_can_run(const Configuration& c, const DataSource& source) {
 
 void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   check_cycle_can_run(c, grid);
-  detail::check_ranks_told();  // several ranks from a launcher, none of them known to korch: an error
   const Turn turn = take_turn("execute", c.name);
+  // Several ranks from a launcher, none of them known to korch: an error on the runtime's first
+  // cycle. The launcher's environment does not change afterwards, and reading it costs each cycle.
+  if (!ranks_checked_) {
+    detail::check_ranks_told();
+    ranks_checked_ = true;
+  }
   execute_cycle(bundle, c, grid, order);
 }
 

@@ -331,10 +331,18 @@ JSON
     grep -q "action 'A'): field reads\[0\].variable: unknown variable 'rho'" "$tmp/err" || fail "[bad.json]: error does not name action and field"
     failure "$tmp"
     grep -q "is a folder" "$tmp/err" || fail "[a folder as OPERATION]: error does not say it is a folder"
+    # Not a regular file: refused at once, never read until memory or a writer runs out.
+    failure /dev/zero
+    grep -q "is not a regular file" "$tmp/err" || fail "[/dev/zero as OPERATION]: error does not say it is no regular file"
+    mkfifo "$tmp/fifo"
+    failure "$tmp/fifo"
+    grep -q "is not a regular file" "$tmp/err" || fail "[a FIFO as OPERATION]: error does not say it is no regular file"
     good "$tmp/op.json" --out "$tmp/plan" --teams 2
     for f in graph.json graph.dot plan.json bundle0.dot bundle1.dot; do [[ -s $tmp/plan/$f ]] || fail "no $f"; done
     grep -q '"guard_fill"' "$tmp/plan/plan.json" || fail "plan.json: no guard fill between A and B"
     bad --driver-function "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function 9lives
+    bad "--driver-function: 'int' is a C++ keyword" "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function int
+    bad --driver-function "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function _Run
     bad --driver "$tmp/op.json" --driver ""
     good "$tmp/op.json" --out "$tmp/plan" --driver "$tmp/plan/driver.cpp" --driver-function run_op
     grep -q 'void run_op(korch::Runtime& runtime' "$tmp/plan/driver.cpp" || fail "driver.cpp: no function run_op"

@@ -2,13 +2,15 @@
 // read and then planned as korch-plan plans it. Rules checked: a bad file throws only korch::Error,
 // whose message starts with "operation" (the errors name the operation, step, action and field);
 // an accepted operation reads back from its own to_json() unchanged; its kernel graph and plan are
-// built without any other exception, and the plan reads back from its own to_json() unchanged.
+// built without any other exception, and the plan reads back from its own to_json() unchanged and
+// passes check_plan against the operation.
 #include "fuzz_support.hpp"
 
 #include <korch/error.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/operation.hpp>
 #include <korch/plan/plan.hpp>
+#include <korch/plan/plan_check.hpp>
 #include <korch/plan/scheduler.hpp>
 
 #include <cstddef>
@@ -37,9 +39,11 @@ void plan_on(const korch::plan::KernelGraph& graph, unsigned teams, bool devices
   const std::string text = plan.to_json();
   std::string again;
   try {
-    again = korch::plan::Plan::from_json(text).to_json();
+    const korch::plan::Plan back = korch::plan::Plan::from_json(text);
+    again = back.to_json();
+    korch::plan::check_plan(graph, back);
   } catch (const korch::Error& e) {
-    broken("a plan reads back from its own to_json()", std::string(e.what()) + "\n" + text);
+    broken("a plan reads back from its own to_json() and passes check_plan", std::string(e.what()) + "\n" + text);
   }
   if (again != text) broken("a plan reads back unchanged", text + "\n---\n" + again);
 }

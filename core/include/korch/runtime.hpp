@@ -132,6 +132,7 @@ class Runtime {
   ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
   std::unique_ptr<detail::ValidationMemo> validated_;  // the configuration and bundle validated last
   std::mutex cycle_mutex_;  // one execute() at a time
+  bool ranks_checked_ = false;  // the launcher's ranks were checked on this runtime's first cycle
   // This runtime's one cycle in progress, held while a Turn lives: take_turn refuses calls from the
   // runtime's own team threads and nested calls (naming `call` and `name`), then waits its turn.
   class Turn {

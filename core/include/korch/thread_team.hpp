@@ -228,6 +228,9 @@ class ThreadTeam {
 
   void worker_main(Worker& w, std::mutex& mutex);
   bool run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent first_event);
+  struct TakenItem;
+  TakenItem take_item(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);
+  bool run_taken_item(Worker& w, const ActionContext& context, TakenItem& taken, std::unique_lock<std::mutex>& lk);
   struct Delivery {
     std::size_t forwarded = 0;
     std::size_t undelivered = 0;

@@ -257,6 +257,14 @@ void ThreadTeam::worker_main(Worker& w, std::mutex& mutex) {
   }
 }
 
+// An item taken from the queue, and what its run needs once the mutex is released.
+struct ThreadTeam::TakenItem {
+  std::shared_ptr<DataItem> item;
+  ThreadTeam* subscriber = nullptr;  // the work subscriber the result goes to, if any
+  bool skip = false;                 // the cycle has failed: the item is counted, not run
+  bool timed = false;                // transitionThread was passed on with this item in hand: time it
+};
+
 // Entered counted as Computing, with the mutex held. Applies the routine to queued items until
 // there are none, then leaves the thread Waiting (RunningOpen) or Idle (RunningNoMoreWork).
 // Returns true when the thread must end (the team is being destroyed).
@@ -268,72 +276,8 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
   for (;;) {
     if (terminating_) return true;
     if (!queue_->empty()) {
-      std::shared_ptr<DataItem> item = queue_->pop();
-      WakeList wake;
-      bool timed = false;  // transitionThread was passed on with this item in hand: time the item
-      if (mode_ == TeamMode::RunningClosed && queue_->empty()) {
-        // Spec Closed_Transition: dequeuing the last item ends RunningClosed in the same transition.
-        mode_ = TeamMode::RunningNoMoreWork;
-        wake_all_waiting(wake);  // Spec AwakenOnNoMoreWork
-      } else if (!queue_->empty() && transitions_in_flight_ == 0 && !waiting_parked_.empty()) {
-        // More work than this thread: pass transitionThread on. To a napping thread without a
-        // notify, unless items are long enough to pay for its wake-up: this thread is about to run
-        // one and take none of the napping thread's place meanwhile (docs/thread-team.md, "Nap on a
-        // contended core").
-        wake_one_waiting(wake, passed_on_item_time_ >= item_worth_a_wakeup);
-        timed = true;
-      }
-      const bool skip = cycle_failed_;
-      ThreadTeam* const subscriber = skip ? nullptr : work_subscriber_;
-      if (subscriber != nullptr) ++outbound_;
-      observe(event, thread);
-      receive_transitions_in_place(lk);
-      lk.unlock();
-      wake.notify();
-
-      std::exception_ptr thrown;
-      std::string failure;
-      const auto started = timed ? detail::PollClock::now() : detail::PollClock::time_point{};
-      if (!skip) {
-        const detail::RoutineScope scope(this, subscriber != nullptr);
-        try {
-          routine_(context, *item);
-        } catch (...) {
-          if (!scope.team_destroyed()) {
-            thrown = std::current_exception();
-            failure = fmt::format("team '{}' (id {}), cycle {}: action routine '{}' threw on item {} (thread {}): {}",
-                                  name_, id_, context.cycle(), routine_.name(), describe_item(*item),
-                                  w.index, message_of(thrown));
-          }
-        }
-        // The routine destroyed this team: nothing of it may be touched any more (see ~ThreadTeam).
-        if (scope.team_destroyed()) return true;
-      }
-      // Spec CompMustEnqueue: the finished item (or what the routine emitted) goes to the work subscriber.
-      Delivery delivery;
-      if (thrown) {
-        outputs.clear();
-      } else if (emits) {
-        delivery = deliver(subscriber, outputs);
-        outputs.clear();
-      } else if (subscriber != nullptr) {
-        deliver_one(subscriber, item, delivery);
-      }
-      item.reset();
-
-      const std::chrono::nanoseconds took = timed ? detail::PollClock::now() - started : std::chrono::nanoseconds(0);
-      lock_briefly_spinning(lk);
-      if (timed) passed_on_item_time_ = took;
-      if (subscriber != nullptr) release_outbound();
-      if (skip) {
-        ++report_.skipped;
-      } else if (thrown) {
-        ++report_.failed;
-        record_error(std::move(failure), thrown);
-      } else {
-        ++report_.processed;
-        count_delivery(delivery);
-      }
+      TakenItem taken = take_item(lk, event, thread);
+      if (run_taken_item(w, context, taken, lk)) return true;
       event = TeamEvent::computation_finished;
       continue;
     }
@@ -357,6 +301,86 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
     go_idle(w, lk, event);
     return terminating_;
   }
+}
+
+// With the mutex held: dequeues the next item, making the transitions that go with it, and
+// releases the mutex (and wakes whom the transitions signalled) before the item runs.
+ThreadTeam::TakenItem ThreadTeam::take_item(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {
+  TakenItem taken;
+  taken.item = queue_->pop();
+  WakeList wake;
+  if (mode_ == TeamMode::RunningClosed && queue_->empty()) {
+    // Spec Closed_Transition: dequeuing the last item ends RunningClosed in the same transition.
+    mode_ = TeamMode::RunningNoMoreWork;
+    wake_all_waiting(wake);  // Spec AwakenOnNoMoreWork
+  } else if (!queue_->empty() && transitions_in_flight_ == 0 && !waiting_parked_.empty()) {
+    // More work than this thread: pass transitionThread on. To a napping thread without a
+    // notify, unless items are long enough to pay for its wake-up: this thread is about to run
+    // one and take none of the napping thread's place meanwhile (docs/thread-team.md, "Nap on a
+    // contended core").
+    wake_one_waiting(wake, passed_on_item_time_ >= item_worth_a_wakeup);
+    taken.timed = true;
+  }
+  taken.skip = cycle_failed_;
+  taken.subscriber = taken.skip ? nullptr : work_subscriber_;
+  if (taken.subscriber != nullptr) ++outbound_;
+  observe(event, thread);
+  receive_transitions_in_place(lk);
+  lk.unlock();
+  wake.notify();
+  return taken;
+}
+
+// Without the mutex: runs the routine on a taken item and delivers what it made, then takes the
+// mutex again and counts the item. Returns true when the routine destroyed this team (nothing of
+// it may be touched then, see ~ThreadTeam).
+bool ThreadTeam::run_taken_item(Worker& w, const ActionContext& context, TakenItem& taken,
+                                std::unique_lock<std::mutex>& lk) {
+  ActionContext::Outputs& outputs = w.outputs;
+  std::exception_ptr thrown;
+  std::string failure;
+  const auto started = taken.timed ? detail::PollClock::now() : detail::PollClock::time_point{};
+  if (!taken.skip) {
+    const detail::RoutineScope scope(this, taken.subscriber != nullptr);
+    try {
+      routine_(context, *taken.item);
+    } catch (...) {
+      if (!scope.team_destroyed()) {
+        thrown = std::current_exception();
+        failure = fmt::format("team '{}' (id {}), cycle {}: action routine '{}' threw on item {} (thread {}): {}",
+                              name_, id_, context.cycle(), routine_.name(), describe_item(*taken.item), w.index,
+                              message_of(thrown));
+      }
+    }
+    if (scope.team_destroyed()) return true;
+  }
+  // Spec CompMustEnqueue: the finished item (or what the routine emitted) goes to the work subscriber.
+  Delivery delivery;
+  if (thrown) {
+    outputs.clear();
+  } else if (routine_.emits()) {
+    delivery = deliver(taken.subscriber, outputs);
+    outputs.clear();
+  } else if (taken.subscriber != nullptr) {
+    deliver_one(taken.subscriber, taken.item, delivery);
+  }
+  taken.item.reset();
+
+  const std::chrono::nanoseconds took =
+      taken.timed ? detail::PollClock::now() - started : std::chrono::nanoseconds(0);
+  lock_briefly_spinning(lk);
+  if (taken.timed) passed_on_item_time_ = took;
+  if (taken.subscriber != nullptr) release_outbound();
+  if (taken.skip) {
+    ++report_.skipped;
+  } else if (thrown) {
+    ++report_.failed;
+    record_error(std::move(failure), thrown);
+  } else {
+    ++report_.processed;
+    count_delivery(delivery);
+  }
+  return false;
 }
 
 // The last Computing thread of a cycle, after the last item (no other thread can compute again:

@@ -131,12 +131,17 @@ std::optional<std::vector<PlannedPipeline>> lay_out(const KernelGraph& graph, co
       }
     }
   }
+  // Each stage's host cost, its actions summed in order; kept per stage and summed again only for
+  // a stage a fusion changes, so a long pipeline is not looked up action by action on every pass.
+  std::vector<std::vector<double>> stage_costs(pipelines.size());
   auto stage_cost = [&](const PlannedPipeline& p, std::size_t s) {
     double c = 0;
     for (const auto& name : p.stages[s].actions)
       c += options.cost.host_cost(graph.actions()[static_cast<std::size_t>(graph.find(name))]);
     return c;
   };
+  for (std::size_t p = 0; p < pipelines.size(); ++p)
+    for (std::size_t s = 0; s < pipelines[p].stages.size(); ++s) stage_costs[p].push_back(stage_cost(pipelines[p], s));
   // While the bundle needs more teams than the runtime has, fuse the cheapest neighbours on one
   // side; when none are left, or it needs more helpers than the runtime has, give up a split (its
   // stages go to the cheaper side, which may let them fuse with their neighbours).
@@ -146,7 +151,7 @@ std::optional<std::vector<PlannedPipeline>> lay_out(const KernelGraph& graph, co
     if (teams_of(pipelines) > options.shape.n_teams) {
       for (std::size_t p = 0; p < pipelines.size(); ++p)
         for (std::size_t s = 0; s + 1 < pipelines[p].stages.size(); ++s) {
-          const double c = stage_cost(pipelines[p], s) + stage_cost(pipelines[p], s + 1);
+          const double c = stage_costs[p][s] + stage_costs[p][s + 1];
           if (fusible(pipelines[p], s) && c < best) {
             best = c;
             bp = p;
@@ -156,6 +161,8 @@ std::optional<std::vector<PlannedPipeline>> lay_out(const KernelGraph& graph, co
     }
     if (best < std::numeric_limits<double>::infinity()) {
       merge_stages(pipelines[bp], bs);
+      stage_costs[bp].erase(stage_costs[bp].begin() + static_cast<std::ptrdiff_t>(bs) + 1);
+      stage_costs[bp][bs] = stage_cost(pipelines[bp], bs);
       continue;
     }
     bool unsplit = false;

@@ -1,6 +1,13 @@
 #include <korch/plan/cost_model.hpp>
 
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <utility>
 
 namespace korch::plan {
 
@@ -25,10 +32,30 @@ double CostModel::device_cost(const ActionDeclaration& a) const noexcept {
   return a.hints.short_running ? device_short : a.hints.heavy ? device_heavy : device_normal;
 }
 
+void check_cost_range(const ActionDeclaration& a) {
+  const std::pair<double, const char*> given[] = {{a.hints.host_cost, "hints.cost.host"},
+                                                  {a.hints.device_cost, "hints.cost.device"},
+                                                  {a.hints.measured_host, "hints.measured.host"},
+                                                  {a.hints.measured_device, "hints.measured.device"}};
+  for (const auto& [cost, field] : given) {
+    if (cost == 0.0 || (cost >= min_given_cost && cost <= max_given_cost)) continue;
+    throw Error::format("action '{}': field {}: {} is outside the costs the planner adds up without overflow "
+                        "([{}, {}], or 0 for none): scale the operation's costs",
+                        a.action, field, cost, min_given_cost, max_given_cost);
+  }
+}
+
 namespace {
 
 // Time per item of work costing h on the host and d on a device, shared by speed: both sides busy.
-double split_cost(double h, double d) { return h * d / (h + d); }
+// Far from the ends of double's range the plain formula; near them (a product that overflows or
+// underflows) the same value written so that no intermediate leaves the range.
+double split_cost(double h, double d) {
+  const double product = h * d, total = h + d;
+  if (std::isnormal(product) && std::isfinite(total)) return product / total;
+  const double low = std::min(h, d), high = std::max(h, d);
+  return high > 0.0 ? low / (1.0 + low / high) : 0.0;
+}
 
 }  // namespace
 
@@ -72,15 +99,20 @@ std::optional<PipelinePlacement> CostModel::place(const std::vector<const Action
     summarize(p, actions);
     return p;
   }
+  // Sums are accumulated left to right, as a plain loop from `from` to `to` would add them, so the
+  // search below costs O(n²) and every comparison sees the same values.
   auto sum = [](const std::vector<double>& c, std::size_t from, std::size_t to) {
     double s = 0.0;
     for (std::size_t k = from; k < to; ++k) s += c[k];
     return s;
   };
+  std::vector<double> host_prefix(n + 1, 0.0), device_suffix(n + 1, 0.0);  // h over [0, i), d over [j, n)
+  for (std::size_t i = 0; i < n; ++i) host_prefix[i + 1] = host_prefix[i] + h[i];
+  for (std::size_t j = 0; j < n; ++j) device_suffix[j] = sum(d, j, n);
   // One side for the whole pipeline, when the hints allow it.
   std::optional<Placement> whole;
   double whole_cost = 0.0;
-  const double H = sum(h, 0, n), D = sum(d, 0, n);
+  const double H = host_prefix[n], D = sum(d, 0, n);
   if (!(host_only && device_only)) {
     if (device_only || (!host_only && D * clear_win <= H)) {
       whole = Placement::device;
@@ -97,19 +129,24 @@ std::optional<PipelinePlacement> CostModel::place(const std::vector<const Action
   // is split only where neither side is clearly cheaper for it, as for a whole pipeline.
   double best = std::numeric_limits<double>::infinity();
   std::size_t best_i = 0, best_j = 0;
-  for (std::size_t i = last_host_only; i <= n; ++i)
+  for (std::size_t i = last_host_only; i <= n; ++i) {
+    double sh = 0.0, sd = 0.0;  // h and d over [i, j)
     for (std::size_t j = i; j <= first_device_only; ++j) {
+      if (j > i) {
+        sh += h[j - 1];
+        sd += d[j - 1];
+      }
       const int parts = (i > 0) + (j > i) + (j < n);
       if (parts < 2) continue;
-      const double sh = sum(h, i, j), sd = sum(d, i, j);
       if (j > i && (sh * clear_win <= sd || sd * clear_win <= sh)) continue;
-      const double cost = sum(h, 0, i) + (j > i ? split_cost(sh, sd) : 0.0) + sum(d, j, n) + side_change * (parts - 1);
+      const double cost = host_prefix[i] + (j > i ? split_cost(sh, sd) : 0.0) + device_suffix[j] + side_change * (parts - 1);
       if (cost < best) {
         best = cost;
         best_i = i;
         best_j = j;
       }
     }
+  }
   const bool staged = best < std::numeric_limits<double>::infinity() && (!whole || best * clear_win <= whole_cost);
   if (!staged && !whole) return std::nullopt;
   for (std::size_t k = 0; k < n; ++k) {

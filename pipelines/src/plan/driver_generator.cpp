@@ -1,11 +1,13 @@
 #include <korch/error.hpp>
 #include <korch/plan/driver_generator.hpp>
+#include <korch/plan/plan_check.hpp>
 #include <korch/plan/stage_routine.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <set>
 
 namespace korch::plan {
@@ -41,10 +43,16 @@ std::string name_list(const std::vector<std::string>& names) {
   return fmt::format("{{{}}}", fmt::join(q, ", "));
 }
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
+const char* const keywords[] = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+    "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+    "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short", "signed",
+    "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw",
+    "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+    "wchar_t", "while", "xor", "xor_eq"};
 
 std::string pipeline_summary(const PlannedPipeline& p) {
   std::vector<std::string> stages;
@@ -57,15 +65,21 @@ std::string pipeline_summary(const PlannedPipeline& p) {
 
 }  // namespace
 
+std::string identifier_problem(const std::string& name) {
+  const auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) || !std::all_of(name.begin(), name.end(), is_word))
+    return fmt::format("'{}' is not a C++ identifier: use letters, digits and '_', not starting with a digit", name);
+  if (std::find(std::begin(keywords), std::end(keywords), name) != std::end(keywords))
+    return fmt::format("'{}' is a C++ keyword: choose another name", name);
+  if (name[0] == '_' || name.find("__") != std::string::npos)
+    return fmt::format("'{}' is reserved to the C++ implementation (a leading '_' or a double '__'): choose another name", name);
+  return "";
+}
+
 std::string generate_driver(const Operation& operation, const Plan& plan, const std::string& function) {
-  if (!is_identifier(function)) {
-    throw Error::format("driver generator: function name '{}' is not a C++ identifier: use letters, digits and '_'",
-                        function);
-  }
-  if (plan.operation != operation.name) {
-    throw Error::format("driver generator: the plan is of operation '{}', not '{}': plan '{}' again", plan.operation,
-                        operation.name, operation.name);
-  }
+  if (const std::string problem = identifier_problem(function); !problem.empty())
+    throw Error::format("driver generator: function name {}", problem);
+  check_plan(KernelGraph(operation), plan);
   std::vector<std::string> actions;
   int widest = 0;
   std::set<int> levels;
@@ -74,11 +88,6 @@ std::string generate_driver(const Operation& operation, const Plan& plan, const 
     for (const auto& r : a->reads) widest = std::max(widest, r.stencil);
     if (a->iterator.kind == IteratorKind::level) levels.insert(a->iterator.level);
   }
-  for (const auto& a : plan.actions)
-    if (std::find(actions.begin(), actions.end(), a.action) == actions.end()) {
-      throw Error::format("driver generator: the plan's action '{}' is not an action of operation '{}': plan it again",
-                          a.action, operation.name);
-    }
   auto indices = [&](const std::vector<std::string>& variables) {
     std::vector<int> out;
     for (const auto& v : variables) out.push_back(operation.variable_index(v));

@@ -1,6 +1,7 @@
 #include <korch/bundle.hpp>
 #include <korch/error.hpp>
 #include <korch/plan/executor.hpp>
+#include <korch/plan/plan_check.hpp>
 #include <korch/plan/stage_routine.hpp>
 
 #include <fmt/format.h>
@@ -12,8 +13,8 @@
 namespace korch::plan {
 
 Executor::Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks)
-    : operation_(operation), bodies_(std::move(bodies)), hooks_(std::move(hooks)) {
-  operation_.check();
+    : operation_(operation), graph_(std::make_shared<const KernelGraph>(operation)),
+      digest_(operation_digest(operation)), bodies_(std::move(bodies)), hooks_(std::move(hooks)) {
   for (const ActionDeclaration* a : operation_.actions()) {
     const auto it = bodies_.find(a->action);
     if (it == bodies_.end() || !it->second)
@@ -114,6 +115,7 @@ std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& pl
 
 void Executor::run(const Plan& plan, Runtime& runtime, DataSource& source,
                    const std::function<void(const PlannedBundle&)>& after_bundle) const {
+  check_plan(*graph_, plan, digest_);
   check_source(source);
   // Fills that directly precede a bundle wait for it when the hooks can fill inside its cycle.
   std::vector<int> pending;

@@ -3,7 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -26,6 +29,7 @@ KernelGraph::KernelGraph(const Operation& operation) : operation_(operation) {
   int epoch = 0;
   for (const auto& s : operation_.steps) {
     if (s.is_action) {
+      index_.emplace(s.action.action, static_cast<int>(actions_.size()));
       actions_.push_back(s.action);
       epochs_.push_back(epoch);
       continue;
@@ -56,9 +60,8 @@ KernelGraph::KernelGraph(const Operation& operation) : operation_(operation) {
 }
 
 int KernelGraph::find(const std::string& action) const noexcept {
-  for (std::size_t i = 0; i < actions_.size(); ++i)
-    if (actions_[i].action == action) return static_cast<int>(i);
-  return -1;
+  const auto it = index_.find(action);
+  return it == index_.end() ? -1 : it->second;
 }
 
 std::string KernelGraph::to_json() const {
@@ -113,23 +116,32 @@ std::string KernelGraph::to_dot() const {
     e.first += (e.first.empty() ? "" : "\\n") + std::string(to_string(d.kind)) + " " + d.variable + (d.guard_fill ? " (fill)" : "");
     e.second = e.second || d.barrier;
   }
-  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));  // reach[u][w]: a path u -> ... -> w
+  // reach[u]: the actions a path of one or more edges leads to from u, as bits. An edge u -> v is
+  // implied when a successor w < v of u reaches v: successors in ascending order, their reach
+  // gathered as they pass, so drawing costs O(edges × actions / 64), not O(edges²).
+  const std::size_t words = (n + 63) / 64;
+  std::vector<std::vector<int>> successors(n);
+  for (const auto& [pair, e] : edges) successors[static_cast<std::size_t>(pair.first)].push_back(pair.second);
+  std::vector<std::uint64_t> reach(n * words, 0);
   for (std::size_t u = n; u-- > 0;)
-    for (const auto& [pair, e] : edges) {
-      if (pair.first != static_cast<int>(u)) continue;
-      const auto v = static_cast<std::size_t>(pair.second);
-      reach[u][v] = true;
-      for (std::size_t w = v + 1; w < n; ++w) reach[u][w] = reach[u][w] || reach[v][w];
+    for (int s : successors[u]) {
+      const auto v = static_cast<std::size_t>(s);
+      reach[u * words + v / 64] |= std::uint64_t{1} << (v % 64);
+      for (std::size_t k = 0; k < words; ++k) reach[u * words + k] |= reach[v * words + k];
     }
-  auto implied = [&](int from, int to) {
-    for (const auto& [pair, e] : edges)
-      if (pair.first == from && pair.second != to && reach[static_cast<std::size_t>(pair.second)][static_cast<std::size_t>(to)])
-        return true;
-    return false;
-  };
+  std::set<std::pair<int, int>> implied;
+  std::vector<std::uint64_t> covered(words);
+  for (std::size_t u = 0; u < n; ++u) {
+    std::fill(covered.begin(), covered.end(), 0);
+    for (int s : successors[u]) {
+      const auto v = static_cast<std::size_t>(s);
+      if ((covered[v / 64] >> (v % 64)) & 1u) implied.emplace(static_cast<int>(u), s);
+      for (std::size_t k = 0; k < words; ++k) covered[k] |= reach[v * words + k];
+    }
+  }
   std::size_t left_out = 0;
   for (const auto& [pair, e] : edges) {
-    if (!e.second && implied(pair.first, pair.second)) {
+    if (!e.second && implied.count(pair)) {
       ++left_out;
       continue;
     }

@@ -2,6 +2,7 @@
 #include "../../../core/src/json_input.hpp"
 
 #include <korch/error.hpp>
+#include <korch/plan/cost_model.hpp>
 #include <korch/plan/operation.hpp>
 
 #include <fmt/format.h>
@@ -135,6 +136,7 @@ void Operation::check() const {
     if (s.is_action) {
       try {
         s.action.check();
+        check_cost_range(s.action);
       } catch (const Error& e) {
         throw Error::format("operation '{}': {}: {}", name, where, e.what());
       }

@@ -34,6 +34,7 @@ std::vector<const PlannedBundle*> Plan::bundles() const {
 std::string Plan::to_json() const {
   json j;
   j["operation"] = operation;
+  j["operation_digest"] = operation_digest;
   j["actions"] = json::array();
   for (const auto& a : actions) j["actions"].push_back(json::parse(a.to_json()));
   j["steps"] = json::array();

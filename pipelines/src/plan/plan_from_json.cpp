@@ -118,6 +118,9 @@ Plan Plan::from_json(const std::string& text) {
   if (!operation.is_string()) throw Error("plan: field operation: expected a string");
   plan.operation = operation.get<std::string>();
   in.where = fmt::format("plan '{}'", plan.operation);
+  const json& digest = in.at(j, "operation_digest");
+  if (!digest.is_string()) throw Error::format("{}: field operation_digest: expected a string", in.where);
+  plan.operation_digest = digest.get<std::string>();
   const json& actions = in.at(j, "actions");
   if (!actions.is_array()) throw Error::format("{}: field actions: expected an array", in.where);
   for (std::size_t a = 0; a < actions.size(); ++a) {

@@ -1,6 +1,8 @@
+#include "bundle_growth.hpp"
 #include "bundle_layout.hpp"
 
 #include <korch/error.hpp>
+#include <korch/plan/plan_check.hpp>
 #include <korch/plan/scheduler.hpp>
 
 #include <fmt/format.h>
@@ -13,10 +15,13 @@ Scheduler::Scheduler(SchedulerOptions options) : options_(std::move(options)) {}
 
 namespace {
 
-// Adds the steps between epochs: the operation's barriers that were not removed, in order.
-void add_barrier_steps(const KernelGraph& graph, int after_action, Plan& plan, std::set<std::string>& dirty) {
-  for (const auto& b : graph.barriers()) {
-    if (b.removed || b.after_action != after_action) continue;
+// Adds the operation's barriers that were not removed and that follow at most `actions` actions,
+// in order, from `next` on (the steps between epochs; every barrier is added once).
+void add_barrier_steps(const KernelGraph& graph, int actions, std::size_t& next, Plan& plan, std::set<std::string>& dirty) {
+  const auto& barriers = graph.barriers();
+  for (; next < barriers.size() && barriers[next].after_action <= actions; ++next) {
+    const GraphBarrier& b = barriers[next];
+    if (b.removed) continue;
     PlanStep s;
     s.kind = b.barrier.kind == BarrierKind::guard_fill ? StepKind::guard_fill : StepKind::reduction;
     s.variables = b.barrier.variables;
@@ -27,13 +32,27 @@ void add_barrier_steps(const KernelGraph& graph, int after_action, Plan& plan, s
   }
 }
 
+// Whether every dependence of `action` is on an action already placed, or on a member of the
+// bundle through a plain (non-barrier) edge.
+bool ready(const KernelGraph& graph, int action, const std::vector<bool>& done, const detail::BundleGrowth& bundle) {
+  for (int d : graph.into(action)) {
+    const Dependence& dep = graph.dependences()[static_cast<std::size_t>(d)];
+    if (!done[static_cast<std::size_t>(dep.from)] && (dep.barrier || !bundle.contains(dep.from))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
+// Each action is tried once per bundle of its epoch; trying it places the one pipeline it would
+// join (O(k²) for a pipeline of k actions, cost_model.cpp), and each finished bundle is laid out
+// once (docs/planner.md, "Scheduling": the complexity).
 Plan Scheduler::plan(const KernelGraph& graph) const {
   const auto& actions = graph.actions();
   const int n = static_cast<int>(actions.size());
   Plan plan;
   plan.operation = graph.operation().name;
+  plan.operation_digest = operation_digest(graph.operation());
   plan.actions = actions;
   for (const auto& a : actions) {
     if (a.hints.device_only && !options_.cost.devices) {
@@ -45,44 +64,33 @@ Plan Scheduler::plan(const KernelGraph& graph) const {
   // Every variable starts with guard cells never filled (see docs/planner.md, "Guard-cell fills").
   std::set<std::string> dirty(graph.operation().variables.begin(), graph.operation().variables.end());
   std::vector<bool> done(actions.size(), false);
-  int placed = 0;
+  detail::BundleGrowth growth(graph, options_);
+  std::size_t next_barrier = 0, bundles = 0;
+  int placed = 0, seed = 0;
   int epoch = 0;
-  add_barrier_steps(graph, 0, plan, dirty);
+  add_barrier_steps(graph, 0, next_barrier, plan, dirty);
   while (placed < n) {
-    int seed = 0;
     while (done[static_cast<std::size_t>(seed)]) ++seed;
     if (graph.epoch(seed) != epoch) {
       // Barriers sit between epochs: add those that follow the last action of this epoch.
-      for (int a = 0; a < n; ++a)
-        if (graph.epoch(a) == epoch) add_barrier_steps(graph, a + 1, plan, dirty);
+      add_barrier_steps(graph, seed, next_barrier, plan, dirty);
       epoch = graph.epoch(seed);
       continue;
     }
-    std::vector<int> members{seed};
-    std::vector<bool> in_bundle(actions.size(), false);
-    in_bundle[static_cast<std::size_t>(seed)] = true;
-    auto layout = detail::lay_out(graph, members, options_);
-    if (!layout) {
+    if (!growth.start(seed)) {
       throw Error::format("operation '{}': action '{}' does not fit a runtime of {} teams: raise n_teams", plan.operation,
                           actions[static_cast<std::size_t>(seed)].action, options_.shape.n_teams);
     }
     for (int x = seed + 1; x < n && graph.epoch(x) == epoch; ++x) {
       if (done[static_cast<std::size_t>(x)] || actions[static_cast<std::size_t>(x)].iterator != actions[static_cast<std::size_t>(seed)].iterator) continue;
-      bool ready = true;
-      for (int d : graph.into(x)) {
-        const Dependence& dep = graph.dependences()[static_cast<std::size_t>(d)];
-        const bool ok = done[static_cast<std::size_t>(dep.from)] || (in_bundle[static_cast<std::size_t>(dep.from)] && !dep.barrier);
-        ready = ready && ok;
-      }
-      if (!ready) continue;
-      members.push_back(x);
-      auto bigger = detail::lay_out(graph, members, options_);
-      if (!bigger) {
-        members.pop_back();
-        continue;
-      }
-      layout = std::move(bigger);
-      in_bundle[static_cast<std::size_t>(x)] = true;
+      if (ready(graph, x, done, growth)) growth.try_add(x);
+    }
+    const std::vector<int> members = growth.members();
+    auto layout = detail::lay_out(graph, members, options_);
+    if (!layout) {
+      throw Error::format("operation '{}': the bundle of '{}' and {} more actions fits by its pipelines' parts but not "
+                          "laid out: a scheduler fault, please report it with the operation file",
+                          plan.operation, actions[static_cast<std::size_t>(seed)].action, members.size() - 1);
     }
     // Guard cells read with a stencil in this bundle and written since their last fill.
     std::set<std::string> fill;
@@ -97,7 +105,7 @@ Plan Scheduler::plan(const KernelGraph& graph) const {
       plan.steps.push_back(std::move(s));
     }
     PlanStep s;
-    s.bundle.name = fmt::format("{}_bundle{}", plan.operation, plan.bundles().size());
+    s.bundle.name = fmt::format("{}_bundle{}", plan.operation, bundles++);
     s.bundle.iterator = actions[static_cast<std::size_t>(seed)].iterator;
     s.bundle.pipelines = std::move(*layout);
     s.bundle.configuration = detail::make_configuration(s.bundle.name, s.bundle.pipelines, options_);
@@ -108,8 +116,7 @@ Plan Scheduler::plan(const KernelGraph& graph) const {
     }
     placed += static_cast<int>(members.size());
   }
-  for (int a = 0; a < n; ++a)
-    if (graph.epoch(a) == epoch) add_barrier_steps(graph, a + 1, plan, dirty);
+  add_barrier_steps(graph, n, next_barrier, plan, dirty);
   return plan;
 }
 

@@ -29,6 +29,13 @@ struct PipelinePlacement {
   std::vector<Placement> actions;  // per action, in pipeline order: host…, split…, device…
 };
 
+// Given costs (hints cost or measured, per item) lie in this range, or are 0 for none: sums over a
+// pipeline of up to 10^8 actions and speeds (1 / cost) then stay finite, so every cost and share
+// in a plan file is a number that reads back.
+inline constexpr double min_given_cost = 1e-300, max_given_cost = 1e300;
+// Throws korch::Error naming the action and field (hints.cost.host, ...) for a cost outside it.
+void check_cost_range(const ActionDeclaration& action);
+
 struct CostModel {
   // Costs per item when only the words are given: device launches make short actions dear there.
   double host_short = 0.1, host_normal = 1.0, host_heavy = 10.0;

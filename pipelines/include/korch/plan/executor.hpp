@@ -43,7 +43,8 @@ class Executor {
   // korch::Error naming the action and field otherwise.
   Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks);
 
-  // Runs every step of the plan: one Runtime::execute per bundle, with routines that carry their
+  // Checks the plan against the operation (check_plan: its digest, every action once, dependences,
+  // fills, sides; a korch::Error naming the first difference), then runs every step of it: one Runtime::execute per bundle, with routines that carry their
   // declarations (so the runtime checks them), and the hooks between bundles (a guard fill directly
   // before a bundle inside its cycle when hooks.filling_order is given).
   // A bundle's routines are built once and kept for the next run while the plan's bundle has the
@@ -68,6 +69,8 @@ class Executor {
   void check_source(const DataSource& source) const;
   std::vector<int> indices(const std::vector<std::string>& variables) const;
   Operation operation_;
+  std::shared_ptr<const KernelGraph> graph_;  // what each plan is checked against (plan_check.hpp)
+  std::string digest_;                        // operation_digest(operation_)
   ActionBodies bodies_;
   ExecutionHooks hooks_;
   mutable std::mutex built_mutex_;  // run may be called from several threads

@@ -10,6 +10,7 @@
 #include <korch/plan/operation.hpp>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace korch::plan {
@@ -56,6 +57,7 @@ class KernelGraph {
   std::vector<GraphBarrier> barriers_;
   std::vector<int> epochs_;
   std::vector<std::vector<int>> into_;
+  std::unordered_map<std::string, int> index_;  // find() in constant time: layouts look actions up by name
 };
 
 }  // namespace korch::plan

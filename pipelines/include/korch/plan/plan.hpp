@@ -47,6 +47,7 @@ struct PlanStep {
 
 struct Plan {
   std::string operation;
+  std::string operation_digest;  // operation_digest(operation) when planned (plan_check.hpp)
   std::vector<ActionDeclaration> actions;  // the operation's, in program order
   std::vector<PlanStep> steps;
 
