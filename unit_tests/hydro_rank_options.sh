@@ -59,7 +59,11 @@ differ --steps "--steps 10 --out $dir/o" "--steps 20 --out $dir/o" 10 20
 differ --tmax "--tmax 0.01 --out $dir/o" "--tmax 0.02 --out $dir/o" 0.01 0.02
 differ --steps "--steps 10 --out $dir/o" "--out $dir/o" 10 "(not given)"
 differ --plan/--operation "$out" "$out --plan" "(not given)" builtin
-differ --restart "$out --restart $dir/a.bin" "$out --restart $dir/b.bin" "$dir/a.bin" "$dir/b.bin"
+# Two copies of one checkpoint (of step 2): each rank's file is valid, only its name differs.
+"$hydro" --quiet --steps 2 --checkpoint-every 2 --out "$dir/c" > /dev/null
+cp "$dir/c/checkpoint.bin" "$dir/a.bin"
+cp "$dir/c/checkpoint.bin" "$dir/b.bin"
+differ --restart "--steps 4 --out $dir/o --restart $dir/a.bin" "--steps 4 --out $dir/o --restart $dir/b.bin" "$dir/a.bin" "$dir/b.bin"
 differ --out "--steps 2 --out $dir/o" "--steps 2 --out $dir/p" "$dir/o" "$dir/p"
 differ --checkpoint-every "$out" "$out --checkpoint-every 1" 0 1
 differ --log "$out" "$out --log" "(not given)" on
