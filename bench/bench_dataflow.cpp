@@ -83,121 +83,157 @@ double now() {
 }
 
 using Args = korch::bench::DataflowBenchArgs;
+using FlagView = Kokkos::View<int*, Exec::memory_space>;
+
+// Best seconds of `repeats` runs of `pipe`; `st` keeps the last run's statistics.
+template <class Pipeline>
+double best_run(Pipeline& pipe, int repeats, df::RunStats& st) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    st = pipe.run();
+    best = std::min(best, st.seconds);
+  }
+  return best;
+}
+
+// The input items: mix(i) for i < n.
+U32View make_input(long long n) {
+  U32View input("input", n);
+  Kokkos::parallel_for("init", Kokkos::RangePolicy<Exec>(0, n),
+                       KOKKOS_LAMBDA(long i) { input(i) = mix(static_cast<std::uint32_t>(i)); });
+  Kokkos::fence();
+  return input;
+}
+
+// ---- filter chain ------------------------------------------------------------------
+// Baseline: the four stages one after another over the whole array; best seconds of `repeats`,
+// and in `out_items` the items left.
+double time_baseline_chain(const U32View& input, long long n, const Stage (&stages)[4], int repeats,
+                           long long& out_items) {
+  U32View a("a", n), b("b", n), tmp("tmp", n);
+  FlagView flag("flag", n);
+  double base_best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = now();
+    long long m = n;
+    U32View cur = input;
+    U32View dst[2] = {a, b};
+    for (int s = 0; s < 4; ++s) {
+      m = baseline_filter(stages[s], cur, m, dst[s % 2], tmp, flag);
+      cur = dst[s % 2];
+    }
+    Kokkos::fence();
+    base_best = std::min(base_best, now() - t0);
+    out_items = m;
+  }
+  return base_best;
+}
+
+void bench_filter_chain(const U32View& input, long long n, const Stage (&stages)[4], const df::Options& opt,
+                        int repeats) {
+  long long base_out = 0;
+  const double base_best = time_baseline_chain(input, n, stages, repeats, base_out);
+  auto g = df::graph("filter-chain")
+               .source("in", df::from_view(input))
+               .node("f1", FilterNode{stages[0]}, "in")
+               .node("f2", FilterNode{stages[1]}, "f1")
+               .node("f3", FilterNode{stages[2]}, "f2")
+               .node("f4", FilterNode{stages[3]}, "f3")
+               .sink<std::uint32_t>("out", "f4", static_cast<std::size_t>(n));
+  auto pipe = df::make_pipeline<Exec>(g, opt);
+  df::RunStats st;
+  const double pipe_best = best_run(pipe, repeats, st);
+  const auto out = pipe.output<std::uint32_t>("out");
+  std::printf("\nfilter chain (4 stages, selectivities 0.9 0.7 0.5 0.8): %lld -> %lld items "
+              "(pipeline %zu)\n", n, base_out, out.values.size());
+  std::printf("  baseline (kernel + scan compaction per stage): %8.3f ms  %8.2f Mitems/s\n",
+              base_best * 1e3, n / base_best / 1e6);
+  std::printf("  dataflow pipeline (%d instances):              %8.3f ms  %8.2f Mitems/s\n",
+              pipe.instances(), pipe_best * 1e3, n / pipe_best / 1e6);
+  std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
+  std::printf("  lane utilization: filters %.3f (", st.utilization(df::NodeKind::Map));
+  for (const char* name : {"f1", "f2", "f3", "f4"})
+    std::printf(" %s %.3f", name, st.node(name).utilization);
+  std::printf(" ), sink %.3f\n", st.node("out").utilization);
+}
+
+// ---- expander ------------------------------------------------------------------------
+long long count_expanded(const U32View& ein, long long ne) {
+  long long expanded = 0;
+  Kokkos::parallel_reduce("count", Kokkos::RangePolicy<Exec>(0, ne),
+                          KOKKOS_LAMBDA(long i, long long& s) { s += expand_count(ein(i)); },
+                          expanded);
+  return expanded;
+}
+
+// Baseline: a scan for the offsets, the expand kernel, then the filter stage with its compaction;
+// best seconds of `repeats`, and in `out_items` the items left.
+double time_baseline_expander(const U32View& ein, long long ne, long long expanded, const Stage& filter,
+                              int repeats, long long& out_items) {
+  Kokkos::View<long long*, Exec::memory_space> offs("offs", ne + 1);
+  U32View e1("e1", expanded), e2("e2", expanded), etmp("etmp", expanded);
+  FlagView eflag("eflag", expanded);
+  double base_best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = now();
+    Kokkos::parallel_scan(
+        "baseline::expand-offsets", Kokkos::RangePolicy<Exec>(0, ne),
+        KOKKOS_LAMBDA(long i, long long& off, const bool final) {
+          const int k = expand_count(ein(i));
+          if (final) offs(i) = off;
+          off += k;
+        });
+    Kokkos::parallel_for("baseline::expand", Kokkos::RangePolicy<Exec>(0, ne),
+                         KOKKOS_LAMBDA(long i) {
+                           const std::uint32_t x = ein(i);
+                           const int k = expand_count(x);
+                           for (int j = 0; j < k; ++j) e1(offs(i) + j) = expand_item(x, j);
+                         });
+    out_items = baseline_filter(filter, e1, expanded, e2, etmp, eflag);
+    Kokkos::fence();
+    base_best = std::min(base_best, now() - t0);
+  }
+  return base_best;
+}
+
+void bench_expander(const U32View& input, long long n, const Stage& filter, const df::Options& opt, int repeats) {
+  const long long ne = n / 8;
+  const U32View ein(Kokkos::subview(input, std::make_pair(0LL, ne)));
+  const long long expanded = count_expanded(ein, ne);
+  long long base_out = 0;
+  const double base_best = time_baseline_expander(ein, ne, expanded, filter, repeats, base_out);
+  auto ge = df::graph("expander")
+                .source("in", df::from_view(ein))
+                .node("expand", ExpandNode{}, "in")
+                .node("filter", FilterNode{filter}, "expand")
+                .sink<std::uint32_t>("out", "filter", static_cast<std::size_t>(expanded));
+  auto epipe = df::make_pipeline<Exec>(ge, opt);
+  df::RunStats st;
+  const double pipe_best = best_run(epipe, repeats, st);
+  const auto eout = epipe.output<std::uint32_t>("out");
+  std::printf("\nexpander (0..16 per item, then a 0.5 filter): %lld -> %lld -> %lld items "
+              "(pipeline %zu)\n", ne, expanded, base_out, eout.values.size());
+  std::printf("  baseline (count scan + expand kernel + compaction): %8.3f ms  %8.2f Mitems/s\n",
+              base_best * 1e3, ne / base_best / 1e6);
+  std::printf("  dataflow pipeline (%d instances):                   %8.3f ms  %8.2f Mitems/s\n",
+              epipe.instances(), pipe_best * 1e3, ne / pipe_best / 1e6);
+  std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
+  std::printf("  lane utilization: expand %.3f, filter %.3f, both %.3f, sink %.3f\n",
+              st.node("expand").utilization, st.node("filter").utilization,
+              st.utilization(df::NodeKind::Map), st.node("out").utilization);
+}
 
 int run(const Args& args) {
-  {
-    const long long n = args.items;
-    const int width = args.width;
-    const int repeats = args.repeats;
-    std::printf("korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, best "
-                "of %d\n",
-                Exec::name(), static_cast<int>(Exec().concurrency()), n, width, repeats);
-    U32View input("input", n);
-    Kokkos::parallel_for("init", Kokkos::RangePolicy<Exec>(0, n),
-                         KOKKOS_LAMBDA(long i) { input(i) = mix(static_cast<std::uint32_t>(i)); });
-    Kokkos::fence();
-    const Stage stages[4] = {{1, 90}, {2, 70}, {3, 50}, {4, 80}};
-    U32View a("a", n), b("b", n), tmp("tmp", n);
-    Kokkos::View<int*, Exec::memory_space> flag("flag", n);
-
-    // ---- filter chain ------------------------------------------------------------------
-    double base_best = 1e30;
-    long long base_out = 0;
-    for (int r = 0; r < repeats; ++r) {
-      const double t0 = now();
-      long long m = n;
-      U32View cur = input;
-      U32View dst[2] = {a, b};
-      for (int s = 0; s < 4; ++s) {
-        m = baseline_filter(stages[s], cur, m, dst[s % 2], tmp, flag);
-        cur = dst[s % 2];
-      }
-      Kokkos::fence();
-      base_best = std::min(base_best, now() - t0);
-      base_out = m;
-    }
-    df::Options opt;
-    opt.vector_width = width;
-    auto g = df::graph("filter-chain")
-                 .source("in", df::from_view(input))
-                 .node("f1", FilterNode{stages[0]}, "in")
-                 .node("f2", FilterNode{stages[1]}, "f1")
-                 .node("f3", FilterNode{stages[2]}, "f2")
-                 .node("f4", FilterNode{stages[3]}, "f3")
-                 .sink<std::uint32_t>("out", "f4", static_cast<std::size_t>(n));
-    auto pipe = df::make_pipeline<Exec>(g, opt);
-    double pipe_best = 1e30;
-    df::RunStats st;
-    for (int r = 0; r < repeats; ++r) {
-      st = pipe.run();
-      pipe_best = std::min(pipe_best, st.seconds);
-    }
-    const auto out = pipe.output<std::uint32_t>("out");
-    std::printf("\nfilter chain (4 stages, selectivities 0.9 0.7 0.5 0.8): %lld -> %lld items "
-                "(pipeline %zu)\n", n, base_out, out.values.size());
-    std::printf("  baseline (kernel + scan compaction per stage): %8.3f ms  %8.2f Mitems/s\n",
-                base_best * 1e3, n / base_best / 1e6);
-    std::printf("  dataflow pipeline (%d instances):              %8.3f ms  %8.2f Mitems/s\n",
-                pipe.instances(), pipe_best * 1e3, n / pipe_best / 1e6);
-    std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
-    std::printf("  lane utilization: filters %.3f (", st.utilization(df::NodeKind::Map));
-    for (const char* name : {"f1", "f2", "f3", "f4"})
-      std::printf(" %s %.3f", name, st.node(name).utilization);
-    std::printf(" ), sink %.3f\n", st.node("out").utilization);
-
-    // ---- expander ------------------------------------------------------------------------
-    const long long ne = n / 8;
-    auto ein = Kokkos::subview(input, std::make_pair(0LL, ne));
-    Kokkos::View<long long*, Exec::memory_space> offs("offs", ne + 1);
-    long long expanded = 0;
-    Kokkos::parallel_reduce("count", Kokkos::RangePolicy<Exec>(0, ne),
-                            KOKKOS_LAMBDA(long i, long long& s) { s += expand_count(ein(i)); },
-                            expanded);
-    U32View e1("e1", expanded), e2("e2", expanded), etmp("etmp", expanded);
-    Kokkos::View<int*, Exec::memory_space> eflag("eflag", expanded);
-    base_best = 1e30;
-    for (int r = 0; r < repeats; ++r) {
-      const double t0 = now();
-      Kokkos::parallel_scan(
-          "baseline::expand-offsets", Kokkos::RangePolicy<Exec>(0, ne),
-          KOKKOS_LAMBDA(long i, long long& off, const bool final) {
-            const int k = expand_count(ein(i));
-            if (final) offs(i) = off;
-            off += k;
-          });
-      Kokkos::parallel_for("baseline::expand", Kokkos::RangePolicy<Exec>(0, ne),
-                           KOKKOS_LAMBDA(long i) {
-                             const std::uint32_t x = ein(i);
-                             const int k = expand_count(x);
-                             for (int j = 0; j < k; ++j) e1(offs(i) + j) = expand_item(x, j);
-                           });
-      base_out = baseline_filter(stages[2], e1, expanded, e2, etmp, eflag);
-      Kokkos::fence();
-      base_best = std::min(base_best, now() - t0);
-    }
-    auto ge = df::graph("expander")
-                  .source("in", df::from_view(U32View(ein)))
-                  .node("expand", ExpandNode{}, "in")
-                  .node("filter", FilterNode{stages[2]}, "expand")
-                  .sink<std::uint32_t>("out", "filter", static_cast<std::size_t>(expanded));
-    auto epipe = df::make_pipeline<Exec>(ge, opt);
-    pipe_best = 1e30;
-    for (int r = 0; r < repeats; ++r) {
-      st = epipe.run();
-      pipe_best = std::min(pipe_best, st.seconds);
-    }
-    const auto eout = epipe.output<std::uint32_t>("out");
-    std::printf("\nexpander (0..16 per item, then a 0.5 filter): %lld -> %lld -> %lld items "
-                "(pipeline %zu)\n", ne, expanded, base_out, eout.values.size());
-    std::printf("  baseline (count scan + expand kernel + compaction): %8.3f ms  %8.2f Mitems/s\n",
-                base_best * 1e3, ne / base_best / 1e6);
-    std::printf("  dataflow pipeline (%d instances):                   %8.3f ms  %8.2f Mitems/s\n",
-                epipe.instances(), pipe_best * 1e3, ne / pipe_best / 1e6);
-    std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
-    std::printf("  lane utilization: expand %.3f, filter %.3f, both %.3f, sink %.3f\n",
-                st.node("expand").utilization, st.node("filter").utilization,
-                st.utilization(df::NodeKind::Map), st.node("out").utilization);
-  }
+  const long long n = args.items;
+  std::printf("korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, best "
+              "of %d\n",
+              Exec::name(), static_cast<int>(Exec().concurrency()), n, args.width, args.repeats);
+  const U32View input = make_input(n);
+  const Stage stages[4] = {{1, 90}, {2, 70}, {3, 50}, {4, 80}};
+  df::Options opt;
+  opt.vector_width = args.width;
+  bench_filter_chain(input, n, stages, opt, args.repeats);
+  bench_expander(input, n, stages[2], opt, args.repeats);
   return 0;
 }
 

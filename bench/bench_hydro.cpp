@@ -120,99 +120,123 @@ double stream_triad(std::size_t n, int reps) {
 
 
 using Args = korch::bench::HydroBenchArgs;
+using Host = Kokkos::DefaultHostExecutionSpace;
+
+// Bytes a cell update must move at least: read 5 old + write 5 new doubles.
+constexpr double bytes_per_cell = 10.0 * 8.0;
+
+// Per variant: the update and step seconds of each timed step.
+struct VariantTimes {
+  std::vector<std::vector<double>> upd, stp;
+};
+
+// The plain loop, then every configuration. On a GPU build two more references: the same device
+// kernel without the runtime, with the whole grid copied to the device and back each step
+// ("plain-device") and with the data kept on the device ("plain-dev-resident", kernels alone).
+std::vector<std::string> bench_variants() {
+  std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel"};
+  if (korch::device_is_accelerator) {
+    variants.push_back("plain-device");
+    variants.push_back("plain-dev-resident");
+  }
+  return variants;
+}
+
+// One Simulation (one Runtime), the variants interleaved step by step so that a loaded machine
+// slows them alike.
+VariantTimes time_variants(const Args& args, const std::vector<std::string>& variants) {
+  VariantTimes times{std::vector<std::vector<double>>(variants.size()), std::vector<std::vector<double>>(variants.size())};
+  korch::hydro::Simulation sim(options("cpu", args.threads, args.cells, args.blocks, args.dim));
+  korch::hydro::PlainDeviceStep plain_device(sim.grid());
+  for (int rep = 0; rep < args.steps + 1; ++rep) {
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      Result r;
+      if (v == 0) {
+        r = plain_step(sim);
+      } else if (variants[v].rfind("plain-dev", 0) == 0) {
+        r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
+      } else {
+        sim.set_configuration(variants[v]);
+        r = runtime_step(sim);
+      }
+      if (rep > 0) {  // the first round warms pools and caches
+        times.upd[v].push_back(r.update);
+        times.stp[v].push_back(r.step);
+      }
+    }
+  }
+  return times;
+}
+
+double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+// One row per variant: medians per variant, ratios to the plain loop, bandwidth against the triad.
+void print_variant_table(const std::vector<std::string>& variants, const VariantTimes& times, long long n_cells,
+                         double triad, double device_triad) {
+  const auto& upd = times.upd;
+  const auto& stp = times.stp;
+  const Result plain{median(upd[0]), median(stp[0])};
+  const double plain_min = fastest(upd[0]);
+  std::printf("  %-16s %28s %22s %22s %26s\n", "variant", "update: median (min) [ms]", "cells/s (median)",
+              "plain/this med (min)", "step median [ms], ratio");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const Result r{median(upd[v]), median(stp[v])};
+    const double rate = static_cast<double>(n_cells) / r.update;
+    // Variants whose kernels run on the GPU are measured against the device's triad.
+    const bool on_device = device_triad > 0.0 && (variants[v] == "device" || variants[v] == "split" ||
+                                                  variants[v].rfind("plain-dev", 0) == 0);
+    const double limit = on_device ? device_triad : triad;
+    std::printf("  %-16s %15.3f (%8.3f) %22.4e %13.3f (%6.3f) %16.3f   %6.3f | bandwidth %6.2f GB/s = %5.1f%% of %s triad\n",
+                variants[v].c_str(), 1e3 * r.update, 1e3 * fastest(upd[v]), rate, plain.update / r.update,
+                plain_min / fastest(upd[v]), 1e3 * r.step, plain.step / r.step, 1e-9 * rate * bytes_per_cell,
+                100.0 * rate * bytes_per_cell / limit, on_device ? "device" : "host");
+  }
+}
+
+// The device configurations against the same device kernel without the runtime (GPU builds).
+void print_device_ratios(const std::vector<std::string>& variants, const VariantTimes& times) {
+  auto index = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(variants.begin(), variants.end(), name) - variants.begin());
+  };
+  const double copies = median(times.upd[index("plain-device")]), resident = median(times.upd[index("plain-dev-resident")]);
+  for (const char* name : {"device", "split"}) {
+    const double t = median(times.upd[index(name)]);
+    std::printf("  device ratio %-6s: plain-device/this %.3f, plain-dev-resident/this %.3f\n", name, copies / t,
+                resident / t);
+  }
+}
 
 int run(const Args& args) {
-  {
-    const unsigned threads = args.threads;
-    const int cells = args.cells;
-    const int blocks = args.blocks;
-    const int steps = args.steps;
-    const int dim = args.dim;
-    using Host = Kokkos::DefaultHostExecutionSpace;
-    long long n_cells = 1;
-    for (int d = 0; d < dim; ++d) n_cells *= static_cast<long long>(cells) * blocks;
-    const char* wait = std::getenv("OMP_WAIT_POLICY");
-    std::printf("OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
-    std::printf("korch-bench-hydro: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; plain loop on %s "
-                "with %d threads; median of %d interleaved steps\n",
-                dim, blocks, dim, cells, dim, n_cells, threads, Host::name(), korch::compat::concurrency(Host()), steps);
-    const double triad = stream_triad<Host, Kokkos::HostSpace>(std::size_t{1} << 24, 10);
-    // On a GPU build the device's own triad (2^27 doubles = 1 GiB per array, far beyond its caches)
-    // bounds the device configurations' step, whose data lives in device memory while it runs.
-    const double device_triad =
-        korch::device_is_accelerator
-            ? stream_triad<Kokkos::DefaultExecutionSpace, Kokkos::DefaultExecutionSpace::memory_space>(std::size_t{1} << 27, 20)
-            : 0.0;
-    // One Simulation (one Runtime), the variants interleaved step by step so that a loaded machine
-    // slows them alike; medians per variant.
-    // On a GPU build two more references: the same device kernel without the runtime, with the
-    // whole grid copied to the device and back each step ("plain-device") and with the data kept on
-    // the device ("plain-dev-resident", kernels alone).
-    std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel"};
-    if (korch::device_is_accelerator) {
-      variants.push_back("plain-device");
-      variants.push_back("plain-dev-resident");
-    }
-    std::vector<std::vector<double>> upd(variants.size()), stp(variants.size());
-    korch::hydro::Simulation sim(options("cpu", threads, cells, blocks, dim));
-    korch::hydro::PlainDeviceStep plain_device(sim.grid());
-    for (int rep = 0; rep < steps + 1; ++rep) {
-      for (std::size_t v = 0; v < variants.size(); ++v) {
-        Result r;
-        if (v == 0) {
-          r = plain_step(sim);
-        } else if (variants[v].rfind("plain-dev", 0) == 0) {
-          r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
-        } else {
-          sim.set_configuration(variants[v]);
-          r = runtime_step(sim);
-        }
-        if (rep > 0) {  // the first round warms pools and caches
-          upd[v].push_back(r.update);
-          stp[v].push_back(r.step);
-        }
-      }
-    }
-    auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
-    const Result plain{median(upd[0]), median(stp[0])};
-    const double plain_min = fastest(upd[0]);
-    // Bytes a cell update must move at least: read 5 old + write 5 new doubles.
-    const double bytes_per_cell = 10.0 * 8.0;
-    std::printf("  STREAM triad %.2f GB/s (host, 2^24 doubles per array)\n", 1e-9 * triad);
-    if (device_triad > 0.0) {
-      std::printf("  STREAM triad %.2f GB/s (%s, 2^27 doubles per array): at %.0f bytes per cell the hydro step can "
-                  "reach at most %.4e cells/s on the device\n",
-                  1e-9 * device_triad, Kokkos::DefaultExecutionSpace::name(), bytes_per_cell, device_triad / bytes_per_cell);
-    }
-    std::printf("  %-16s %28s %22s %22s %26s\n", "variant", "update: median (min) [ms]", "cells/s (median)",
-                "plain/this med (min)", "step median [ms], ratio");
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      const Result r{median(upd[v]), median(stp[v])};
-      const double rate = static_cast<double>(n_cells) / r.update;
-      // Variants whose kernels run on the GPU are measured against the device's triad.
-      const bool on_device = device_triad > 0.0 && (variants[v] == "device" || variants[v] == "split" ||
-                                                    variants[v].rfind("plain-dev", 0) == 0);
-      const double limit = on_device ? device_triad : triad;
-      std::printf("  %-16s %15.3f (%8.3f) %22.4e %13.3f (%6.3f) %16.3f   %6.3f | bandwidth %6.2f GB/s = %5.1f%% of %s triad\n",
-                  variants[v].c_str(), 1e3 * r.update, 1e3 * fastest(upd[v]), rate, plain.update / r.update,
-                  plain_min / fastest(upd[v]), 1e3 * r.step, plain.step / r.step, 1e-9 * rate * bytes_per_cell,
-                  100.0 * rate * bytes_per_cell / limit, on_device ? "device" : "host");
-    }
-    if (korch::device_is_accelerator) {
-      // The device configurations against the same device kernel without the runtime.
-      auto index = [&](const char* name) {
-        return static_cast<std::size_t>(std::find(variants.begin(), variants.end(), name) - variants.begin());
-      };
-      const double copies = median(upd[index("plain-device")]), resident = median(upd[index("plain-dev-resident")]);
-      for (const char* name : {"device", "split"}) {
-        const double t = median(upd[index(name)]);
-        std::printf("  device ratio %-6s: plain-device/this %.3f, plain-dev-resident/this %.3f\n", name, copies / t,
-                    resident / t);
-      }
-    }
-    std::printf("  (ratio plain/this >= 0.909 meets the <= 10%% runtime-overhead goal; update = Runtime::execute of the "
-                "bundle vs the plain parallel loop)\n");
+  const int cells = args.cells;
+  const int blocks = args.blocks;
+  const int dim = args.dim;
+  long long n_cells = 1;
+  for (int d = 0; d < dim; ++d) n_cells *= static_cast<long long>(cells) * blocks;
+  const char* wait = std::getenv("OMP_WAIT_POLICY");
+  std::printf("OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
+  std::printf("korch-bench-hydro: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; plain loop on %s "
+              "with %d threads; median of %d interleaved steps\n",
+              dim, blocks, dim, cells, dim, n_cells, args.threads, Host::name(), korch::compat::concurrency(Host()),
+              args.steps);
+  const double triad = stream_triad<Host, Kokkos::HostSpace>(std::size_t{1} << 24, 10);
+  // On a GPU build the device's own triad (2^27 doubles = 1 GiB per array, far beyond its caches)
+  // bounds the device configurations' step, whose data lives in device memory while it runs.
+  const double device_triad =
+      korch::device_is_accelerator
+          ? stream_triad<Kokkos::DefaultExecutionSpace, Kokkos::DefaultExecutionSpace::memory_space>(std::size_t{1} << 27, 20)
+          : 0.0;
+  const std::vector<std::string> variants = bench_variants();
+  const VariantTimes times = time_variants(args, variants);
+  std::printf("  STREAM triad %.2f GB/s (host, 2^24 doubles per array)\n", 1e-9 * triad);
+  if (device_triad > 0.0) {
+    std::printf("  STREAM triad %.2f GB/s (%s, 2^27 doubles per array): at %.0f bytes per cell the hydro step can "
+                "reach at most %.4e cells/s on the device\n",
+                1e-9 * device_triad, Kokkos::DefaultExecutionSpace::name(), bytes_per_cell, device_triad / bytes_per_cell);
   }
+  print_variant_table(variants, times, n_cells, triad, device_triad);
+  if (korch::device_is_accelerator) print_device_ratios(variants, times);
+  std::printf("  (ratio plain/this >= 0.909 meets the <= 10%% runtime-overhead goal; update = Runtime::execute of the "
+              "bundle vs the plain parallel loop)\n");
   return 0;
 }
 

@@ -119,14 +119,16 @@ ActionRoutine marking(int slot, unsigned throw_per_mille) {
   });
 }
 
-// One round of cycles over `t`; destroys the teams mid-cycle when `destroy` is set.
-void team_round(Rng& rng, std::unique_ptr<Teams>& holder, bool destroy, std::uint64_t& next_id, Tally& tally) {
-  Teams& t = *holder;
+using RoundItems = std::vector<std::vector<std::shared_ptr<SoakItem>>>;  // per team: the items enqueued
+
+// Starts a cycle on every team and enqueues items on those no team feeds; with `destroy`, leaves
+// some queues open.
+RoundItems start_round(Rng& rng, Teams& t, bool destroy, std::uint64_t& next_id) {
   const unsigned throw_per_mille = uni(rng, 0, 3) == 0 ? 20U : 0U;
   for (int i = t.k - 1; i >= 0; --i) {  // subscribers first
     t.teams[i]->start_cycle(marking(i, throw_per_mille), static_cast<unsigned>(uni(rng, t.in[i] == 0 ? 1 : 0, t.budget[i])));
   }
-  std::vector<std::vector<std::shared_ptr<SoakItem>>> items(t.k);
+  RoundItems items(t.k);
   for (int i = 0; i < t.k; ++i) {
     if (t.has_work_pub[i]) continue;
     const int n = uni(rng, 0, 9) == 0 ? uni(rng, 30, 100) : uni(rng, 0, 10);
@@ -136,32 +138,39 @@ void team_round(Rng& rng, std::unique_ptr<Teams>& holder, bool destroy, std::uin
     }
     if (!destroy || uni(rng, 0, 1) == 0) t.teams[i]->close_queue();
   }
-  tally.team_cycles += static_cast<std::uint64_t>(t.k);
-  if (destroy) {
-    ++tally.destroyed_rounds;
-    std::vector<std::weak_ptr<SoakItem>> watched;
-    for (auto& group : items) {
-      for (auto& it : group) watched.push_back(it);
-    }
-    std::vector<int> order(t.k);
-    for (int i = 0; i < t.k; ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int i : order) t.teams[i].reset();
-    holder.reset();
-    for (auto& group : items) {
-      for (auto& it : group) {
-        ++tally.items;
-        for (int s = 0; s < kMaxTeams; ++s) {
-          if (it->hits[s].load() > 1) tally.problem(tally.duplicated, 1, it->describe() + " ran twice in a destroyed team");
-        }
+  return items;
+}
+
+// Destroys the teams mid-cycle in random order: no item may have run twice or outlive them.
+void destroy_mid_cycle(Rng& rng, std::unique_ptr<Teams>& holder, RoundItems& items, Tally& tally) {
+  Teams& t = *holder;
+  ++tally.destroyed_rounds;
+  std::vector<std::weak_ptr<SoakItem>> watched;
+  for (auto& group : items) {
+    for (auto& it : group) watched.push_back(it);
+  }
+  std::vector<int> order(t.k);
+  for (int i = 0; i < t.k; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (int i : order) t.teams[i].reset();
+  holder.reset();
+  for (auto& group : items) {
+    for (auto& it : group) {
+      ++tally.items;
+      for (int s = 0; s < kMaxTeams; ++s) {
+        if (it->hits[s].load() > 1) tally.problem(tally.duplicated, 1, it->describe() + " ran twice in a destroyed team");
       }
     }
-    items.clear();
-    for (const auto& w : watched) {
-      if (!w.expired()) tally.problem(tally.lost, 1, "an item outlived the teams destroyed around it");
-    }
-    return;
   }
+  items.clear();
+  for (const auto& w : watched) {
+    if (!w.expired()) tally.problem(tally.lost, 1, "an item outlived the teams destroyed around it");
+  }
+}
+
+// Waits for every team; each must account for all its items, and each work subscriber must have
+// received what its publishers forwarded.
+std::vector<CycleReport> wait_and_check_counts(Teams& t, Tally& tally) {
   std::vector<CycleReport> rep(t.k);
   for (int i = 0; i < t.k; ++i) {
     try {
@@ -186,6 +195,11 @@ void team_round(Rng& rng, std::unique_ptr<Teams>& holder, bool destroy, std::uin
                     "team " + t.teams[j]->name() + " did not receive what its publishers forwarded");
     }
   }
+  return rep;
+}
+
+// Every item ran at most once in each team of its chain, and reached the next team unless one failed.
+void check_items(const Teams& t, const RoundItems& items, const std::vector<CycleReport>& rep, Tally& tally) {
   for (int s = 0; s < t.k; ++s) {
     for (const auto& it : items[s]) {
       ++tally.items;
@@ -200,6 +214,19 @@ void team_round(Rng& rng, std::unique_ptr<Teams>& holder, bool destroy, std::uin
       }
     }
   }
+}
+
+// One round of cycles over `t`; destroys the teams mid-cycle when `destroy` is set.
+void team_round(Rng& rng, std::unique_ptr<Teams>& holder, bool destroy, std::uint64_t& next_id, Tally& tally) {
+  Teams& t = *holder;
+  RoundItems items = start_round(rng, t, destroy, next_id);
+  tally.team_cycles += static_cast<std::uint64_t>(t.k);
+  if (destroy) {
+    destroy_mid_cycle(rng, holder, items, tally);
+    return;
+  }
+  const std::vector<CycleReport> rep = wait_and_check_counts(t, tally);
+  check_items(t, items, rep, tally);
 }
 
 // Counts the action's calls per item in one runtime cycle, by description: packets are made and

@@ -76,48 +76,45 @@ double kernel_flop_rate(long iterations) {
   return static_cast<double>(iterations) * flops_per_iteration / best;
 }
 
-// Runs one pattern's sweep and prints its table; returns its summary line. `kernel_rate`: the
-// kernel's flop rate alone on one thread.
-std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
-  const TaskGraph graph(pattern, args.width, args.steps);
-  TaskRunner runner(graph);
-  runner.inject_fault(args.inject_fault);
-  std::vector<std::unique_ptr<TaskBenchDriver>> drivers;
-  for (const auto& name : args.drivers) drivers.push_back(make_driver(name, runner, args.threads));
-  const std::string label = std::string(to_string(pattern)) + " W=" + std::to_string(graph.width());
+using Drivers = std::vector<std::unique_ptr<TaskBenchDriver>>;
+using Walls = std::vector<std::vector<std::vector<double>>>;  // per size, per driver: per round
+using Sweep = std::vector<std::vector<SweepFigures>>;         // per driver: per size
 
-  auto timed_run = [&](TaskBenchDriver& d, long iterations) {
-    std::this_thread::sleep_for(settle);
-    runner.begin_run(iterations);
-    const double wall = d.run(runner);
-    runner.verify(label + " T=" + std::to_string(graph.steps()) + ", " + d.name() + ", " +
-                  std::to_string(iterations) + " iterations");
-    return wall;
-  };
+// One run of every task by `d` at `iterations` per task, its results checked; `graph_label` names
+// the graph in the error of a wrong result.
+double timed_run(TaskRunner& runner, TaskBenchDriver& d, long iterations, const std::string& graph_label) {
+  std::this_thread::sleep_for(settle);
+  runner.begin_run(iterations);
+  const double wall = d.run(runner);
+  runner.verify(graph_label + ", " + d.name() + ", " + std::to_string(iterations) + " iterations");
+  return wall;
+}
 
-  std::printf("\n== %s T=%ld: %ld tasks, %ld dependencies ==\n", label.c_str(), graph.steps(), graph.tasks(),
-              graph.edges());
-  std::fflush(stdout);
-  for (auto& d : drivers) timed_run(*d, 1);  // warm-up: threads started, caches and pools filled
-
-  // Round after round, each a pass over the whole sweep with the drivers taking turns at every
-  // size: the rounds of one size lie far apart in time, so a burst of other work on the machine
-  // spoils only some of them.
-  const std::vector<long> sizes = sweep_sizes(args);
-  std::vector<std::vector<std::vector<double>>> walls(sizes.size(), std::vector<std::vector<double>>(drivers.size()));
+// Round after round, each a pass over the whole sweep with the drivers taking turns at every
+// size: the rounds of one size lie far apart in time, so a burst of other work on the machine
+// spoils only some of them.
+Walls time_sweep(const Args& args, const std::vector<long>& sizes, TaskRunner& runner, const Drivers& drivers,
+                 const std::string& graph_label) {
+  Walls walls(sizes.size(), std::vector<std::vector<double>>(drivers.size()));
   std::printf("round");
   for (int r = 0; r < args.rounds; ++r) {
     const auto t0 = Clock::now();
     for (std::size_t s = 0; s < sizes.size(); ++s) {
-      for (std::size_t k = 0; k < drivers.size(); ++k) walls[s][k].push_back(timed_run(*drivers[k], sizes[s]));
+      for (std::size_t k = 0; k < drivers.size(); ++k)
+        walls[s][k].push_back(timed_run(runner, *drivers[k], sizes[s], graph_label));
     }
     std::printf(" %d (%.1f s)%s", r + 1, seconds_since(t0), r + 1 < args.rounds ? "," : "\n");
     std::fflush(stdout);
   }
+  return walls;
+}
 
+// The table: one row per size and driver.
+Sweep print_sweep_table(const Args& args, const std::vector<long>& sizes, const Walls& walls, const TaskGraph& graph,
+                        const Drivers& drivers) {
   std::printf("%10s %11s  %-7s %12s %12s %10s %9s %10s\n", "iterations", "flops/task", "driver", "wall med ms",
               "wall best ms", "task us", "GFLOP/s", "efficiency");
-  std::vector<std::vector<SweepFigures>> sweep(drivers.size());
+  Sweep sweep(drivers.size());
   for (std::size_t s = 0; s < sizes.size(); ++s) {
     const long iterations = sizes[s];
     const double flops_per_task = static_cast<double>(iterations) * flops_per_iteration;
@@ -134,8 +131,13 @@ std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
                   f.efficiency);
     }
   }
+  return sweep;
+}
 
-  std::string per_step, metgs;
+// The time per timestep at the smallest size and each driver's METG; `metgs` gets the METGs' text.
+std::vector<Metg> print_metgs(const Args& args, const std::vector<long>& sizes, const Sweep& sweep,
+                              const TaskGraph& graph, const Drivers& drivers, std::string& metgs) {
+  std::string per_step;
   std::vector<Metg> m(drivers.size());
   for (std::size_t k = 0; k < drivers.size(); ++k) {
     const std::string sep = k == 0 ? "" : ", ";
@@ -147,8 +149,13 @@ std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
   std::printf("per timestep at %ld iterations (%s wall / T): %s\n", sizes.back(), args.statistic.c_str(),
               per_step.c_str());
   std::printf("METG(50%%): %s\n", metgs.c_str());
-  // The efficiencies are relative to each driver's rate at the largest size; check that rate
-  // against the kernel alone on as many threads as the graph can use at once.
+  return m;
+}
+
+// The efficiencies are relative to each driver's rate at the largest size; check that rate
+// against the kernel alone on as many threads as the graph can use at once.
+void print_rate_check(const Args& args, const std::vector<long>& sizes, const Sweep& sweep, const TaskGraph& graph,
+                      const Drivers& drivers, double kernel_rate) {
   const unsigned usable = static_cast<unsigned>(
       std::min<long>({static_cast<long>(args.threads), graph.width(),
                       static_cast<long>(std::max(1U, std::thread::hardware_concurrency()))}));
@@ -168,7 +175,11 @@ std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
     std::printf("  below 80%%: at the largest size that driver lost time to other work on the machine or to its own\n"
                 "  overhead (tasks too small to hide it), so its efficiencies and METG come out too favourable\n");
   }
+}
 
+// The pattern's summary line: the METGs, and korch's against each other driver's.
+std::string summary_line(const std::string& label, const std::string& metgs, const std::vector<Metg>& m,
+                         const Drivers& drivers) {
   std::string line = "METG(50%) " + label + ": " + metgs;
   std::string ratios;
   for (std::size_t k = 1; k < drivers.size(); ++k) {
@@ -181,6 +192,31 @@ std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
   }
   if (!ratios.empty()) line += "; " + ratios;
   return line;
+}
+
+// Runs one pattern's sweep and prints its table; returns its summary line. `kernel_rate`: the
+// kernel's flop rate alone on one thread.
+std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
+  const TaskGraph graph(pattern, args.width, args.steps);
+  TaskRunner runner(graph);
+  runner.inject_fault(args.inject_fault);
+  Drivers drivers;
+  for (const auto& name : args.drivers) drivers.push_back(make_driver(name, runner, args.threads));
+  const std::string label = std::string(to_string(pattern)) + " W=" + std::to_string(graph.width());
+  const std::string graph_label = label + " T=" + std::to_string(graph.steps());
+
+  std::printf("\n== %s T=%ld: %ld tasks, %ld dependencies ==\n", label.c_str(), graph.steps(), graph.tasks(),
+              graph.edges());
+  std::fflush(stdout);
+  for (auto& d : drivers) timed_run(runner, *d, 1, graph_label);  // warm-up: threads started, caches and pools filled
+
+  const std::vector<long> sizes = sweep_sizes(args);
+  const Walls walls = time_sweep(args, sizes, runner, drivers, graph_label);
+  const Sweep sweep = print_sweep_table(args, sizes, walls, graph, drivers);
+  std::string metgs;
+  const std::vector<Metg> m = print_metgs(args, sizes, sweep, graph, drivers, metgs);
+  print_rate_check(args, sizes, sweep, graph, drivers, kernel_rate);
+  return summary_line(label, metgs, m, drivers);
 }
 
 int run(const Args& args) {

@@ -261,107 +261,138 @@ void print_peer_cycles([[maybe_unused]] unsigned threads, [[maybe_unused]] int n
 }
 
 using Args = korch::bench::ThreadTeamBenchArgs;
+using Items = std::vector<std::shared_ptr<DataItem>>;
+
+struct Peer {
+  std::string name;
+  std::function<double(unsigned)> seconds;  // better of a warm-up run and a run, T consumer threads
+  bool is_korch;
+};
+
+// korch's team (and with spin=0) first, then the peers built in; each runs `items`.
+std::vector<Peer> throughput_peers(const Items& items, const korch::TeamOptions& sleepy) {
+  std::vector<Peer> peers;
+  peers.push_back({"korch ThreadTeam       ", [&items](unsigned t) { return korch_throughput(items, t, 2); }, true});
+  peers.push_back(
+      {"korch ThreadTeam spin=0", [&items, sleepy](unsigned t) { return korch_throughput(items, t, 2, sleepy); }, true});
+#if defined(KORCH_BENCH_HAVE_TBB)
+  peers.push_back({"oneTBB flow graph      ", [&items](unsigned t) { return tbb_throughput(items, t, 2); }, false});
+#endif
+#if defined(KORCH_BENCH_HAVE_OPENMP)
+  peers.push_back({"OpenMP tasks           ", [&items](unsigned t) { return openmp_throughput(items, t, 2); }, false});
+#endif
+  return peers;
+}
+
+// Microseconds per item of each peer per round, and per round the best other peer's time over korch's.
+struct ThroughputRounds {
+  std::vector<std::vector<double>> us;
+  std::vector<double> round_ratio;
+};
+
+// The peers take turns, round after round (in rotating order), so that they all see the same
+// load on a shared machine.
+ThroughputRounds time_throughput(const std::vector<Peer>& peers, long n_items, int reps, unsigned t) {
+  ThroughputRounds rounds;
+  rounds.us.resize(peers.size());
+  for (int r = 0; r < reps; ++r) {
+    std::vector<double> this_round(peers.size());
+    for (std::size_t k = 0; k < peers.size(); ++k) {
+      const std::size_t p = (k + static_cast<std::size_t>(r)) % peers.size();
+      this_round[p] = peers[p].seconds(t) / static_cast<double>(n_items) * 1e6;
+      rounds.us[p].push_back(this_round[p]);
+    }
+    double best_peer = 0;
+    for (std::size_t p = 0; p < peers.size(); ++p) {
+      if (!peers[p].is_korch && (best_peer == 0 || this_round[p] < best_peer)) best_peer = this_round[p];
+    }
+    if (best_peer > 0) rounds.round_ratio.push_back(best_peer / this_round[0]);
+  }
+  return rounds;
+}
+
+// Each peer's best round and the median of the per-round ratios, against the better peer and the
+// reference of the existing implementation (`reference_us`).
+void print_throughput(const std::vector<Peer>& peers, const ThroughputRounds& rounds, unsigned t, double reference_us) {
+  double best_peer = 0;
+  std::string best_name;
+  for (std::size_t p = 0; p < peers.size(); ++p) {
+    const double best = *std::min_element(rounds.us[p].begin(), rounds.us[p].end());
+    std::printf("T=%u  %s  best %7.3f us/item (%6.2f M items/s), median %7.3f us/item\n", t, peers[p].name.c_str(),
+                best, 1.0 / best, median(rounds.us[p]));
+    if (!peers[p].is_korch && (best_peer == 0 || best < best_peer)) {
+      best_peer = best;
+      best_name = peers[p].name.substr(0, peers[p].name.find_last_not_of(' ') + 1);
+    }
+  }
+  const double korch_best = *std::min_element(rounds.us[0].begin(), rounds.us[0].end());
+  if (best_peer > 0) {
+    std::printf("T=%u  ratio korch / better peer (%s), throughput, best rounds: %.2f; median of per-round ratios: "
+                "%.2f  (goal >= 0.67)\n",
+                t, best_name.c_str(), best_peer / korch_best, median(rounds.round_ratio));
+  }
+  std::printf("T=%u  ratio korch / reference (%.2f us/item), throughput: %.2f  (goal > 1)\n\n", t, reference_us,
+              reference_us / korch_best);
+}
+
+// The empty cycle and the 1-item cycle on one thread.
+void report_short_cycles(int cycles, const korch::TeamOptions& sleepy) {
+  const std::vector<double> empty = korch_cycles(1, 0, cycles);
+  const std::vector<double> empty0 = korch_cycles(1, 0, cycles, sleepy);
+  std::printf("empty cycle (start_cycle, close_queue, wait), 1 thread: median %.2f us, mean %.2f us  (goal < 20 us)\n",
+              median(empty) * 1e6, mean(empty) * 1e6);
+  std::printf("empty cycle, 1 thread, spin=0:                         median %.2f us, mean %.2f us\n",
+              median(empty0) * 1e6, mean(empty0) * 1e6);
+  // An empty cycle never needs its thread (the activation is taken back at close_queue); one item
+  // makes the thread take part: the round trip caller -> team thread -> caller.
+  std::vector<double> one_kept;
+  const std::vector<double> one = korch_cycles(1, 1, cycles, {}, &one_kept);
+  const std::vector<double> one0 = korch_cycles(1, 1, cycles, sleepy);
+  std::printf("1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
+              "spin=0: median %.2f us%s\n",
+              median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6, kept_core_summary(one, one_kept).c_str());
+  print_peer_cycles(1, 1, cycles);
+}
+
+// A 100-item no-op cycle with 1 and 10 threads, against the existing implementation's figures.
+void report_100_item_cycles(int cycles, const korch::TeamOptions& sleepy) {
+  const double reference_cycle_us[2] = {55, 237};
+  const unsigned cycle_threads[2] = {1, 10};
+  for (int c = 0; c < 2; ++c) {
+    std::vector<double> kept;
+    const std::vector<double> v = korch_cycles(cycle_threads[c], 100, cycles / 4, {}, &kept);
+    const std::vector<double> v0 = korch_cycles(cycle_threads[c], 100, cycles / 4, sleepy);
+    std::printf("100-item no-op cycle, %2u threads: median %7.2f us, mean %7.2f us; spin=0: median %7.2f us; "
+                "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)%s\n",
+                cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
+                reference_cycle_us[c] / (median(v) * 1e6), kept_core_summary(v, kept).c_str());
+    print_peer_cycles(cycle_threads[c], 100, cycles / 4);
+  }
+}
 
 int run(const Args& args) {
   const long n_items = args.items;
   const int reps = args.reps;
-  {
-    std::vector<std::shared_ptr<DataItem>> items;
-    items.reserve(static_cast<std::size_t>(n_items));
-    for (long i = 0; i < n_items; ++i) items.push_back(std::make_shared<BenchItem>());
+  Items items;
+  items.reserve(static_cast<std::size_t>(n_items));
+  for (long i = 0; i < n_items; ++i) items.push_back(std::make_shared<BenchItem>());
 
-    std::printf("bench_thread_team: %ld no-op items per run, %d rounds; %u hardware threads\n", n_items, reps,
-                std::thread::hardware_concurrency());
-    std::printf("every peer: the producer thread + T consumer threads, same items, same empty std::function\n\n");
+  std::printf("bench_thread_team: %ld no-op items per run, %d rounds; %u hardware threads\n", n_items, reps,
+              std::thread::hardware_concurrency());
+  std::printf("every peer: the producer thread + T consumer threads, same items, same empty std::function\n\n");
 
-    // Reference: the existing implementation of this design on this machine (us per no-op item).
-    const double reference_us_per_item[3] = {0, 0.74, 1.08};
-    korch::TeamOptions sleepy;
-    sleepy.spin = std::chrono::microseconds(0);
-    struct Peer {
-      std::string name;
-      std::function<double(unsigned)> seconds;  // better of a warm-up run and a run, T consumer threads
-      bool is_korch;
-    };
-    std::vector<Peer> peers;
-    peers.push_back({"korch ThreadTeam       ", [&](unsigned t) { return korch_throughput(items, t, 2); }, true});
-    peers.push_back({"korch ThreadTeam spin=0", [&](unsigned t) { return korch_throughput(items, t, 2, sleepy); }, true});
-#if defined(KORCH_BENCH_HAVE_TBB)
-    peers.push_back({"oneTBB flow graph      ", [&](unsigned t) { return tbb_throughput(items, t, 2); }, false});
-#endif
-#if defined(KORCH_BENCH_HAVE_OPENMP)
-    peers.push_back({"OpenMP tasks           ", [&](unsigned t) { return openmp_throughput(items, t, 2); }, false});
-#endif
-    for (unsigned t = 1; t <= 2; ++t) {
-      // The peers take turns, round after round (in rotating order), so that they all see the same
-      // load on a shared machine; each peer's best round and the median of the per-round ratios
-      // are reported.
-      std::vector<std::vector<double>> us(peers.size());
-      std::vector<double> round_ratio;
-      for (int r = 0; r < reps; ++r) {
-        std::vector<double> this_round(peers.size());
-        for (std::size_t k = 0; k < peers.size(); ++k) {
-          const std::size_t p = (k + static_cast<std::size_t>(r)) % peers.size();
-          this_round[p] = peers[p].seconds(t) / static_cast<double>(n_items) * 1e6;
-          us[p].push_back(this_round[p]);
-        }
-        double best_peer = 0;
-        for (std::size_t p = 0; p < peers.size(); ++p) {
-          if (!peers[p].is_korch && (best_peer == 0 || this_round[p] < best_peer)) best_peer = this_round[p];
-        }
-        if (best_peer > 0) round_ratio.push_back(best_peer / this_round[0]);
-      }
-      double best_peer = 0;
-      std::string best_name;
-      for (std::size_t p = 0; p < peers.size(); ++p) {
-        const double best = *std::min_element(us[p].begin(), us[p].end());
-        std::printf("T=%u  %s  best %7.3f us/item (%6.2f M items/s), median %7.3f us/item\n", t, peers[p].name.c_str(),
-                    best, 1.0 / best, median(us[p]));
-        if (!peers[p].is_korch && (best_peer == 0 || best < best_peer)) {
-          best_peer = best;
-          best_name = peers[p].name.substr(0, peers[p].name.find_last_not_of(' ') + 1);
-        }
-      }
-      const double korch_best = *std::min_element(us[0].begin(), us[0].end());
-      if (best_peer > 0) {
-        std::printf("T=%u  ratio korch / better peer (%s), throughput, best rounds: %.2f; median of per-round ratios: "
-                    "%.2f  (goal >= 0.67)\n",
-                    t, best_name.c_str(), best_peer / korch_best, median(round_ratio));
-      }
-      std::printf("T=%u  ratio korch / reference (%.2f us/item), throughput: %.2f  (goal > 1)\n\n", t,
-                  reference_us_per_item[t], reference_us_per_item[t] / korch_best);
-    }
-
-    const int cycles = std::max(1000, static_cast<int>(n_items / 10));
-    const std::vector<double> empty = korch_cycles(1, 0, cycles);
-    const std::vector<double> empty0 = korch_cycles(1, 0, cycles, sleepy);
-    std::printf("empty cycle (start_cycle, close_queue, wait), 1 thread: median %.2f us, mean %.2f us  (goal < 20 us)\n",
-                median(empty) * 1e6, mean(empty) * 1e6);
-    std::printf("empty cycle, 1 thread, spin=0:                         median %.2f us, mean %.2f us\n",
-                median(empty0) * 1e6, mean(empty0) * 1e6);
-    // An empty cycle never needs its thread (the activation is taken back at close_queue); one item
-    // makes the thread take part: the round trip caller -> team thread -> caller.
-    std::vector<double> one_kept;
-    const std::vector<double> one = korch_cycles(1, 1, cycles, {}, &one_kept);
-    const std::vector<double> one0 = korch_cycles(1, 1, cycles, sleepy);
-    std::printf("1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
-                "spin=0: median %.2f us%s\n",
-                median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6, kept_core_summary(one, one_kept).c_str());
-    print_peer_cycles(1, 1, cycles);
-
-    const double reference_cycle_us[2] = {55, 237};
-    const unsigned cycle_threads[2] = {1, 10};
-    for (int c = 0; c < 2; ++c) {
-      std::vector<double> kept;
-      const std::vector<double> v = korch_cycles(cycle_threads[c], 100, cycles / 4, {}, &kept);
-      const std::vector<double> v0 = korch_cycles(cycle_threads[c], 100, cycles / 4, sleepy);
-      std::printf("100-item no-op cycle, %2u threads: median %7.2f us, mean %7.2f us; spin=0: median %7.2f us; "
-                  "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)%s\n",
-                  cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
-                  reference_cycle_us[c] / (median(v) * 1e6), kept_core_summary(v, kept).c_str());
-      print_peer_cycles(cycle_threads[c], 100, cycles / 4);
-    }
+  // Reference: the existing implementation of this design on this machine (us per no-op item).
+  const double reference_us_per_item[3] = {0, 0.74, 1.08};
+  korch::TeamOptions sleepy;
+  sleepy.spin = std::chrono::microseconds(0);
+  const std::vector<Peer> peers = throughput_peers(items, sleepy);
+  for (unsigned t = 1; t <= 2; ++t) {
+    print_throughput(peers, time_throughput(peers, n_items, reps, t), t, reference_us_per_item[t]);
   }
+
+  const int cycles = std::max(1000, static_cast<int>(n_items / 10));
+  report_short_cycles(cycles, sleepy);
+  report_100_item_cycles(cycles, sleepy);
   return 0;
 }
 

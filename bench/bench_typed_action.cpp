@@ -99,23 +99,19 @@ void print(const char* title, const std::vector<Variant>& group) {
     std::printf("  %-28s %10.1f ns/item   ratio to direct %.3f\n", v.name.c_str(), 1e9 * median(v.per_item), median(v.ratio));
 }
 
-int run(int rounds, int cells) {
-  korch::GridSpec spec;
-  spec.block_cells = {16, 16, 16};
-  spec.blocks = {4, 4, 1};
-  spec.guard = 1;
-  spec.n_vars = 1;
-  spec.tile_cells = {cells, cells, cells};
-  korch::Grid grid(spec);
-  grid.fill([](int b, int, int i, int j, int k) { return 0.001 * (b + i + j + k); });
-  korch::ThreadSpaces spaces;
-  const korch::ActionParameters parameters;
-  const std::string team = "bench";
-  const korch::ActionContext ctx(0, team, 0, 1, spaces, parameters);
-  std::printf("korch-bench-typed_action: %d blocks of 16^3 cells, tiles of %d^3 cells; %d rounds\n", grid.n_blocks(),
-              cells, rounds);
-  std::printf("load average at start: %s\n", load_average().c_str());
+// The box routine that both groups call: on a tile's box on the host, on a packet's boxes on the device.
+korch::ActionRoutine box_routine() {
+  return korch::TypedAction("relax")
+      .on_grid_box([](const korch::ActionContext&, const korch::GridBoxView& box) { relax_host(box.var(0), box.box()); })
+      .on_packet_box([](const korch::ActionContext&, const korch::PacketBoxView& box) {
+        relax_device(box.space(), box.var(0), box.box());
+      })
+      .routine();
+}
 
+// The tile variants, measured.
+std::vector<Variant> measure_tile_variants(const korch::Grid& grid, const korch::ActionContext& ctx,
+                                           const korch::ActionRoutine& on_box, int cells, int rounds) {
   const auto tiles = korch::all_tiles(grid);
   const korch::ActionRoutine ladder("relax", [](const korch::ActionContext&, korch::DataItem& item) {
     if (auto* t = dynamic_cast<korch::Tile*>(&item)) relax_host(host_var(t->grid(), t->block_id(), 0), t->box());
@@ -125,14 +121,6 @@ int run(int rounds, int cells) {
       korch::TypedAction("relax")
           .on_tile([](const korch::ActionContext&, korch::Tile& t) { relax_host(host_var(t.grid(), t.block_id(), 0), t.box()); })
           .routine();
-  const korch::ActionRoutine on_box = korch::TypedAction("relax")
-                                          .on_grid_box([](const korch::ActionContext&, const korch::GridBoxView& box) {
-                                            relax_host(box.var(0), box.box());
-                                          })
-                                          .on_packet_box([](const korch::ActionContext&, const korch::PacketBoxView& box) {
-                                            relax_device(box.space(), box.var(0), box.box());
-                                          })
-                                          .routine();
   auto over_tiles = [&](const korch::ActionRoutine& r) {
     return [&tiles, &r, &ctx] {
       for (const auto& t : tiles) r(ctx, *t);
@@ -148,7 +136,14 @@ int run(int rounds, int cells) {
   // About half a million cell updates per sample, whatever the tile size.
   const int tile_passes = std::max(1, 500000 / static_cast<int>(tiles.size() * static_cast<std::size_t>(cells * cells * cells)));
   measure(host, rounds, tile_passes);
+  for (auto& v : host) v.pass = nullptr;  // it refers to this function's locals
+  return host;
+}
 
+// The packet variants over one packet of every block in device memory, measured.
+std::vector<Variant> measure_packet_variants(korch::Grid& grid, korch::ThreadSpaces& spaces,
+                                             const korch::ActionContext& ctx, const korch::ActionRoutine& on_box,
+                                             int rounds) {
   korch::MemoryPool pinned("bench pinned", korch::PoolMemory::pinned_host), device("bench device", korch::PoolMemory::device);
   korch::PacketVariables vars;
   vars.copy_in_out = {0};
@@ -178,6 +173,30 @@ int run(int rounds, int cells) {
       {"TypedAction box routine", [&] { on_box(ctx, *packet); }, packet->size(), {}, {}}};
   measure(packets, rounds, 5);
   packet->release();
+  for (auto& v : packets) v.pass = nullptr;  // it refers to this function's locals
+  return packets;
+}
+
+int run(int rounds, int cells) {
+  korch::GridSpec spec;
+  spec.block_cells = {16, 16, 16};
+  spec.blocks = {4, 4, 1};
+  spec.guard = 1;
+  spec.n_vars = 1;
+  spec.tile_cells = {cells, cells, cells};
+  korch::Grid grid(spec);
+  grid.fill([](int b, int, int i, int j, int k) { return 0.001 * (b + i + j + k); });
+  korch::ThreadSpaces spaces;
+  const korch::ActionParameters parameters;
+  const std::string team = "bench";
+  const korch::ActionContext ctx(0, team, 0, 1, spaces, parameters);
+  std::printf("korch-bench-typed_action: %d blocks of 16^3 cells, tiles of %d^3 cells; %d rounds\n", grid.n_blocks(),
+              cells, rounds);
+  std::printf("load average at start: %s\n", load_average().c_str());
+
+  const korch::ActionRoutine on_box = box_routine();
+  const std::vector<Variant> host = measure_tile_variants(grid, ctx, on_box, cells, rounds);
+  const std::vector<Variant> packets = measure_packet_variants(grid, spaces, ctx, on_box, rounds);
 
   print("tiles in host memory (per tile):", host);
   print("entries of a packet of blocks in device memory (per entry, fence per packet):", packets);

@@ -138,6 +138,99 @@ void read_route(Reader& r, HelperConfig& h) {
   h.unit = r.choice("unit", false, RoutingUnit::block, units);
 }
 
+// One entry of "teams".
+TeamConfig read_team(const std::string& label, const json& object, const std::string& path) {
+  Reader r(label, object, path);
+  TeamConfig t;
+  t.name = r.string("name", true);
+  t.type = r.data_type("type", true, DataType::tile);
+  t.action = r.string("action", true);
+  t.initial_threads = r.count<unsigned>("threads", 1);
+  r.finish();
+  return t;
+}
+
+// A helper's "variables": the grid variables its packets copy and the scratch ones they carry.
+void read_variables(const std::string& label, const json& object, const std::string& path, HelperConfig& h) {
+  Reader vr(label, object, path);
+  h.variables.copy_in = vr.variable_indices("copy_in");
+  h.variables.copy_in_out = vr.variable_indices("copy_in_out");
+  h.variables.copy_out = vr.variable_indices("copy_out");
+  h.variables.scratch = vr.count<int>("scratch", 0);
+  vr.finish();
+}
+
+// One entry of "helpers".
+HelperConfig read_helper(const std::string& label, const json& object, const std::string& path) {
+  Reader r(label, object, path);
+  HelperConfig h;
+  h.name = r.string("name", true);
+  static const HelperKind kinds[] = {HelperKind::mover, HelperKind::unpacker, HelperKind::splitter,
+                                     HelperKind::aggregator, HelperKind::mover_unpacker,
+                                     HelperKind::mover_unpacker_splitter, HelperKind::aggregator_mover,
+                                     HelperKind::router};
+  h.kind = r.choice("kind", true, HelperKind::mover, kinds);
+  h.input = r.data_type("input", true, DataType::packet_of_blocks);
+  h.output = r.data_type("output", false, h.input);
+  h.threads = r.count<unsigned>("threads", 1);
+  static const MoveDirection dirs[] = {MoveDirection::host_to_device, MoveDirection::device_to_host,
+                                       MoveDirection::device_to_device};
+  h.direction = r.choice("direction", false, MoveDirection::host_to_device, dirs);
+  h.packet_blocks = r.count<std::size_t>("packet_blocks", 4);
+  if (const json* v = r.get("variables", false)) read_variables(label, *v, path + ".variables", h);
+  read_route(r, h);
+  r.finish();
+  return h;
+}
+
+// One entry of "distributor.groups".
+DistributorGroup read_distributor_group(const std::string& label, const json& object, const std::string& path) {
+  Reader g(label, object, path);
+  DistributorGroup group;
+  const json& p = g.array("pipelines", true);
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    if (!p[k].is_string()) g.fail(at("pipelines", k), "expected a team or helper name, got " + json_input::excerpt(p[k]));
+    group.pipelines.push_back(p[k].get<std::string>());
+  }
+  // "static" and "dynamic" are read as the two policies' shorter names; they are written out
+  // by their C++ names.
+  const std::string policy = g.string("policy", false, "fixed_fraction");
+  if (policy == "static") {
+    group.policy = DistributionPolicy::fixed_fraction;
+  } else if (policy == "dynamic") {
+    group.policy = DistributionPolicy::queue_depth;
+  } else {
+    static const DistributionPolicy policies[] = {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth};
+    group.policy = g.choice("policy", false, DistributionPolicy::fixed_fraction, policies);
+  }
+  const json& w = g.array("weights", false);
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    if (!w[k].is_number() || w[k].get<double>() <= 0.0) {
+      g.fail(at("weights", k), "expected a positive number, got " + json_input::excerpt(w[k]));
+    }
+    group.weights.push_back(w[k].get<double>());
+  }
+  static const RoutingUnit units[] = {RoutingUnit::block, RoutingUnit::tile};
+  group.unit = g.choice("unit", false, RoutingUnit::block, units);
+  g.finish();
+  return group;
+}
+
+// The "distributor" object.
+DistributorConfig read_distributor(const std::string& label, const json& object) {
+  Reader r(label, object, "distributor");
+  DistributorConfig d;
+  static const DistributorKind kinds[] = {DistributorKind::action_parallel, DistributorKind::data_parallel,
+                                          DistributorKind::hybrid};
+  d.kind = r.choice("kind", true, DistributorKind::action_parallel, kinds);
+  const json& groups = r.array("groups", true);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    d.groups.push_back(read_distributor_group(label, groups[i], at("distributor.groups", i)));
+  }
+  r.finish();
+  return d;
+}
+
 }  // namespace
 
 Configuration Configuration::from_json(const std::string& text) {
@@ -151,44 +244,10 @@ Configuration Configuration::from_json(const std::string& text) {
   c.name = top.string("name", true);
 
   const json& teams = top.array("teams", true);
-  for (std::size_t i = 0; i < teams.size(); ++i) {
-    Reader r(label, teams[i], at("teams", i));
-    TeamConfig t;
-    t.name = r.string("name", true);
-    t.type = r.data_type("type", true, DataType::tile);
-    t.action = r.string("action", true);
-    t.initial_threads = r.count<unsigned>("threads", 1);
-    r.finish();
-    c.teams.push_back(t);
-  }
+  for (std::size_t i = 0; i < teams.size(); ++i) c.teams.push_back(read_team(label, teams[i], at("teams", i)));
   const json& helpers = top.array("helpers", false);
   for (std::size_t i = 0; i < helpers.size(); ++i) {
-    Reader r(label, helpers[i], at("helpers", i));
-    HelperConfig h;
-    h.name = r.string("name", true);
-    static const HelperKind kinds[] = {HelperKind::mover, HelperKind::unpacker, HelperKind::splitter,
-                                       HelperKind::aggregator, HelperKind::mover_unpacker,
-                                       HelperKind::mover_unpacker_splitter, HelperKind::aggregator_mover,
-                                       HelperKind::router};
-    h.kind = r.choice("kind", true, HelperKind::mover, kinds);
-    h.input = r.data_type("input", true, DataType::packet_of_blocks);
-    h.output = r.data_type("output", false, h.input);
-    h.threads = r.count<unsigned>("threads", 1);
-    static const MoveDirection dirs[] = {MoveDirection::host_to_device, MoveDirection::device_to_host,
-                                         MoveDirection::device_to_device};
-    h.direction = r.choice("direction", false, MoveDirection::host_to_device, dirs);
-    h.packet_blocks = r.count<std::size_t>("packet_blocks", 4);
-    if (const json* v = r.get("variables", false)) {
-      Reader vr(label, *v, at("helpers", i) + ".variables");
-      h.variables.copy_in = vr.variable_indices("copy_in");
-      h.variables.copy_in_out = vr.variable_indices("copy_in_out");
-      h.variables.copy_out = vr.variable_indices("copy_out");
-      h.variables.scratch = vr.count<int>("scratch", 0);
-      vr.finish();
-    }
-    read_route(r, h);
-    r.finish();
-    c.helpers.push_back(h);
+    c.helpers.push_back(read_helper(label, helpers[i], at("helpers", i)));
   }
   for (const char* key : {"work", "threads"}) {
     const json& edges = top.array(key, false);
@@ -199,46 +258,7 @@ Configuration Configuration::from_json(const std::string& text) {
       (std::string(key) == "work" ? c.work : c.threads).push_back(e);
     }
   }
-  {
-    const json* d = top.get("distributor", true);
-    Reader r(label, *d, "distributor");
-    static const DistributorKind kinds[] = {DistributorKind::action_parallel, DistributorKind::data_parallel,
-                                            DistributorKind::hybrid};
-    c.distributor.kind = r.choice("kind", true, DistributorKind::action_parallel, kinds);
-    const json& groups = r.array("groups", true);
-    for (std::size_t i = 0; i < groups.size(); ++i) {
-      Reader g(label, groups[i], at("distributor.groups", i));
-      DistributorGroup group;
-      const json& p = g.array("pipelines", true);
-      for (std::size_t k = 0; k < p.size(); ++k) {
-        if (!p[k].is_string()) g.fail(at("pipelines", k), "expected a team or helper name, got " + json_input::excerpt(p[k]));
-        group.pipelines.push_back(p[k].get<std::string>());
-      }
-      // "static" and "dynamic" are read as the two policies' shorter names; they are written out
-      // by their C++ names.
-      const std::string policy = g.string("policy", false, "fixed_fraction");
-      if (policy == "static") {
-        group.policy = DistributionPolicy::fixed_fraction;
-      } else if (policy == "dynamic") {
-        group.policy = DistributionPolicy::queue_depth;
-      } else {
-        static const DistributionPolicy policies[] = {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth};
-        group.policy = g.choice("policy", false, DistributionPolicy::fixed_fraction, policies);
-      }
-      const json& w = g.array("weights", false);
-      for (std::size_t k = 0; k < w.size(); ++k) {
-        if (!w[k].is_number() || w[k].get<double>() <= 0.0) {
-          g.fail(at("weights", k), "expected a positive number, got " + json_input::excerpt(w[k]));
-        }
-        group.weights.push_back(w[k].get<double>());
-      }
-      static const RoutingUnit units[] = {RoutingUnit::block, RoutingUnit::tile};
-      group.unit = g.choice("unit", false, RoutingUnit::block, units);
-      g.finish();
-      c.distributor.groups.push_back(group);
-    }
-    r.finish();
-  }
+  c.distributor = read_distributor(label, *top.get("distributor", true));
   top.finish();
   return c;
 }

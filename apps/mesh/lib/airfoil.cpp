@@ -12,17 +12,19 @@
 
 namespace korch::mesh::airfoil {
 
-MeshData generate_ogrid(int ni, int nj, double far_radius) {
-  if (ni < 8 || nj < 2) throw Error::format("generate_ogrid: ni = {}, nj = {}: need ni >= 8 and nj >= 2", ni, nj);
-  if (static_cast<long long>(ni) * (nj + 1) * 2 >= (1LL << 31)) throw Error::format("generate_ogrid: {} x {} is too large", ni, nj);
-  const double pi = 3.14159265358979323846;
-  MeshData m;
-  m.nnode = ni * (nj + 1);
-  m.ncell = ni * nj;
-  auto node = [ni](int i, int j) { return j * ni + ((i % ni) + ni) % ni; };
-  auto cellid = [ni](int i, int j) { return j * ni + ((i % ni) + ni) % ni; };
-  // Radial spacing: geometric, s_j = (g^j - 1) / (g^nj - 1), first step about chord / (2 ni) of the
-  // distance to the far field (g found by bisection; g = 1 when uniform spacing is already finer).
+namespace {
+
+// Node (i, j) and cell (i, j) of an O-grid of ni x nj cells: i wraps around the airfoil, j runs
+// from the wall (0) to the far field (nj nodes, nj - 1 cells).
+struct OGrid {
+  int ni, nj;
+  int node(int i, int j) const { return j * ni + ((i % ni) + ni) % ni; }
+  int cell(int i, int j) const { return j * ni + ((i % ni) + ni) % ni; }
+};
+
+// Radial spacing: geometric, s_j = (g^j - 1) / (g^nj - 1), first step about chord / (2 ni) of the
+// distance to the far field (g found by bisection; g = 1 when uniform spacing is already finer).
+double radial_growth(int ni, int nj, double far_radius) {
   const double first = std::min(0.5 / ni / far_radius, 1.0 / nj);
   auto first_step = [nj](double g) { return (g - 1) / (std::pow(g, nj) - 1); };
   double lo = 1.0 + 1e-12, hi = 2.0;
@@ -30,7 +32,14 @@ MeshData generate_ogrid(int ni, int nj, double far_radius) {
     const double mid = 0.5 * (lo + hi);
     (first_step(mid) > first ? lo : hi) = mid;
   }
-  const double g = first < 1.0 / nj ? 0.5 * (lo + hi) : 1.0;
+  return first < 1.0 / nj ? 0.5 * (lo + hi) : 1.0;
+}
+
+// Nodes on rays from the NACA0012 surface to a circle of `far_radius` around mid-chord.
+void place_nodes(MeshData& m, const OGrid& o, double far_radius) {
+  const int ni = o.ni, nj = o.nj;
+  const double pi = 3.14159265358979323846;
+  const double g = radial_growth(ni, nj, far_radius);
   auto fraction = [g, nj](int j) { return g == 1.0 ? double(j) / nj : (std::pow(g, j) - 1) / (std::pow(g, nj) - 1); };
   m.x.resize(2 * static_cast<std::size_t>(m.nnode));
   for (int i = 0; i < ni; ++i) {
@@ -41,61 +50,91 @@ MeshData generate_ogrid(int ni, int nj, double far_radius) {
     const double xo = 0.5 + far_radius * std::cos(th), yo = far_radius * std::sin(th);
     for (int j = 0; j <= nj; ++j) {
       const double s = j == nj ? 1.0 : fraction(j);
-      m.x[2 * node(i, j)] = xs + s * (xo - xs);
-      m.x[2 * node(i, j) + 1] = yb + s * (yo - yb);
+      m.x[2 * o.node(i, j)] = xs + s * (xo - xs);
+      m.x[2 * o.node(i, j) + 1] = yb + s * (yo - yb);
     }
   }
-  // Cells counter-clockwise: (i,j) (i,j+1)... orientation checked numerically.
+}
+
+double node_x(const MeshData& m, int n) { return m.x[2 * n]; }
+double node_y(const MeshData& m, int n) { return m.x[2 * n + 1]; }
+
+// Cells counter-clockwise: (i,j) (i,j+1)... orientation checked numerically.
+void make_cells(MeshData& m, const OGrid& o) {
   m.cell.resize(4 * static_cast<std::size_t>(m.ncell));
-  auto X = [&](int n) { return m.x[2 * n]; };
-  auto Y = [&](int n) { return m.x[2 * n + 1]; };
-  for (int j = 0; j < nj; ++j)
-    for (int i = 0; i < ni; ++i) {
-      int q[4] = {node(i, j), node(i + 1, j), node(i + 1, j + 1), node(i, j + 1)};
+  for (int j = 0; j < o.nj; ++j)
+    for (int i = 0; i < o.ni; ++i) {
+      int q[4] = {o.node(i, j), o.node(i + 1, j), o.node(i + 1, j + 1), o.node(i, j + 1)};
       double a = 0;
-      for (int k = 0; k < 4; ++k) a += X(q[k]) * Y(q[(k + 1) % 4]) - X(q[(k + 1) % 4]) * Y(q[k]);
+      for (int k = 0; k < 4; ++k)
+        a += node_x(m, q[k]) * node_y(m, q[(k + 1) % 4]) - node_x(m, q[(k + 1) % 4]) * node_y(m, q[k]);
       if (a < 0) std::swap(q[1], q[3]);
-      for (int k = 0; k < 4; ++k) m.cell[4 * static_cast<std::size_t>(cellid(i, j)) + k] = q[k];
+      for (int k = 0; k < 4; ++k) m.cell[4 * static_cast<std::size_t>(o.cell(i, j)) + k] = q[k];
     }
-  auto centre = [&](int c, double& cx, double& cy) {
-    cx = cy = 0;
-    for (int k = 0; k < 4; ++k) {
-      cx += 0.25 * X(m.cell[4 * c + k]);
-      cy += 0.25 * Y(m.cell[4 * c + k]);
-    }
-  };
-  // (dy, -dx) with d = x_a - x_b must point from c1 to c2 (outward for boundary edges).
-  auto orient = [&](int& a, int& b, double tx, double ty) {
-    const double dx = X(a) - X(b), dy = Y(a) - Y(b);
-    if (dy * tx - dx * ty < 0) std::swap(a, b);
-  };
-  // The edge of nodes a, b between cells c1 and c2, its nodes ordered so that the normal points c1 -> c2.
-  auto add_edge = [&](int a, int b, int c1, int c2) {
-    double x1, y1, x2, y2;
-    centre(c1, x1, y1);
-    centre(c2, x2, y2);
-    orient(a, b, x2 - x1, y2 - y1);
-    m.edge.insert(m.edge.end(), {a, b});
-    m.ecell.insert(m.ecell.end(), {c1, c2});
-  };
-  for (int j = 0; j < nj; ++j)  // radial edges between cells (i-1, j) and (i, j)
-    for (int i = 0; i < ni; ++i) add_edge(node(i, j), node(i, j + 1), cellid(i - 1, j), cellid(i, j));
-  for (int j = 1; j < nj; ++j)  // ring edges between cells (i, j-1) and (i, j)
-    for (int i = 0; i < ni; ++i) add_edge(node(i, j), node(i + 1, j), cellid(i, j - 1), cellid(i, j));
+}
+
+void cell_centre(const MeshData& m, int c, double& cx, double& cy) {
+  cx = cy = 0;
+  for (int k = 0; k < 4; ++k) {
+    cx += 0.25 * node_x(m, m.cell[4 * c + k]);
+    cy += 0.25 * node_y(m, m.cell[4 * c + k]);
+  }
+}
+
+// (dy, -dx) with d = x_a - x_b must point from c1 to c2 (outward for boundary edges).
+void orient(const MeshData& m, int& a, int& b, double tx, double ty) {
+  const double dx = node_x(m, a) - node_x(m, b), dy = node_y(m, a) - node_y(m, b);
+  if (dy * tx - dx * ty < 0) std::swap(a, b);
+}
+
+// The edge of nodes a, b between cells c1 and c2, its nodes ordered so that the normal points c1 -> c2.
+void add_edge(MeshData& m, int a, int b, int c1, int c2) {
+  double x1, y1, x2, y2;
+  cell_centre(m, c1, x1, y1);
+  cell_centre(m, c2, x2, y2);
+  orient(m, a, b, x2 - x1, y2 - y1);
+  m.edge.insert(m.edge.end(), {a, b});
+  m.ecell.insert(m.ecell.end(), {c1, c2});
+}
+
+void make_edges(MeshData& m, const OGrid& o) {
+  for (int j = 0; j < o.nj; ++j)  // radial edges between cells (i-1, j) and (i, j)
+    for (int i = 0; i < o.ni; ++i) add_edge(m, o.node(i, j), o.node(i, j + 1), o.cell(i - 1, j), o.cell(i, j));
+  for (int j = 1; j < o.nj; ++j)  // ring edges between cells (i, j-1) and (i, j)
+    for (int i = 0; i < o.ni; ++i) add_edge(m, o.node(i, j), o.node(i + 1, j), o.cell(i, j - 1), o.cell(i, j));
   m.nedge = static_cast<int>(m.ecell.size() / 2);
+}
+
+// Wall (j = 0, bound 1) and far-field (j = nj, bound 2) edges, their normals pointing outward.
+void make_boundary_edges(MeshData& m, const OGrid& o) {
   for (int side = 0; side < 2; ++side)
-    for (int i = 0; i < ni; ++i) {  // wall (j = 0) and far field (j = nj)
-      const int j = side == 0 ? 0 : nj;
-      int a = node(i, j), b = node(i + 1, j);
-      const int c = cellid(i, side == 0 ? 0 : nj - 1);
+    for (int i = 0; i < o.ni; ++i) {
+      const int j = side == 0 ? 0 : o.nj;
+      int a = o.node(i, j), b = o.node(i + 1, j);
+      const int c = o.cell(i, side == 0 ? 0 : o.nj - 1);
       double cx, cy;
-      centre(c, cx, cy);
-      orient(a, b, 0.5 * (X(a) + X(b)) - cx, 0.5 * (Y(a) + Y(b)) - cy);
+      cell_centre(m, c, cx, cy);
+      orient(m, a, b, 0.5 * (node_x(m, a) + node_x(m, b)) - cx, 0.5 * (node_y(m, a) + node_y(m, b)) - cy);
       m.bedge.insert(m.bedge.end(), {a, b});
       m.becell.push_back(c);
       m.bound.push_back(side == 0 ? 1 : 2);
     }
   m.nbedge = static_cast<int>(m.becell.size());
+}
+
+}  // namespace
+
+MeshData generate_ogrid(int ni, int nj, double far_radius) {
+  if (ni < 8 || nj < 2) throw Error::format("generate_ogrid: ni = {}, nj = {}: need ni >= 8 and nj >= 2", ni, nj);
+  if (static_cast<long long>(ni) * (nj + 1) * 2 >= (1LL << 31)) throw Error::format("generate_ogrid: {} x {} is too large", ni, nj);
+  const OGrid o{ni, nj};
+  MeshData m;
+  m.nnode = ni * (nj + 1);
+  m.ncell = ni * nj;
+  place_nodes(m, o, far_radius);
+  make_cells(m, o);
+  make_edges(m, o);
+  make_boundary_edges(m, o);
   return m;
 }
 

@@ -7,14 +7,18 @@ namespace korch::configurations {
 
 namespace {
 
-const std::map<std::string, std::string>& table() {
-  static const std::map<std::string, std::string> t = {
-      {"cpu_only", R"({
+// Each built-in's JSON text, in the order of names().
+struct BuiltinJson {
+  const char* name;
+  const char* json;
+};
+constexpr BuiltinJson builtin_json[] = {
+    {"cpu_only", R"({
   "name": "cpu_only",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["cpu"]} ]}
 })"},
-      {"gpu_only", R"({
+    {"gpu_only", R"({
   "name": "gpu_only",
   "teams": [ {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2} ],
   "helpers": [
@@ -23,12 +27,12 @@ const std::map<std::string, std::string>& table() {
   "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["to_gpu"]} ]}
 })"},
-      {"gpu_internal", R"({
+    {"gpu_internal", R"({
   "name": "gpu_internal",
   "teams": [ {"name": "gpu", "type": "action_metadata", "action": "A", "threads": 2} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["gpu"]} ]}
 })"},
-      {"cpu_gpu_action_parallel", R"({
+    {"cpu_gpu_action_parallel", R"({
   "name": "cpu_gpu_action_parallel",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 1},
              {"name": "gpu", "type": "packet_of_blocks", "action": "B", "threads": 3} ],
@@ -38,7 +42,7 @@ const std::map<std::string, std::string>& table() {
   "work": [ {"from": "to_gpu", "to": "gpu"}, {"from": "gpu", "to": "from_gpu"} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["cpu"]}, {"pipelines": ["to_gpu"]} ]}
 })"},
-      {"cpu_gpu_data_parallel", R"({
+    {"cpu_gpu_data_parallel", R"({
   "name": "cpu_gpu_data_parallel",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2},
              {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2} ],
@@ -49,7 +53,7 @@ const std::map<std::string, std::string>& table() {
   "distributor": {"kind": "data_parallel",
                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
 })"},
-      {"hybrid_distributor", R"({
+    {"hybrid_distributor", R"({
   "name": "hybrid_distributor",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 1},
              {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2},
@@ -65,7 +69,7 @@ const std::map<std::string, std::string>& table() {
                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "queue_depth"},
                               {"pipelines": ["to_fpga"]} ]}
 })"},
-      {"data_parallel_accumulator", R"({
+    {"data_parallel_accumulator", R"({
   "name": "data_parallel_accumulator",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2},
              {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2},
@@ -81,7 +85,7 @@ const std::map<std::string, std::string>& table() {
   "distributor": {"kind": "data_parallel",
                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
 })"},
-      {"mashup", R"({
+    {"mashup", R"({
   "name": "mashup",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 1},
              {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 2},
@@ -103,7 +107,7 @@ const std::map<std::string, std::string>& table() {
                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]},
                               {"pipelines": ["to_fpga2"]} ]}
 })"},
-      {"concurrent_itor", R"({
+    {"concurrent_itor", R"({
   "name": "concurrent_itor",
   "teams": [ {"name": "host", "type": "tile", "action": "A", "threads": 1},
              {"name": "gpu", "type": "packet_of_blocks", "action": "B", "threads": 2},
@@ -115,7 +119,7 @@ const std::map<std::string, std::string>& table() {
   "threads": [ {"from": "host", "to": "post"}, {"from": "gpu", "to": "post"} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["host"]}, {"pipelines": ["to_gpu"]} ]}
 })"},
-      {"split_itor", R"({
+    {"split_itor", R"({
   "name": "split_itor",
   "teams": [ {"name": "cpu", "type": "tile", "action": "A", "threads": 2},
              {"name": "gpu", "type": "packet_of_blocks", "action": "A", "threads": 1},
@@ -129,7 +133,7 @@ const std::map<std::string, std::string>& table() {
   "distributor": {"kind": "data_parallel",
                   "groups": [ {"pipelines": ["cpu", "to_gpu"], "policy": "fixed_fraction", "weights": [1, 1]} ]}
 })"},
-      {"big_example", R"({
+    {"big_example", R"({
   "name": "big_example",
   "teams": [ {"name": "a_cpu", "type": "tile", "action": "A", "threads": 2},
              {"name": "b_cpu", "type": "tile", "action": "B", "threads": 1},
@@ -146,7 +150,14 @@ const std::map<std::string, std::string>& table() {
             {"from": "c_gpu", "to": "from_gpu"} ],
   "distributor": {"kind": "action_parallel", "groups": [ {"pipelines": ["a_cpu"]} ]}
 })"},
-  };
+};
+
+const std::map<std::string, std::string>& table() {
+  static const std::map<std::string, std::string> t = [] {
+    std::map<std::string, std::string> by_name;
+    for (const BuiltinJson& b : builtin_json) by_name.emplace(b.name, b.json);
+    return by_name;
+  }();
   return t;
 }
 

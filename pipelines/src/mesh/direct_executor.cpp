@@ -24,24 +24,42 @@ const DirectPlan& DirectExecutor::plan(const ParLoopBase& loop) {
 
 void DirectExecutor::run(ParLoopBase& loop) { loop.run_direct(plan(loop)); }
 
-DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
+namespace {
+
+// Where element `e` of the loop writes a dat through one argument (the element itself when `map`
+// is null).
+struct Target {
+  const int* map;
+  int arity, index;
+  int of(int e) const { return map ? map[static_cast<std::size_t>(e) * arity + index] : e; }
+};
+
+// The targets through which a loop's arguments modify one dat, and the dat's size.
+struct DatTargets {
+  std::vector<Target> targets;
+  int size = 0;
+};
+
+// A buffer of one value per element for each global the loop reduces into.
+void stage_reductions(const ParLoopBase& loop, DirectPlan& plan) {
   const auto& args = loop.args();
   const int n = loop.set().size();
-  DirectPlan plan;
-  plan.inc_mode = inc_mode;
-  plan.staged.assign(args.size(), 0);
-  plan.stage.resize(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgInfo& a = args[i];
+    if (a.kind != ArgInfo::Kind::Global || !modifies(a.access)) continue;
+    plan.stage[i] = Kokkos::View<unsigned char*, DeviceMemSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::reduction " + a.global->name()),
+        static_cast<std::size_t>(n) * a.element_bytes);
+  }
+}
 
-  // Which (map, index) pairs write which dat: conflicts are per dat. A direct INC of a dat that is
-  // also modified indirectly conflicts too (its target is the element itself, map == nullptr); such
-  // dats are coloured even in atomics mode (a direct INC is never staged).
-  struct Target {
-    const int* map;
-    int arity, index;
-    int of(int e) const { return map ? map[static_cast<std::size_t>(e) * arity + index] : e; }
-  };
-  std::map<const void*, std::vector<Target>> by_dat;
-  std::map<const void*, int> target_size;
+// Which (map, index) pairs write which dat: conflicts are per dat. A direct INC of a dat that is
+// also modified indirectly conflicts too (its target is the element itself, map == nullptr); such
+// dats are coloured even in atomics mode (a direct INC is never staged). Marks the indirect INCs
+// that atomics mode stages instead.
+std::map<const void*, DatTargets> conflicting_targets(const ParLoopBase& loop, IncMode inc_mode, DirectPlan& plan) {
+  const auto& args = loop.args();
+  std::map<const void*, DatTargets> by_dat;
   std::map<const void*, bool> indirectly_modified, direct_inc;
   for (const ArgInfo& a : args) {
     if (!a.is_dat() || !modifies(a.access)) continue;
@@ -50,17 +68,11 @@ DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgInfo& a = args[i];
-    if (a.kind == ArgInfo::Kind::Global && modifies(a.access)) {
-      plan.stage[i] = Kokkos::View<unsigned char*, DeviceMemSpace>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::reduction " + a.global->name()),
-          static_cast<std::size_t>(n) * a.element_bytes);
-      continue;
-    }
     if (!a.is_dat() || !modifies(a.access)) continue;
     if (!a.indirect()) {
       if (a.access == Access::Inc && indirectly_modified.count(a.dat.get())) {
-        by_dat[a.dat.get()].push_back(Target{nullptr, 0, 0});
-        target_size[a.dat.get()] = a.dat->set().size();
+        by_dat[a.dat.get()].targets.push_back(Target{nullptr, 0, 0});
+        by_dat[a.dat.get()].size = a.dat->set().size();
       }
       continue;
     }
@@ -68,23 +80,24 @@ DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
       plan.staged[i] = 1;
       continue;
     }
-    by_dat[a.dat.get()].push_back(Target{a.map.host_data(), a.map.arity(), a.index});
-    target_size[a.dat.get()] = a.dat->set().size();
+    by_dat[a.dat.get()].targets.push_back(Target{a.map.host_data(), a.map.arity(), a.index});
+    by_dat[a.dat.get()].size = a.dat->set().size();
   }
+  return by_dat;
+}
 
-  if (by_dat.empty()) {
-    plan.natural_order = true;
-    plan.colour_offsets = {0, n};
-    return plan;
-  }
-
-  // Greedy colouring in rounds of 64 colours: an element takes the lowest colour none of its
-  // targets has seen in this round; elements that find all 64 taken wait for the next round.
+// Greedy colouring in rounds of 64 colours: an element takes the lowest colour none of its
+// targets has seen in this round; elements that find all 64 taken wait for the next round.
+struct Colouring {
+  std::vector<int> colour;  // per element
+  int n_colours = 0;
+};
+Colouring colour_elements(int n, const std::map<const void*, DatTargets>& by_dat) {
   std::vector<std::vector<std::uint64_t>> masks;  // per dat: per target element
   std::vector<std::vector<Target>> groups;
-  for (auto& [dat, targets] : by_dat) {
-    groups.push_back(targets);
-    masks.emplace_back(static_cast<std::size_t>(target_size[dat]), 0);
+  for (auto& [dat, dat_targets] : by_dat) {
+    groups.push_back(dat_targets.targets);
+    masks.emplace_back(static_cast<std::size_t>(dat_targets.size), 0);
   }
   std::vector<int> colour(static_cast<std::size_t>(n), -1);
   int left = n, base = 0, n_colours = 0;
@@ -106,8 +119,13 @@ DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
     }
     base += 64;
   }
+  return {colour, n_colours};
+}
 
-  // Elements sorted by colour, in element order within a colour.
+// Elements sorted by colour, in element order within a colour.
+void order_by_colour(const ParLoopBase& loop, const Colouring& colouring, DirectPlan& plan) {
+  const std::vector<int>& colour = colouring.colour;
+  const int n = static_cast<int>(colour.size()), n_colours = colouring.n_colours;
   plan.natural_order = false;
   plan.colour_offsets.assign(static_cast<std::size_t>(n_colours) + 1, 0);
   for (int e = 0; e < n; ++e) ++plan.colour_offsets[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)]) + 1];
@@ -119,6 +137,24 @@ DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
                                                   static_cast<std::size_t>(n));
   Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> src(order.data(), order.size());
   Kokkos::deep_copy(plan.order, src);
+}
+
+}  // namespace
+
+DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
+  const int n = loop.set().size();
+  DirectPlan plan;
+  plan.inc_mode = inc_mode;
+  plan.staged.assign(loop.args().size(), 0);
+  plan.stage.resize(loop.args().size());
+  stage_reductions(loop, plan);
+  const std::map<const void*, DatTargets> by_dat = conflicting_targets(loop, inc_mode, plan);
+  if (by_dat.empty()) {
+    plan.natural_order = true;
+    plan.colour_offsets = {0, n};
+    return plan;
+  }
+  order_by_colour(loop, colour_elements(n, by_dat), plan);
   return plan;
 }
 
