@@ -321,7 +321,7 @@ contains
   integer function korch_blocks_destroy(blocks) result(status)
     type(korch_blocks), intent(inout) :: blocks
     status = c_blocks_destroy(blocks%handle)
-    blocks%handle = c_null_ptr
+    if (status == korch_ok) blocks%handle = c_null_ptr  ! one in use stays valid
   end function
 
   integer function korch_bundle_create(name, bundle) result(status)
@@ -345,7 +345,7 @@ contains
   integer function korch_bundle_destroy(bundle) result(status)
     type(korch_bundle), intent(inout) :: bundle
     status = c_bundle_destroy(bundle%handle)
-    bundle%handle = c_null_ptr
+    if (status == korch_ok) bundle%handle = c_null_ptr  ! one in use stays valid
   end function
 
   integer function korch_configuration_builtin(name, configuration) result(status)
@@ -363,7 +363,7 @@ contains
   integer function korch_configuration_destroy(configuration) result(status)
     type(korch_configuration), intent(inout) :: configuration
     status = c_configuration_destroy(configuration%handle)
-    configuration%handle = c_null_ptr
+    if (status == korch_ok) configuration%handle = c_null_ptr  ! one in use stays valid
   end function
 
   ! One cycle over the blocks that `iterator` picks (default korch_all_blocks; korch_level_blocks
@@ -445,7 +445,7 @@ contains
   integer function korch_neighbours_destroy(neighbours) result(status)
     type(korch_neighbours), intent(inout) :: neighbours
     status = c_neighbours_destroy(neighbours%handle)
-    neighbours%handle = c_null_ptr
+    if (status == korch_ok) neighbours%handle = c_null_ptr  ! one in use stays valid
   end function
 
   ! Collective: every rank creates its exchange at once. width: guard cells filled per side
@@ -489,7 +489,7 @@ contains
   integer function korch_exchange_destroy(exchange) result(status)
     type(korch_exchange), intent(inout) :: exchange
     status = c_exchange_destroy(exchange%handle)
-    exchange%handle = c_null_ptr
+    if (status == korch_ok) exchange%handle = c_null_ptr  ! one in use stays valid
   end function
 
   ! One cycle whose blocks reach the teams as their guard cells of first_var .. first_var + n_vars - 1
