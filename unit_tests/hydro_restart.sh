@@ -2,7 +2,9 @@
 # korch-hydro's checkpoints: a run killed (SIGKILL) after a checkpoint and restarted from it ends
 # with the same state hash as the uninterrupted run, for each configuration; SIGTERM writes a final
 # checkpoint and exits 143, and continuing from it is bitwise the uninterrupted run; with MPI, a
-# checkpoint of one rank continues on two ranks and one of two ranks on one, bitwise the same.
+# checkpoint of one rank continues on two ranks and one of two ranks on one, bitwise the same; a
+# checkpoint already at --steps or past --tmax, a FIFO, /dev/zero and a flipped bit are usage errors
+# (exit 2, at once) naming the option or field, and leave the outputs as they were.
 #
 #   hydro_restart.sh PATH/TO/korch-hydro [MPIEXEC]
 set -euo pipefail
@@ -77,6 +79,40 @@ else
     echo "ok: SIGTERM at step $saved wrote a checkpoint and exited 143; continued to step $end bitwise"
   fi
 fi
+
+# Refusals: exit 2 at once, naming the option or the field, before any output is touched.
+# expect_refusal WHAT TEXT ARGS...: korch-hydro ARGS exits 2 within 20 s and its error holds TEXT
+expect_refusal() {
+  local what=$1 text=$2 rc=0
+  shift 2
+  timeout 20 "$hydro" "$@" > "$dir/refused.log" 2>&1 || rc=$?
+  if ((rc != 2)); then
+    fail "$what: exit $rc, not 2"
+  elif ! grep -qF -- "$text" "$dir/refused.log"; then
+    fail "$what: the error does not say '$text': $(cat "$dir/refused.log")"
+  else
+    echo "ok: $what: $(head -n 1 "$dir/refused.log")"
+  fi
+}
+small=(--blocks 1 --cells-per-block 4 --quiet)
+"$hydro" "${small[@]}" --steps 3 --checkpoint-every 3 --out "$dir/done" > /dev/null
+outputs() { (cd "$dir/done" && ls -l --time-style=full-iso && md5sum ./*); }
+before=$(outputs)
+expect_refusal "a restart at --steps" "option --steps: 3, but checkpoint '$dir/done/checkpoint.bin' is at step 3" \
+  "${small[@]}" --steps 3 --restart "$dir/done/checkpoint.bin" --out "$dir/done"
+expect_refusal "a restart past --tmax" "option --tmax: 0.001, but checkpoint '$dir/done/checkpoint.bin' is at t = " \
+  "${small[@]}" --tmax 0.001 --restart "$dir/done/checkpoint.bin" --out "$dir/done"
+[[ $(outputs) == "$before" ]] || fail "a refused restart changed the outputs in $dir/done"
+mkfifo "$dir/fifo"
+expect_refusal "a FIFO" "option --restart: '$dir/fifo' is a FIFO" "${small[@]}" --steps 6 --restart "$dir/fifo" --out "$dir/x"
+expect_refusal "/dev/zero" "option --restart: '/dev/zero' is a character device" "${small[@]}" --steps 6 --restart /dev/zero \
+  --out "$dir/x"
+cp "$dir/done/checkpoint.bin" "$dir/flipped.bin"
+size=$(stat -c %s "$dir/flipped.bin")
+last=$(tail -c 1 "$dir/flipped.bin" | od -An -tu1 | tr -d ' ')
+printf "$(printf '\\%03o' $((last ^ 1)))" | dd of="$dir/flipped.bin" bs=1 seek=$((size - 1)) conv=notrunc status=none
+expect_refusal "a flipped bit" "checkpoint '$dir/flipped.bin': field 'checksum'" "${small[@]}" --steps 6 \
+  --restart "$dir/flipped.bin" --out "$dir/x"
 
 if [[ -n $mpiexec ]]; then
   "$hydro" "${grid[@]}" --steps 30 --out "$dir/full" > "$dir/full.log"

@@ -7,22 +7,7 @@
 // on the code's own communicator. Every run must equal the plain loop over one global array
 // bitwise: both apply the same expression to the same values in each cell, and korch builds
 // without floating-point contraction (docs/floating-point.md).
-#include <korch/backend/backend_info.hpp>
-#include <korch/block.hpp>
-#include <korch/block_list.hpp>
-#include <korch/block_neighbours.hpp>
-#include <korch/communicator.hpp>
-#include <korch/config.hpp>
-#include <korch/configurations/builtin.hpp>
-#include <korch/data_packet.hpp>
-#include <korch/error.hpp>
-#include <korch/guard_cell_exchange.hpp>
-#include <korch/guard_cell_iterator.hpp>
-#include <korch/runtime.hpp>
-#include <korch/tile.hpp>
-#if KORCH_HAVE_MPI
-#include <korch/mpi_communicator.hpp>  // korch's MPI comes with korch::korch
-#endif
+#include <korch/korch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -96,34 +81,25 @@ KOKKOS_INLINE_FUNCTION double heat(double c, double w, double e, double s, doubl
   return c + nu * (w + e + s + n - 4.0 * c);
 }
 
-// Action "A": variable `to` from variable `from` on the cells of a tile (host) or of every block of
-// a packet (the backend's device).
-korch::ActionRoutine heat_step(int from, int to) {
-  return korch::ActionRoutine("A", [from, to](const korch::ActionContext& ctx, korch::DataItem& item) {
-    if (auto* t = dynamic_cast<korch::Tile*>(&item)) {
-      const auto u = t->view();
-      const auto& box = t->box();
-      for (int j = box.lo[1]; j < box.hi[1]; ++j)
-        for (int i = box.lo[0]; i < box.hi[0]; ++i)
-          u(to, i, j, 0) = heat(u(from, i, j, 0), u(from, i - 1, j, 0), u(from, i + 1, j, 0), u(from, i, j - 1, 0),
-                                u(from, i, j + 1, 0));
-    } else if (auto* p = dynamic_cast<korch::DataPacket*>(&item)) {
-      for (std::size_t e = 0; e < p->size(); ++e) {
-        const auto& m = p->entry(e);
-        const auto in = p->device_var(e, from), out = p->device_var(e, to);
-        const int i0 = m.interior_lo[0] - m.lo[0], j0 = m.interior_lo[1] - m.lo[1];
-        const int i1 = m.interior_hi[0] - m.lo[0], j1 = m.interior_hi[1] - m.lo[1];
-        Kokkos::parallel_for(
-            "embed heat", Kokkos::MDRangePolicy<korch::DeviceTaskSpace, Kokkos::Rank<2>>(ctx.device_space(), {i0, j0}, {i1, j1}),
-            KOKKOS_LAMBDA(int i, int j) {
-              out(i, j, 0) = heat(in(i, j, 0), in(i - 1, j, 0), in(i + 1, j, 0), in(i, j - 1, 0), in(i, j + 1, 0));
-            });
-      }
-      ctx.device_space().fence();
-    } else {
-      throw korch::Error::format("heat step: cannot update {}", item.describe());
-    }
-  });
+// The heat update of `out` from `in` over [lo, hi) of a box (block-local indices, guard cells
+// counted) on the box's execution space: a host thread's for a tile, the backend's device for a
+// packet entry. A named function template, not a generic lambda: CUDA builds its kernel only so.
+template <class Space, class In, class Out>
+void heat_box(const Space& space, In in, Out out, const int lo[3], const int hi[3]) {
+  Kokkos::parallel_for("embed heat", Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
+                       KOKKOS_LAMBDA(int i, int j) {
+                         out(i, j, 0) = heat(in(i, j, 0), in(i - 1, j, 0), in(i + 1, j, 0), in(i, j - 1, 0), in(i, j + 1, 0));
+                       });
+}
+
+// Action "A": variable `to` from variable `from` on every box korch hands out (tiles of the code's
+// own blocks, or entries of packets), reading one guard cell on each side.
+korch::TypedAction heat_step(int from, int to) {
+  return std::move(korch::TypedAction("A")
+                       .on_box([from, to](const korch::ActionContext&, const auto& box) {
+                         heat_box(box.space(), box.var(from), box.var(to), box.lo(), box.hi());
+                       })
+                       .reads_guard_cells(1));
 }
 
 // The same steps as one plain loop over a global periodic array.

@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   return program.run([&] {
     try {
       korch::hydro::check_options(program.app(), options);  // before Kokkos starts or memory is taken
+      // A checkpoint that cannot continue (damaged, of another run, --steps or --tmax reached) is
+      // refused here, before any output is touched.
+      if (!options.restart.empty()) korch::hydro::check_checkpoint_file(options.restart, options);
     } catch (const korch::Error& e) {
       throw korch::cli::UsageError(e.what());
     }

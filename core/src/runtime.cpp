@@ -227,8 +227,13 @@ void Runtime::State::run_cycle(State& state, const Bundle& bundle, const Configu
 
 void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& grid, BlockIterator* order) {
   check_cycle_can_run(c, grid);
-  detail::check_ranks_told();  // several ranks from a launcher, none of them known to korch: an error
   const State::Turn turn = State::take_turn(state_, "execute", c.name);
+  // Several ranks from a launcher, none of them known to korch: an error on the runtime's first
+  // cycle. The launcher's environment does not change afterwards, and reading it costs each cycle.
+  if (!turn.state().ranks_checked) {
+    detail::check_ranks_told();
+    turn.state().ranks_checked = true;
+  }
   // From here on `this` may be destroyed by a routine of the cycle: only the turn's state is used.
   std::exception_ptr failure;
   try {

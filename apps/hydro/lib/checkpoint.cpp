@@ -1,28 +1,33 @@
 #include "checkpoint.hpp"
 
-#include "simulation.hpp"
+#include "checkpoint_checksum.hpp"
+#include "checkpoint_header.hpp"
+#include "options.hpp"
 
 #include <korch/error.hpp>
 #include <korch/output_files.hpp>
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <map>
-#include <sstream>
+#include <string>
+#include <vector>
 
 namespace korch::hydro {
 
 namespace {
-
-constexpr const char* kMagic = "korch-hydro checkpoint 1";
 
 std::atomic<int> caught_signal{0};
 
@@ -37,6 +42,153 @@ bool little_endian() {
   return first == 1;
 }
 
+constexpr std::array<const char*, 5> kVariables = {"density", "momentum x", "momentum y", "momentum z", "energy"};
+
+const char* kind_of_file(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// A checkpoint opened for reading, regular files only: open() does not wait for a FIFO's writer
+// (O_NONBLOCK), and fstat() refuses what is not a regular file before a byte is read, so a FIFO or
+// a device such as /dev/zero is refused at once. A regular file's size is known before reading.
+class CheckpointInput {
+ public:
+  explicit CheckpointInput(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0)
+      throw Error::format("option --restart: cannot open '{}' ({}): give a checkpoint file written by --checkpoint-every",
+                          path, std::strerror(errno));
+    struct stat st {};
+    const bool known = ::fstat(fd_, &st) == 0;
+    if (!known || !S_ISREG(st.st_mode)) {
+      const std::string kind = known ? kind_of_file(st.st_mode) : fmt::format("of an unknown kind ({})", std::strerror(errno));
+      ::close(fd_);
+      throw Error::format("option --restart: '{}' is {}, not a checkpoint file: give a file written by --checkpoint-every",
+                          path, kind);
+    }
+    size_ = static_cast<std::int64_t>(st.st_size);
+  }
+  ~CheckpointInput() { ::close(fd_); }
+  CheckpointInput(const CheckpointInput&) = delete;
+  CheckpointInput& operator=(const CheckpointInput&) = delete;
+
+  std::int64_t size() const noexcept { return size_; }
+
+  // Reads `n` bytes at `offset`; throws naming the file when fewer are there (cut short meanwhile).
+  void read(std::int64_t offset, void* into, std::size_t n) const {
+    auto* p = static_cast<char*>(into);
+    while (n > 0) {
+      const ssize_t got = ::pread(fd_, p, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0)
+        throw Error::format("checkpoint '{}': reading at byte {} failed ({}): the file was cut short or cannot be read",
+                            path_, offset, got == 0 ? "end of file" : std::strerror(errno));
+      p += got;
+      n -= static_cast<std::size_t>(got);
+      offset += got;
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::int64_t size_ = 0;
+};
+
+// The first non-finite value of the state, if any: (variable, cell).
+struct NonFinite {
+  int variable = -1;
+  std::size_t cell = 0;
+  double value = 0;
+};
+
+// Reads the state after the header, into h.fields.state when `keep` (else through a buffer),
+// and checks the checksum over the header's checksummed bytes and the state, then that every
+// value is finite.
+void read_state(const CheckpointInput& in, const std::string& head, CheckpointHeader& h, bool keep, const std::string& path) {
+  const auto cells = static_cast<std::size_t>(h.cells);
+  const std::size_t chunk = std::min<std::size_t>(cells, std::size_t{1} << 16);  // doubles per read
+  std::vector<double> buffer(keep ? 0 : chunk);
+  CheckpointChecksum sum;
+  sum.add(head.data(), h.checksummed);
+  std::int64_t offset = static_cast<std::int64_t>(h.length);
+  NonFinite bad;
+  for (int v = 0; v < n_cons; ++v) {
+    std::vector<double>& state = h.fields.state[static_cast<std::size_t>(v)];
+    if (keep) state.resize(cells);
+    for (std::size_t done = 0; done < cells; done += chunk) {
+      const std::size_t n = std::min(chunk, cells - done);
+      double* into = keep ? state.data() + done : buffer.data();
+      in.read(offset, into, n * sizeof(double));
+      offset += static_cast<std::int64_t>(n * sizeof(double));
+      sum.add(into, n * sizeof(double));
+      for (std::size_t i = 0; i < n && bad.variable < 0; ++i)
+        if (!std::isfinite(into[i])) bad = {v, done + i, into[i]};
+    }
+  }
+  if (sum.value() != h.checksum)
+    throw Error::format("checkpoint '{}': field 'checksum' is {:016x}, but the file's bytes give {:016x}: the file was "
+                        "changed after korch wrote it (a damaged copy or disk, or an edit); use an intact checkpoint",
+                        path, h.checksum, sum.value());
+  if (bad.variable >= 0) {
+    const auto n = static_cast<std::size_t>(h.fields.blocks) * static_cast<std::size_t>(h.fields.cells_per_block);
+    throw Error::format("checkpoint '{}': the state's {} at cell ({}, {}, {}) is {}: the run that wrote it had failed; "
+                        "restart from an earlier checkpoint",
+                        path, kVariables[static_cast<std::size_t>(bad.variable)], bad.cell % n, bad.cell / n % n,
+                        bad.cell / n / n, bad.value);
+  }
+}
+
+// The checkpoint's run is over already when run() would take no step: the same rule as its loop.
+void check_not_finished(const CheckpointContent& c, const Options& o, const std::string& path) {
+  if (o.steps > 0) {
+    if (c.steps >= o.steps)
+      throw Error::format("option --steps: {}, but checkpoint '{}' is at step {} (t = {}) already: give --steps above {} "
+                          "to continue it", o.steps, path, c.steps, c.time, c.steps);
+    return;
+  }
+  const double tmax = o.tmax > 0 ? o.tmax : default_tmax(o.problem);
+  if (c.time >= tmax * (1.0 - 1e-12))
+    throw Error::format("option --tmax: {}{}, but checkpoint '{}' is at t = {} (step {}) already: give a --tmax above {} "
+                        "to continue it", tmax, o.tmax > 0 ? "" : fmt::format(" (the default of --problem {})", c.problem),
+                        path, c.time, c.steps, c.time);
+}
+
+// The grid's size against the run's before the state is read: what is allocated is the run's own grid.
+void check_grid(const CheckpointContent& c, const Options& o, const std::string& path) {
+  auto differs = [&](const char* option, int file, int given) {
+    if (file != given)
+      throw Error::format("option {}: '{}' was written with {} {}, this run has {}: give the checkpoint's value", option, path,
+                          option, file, given);
+  };
+  differs("--dim", c.dim, o.dim);
+  differs("--blocks", c.blocks, o.blocks);
+  differs("--cells-per-block", c.cells_per_block, o.cells_per_block);
+}
+
+CheckpointContent load(const std::string& path, const Options& o, bool keep_state) {
+  if (!little_endian()) throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");
+  const CheckpointInput in(path);
+  std::string head(static_cast<std::size_t>(std::min<std::int64_t>(in.size(), checkpoint_header_limit)), '\0');
+  in.read(0, head.data(), head.size());
+  CheckpointHeader h = parse_checkpoint_header(head, path);
+  const std::int64_t state_bytes = n_cons * h.cells * static_cast<std::int64_t>(sizeof(double));
+  const std::int64_t after_header = in.size() - static_cast<std::int64_t>(h.length);
+  if (after_header != state_bytes)
+    throw Error::format("checkpoint '{}': {} bytes after the header, but the state of {} cells takes {}: the file is {}",
+                        path, after_header, h.cells, state_bytes, after_header < state_bytes ? "cut short" : "longer than a checkpoint");
+  check_grid(h.fields, o, path);
+  read_state(in, head, h, keep_state, path);
+  check_restart_options(h.fields, o, path);
+  check_not_finished(h.fields, o, path);
+  return std::move(h.fields);
+}
+
 }  // namespace
 
 void catch_stop_signals() {
@@ -48,114 +200,26 @@ int stop_signal() noexcept { return caught_signal.load(); }
 
 void write_checkpoint_file(const std::string& path, const CheckpointContent& c) {
   if (!little_endian()) throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");
+  for (const auto& v : c.state)
+    if (v.size() != c.state[0].size() || v.empty())
+      throw Error::format("checkpoint '{}': the five state variables have {} and {} cells: give each the whole grid", path,
+                          c.state[0].size(), v.size());
+  const std::string fields = checkpoint_header_fields(c);
+  CheckpointChecksum sum;
+  sum.add(fields.data(), fields.size());
+  for (const auto& v : c.state) sum.add(v.data(), v.size() * sizeof(double));
   write_file_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     if (!out) throw Error::format("checkpoint: cannot open '{}' for writing", temporary);
-    out << kMagic << "\n"
-        << "problem " << c.problem << "\n"
-        << "dim " << c.dim << "\n"
-        << "blocks " << c.blocks << "\n"
-        << "cells_per_block " << c.cells_per_block << "\n"
-        << "gamma " << exact(c.gamma) << "\n"
-        << "limiter " << c.limiter << "\n"
-        << "boundary " << c.boundary << "\n"
-        << "time " << exact(c.time) << "\n"
-        << "steps " << c.steps << "\n"
-        << "initial_totals " << exact(c.initial_totals[0]) << " " << exact(c.initial_totals[1]) << " "
-        << exact(c.initial_totals[2]) << " " << exact(c.initial_totals[3]) << " " << exact(c.initial_totals[4]) << "\n"
-        << "cells " << c.state[0].size() << "\n"
-        << "end\n";
+    out << fields << checkpoint_header_end(sum.value());
     for (const auto& v : c.state) out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
     if (!out) throw Error::format("checkpoint: writing '{}' failed: check the free space", temporary);
   });
 }
 
-CheckpointContent read_checkpoint_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error::format("option --restart: '{}' is a folder, not a checkpoint file", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error::format("option --restart: cannot open '{}': give a checkpoint file written by --checkpoint-every", path);
-  std::string line;
-  if (!std::getline(in, line) || line != kMagic)
-    throw Error::format("option --restart: '{}' is not a korch-hydro checkpoint (its first line is not '{}')", path, kMagic);
-  std::map<std::string, std::string> fields;
-  while (std::getline(in, line) && line != "end") {
-    const auto space = line.find(' ');
-    if (space == std::string::npos || line.size() > 200)
-      throw Error::format("checkpoint '{}': header line '{}' is not 'name value'", path, line.substr(0, 60));
-    fields[line.substr(0, space)] = line.substr(space + 1);
-  }
-  if (line != "end") throw Error::format("checkpoint '{}': the header has no 'end' line: the file is cut short", path);
-  auto field = [&](const char* name) -> const std::string& {
-    auto it = fields.find(name);
-    if (it == fields.end()) throw Error::format("checkpoint '{}': the header has no field '{}'", path, name);
-    return it->second;
-  };
-  auto integer = [&](const char* name, long long lo, long long hi) {
-    const std::string& text = field(name);
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size() || v < lo || v > hi)
-      throw Error::format("checkpoint '{}': field '{}' is '{}', not an integer in {}..{}", path, name, text.substr(0, 40), lo, hi);
-    return v;
-  };
-  auto real = [&](const char* name) {
-    const std::string& text = field(name);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !std::isfinite(v))
-      throw Error::format("checkpoint '{}': field '{}' is '{}', not a finite number", path, name, text.substr(0, 40));
-    return v;
-  };
-  CheckpointContent c;
-  c.problem = field("problem");
-  c.dim = static_cast<int>(integer("dim", 2, 3));
-  c.blocks = static_cast<int>(integer("blocks", 1, 1 << 20));
-  c.cells_per_block = static_cast<int>(integer("cells_per_block", 1, 1 << 20));
-  c.gamma = real("gamma");
-  c.limiter = field("limiter");
-  c.boundary = field("boundary");
-  c.time = real("time");
-  c.steps = static_cast<int>(integer("steps", 0, 1 << 30));
-  {
-    std::istringstream totals(field("initial_totals"));
-    for (auto& t : c.initial_totals) {
-      std::string word;
-      totals >> word;
-      char* end = nullptr;
-      t = std::strtod(word.c_str(), &end);
-      if (word.empty() || end != word.c_str() + word.size())
-        throw Error::format("checkpoint '{}': field 'initial_totals' is not five numbers", path);
-    }
-  }
-  const long long cells = integer("cells", 1, 1ll << 40);
-  long long expected = 1;
-  for (int d = 0; d < c.dim; ++d) expected *= static_cast<long long>(c.blocks) * c.cells_per_block;
-  if (cells != expected)
-    throw Error::format("checkpoint '{}': {} cells, but {}^{} blocks of {} cells make {}", path, cells, c.blocks, c.dim,
-                        c.cells_per_block, expected);
-  // The header's sizes against the file's before anything is allocated.
-  const auto start = in.tellg();
-  in.seekg(0, std::ios::end);
-  const auto bytes = static_cast<long long>(in.tellg() - start);
-  in.seekg(start);
-  if (bytes != 5 * cells * static_cast<long long>(sizeof(double)))
-    throw Error::format("checkpoint '{}': {} bytes of state after the header, {} expected for {} cells: the file is cut "
-                        "short or not a checkpoint",
-                        path, bytes, 5 * cells * static_cast<long long>(sizeof(double)), cells);
-  for (auto& v : c.state) {
-    v.resize(static_cast<std::size_t>(cells));
-    in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
-    if (!in) throw Error::format("checkpoint '{}': reading the state failed", path);
-  }
-  return c;
-}
+CheckpointContent read_checkpoint_file(const std::string& path, const Options& options) { return load(path, options, true); }
+
+void check_checkpoint_file(const std::string& path, const Options& options) { load(path, options, false); }
 
 void check_restart_options(const CheckpointContent& c, const Options& o, const std::string& path) {
   auto mismatch = [&](const char* option, const std::string& file, const std::string& given) {
@@ -163,14 +227,15 @@ void check_restart_options(const CheckpointContent& c, const Options& o, const s
       throw Error::format("option {}: '{}' was written with {} {}, this run has {}: give the checkpoint's value", option,
                           path, option, file, given);
   };
+  check_grid(c, o, path);
   mismatch("--problem", c.problem, to_string(o.problem));
-  mismatch("--dim", std::to_string(c.dim), std::to_string(o.dim));
-  mismatch("--blocks", std::to_string(c.blocks), std::to_string(o.blocks));
-  mismatch("--cells-per-block", std::to_string(c.cells_per_block), std::to_string(o.cells_per_block));
   mismatch("--limiter", c.limiter, o.limiter == Limiter::minmod ? "minmod" : "mc");
   const Boundary b = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   mismatch("--boundary", c.boundary, b == Boundary::periodic ? "periodic" : "outflow");
+  // Exact comparisons: the continued run is bitwise the uninterrupted one only with the same values.
   if (c.gamma != o.gamma) mismatch("gamma", exact(c.gamma), exact(o.gamma));
+  if (c.cfl != o.cfl) mismatch("--cfl", fmt::format("{}", c.cfl), fmt::format("{}", o.cfl));
+  if (c.conduction != o.conduction) mismatch("--conduction", fmt::format("{}", c.conduction), fmt::format("{}", o.conduction));
 }
 
 }  // namespace korch::hydro

@@ -131,8 +131,7 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
 }
 
 void Simulation::restore(const std::string& path) {
-  const CheckpointContent c = read_checkpoint_file(path);
-  check_restart_options(c, options_, path);
+  const CheckpointContent c = read_checkpoint_file(path, options_);
   const auto n = global_cells();
   auto data = grid_->data();
   state_ = 0;
@@ -161,6 +160,8 @@ void Simulation::write_checkpoint(const std::string& path) const {
   c.blocks = options_.blocks;
   c.cells_per_block = options_.cells_per_block;
   c.gamma = options_.gamma;
+  c.cfl = options_.cfl;
+  c.conduction = options_.conduction;
   c.limiter = options_.limiter == Limiter::minmod ? "minmod" : "mc";
   c.boundary = boundary_ == Boundary::periodic ? "periodic" : "outflow";
   c.time = time_;

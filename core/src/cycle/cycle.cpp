@@ -3,7 +3,6 @@
 #include "cycle_routines.hpp"
 #include "declaration_check.hpp"
 #include "cycle_wiring.hpp"
-#include "wait_order.hpp"
 
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/distributor.hpp>
@@ -20,7 +19,6 @@ Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration
 void Cycle::run(CycleResult& result) {
   validate();
   make_nodes();
-  wait_order_ = wait_order(c_, declared_);
   CycleWiring wiring(c_, nodes_);
   connect_routers();
   record_begin();
@@ -56,7 +54,6 @@ void Cycle::make_nodes() {
     n.team = r_.teams[i].get();
     n.team_config = &c_.teams[i];
     nodes_[n.name] = n;
-    declared_.push_back(n.name);
   }
   for (std::size_t i = 0; i < c_.helpers.size(); ++i) {
     helpers_.push_back(std::make_unique<Helper>(c_.helpers[i], grid_, r_.pinned, r_.device));
@@ -65,14 +62,13 @@ void Cycle::make_nodes() {
     n.team = r_.helper_teams[i].get();
     n.helper = helpers_.back().get();
     nodes_[n.name] = n;
-    declared_.push_back(n.name);
   }
 }
 
 void Cycle::record_begin() {
   if (!r_.recorder) return;
   std::vector<RecordedTeamState> states;
-  for (const auto& name : declared_) {
+  for (const auto& name : r_.validated.declared()) {
     const CycleNode& n = nodes_.at(name);
     const auto s = n.team->snapshot();
     states.push_back(RecordedTeamState{name, to_string(s.mode), s.n_max,
@@ -83,7 +79,7 @@ void Cycle::record_begin() {
 
 // Subscribers first, so that no item or thread reaches a team that has not started.
 void Cycle::start() {
-  for (auto it = wait_order_.rbegin(); it != wait_order_.rend(); ++it) {
+  for (auto it = wait_order().rbegin(); it != wait_order().rend(); ++it) {
     CycleNode& n = nodes_.at(*it);
     try {
       if (n.team_config) {
@@ -151,7 +147,7 @@ void Cycle::close_entries(const std::vector<ThreadTeam*>& entries) {
 // waiting in this order releases every node in turn. A router's team has no work subscriber: once
 // it is Idle (finished or failed), the cycle closes the router's side of both its subscribers.
 void Cycle::drain(CycleResult& result, const CycleWiring& wiring) {
-  for (const auto& name : wait_order_) {
+  for (const auto& name : wait_order()) {
     CycleNode& n = nodes_.at(name);
     if (n.started) {
       try {

@@ -61,6 +61,8 @@ class Cycle {
   void drain(CycleResult& result, const CycleWiring& wiring);
   void check_pools();
   void record_begin();
+  // Publishers before subscribers (wait_order.hpp), kept by the validation memo.
+  const std::vector<std::string>& wait_order() const noexcept { return r_.validated.wait_order(); }
 
   CycleResources r_;
   const Bundle& bundle_;
@@ -68,8 +70,6 @@ class Cycle {
   DataSource& grid_;
   BlockIterator* order_;
   CycleNodes nodes_;
-  std::vector<std::string> declared_;  // teams then helpers, in declaration order
-  std::vector<std::string> wait_order_;
   std::vector<std::unique_ptr<Helper>> helpers_;
   CycleErrors errors_;
 };

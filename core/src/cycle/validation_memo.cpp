@@ -1,5 +1,7 @@
 #include "validation_memo.hpp"
 
+#include "wait_order.hpp"
+
 #include <cstddef>
 
 namespace korch::detail {
@@ -70,6 +72,10 @@ void ValidationMemo::remember(const Configuration& configuration, const Bundle& 
   configuration_ = configuration;
   bundle_name_ = bundle.name();
   routines_ = bundle.routines();
+  declared_.clear();
+  for (const auto& t : configuration.teams) declared_.push_back(t.name);
+  for (const auto& h : configuration.helpers) declared_.push_back(h.name);
+  wait_order_ = detail::wait_order(configuration, declared_);
   valid_ = true;
 }
 

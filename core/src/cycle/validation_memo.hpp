@@ -1,7 +1,9 @@
 // The last configuration and bundle a Runtime validated. A code runs the same pair cycle after
 // cycle; validating it again would cost more than a cycle of small blocks computes. Validation
 // depends only on the configuration, the bundle's routine names and declarations, and the
-// runtime's shape (fixed for the runtime's life), so an equal pair needs no new validation.
+// runtime's shape (fixed for the runtime's life), so an equal pair needs no new validation. The
+// memo also keeps what a cycle derives from the configuration alone (its nodes' order), for the
+// same reason.
 #pragma once
 
 #include <korch/action_routine.hpp>
@@ -20,6 +22,11 @@ class ValidationMemo {
   // Remembers a pair that passed validation.
   void remember(const Configuration& configuration, const Bundle& bundle);
 
+  // Of the configuration remembered last: its teams then helpers in declaration order, and the
+  // order in which a cycle waits for them (wait_order.hpp).
+  const std::vector<std::string>& declared() const noexcept { return declared_; }
+  const std::vector<std::string>& wait_order() const noexcept { return wait_order_; }
+
  private:
   bool valid_ = false;
   Configuration configuration_;
@@ -27,6 +34,8 @@ class ValidationMemo {
   // Copies of the bundle's routines: they keep the declarations alive, so a declaration's address
   // identifies its content.
   std::vector<ActionRoutine> routines_;
+  std::vector<std::string> declared_;
+  std::vector<std::string> wait_order_;
 };
 
 // Field-by-field equality of configurations. Each struct is unpacked with a structured binding

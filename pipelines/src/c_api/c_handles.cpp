@@ -137,14 +137,6 @@ void remove_handle(std::uintptr_t handle, HandleKind kind, const char* parameter
   t.free.push_back(decode(handle).slot);
 }
 
-std::size_t live_handles(HandleKind kind) {
-  Table& t = table();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  std::size_t n = 0;
-  for (const Slot& s : t.slots) n += s.object && s.kind == kind ? 1 : 0;
-  return n;
-}
-
 Lease::Lease(std::shared_ptr<HandleObject> object, Mode mode, const char* call) : object_(std::move(object)), mode_(mode) {
   std::lock_guard<std::mutex> lock(table().mutex);
   HandleObject& o = *object_;

@@ -51,8 +51,6 @@ std::uintptr_t add_handle(HandleKind kind, std::shared_ptr<HandleObject> object)
 std::shared_ptr<HandleObject> find_handle(std::uintptr_t handle, HandleKind kind, const char* parameter);
 // Removes a live handle of `kind` that no call leases; a NULL handle is nothing to remove.
 void remove_handle(std::uintptr_t handle, HandleKind kind, const char* parameter);
-// Live handles of `kind` (for tests and leak checks).
-std::size_t live_handles(HandleKind kind);
 
 // Typed use of the table: T derives from HandleObject and names its kind as T::kind.
 template <class T, class Handle>

@@ -1,7 +1,9 @@
 ! The Fortran module `korch` over korch's C API (korch/korch_c.h, docs/c-api.md).
 !
 ! Every function returns an integer status: korch_ok (0) or non-zero, with the reason in
-! korch_last_error(). A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
+! korch_last_error(). Handles are checked (docs/c-api.md, "Handles and lifetimes"): using or
+! destroying a destroyed one is an error; a destroy resets the handle only when it succeeded.
+! A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
 ! u(nx+2gx, ny+2gy, nvar)), contiguous and `target`, that must outlive the cycles that use it.
 ! An action routine is a bind(c) function, reentrant (several team threads call it at once):
 !
