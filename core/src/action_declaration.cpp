@@ -2,6 +2,7 @@
 
 #include <korch/action_declaration.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -52,7 +53,7 @@ int ActionDeclaration::stencil_of(const std::string& v) const noexcept {
 void ActionDeclaration::check() const {
   if (action.empty()) throw Error("an action declaration needs a non-empty field name");
   auto fail = [this](const std::string& field, const std::string& what) {
-    return Error::format("action '{}': field {}: {}", action, field, what);
+    return Error::format("action '{}': field {}: {}", excerpt(action), field, what);
   };
   if (hints.host_only && hints.device_only) throw fail("hints", "host_only and device_only contradict: keep one");
   if (hints.short_running && hints.heavy) throw fail("hints", "short and heavy contradict: keep one");
@@ -84,7 +85,7 @@ namespace {
 struct Reader {
   std::string action;
   Error fail(const std::string& field, const std::string& what) const {
-    return Error::format("action '{}': field {}: {}", action.empty() ? std::string("?") : action, field, what);
+    return Error::format("action '{}': field {}: {}", action.empty() ? std::string("?") : excerpt(action), field, what);
   }
   std::string string(const json& j, const std::string& field) const {
     if (!j.is_string()) throw fail(field, "expected a string, got " + json_input::excerpt(j));

@@ -2,6 +2,7 @@
 // Apart from action_declaration.cpp, which the planner's fuzz targets compile without Kokkos.
 #include <korch/action_routine.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 namespace korch {
 
@@ -9,7 +10,7 @@ ActionRoutine ActionRoutine::declared(ActionDeclaration declaration) const {
   if (!state_) throw Error("an empty action routine cannot carry a declaration: give it a name and a function first");
   if (declaration.action != name()) {
     throw Error::format("routine '{}' was given the declaration of action '{}': declare the routine under its own name",
-                        name(), declaration.action);
+                        excerpt(name()), excerpt(declaration.action));
   }
   declaration.check();
   ActionRoutine r;

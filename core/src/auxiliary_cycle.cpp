@@ -1,7 +1,9 @@
 // Runtime::run_auxiliary: one routine, one thread of one team, no items (auxiliary_cycle.hpp).
 #include "cycle/cycle_routines.hpp"
+#include "runtime_state.hpp"
 
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 #include <korch/runtime.hpp>
 
 #include <fmt/format.h>
@@ -16,13 +18,19 @@ namespace korch {
 
 void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement where, ActionParameters parameters) {
   if (routine.name().empty()) throw Error("runtime: run_auxiliary: the routine has no name: name it, errors and traces need one");
-  if (!routine) throw Error::format("runtime: run_auxiliary('{}'): the routine is empty: give it a function", routine.name());
-  if (where.team >= teams_.size()) {
+  if (!routine) throw Error::format("runtime: run_auxiliary('{}'): the routine is empty: give it a function", excerpt(routine.name()));
+  const std::size_t n_teams = state_->teams.size();
+  if (where.team >= n_teams) {
     throw Error::format("runtime: run_auxiliary('{}') on team index {}: there are {} teams (0 .. {}): choose one of them",
-                        routine.name(), where.team, teams_.size(), teams_.size() - 1);
+                        excerpt(routine.name()), where.team, n_teams, n_teams - 1);
   }
-  const Turn turn = take_turn("run_auxiliary", routine.name());
-  ThreadTeam& team = this->team(where.team);  // started now if no cycle used it yet
+  const State::Turn turn = State::take_turn(state_, "run_auxiliary", routine.name());
+  // From here on `this` may be destroyed by the routine: only the turn's state is used.
+  State& state = turn.state();
+  ThreadTeam& team = [&]() -> ThreadTeam& {  // started now if no cycle used it yet
+    std::lock_guard<std::mutex> lock(state.teams_mutex);
+    return state.started(state.teams, "team", where.team);
+  }();
   // The fence is part of the routine: a failed fence fails the call like the routine's own error,
   // and the trace's span covers the work the routine launched. `done` is set when the routine has
   // returned or thrown.
@@ -40,7 +48,7 @@ void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement 
   std::exception_ptr failure;
   bool started = false;
   try {
-    team.start_cycle(detail::task_routine(action, team.name(), trace_, nullptr), 1, std::move(parameters));
+    team.start_cycle(detail::task_routine(action, team.name(), state.trace, nullptr), 1, std::move(parameters));
     started = true;
     team.enqueue(std::make_shared<AuxiliaryCall>(routine.name()));
   } catch (...) {
@@ -65,6 +73,7 @@ void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement 
       if (!failure) failure = std::current_exception();
     }
   }
+  if (state.destroyed_in_cycle.load()) State::finish_if_destroyed(state, "run_auxiliary", routine.name(), failure);
   if (!failure) return;
   std::string what = "unknown exception";
   try {
@@ -76,7 +85,7 @@ void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement 
   try {
     std::rethrow_exception(failure);
   } catch (...) {
-    std::throw_with_nested(Error::format("runtime: auxiliary routine '{}' on '{}' failed: {}", routine.name(),
+    std::throw_with_nested(Error::format("runtime: auxiliary routine '{}' on '{}' failed: {}", excerpt(routine.name()),
                                          team.name(), what));
   }
 }

@@ -9,7 +9,7 @@
 namespace korch {
 
 BlockList::BlockList(std::string name, int n_vars) : name_(std::move(name)), n_vars_(n_vars) {
-  if (n_vars < 1) throw Error::format("block list '{}': n_vars is {}: a block list needs at least one variable", name_, n_vars);
+  if (n_vars < 1) throw Error::format("block list '{}': n_vars is {}: a block list needs at least one variable", excerpt(name_), n_vars);
 }
 
 void BlockList::check_shape(const BlockShape& shape) const {
@@ -24,6 +24,37 @@ void BlockList::check_shape(const BlockShape& shape) const {
     if (shape.tile_cells[d] < 0)
       throw Error::format("{}: block {} has tile_cells {} in {}: use a positive tile size or 0 for the whole block",
                           source_name(), id, shape.tile_cells[d], axis[d]);
+  }
+  check_sizes(shape);
+}
+
+// The shape's sizes against the limits, each product checked before it could overflow 64 bits.
+void BlockList::check_sizes(const BlockShape& shape) const {
+  static const char* axis[3] = {"x", "y", "z"};
+  const int id = n_blocks();
+  std::int64_t values = n_vars_;
+  std::int64_t tiles = 1;
+  for (int d = 0; d < 3; ++d) {
+    const std::int64_t cells = shape.cells[d];
+    const std::int64_t stored = cells + 2 * std::int64_t{shape.guard[d]};
+    if (stored > max_stored_cells)
+      throw Error::format("{}: block {} stores {} cells in {} ({} + 2 x {} guard cells), more than the limit of {} "
+                          "cells per direction: split it into smaller blocks",
+                          source_name(), id, stored, axis[d], cells, shape.guard[d], max_stored_cells);
+    if (values > max_values / stored)
+      throw Error::format("{}: block {} holds more than {} values ({} variables of {} x {} x {} cells with guard cells): "
+                          "split it into smaller blocks",
+                          source_name(), id, max_values, n_vars_, shape.cells[0] + 2 * std::int64_t{shape.guard[0]},
+                          shape.cells[1] + 2 * std::int64_t{shape.guard[1]},
+                          shape.cells[2] + 2 * std::int64_t{shape.guard[2]});
+    values *= stored;
+    const std::int64_t tile = shape.tile_cells[d] <= 0 ? cells : std::min<std::int64_t>(shape.tile_cells[d], cells);
+    tiles *= (cells + tile - 1) / tile;  // at most max_tiles times at most max_stored_cells: no overflow
+    if (tiles > max_tiles)
+      throw Error::format("{}: block {} of {} x {} x {} cells in tiles of {} x {} x {} makes more than {} tiles: give "
+                          "larger tile_cells (0: the whole block in a direction)",
+                          source_name(), id, shape.cells[0], shape.cells[1], shape.cells[2], shape.tile_cells[0],
+                          shape.tile_cells[1], shape.tile_cells[2], max_tiles);
   }
 }
 
@@ -58,6 +89,17 @@ void BlockList::check_array(const BlockShape& shape, const BlockArray& array) co
     if (array.stride[static_cast<std::size_t>(r)] < 1)
       throw Error::format("{}: block {} has stride {} along {}: strides count doubles and are at least 1", source_name(),
                           id, array.stride[static_cast<std::size_t>(r)], index_name[r]);
+  // The last value's offset, within max_values (the extents are within the shape's limits).
+  std::int64_t last = 0;
+  for (int r = 0; r < 4; ++r) {
+    const auto ru = static_cast<std::size_t>(r);
+    const std::int64_t steps = array.extent[ru] - 1;
+    if (steps > 0 && array.stride[ru] > (max_values - last) / steps)
+      throw Error::format("{}: block {} has strides {} for extents {}: its last value lies more than {} values past its "
+                          "first; give the array's strides in doubles",
+                          source_name(), id, quadruple(array.stride), quadruple(array.extent), max_values);
+    last += steps * array.stride[ru];
+  }
   // Strides under which two cells share memory: in increasing stride order, each stride must step
   // over everything the smaller ones span (indices of extent 1 span nothing).
   std::array<int, 4> order{0, 1, 2, 3};

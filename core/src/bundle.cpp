@@ -1,14 +1,15 @@
 #include <korch/bundle.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 namespace korch {
 
 Bundle& Bundle::add(ActionRoutine routine) {
   if (!routine || routine.name().empty()) {
-    throw Error::format("bundle '{}': a routine needs a name and a function", name_);
+    throw Error::format("bundle '{}': a routine needs a name and a function", excerpt(name_));
   }
   if (find(routine.name())) {
-    throw Error::format("bundle '{}' already has a routine '{}': give each routine its own name", name_, routine.name());
+    throw Error::format("bundle '{}' already has a routine '{}': give each routine its own name", excerpt(name_), excerpt(routine.name()));
   }
   routines_.push_back(std::move(routine));
   return *this;

@@ -2,6 +2,7 @@
 // replaced by a bundle's, by position or by slot (configuration.hpp, ActionBinding).
 #include <korch/configuration.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <fmt/format.h>
 
@@ -48,7 +49,7 @@ bool droppable(const Configuration& c, const TeamConfig& t) {
 
 std::string slot_list(const std::vector<ActionSlot>& slots) {
   std::string out;
-  for (const auto& s : slots) out += fmt::format("{}{}{}", out.empty() ? "" : ", ", s.name, s.optional ? " (optional)" : "");
+  for (const auto& s : slots) out += fmt::format("{}{}{}", out.empty() ? "" : ", ", excerpt(s.name), s.optional ? " (optional)" : "");
   return out.empty() ? std::string("none") : out;
 }
 
@@ -82,19 +83,19 @@ std::map<std::string, std::string> resolve(const Configuration& c, const std::ve
     if (names.size() > slots.size()) {
       throw Error::format("configuration '{}' has {} slot{} ({}) but {} action names were given by position: give at most {}, "
                           "in slot order",
-                          c.name, slots.size(), slots.size() == 1 ? "" : "s", slot_list(slots), names.size(), slots.size());
+                          excerpt(c.name), slots.size(), slots.size() == 1 ? "" : "s", slot_list(slots), names.size(), slots.size());
     }
     for (std::size_t i = 0; i < names.size(); ++i) to[slots[i].name] = names[i];
   } else {
     for (const auto& p : binding.pairs()) {
       const bool known = std::any_of(slots.begin(), slots.end(), [&](const ActionSlot& s) { return s.name == p.slot; });
       if (!known) {
-        throw Error::format("configuration '{}' has no slot '{}' to bind '{}' to: its slots are {}; bind one of those", c.name,
-                            p.slot, p.action, slot_list(slots));
+        throw Error::format("configuration '{}' has no slot '{}' to bind '{}' to: its slots are {}; bind one of those", excerpt(c.name),
+                            excerpt(p.slot), excerpt(p.action), slot_list(slots));
       }
       if (auto it = to.find(p.slot); it != to.end()) {
-        throw Error::format("configuration '{}': slot '{}' is bound twice, to '{}' and to '{}': bind each slot once", c.name,
-                            p.slot, it->second, p.action);
+        throw Error::format("configuration '{}': slot '{}' is bound twice, to '{}' and to '{}': bind each slot once", excerpt(c.name),
+                            excerpt(p.slot), excerpt(it->second), excerpt(p.action));
       }
       to[p.slot] = p.action;
     }
@@ -105,13 +106,13 @@ std::map<std::string, std::string> resolve(const Configuration& c, const std::ve
     if (it == to.end()) continue;
     if (it->second.empty()) {
       throw Error::format("configuration '{}': slot '{}' is bound to an empty action name: give the name of a bundle routine{}",
-                          c.name, s.name, s.optional ? ", or leave the slot out (it is optional)" : "");
+                          excerpt(c.name), excerpt(s.name), s.optional ? ", or leave the slot out (it is optional)" : "");
     }
     if (auto first = slot_of.find(it->second); first != slot_of.end()) {
       throw Error::format("configuration '{}': action '{}' is bound to slots '{}' and '{}', which are separate steps (each "
                           "would apply it to every item it gets, and each has its own place and variables): bind '{}' to "
                           "another routine, the same function added to the bundle under a second name if it is to run twice",
-                          c.name, it->second, first->second, s.name, s.name);
+                          excerpt(c.name), excerpt(it->second), excerpt(first->second), excerpt(s.name), excerpt(s.name));
     }
     slot_of[it->second] = s.name;
   }
@@ -140,10 +141,10 @@ Configuration Configuration::bind_actions(const ActionBinding& binding) const {
     if (to.count(s.name)) continue;
     if (!s.optional) {
       std::string teams;
-      for (const auto& t : s.teams) teams += fmt::format("{}'{}'", teams.empty() ? "" : ", ", t);
+      for (const auto& t : s.teams) teams += fmt::format("{}'{}'", teams.empty() ? "" : ", ", excerpt(t));
       throw Error::format("configuration '{}': slot '{}' ({} {}) is left unbound, and the configuration cannot run "
                           "without it: bind an action to '{}'{}",
-                          name, s.name, s.teams.size() == 1 ? "team" : "teams", teams, s.name, binding.by_position() ? " (by position: one name for each slot up to it)" : "");
+                          excerpt(name), excerpt(s.name), s.teams.size() == 1 ? "team" : "teams", teams, excerpt(s.name), binding.by_position() ? " (by position: one name for each slot up to it)" : "");
     }
     drop_slot(bound, s.name);
   }

@@ -3,6 +3,7 @@
 
 #include <korch/configuration.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +28,7 @@ class Reader {
     if (!object_.is_object()) fail("", "expected an object, got " + json_input::excerpt(object_));
   }
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw Error::format("configuration '{}': field {}: {}", config_, field(key), what);
+    throw Error::format("configuration '{}': field {}: {}", excerpt(config_), field(key), what);
   }
   std::string field(const std::string& key) const {
     if (key.empty()) return path_.empty() ? std::string("(top level)") : path_;

@@ -2,6 +2,7 @@
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,7 @@ struct Node {
   const HelperConfig* h = nullptr;
   DataType input() const { return team ? t->type : h->input; }
   DataType output() const { return team ? t->type : h->output; }
-  std::string what() const { return fmt::format("{} '{}'", team ? "team" : "helper", name); }
+  std::string what() const { return fmt::format("{} '{}'", team ? "team" : "helper", excerpt(name)); }
 };
 
 bool helper_types_ok(const HelperConfig& h, std::string& why) {
@@ -81,10 +82,10 @@ unsigned max_active_threads(const Configuration& c, const std::string& team) {
   std::set<std::string> visiting;
   std::function<unsigned(const std::string&)> visit = [&](const std::string& n) -> unsigned {
     const TeamConfig* t = c.find_team(n);
-    if (!t) throw Error::format("configuration '{}': thread edge names '{}', which is not a team", c.name, n);
+    if (!t) throw Error::format("configuration '{}': thread edge names '{}', which is not a team", excerpt(c.name), excerpt(n));
     if (!visiting.insert(n).second) {
       throw Error::format("configuration '{}': the thread publisher edges into team '{}' form a cycle: remove one of them",
-                          c.name, n);
+                          excerpt(c.name), excerpt(n));
     }
     unsigned total = t->initial_threads;
     for (const auto& e : c.threads)
@@ -102,7 +103,7 @@ namespace {
 class Checker {
  public:
   Checker(const Configuration& c, const RuntimeShape& shape, const Bundle* bundle)
-      : c(c), shape(shape), bundle_(bundle), cn(c.name) {}
+      : c(c), shape(shape), bundle_(bundle), cn(excerpt(c.name)) {}
 
   void run() {
     check_nodes();
@@ -129,33 +130,33 @@ class Checker {
     }
     for (const auto& t : c.teams) {
       if (t.name.empty() || t.name == "distributor") {
-        throw Error::format("configuration '{}': a team is named '{}': use a non-empty name other than 'distributor'", cn, t.name);
+        throw Error::format("configuration '{}': a team is named '{}': use a non-empty name other than 'distributor'", cn, excerpt(t.name));
       }
       Node n{t.name, true, &t, nullptr};
-      if (!nodes.emplace(t.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, t.name);
+      if (!nodes.emplace(t.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, excerpt(t.name));
       if (t.initial_threads > shape.threads_per_team) {
         throw Error::format("configuration '{}': team '{}' starts with {} threads but runtime teams have {}: lower its threads",
-                            cn, t.name, t.initial_threads, shape.threads_per_team);
+                            cn, excerpt(t.name), t.initial_threads, shape.threads_per_team);
       }
-      if (t.action.empty()) throw Error::format("configuration '{}': team '{}' names no action: set its action", cn, t.name);
+      if (t.action.empty()) throw Error::format("configuration '{}': team '{}' names no action: set its action", cn, excerpt(t.name));
     }
     for (const auto& h : c.helpers) {
       if (h.name.empty() || h.name == "distributor") {
-        throw Error::format("configuration '{}': a helper is named '{}': use a non-empty name other than 'distributor'", cn, h.name);
+        throw Error::format("configuration '{}': a helper is named '{}': use a non-empty name other than 'distributor'", cn, excerpt(h.name));
       }
       Node n{h.name, false, nullptr, &h};
-      if (!nodes.emplace(h.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, h.name);
+      if (!nodes.emplace(h.name, n).second) throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, excerpt(h.name));
       std::string why;
       if (!helper_types_ok(h, why)) {
-        throw Error::format("configuration '{}': helper '{}' ({}) cannot take {} and give {}: a {} {}", cn, h.name,
+        throw Error::format("configuration '{}': helper '{}' ({}) cannot take {} and give {}: a {} {}", cn, excerpt(h.name),
                             to_string(h.kind), to_string(h.input), to_string(h.output), to_string(h.kind), why);
       }
       if (h.threads < 1 || h.threads > shape.helper_threads) {
         throw Error::format("configuration '{}': helper '{}' asks for {} threads; helper teams have 1..{}: change its threads",
-                            cn, h.name, h.threads, shape.helper_threads);
+                            cn, excerpt(h.name), h.threads, shape.helper_threads);
       }
       if ((h.kind == HelperKind::aggregator || h.kind == HelperKind::aggregator_mover) && h.packet_blocks < 1) {
-        throw Error::format("configuration '{}': helper '{}' has packet_blocks 0: put at least one block in a packet", cn, h.name);
+        throw Error::format("configuration '{}': helper '{}' has packet_blocks 0: put at least one block in a packet", cn, excerpt(h.name));
       }
       if (h.kind == HelperKind::router) check_router_fields(h);
     }
@@ -164,38 +165,38 @@ class Checker {
   void check_router_fields(const HelperConfig& h) {
     if (!(h.fraction >= 0.0 && h.fraction <= 1.0)) {
       throw Error::format("configuration '{}': helper '{}' (router) has fraction {}: give the share of its items for the "
-                          "first node of its to, a number from 0 to 1", cn, h.name, h.fraction);
+                          "first node of its to, a number from 0 to 1", cn, excerpt(h.name), h.fraction);
     }
     if (h.to.size() != 2) {
       throw Error::format("configuration '{}': helper '{}' (router) names {} subscribers in its to: name two, the first "
-                          "for the fraction {} of its items and the second for the rest", cn, h.name, h.to.size(), h.fraction);
+                          "for the fraction {} of its items and the second for the rest", cn, excerpt(h.name), h.to.size(), h.fraction);
     }
     if (h.to[0] == h.to[1]) {
       throw Error::format("configuration '{}': helper '{}' (router) names '{}' twice in its to: name two different nodes",
-                          cn, h.name, h.to[0]);
+                          cn, excerpt(h.name), excerpt(h.to[0]));
     }
   }
 
   // One work subscriber per node; matching data types on each edge.
   void check_work_edges() {
     for (const auto& e : c.work) {
-      const std::string edge = fmt::format("work edge '{}' -> '{}'", e.from, e.to);
+      const std::string edge = fmt::format("work edge '{}' -> '{}'", excerpt(e.from), excerpt(e.to));
       if (e.from == e.to) throw Error::format("configuration '{}': {} is a self-loop: a team may not push data to itself", cn, edge);
-      if (!nodes.count(e.from)) throw Error::format("configuration '{}': {} starts at unknown node '{}'", cn, edge, e.from);
-      if (!nodes.count(e.to)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, e.to);
+      if (!nodes.count(e.from)) throw Error::format("configuration '{}': {} starts at unknown node '{}'", cn, edge, excerpt(e.from));
+      if (!nodes.count(e.to)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, excerpt(e.to));
       const Node& a = nodes.at(e.from);
       const Node& b = nodes.at(e.to);
       if (!a.team && a.h->kind == HelperKind::router) {
         throw Error::format("configuration '{}': {}: helper '{}' is a router and hands its items to the two nodes of its "
-                            "to: remove this work edge (or name '{}' in the router's to)", cn, edge, e.from, e.to);
+                            "to: remove this work edge (or name '{}' in the router's to)", cn, edge, excerpt(e.from), excerpt(e.to));
       }
       if (!next.emplace(e.from, e.to).second) {
         throw Error::format("configuration '{}': {}: {} already publishes to '{}'; a node has one work subscriber", cn, edge,
-                            a.what(), next[e.from]);
+                            a.what(), excerpt(next[e.from]));
       }
       if (a.output() != b.input()) {
-        throw Error::format("configuration '{}': {}: '{}' gives {} but '{}' takes {}: put a {} between them", cn, edge, e.from,
-                            to_string(a.output()), e.to, to_string(b.input()),
+        throw Error::format("configuration '{}': {}: '{}' gives {} but '{}' takes {}: put a {} between them", cn, edge, excerpt(e.from),
+                            to_string(a.output()), excerpt(e.to), to_string(b.input()),
                             (is_packet(a.output()) && !is_packet(b.input())) ? "splitter (or mover_unpacker_splitter)"
                                                                              : "aggregator (or aggregator_mover) or splitter");
       }
@@ -205,16 +206,16 @@ class Checker {
     for (const auto& h : c.helpers) {
       if (h.kind != HelperKind::router) continue;
       for (std::size_t i = 0; i < h.to.size(); ++i) {
-        const std::string edge = fmt::format("router edge '{}' -> '{}' (field to[{}])", h.name, h.to[i], i);
+        const std::string edge = fmt::format("router edge '{}' -> '{}' (field to[{}])", excerpt(h.name), excerpt(h.to[i]), i);
         if (h.to[i] == h.name) throw Error::format("configuration '{}': {} is a self-loop: name another node", cn, edge);
         if (!nodes.count(h.to[i])) {
           throw Error::format("configuration '{}': {} ends at unknown node '{}': name a team or helper of this configuration",
-                              cn, edge, h.to[i]);
+                              cn, edge, excerpt(h.to[i]));
         }
         const Node& b = nodes.at(h.to[i]);
         if (b.input() != h.output) {
           throw Error::format("configuration '{}': {}: the router gives {} but '{}' takes {}: route to a node that takes {} "
-                              "(an aggregator_mover in front of a device team)", cn, edge, to_string(h.output), h.to[i],
+                              "(an aggregator_mover in front of a device team)", cn, edge, to_string(h.output), excerpt(h.to[i]),
                               to_string(b.input()), to_string(h.output));
         }
         inputs[h.to[i]].push_back(h.name);
@@ -246,19 +247,19 @@ class Checker {
                             cn, i, g.weights.size(), g.pipelines.size());
       }
       for (const auto& p : g.pipelines) {
-        const std::string edge = fmt::format("work edge 'distributor' -> '{}'", p);
-        if (!nodes.count(p)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, p);
+        const std::string edge = fmt::format("work edge 'distributor' -> '{}'", excerpt(p));
+        if (!nodes.count(p)) throw Error::format("configuration '{}': {} ends at unknown node '{}'", cn, edge, excerpt(p));
         const DataType in = nodes.at(p).input();
         if (in != DataType::tile && in != DataType::block && in != DataType::action_metadata) {
           throw Error::format("configuration '{}': {}: the distributor gives tiles, blocks or action metadata but '{}' takes "
-                              "{}: put an aggregator_mover in front of it", cn, edge, p, to_string(in));
+                              "{}: put an aggregator_mover in front of it", cn, edge, excerpt(p), to_string(in));
         }
         if (g.unit == RoutingUnit::tile && in != DataType::tile) {
           throw Error::format("configuration '{}': {}: distributor.groups[{}] routes single tiles but '{}' takes {}: use unit block",
-                              cn, edge, i, p, to_string(in));
+                              cn, edge, i, excerpt(p), to_string(in));
         }
         if (!roots.emplace(p, g.unit).second) {
-          throw Error::format("configuration '{}': {}: '{}' is fed by the distributor twice: name it in one group only", cn, edge, p);
+          throw Error::format("configuration '{}': {}: '{}' is fed by the distributor twice: name it in one group only", cn, edge, excerpt(p));
         }
         inputs[p].push_back("distributor");
       }
@@ -288,7 +289,7 @@ class Checker {
       on_path.insert(at);
       for (const auto& to : successors[at]) {
         if (on_path.count(to)) {
-          throw Error::format("configuration '{}': work edge '{}' -> '{}' closes a cycle of work edges: remove it", cn, at, to);
+          throw Error::format("configuration '{}': work edge '{}' -> '{}' closes a cycle of work edges: remove it", cn, excerpt(at), excerpt(to));
         }
         visit(to);
       }
@@ -313,13 +314,13 @@ class Checker {
   void check_threads() {
     std::set<std::string> thread_publishers;
     for (const auto& e : c.threads) {
-      const std::string edge = fmt::format("thread edge '{}' -> '{}'", e.from, e.to);
+      const std::string edge = fmt::format("thread edge '{}' -> '{}'", excerpt(e.from), excerpt(e.to));
       if (e.from == e.to) throw Error::format("configuration '{}': {} is a self-loop: a team may not push threads to itself", cn, edge);
       if (!c.find_team(e.from) || !c.find_team(e.to)) {
         throw Error::format("configuration '{}': {}: both ends of a thread edge must be teams", cn, edge);
       }
       if (!thread_publishers.insert(e.from).second) {
-        throw Error::format("configuration '{}': {}: team '{}' already publishes threads; a team has one thread subscriber", cn, edge, e.from);
+        throw Error::format("configuration '{}': {}: team '{}' already publishes threads; a team has one thread subscriber", cn, edge, excerpt(e.from));
       }
     }
     for (const auto& t : c.teams) {
@@ -327,11 +328,11 @@ class Checker {
       if (most > shape.threads_per_team) {
         throw Error::format("configuration '{}': team '{}' may get {} active threads (its {} plus its thread publishers') but "
                             "runtime teams have {} (Req ThreadBalance): start it or its publishers with fewer threads",
-                            cn, t.name, most, t.initial_threads, shape.threads_per_team);
+                            cn, excerpt(t.name), most, t.initial_threads, shape.threads_per_team);
       }
       if (most == 0) {
         throw Error::format("configuration '{}': team '{}' starts with 0 threads and has no thread publisher: it would never "
-                            "run; give it threads or a thread publisher", cn, t.name);
+                            "run; give it threads or a thread publisher", cn, excerpt(t.name));
       }
     }
   }
@@ -341,20 +342,20 @@ class Checker {
     if (bundle_) {
       if (bundle_->size() > shape.n_teams) {
         throw Error::format("bundle '{}' has {} routines but the runtime has {} teams: split the bundle or construct the "
-                            "Runtime with more teams", bundle_->name(), bundle_->size(), shape.n_teams);
+                            "Runtime with more teams", excerpt(bundle_->name()), bundle_->size(), shape.n_teams);
       }
       std::set<std::string> used;
       for (const auto& t : c.teams) {
         if (!bundle_->find(t.action)) {
           throw Error::format("configuration '{}': team '{}' applies action '{}', which bundle '{}' does not have: add it to the bundle",
-                              cn, t.name, t.action, bundle_->name());
+                              cn, excerpt(t.name), excerpt(t.action), excerpt(bundle_->name()));
         }
         used.insert(t.action);
       }
       for (const auto& r : bundle_->routines()) {
         if (!used.count(r.name())) {
           throw Error::format("bundle '{}': routine '{}' is applied by no team of configuration '{}': remove it or assign it to a team",
-                              bundle_->name(), r.name(), cn);
+                              excerpt(bundle_->name()), excerpt(r.name()), cn);
         }
       }
     }
@@ -433,7 +434,7 @@ class Checker {
   const Configuration& c;
   const RuntimeShape& shape;
   const Bundle* bundle_;
-  const std::string& cn;
+  const std::string cn;  // an excerpt of the configuration's name, for messages
   std::map<std::string, Node> nodes;
   std::map<std::string, std::string> next;                 // one work subscriber per node
   std::map<std::string, std::vector<std::string>> inputs;  // publishers per node ("distributor" for entries)

@@ -1,5 +1,6 @@
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 #include <korch/type_name.hpp>
 #include <korch/typed_action.hpp>
 
@@ -42,7 +43,7 @@ struct TypedRoutines {
   }
 
   [[noreturn]] void uncovered(const DataItem& item, const char* kind, const char* fix) const {
-    throw Error::format("action '{}' has routines for {} only, but was given {} ({}): {}", name, covered(),
+    throw Error::format("action '{}' has routines for {} only, but was given {} ({}): {}", excerpt(name), covered(),
                         item.describe(), kind, fix);
   }
 
@@ -97,12 +98,12 @@ struct TypedRoutines {
       if (packet != nullptr && packet->data_type() == DataType::packet_of_tiles && held < declared) {
         throw Error::format("action '{}' reads guard cells, but {} stores none around its entries (tile entries): "
                             "send this action packets of blocks (packet_of_blocks), blocks or tiles instead",
-                            name, item.describe());
+                            excerpt(name), item.describe());
       }
       throw Error::format("action '{}' reads {} guard cells in {}, but block {} of the {} has {} there ({}): give the "
                           "block at least {} guard cells in {} (BlockShape::guard or GridSpec::guard, with arrays that "
                           "hold them), or read fewer",
-                          name, needed, axis[d], meta.id, source.source_name(), declared, item.describe(), needed,
+                          excerpt(name), needed, axis[d], meta.id, source.source_name(), declared, item.describe(), needed,
                           axis[d]);
     }
   }
@@ -144,7 +145,7 @@ struct TypedRoutines {
     } else {
       throw Error::format("action '{}' was given {} (a {}): a TypedAction takes tiles, blocks and data packets; "
                           "route this item to a plain ActionRoutine instead",
-                          name, item.describe(), type_name(typeid(item)));
+                          excerpt(name), item.describe(), type_name(typeid(item)));
     }
   }
 };
@@ -155,7 +156,7 @@ TypedAction& TypedAction::reads_guard_cells(int width) & {
   if (width < 1)
     throw Error::format("TypedAction '{}': reads_guard_cells({}): give the stencil's width, 1 or more (or no width for "
                         "all the source's guard cells)",
-                        name_, width);
+                        excerpt(name_), width);
   guard_width_read_ = width;
   return *this;
 }
@@ -164,7 +165,7 @@ ActionRoutine TypedAction::routine() const {
   if (name_.empty()) throw Error("TypedAction: the action has no name: name it, errors and bundles need one");
   if (!tile_ && !block_ && !packet_entry_ && !grid_box_ && !strided_box_ && !packet_box_) {
     throw Error::format("TypedAction '{}': no routine was given: add on_tile, on_block, on_packet_entry or on_box",
-                        name_);
+                        excerpt(name_));
   }
   auto routines = std::make_shared<const TypedRoutines>(
       TypedRoutines{name_, tile_, block_, packet_entry_, grid_box_, strided_box_, packet_box_, guard_width_read_});

@@ -1,7 +1,8 @@
 ! The Fortran module over the C API: a bundle over Fortran-owned blocks equals a plain loop, and
 ! each kind of bad call (unknown configuration, a routine that fails, a block array of the wrong
 ! shape, a JSON configuration with a bad field) returns a non-zero status and a message naming the
-! problem. Exits 1 on the first failed check, naming it.
+! problem; a destroyed handle is an error, and korch_finalize from a routine is refused. Exits 1 on
+! the first failed check, naming it.
 module test_routines
   use, intrinsic :: iso_c_binding
   use korch
@@ -36,6 +37,15 @@ contains
       status = 0
     end if
   end function
+
+  ! Fails the cycle if korch_finalize, called from inside it, was not refused.
+  recursive integer(c_int) function tries_finalize(item, u, user) bind(c) result(status)
+    type(korch_item), intent(in) :: item
+    real(c_double), intent(inout) :: u(*)
+    type(c_ptr), value :: user
+    status = 0
+    if (korch_finalize() == korch_ok) status = 9
+  end function
 end module
 
 program test_fortran_api
@@ -44,7 +54,7 @@ program test_fortran_api
   use test_routines
   implicit none
   type(korch_blocks) :: mesh
-  type(korch_bundle) :: bundle, failing
+  type(korch_bundle) :: bundle, failing, finalizing, copy
   type(korch_configuration) :: cpu, bad
   real(c_double), allocatable, target :: a(:, :, :, :), b(:, :, :), wrong(:, :, :, :)
   real(c_double), allocatable :: a0(:, :, :, :), b0(:, :, :)
@@ -115,6 +125,17 @@ program test_fortran_api
   status = korch_execute(bundle, bad, mesh)
   call check(status /= korch_ok, "executing a configuration that was never created fails")
   call check(index(korch_last_error(), "configuration is NULL") > 0, "naming it: " // korch_last_error())
+
+  ! korch_finalize from a routine is refused; a copy of a destroyed handle is a dead handle.
+  call check(korch_bundle_create("finalizing", finalizing) == korch_ok, "create the finalizing bundle")
+  call check(korch_bundle_add(finalizing, "A", c_funloc(tries_finalize)) == korch_ok, "add the finalizing routine")
+  call check(korch_execute(finalizing, cpu, mesh) == korch_ok, "korch_finalize in a routine is refused: " // korch_last_error())
+  copy = finalizing
+  call check(korch_bundle_destroy(finalizing) == korch_ok, "destroy the finalizing bundle")
+  status = korch_bundle_destroy(copy)
+  call check(status /= korch_ok, "destroying a copy of a destroyed handle fails")
+  call check(index(korch_last_error(), "dead korch_bundle handle") > 0, "naming the dead handle: " // korch_last_error())
+  call check(korch_bundle_destroy(finalizing) == korch_ok, "destroying the reset handle again does nothing")
 
   call check(korch_bundle_destroy(bundle) == korch_ok, "destroy bundle")
   call check(korch_bundle_destroy(failing) == korch_ok, "destroy failing bundle")

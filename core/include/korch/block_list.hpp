@@ -14,11 +14,14 @@
 
 #include <korch/data_source.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -88,17 +91,25 @@ class BlockList : public DataSource {
   // Throws korch::Error when n_vars < 1.
   BlockList(std::string name, int n_vars);
 
+  // Limits of a block, checked in 64 bits: cells stored per direction, guard cells included (box
+  // coordinates are int, and tile loops add a tile's size to one); values of the array (n_vars times
+  // its cells, and its last value's offset: byte offsets are ptrdiff_t); tiles per block (each is a
+  // box kept for the list's life).
+  static constexpr std::int64_t max_stored_cells = INT_MAX / 2;
+  static constexpr std::int64_t max_values = PTRDIFF_MAX / static_cast<std::int64_t>(sizeof(double));
+  static constexpr std::int64_t max_tiles = std::int64_t{1} << 24;
+
   // Appends a block and returns its id (0, 1, ...). Throws korch::Error naming the block and the
-  // field when the shape or the array is not usable: no cells, negative guard, no data, no
-  // extents, extents other than (n_vars, cells + 2 guard) per direction, strides below 1 or
-  // strides under which two cells share memory.
+  // field when the shape or the array is not usable: no cells, negative guard, sizes beyond the
+  // limits above, no data, no extents, extents other than (n_vars, cells + 2 guard) per direction,
+  // strides below 1 or strides under which two cells share memory.
   int add(const BlockShape& shape, const BlockArray& array);
   // The checks of add() on the shape alone, for the block that add() would append next.
   void check_shape(const BlockShape& shape) const;
   // Forgets every block (the arrays stay the code's).
   void clear();
 
-  std::string source_name() const override { return "block list '" + name_ + "'"; }
+  std::string source_name() const override { return "block list '" + excerpt(name_) + "'"; }
   int n_blocks() const noexcept override { return static_cast<int>(blocks_.size()); }
   int n_vars() const noexcept override { return n_vars_; }
   const BlockMeta& block(int id) const override;
@@ -117,6 +128,7 @@ class BlockList : public DataSource {
   };
   const Entry& entry(int id) const;
   void check_array(const BlockShape& shape, const BlockArray& array) const;
+  void check_sizes(const BlockShape& shape) const;
   std::string name_;
   int n_vars_;
   std::vector<Entry> blocks_;

@@ -28,6 +28,14 @@
  * A routine returns 0, or non-zero to fail the cycle; korch_routine_message() before returning
  * adds a message to the error that korch_execute() reports.
  *
+ * Handles (korch_blocks*, korch_bundle*, ...) are opaque values, never addresses to dereference.
+ * korch checks each one it is given: a destroyed handle (destroying twice included), a handle of
+ * another kind or any other value is KORCH_ERROR with a message naming the parameter, the handle and
+ * its kind. Destroying NULL does nothing, as free(NULL). The objects a running cycle uses (its
+ * bundle, configuration, blocks, exchange) cannot be changed or destroyed until it returns, and
+ * korch_finalize refuses while a cycle runs: from an action routine, or from another thread, each is
+ * KORCH_ERROR, and the object stays valid. Handles may be used from several threads.
+ *
  * Ranks and guard cells (docs/c-api.md): each rank adds its own blocks with korch_blocks_add_global
  * (a global id unique over all ranks), describes what lies next to each block in every direction
  * (korch_neighbours_set), and korch fills the guard cells, within the rank and from other ranks:
@@ -93,11 +101,14 @@ typedef struct korch_exchange korch_exchange;
 
 /* Initializes Kokkos (unless the code did) and creates the runtime; options may be NULL. */
 int korch_initialize(const korch_options* options);
-/* Destroys the runtime, and finalizes Kokkos if korch_initialize initialized it. */
+/* Destroys the runtime, and finalizes Kokkos if korch_initialize initialized it. An error while a
+ * cycle runs (from its action routines or another thread): finalize after korch_execute returns. */
 int korch_finalize(void);
 
 int korch_blocks_create(const char* name, int32_t n_vars, korch_blocks** out);
-/* Checks `extent` against the shape (the array's declared shape, in `order`); *id gets the block's id. */
+/* Checks the shape's sizes against korch's limits, in 64 bits (stored cells per direction, cells
+ * times variables, tiles per block), and `extent` against the shape (the array's declared shape, in
+ * `order`); *id gets the block's id. */
 int korch_blocks_add(korch_blocks* blocks, const korch_block_shape* shape, double* data, const int64_t extent[4],
                      int32_t order, int32_t* id);
 /* The same with the block's id among the blocks of every rank (the id neighbour lists name); without

@@ -15,6 +15,13 @@
 // (outstanding bytes zero after every cycle, or execute() throws).
 //
 // One Runtime at a time: constructing a second one while the first exists throws.
+//
+// Destroying a Runtime from inside its own cycle (an action routine, on a team thread or on the
+// caller of execute() that runs one in wait()) is deferred: the destructor returns at once, the
+// cycle runs to its end on the runtime's teams, which live on, then the runtime is torn down and
+// the cycle's execute() (or run_auxiliary()) throws a korch::Error saying so. The routine must not
+// use the runtime after deleting it; until the cycle's caller has torn it down, a new Runtime cannot
+// be made (docs/runtime-lifetime.md). Destroyed from any other thread, it waits for a running cycle.
 #pragma once
 
 #include <korch/auxiliary_cycle.hpp>
@@ -95,64 +102,30 @@ class Runtime {
 
   RuntimeShape shape() const noexcept;
   // The counts in use: the given ones, and the sized ones where 0 was given.
-  const RuntimeOptions& options() const noexcept { return options_; }
+  const RuntimeOptions& options() const noexcept;
   // The machine share the counts were sized to.
-  const MachineShare& machine() const noexcept { return machine_; }
+  const MachineShare& machine() const noexcept;
   // Team i (helper team i), started now if no cycle has used it yet.
   ThreadTeam& team(unsigned i);
   ThreadTeam& helper_team(unsigned i);
   // Threads started so far by the teams and helper teams (they start when first used).
   unsigned started_threads() const;
-  MemoryPool& pinned_pool() noexcept { return *pinned_; }
-  MemoryPool& device_pool() noexcept { return *device_; }
+  MemoryPool& pinned_pool() noexcept;
+  MemoryPool& device_pool() noexcept;
 
   // Attach (or detach with nullptr) a trace / recorder for the following cycles. Not during execute.
-  void set_trace(Trace* trace) noexcept { trace_ = trace; }
-  void set_recorder(Recorder* recorder) noexcept { recorder_ = recorder; }
+  void set_trace(Trace* trace) noexcept;
+  void set_recorder(Recorder* recorder) noexcept;
 
   // Each node's report of the last execute(), in the order the nodes were waited for
   // (publishers before subscribers).
-  const std::vector<NodeReport>& last_reports() const noexcept { return reports_; }
+  const std::vector<NodeReport>& last_reports() const noexcept;
   // Items the distributor pushed into each pipeline entry during the last execute().
-  const std::vector<std::pair<std::string, std::size_t>>& last_distribution() const noexcept { return distribution_; }
+  const std::vector<std::pair<std::string, std::size_t>>& last_distribution() const noexcept;
 
  private:
-  MachineShare machine_;
-  RuntimeOptions options_;
-  // n_teams and n_helpers slots, each empty until its team is first used; made under teams_mutex_.
-  std::vector<std::unique_ptr<ThreadTeam>> teams_;
-  std::vector<std::unique_ptr<ThreadTeam>> helpers_;
-  mutable std::mutex teams_mutex_;
-  std::unique_ptr<MemoryPool> pinned_;
-  std::unique_ptr<MemoryPool> device_;
-  Trace* trace_ = nullptr;
-  Recorder* recorder_ = nullptr;
-  std::vector<NodeReport> reports_;
-  std::vector<std::pair<std::string, std::size_t>> distribution_;
-  ItemCache items_;  // the grid's tiles and blocks, reused from cycle to cycle
-  std::unique_ptr<detail::ValidationMemo> validated_;  // the configuration and bundle validated last
-  std::mutex cycle_mutex_;  // one execute() at a time
-  bool ranks_checked_ = false;  // the launcher's ranks were checked on this runtime's first cycle
-  // This runtime's one cycle in progress, held while a Turn lives: take_turn refuses calls from the
-  // runtime's own team threads and nested calls (naming `call` and `name`), then waits its turn.
-  class Turn {
-   public:
-    Turn(const Turn&) = delete;
-    Turn& operator=(const Turn&) = delete;
-    ~Turn();
-
-   private:
-    friend class Runtime;
-    Turn(std::mutex& mutex, const Runtime* runtime);
-    std::lock_guard<std::mutex> lock_;
-  };
-  Turn take_turn(const char* call, const std::string& name);
-  void execute_cycle(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order);
-  bool owns_team_thread(const ThreadTeam* team) const noexcept;
-  // Starts the first `n_teams` teams and `n_helpers` helper teams that are not running yet.
-  void start_teams(std::size_t n_teams, std::size_t n_helpers);
-  // The team in `slot`, made now if it is empty; under teams_mutex_.
-  ThreadTeam& started(std::unique_ptr<ThreadTeam>& slot, const char* kind, std::size_t i, unsigned threads);
+  struct State;  // everything the runtime owns, shared with its running cycle (see ~Runtime)
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace korch

@@ -6,6 +6,7 @@
 
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/distributor.hpp>
+#include <korch/excerpt.hpp>
 
 #include <fmt/format.h>
 
@@ -90,7 +91,7 @@ void Cycle::start() {
       }
       n.started = true;
     } catch (...) {
-      errors_.add(fmt::format("starting '{}'", n.name), std::current_exception());
+      errors_.add(fmt::format("starting '{}'", excerpt(n.name)), std::current_exception());
     }
   }
 }
@@ -152,7 +153,7 @@ void Cycle::drain(CycleResult& result, const CycleWiring& wiring) {
       try {
         n.team->wait();
       } catch (...) {
-        errors_.add(fmt::format("'{}'", name), std::current_exception());
+        errors_.add(fmt::format("'{}'", excerpt(name)), std::current_exception());
       }
     }
     result.reports.push_back(NodeReport{name, n.team->last_cycle()});

@@ -1,5 +1,7 @@
 #include "cycle_errors.hpp"
 
+#include <korch/excerpt.hpp>
+
 #include <fmt/format.h>
 
 namespace korch::detail {
@@ -31,8 +33,8 @@ void CycleErrors::rethrow(const std::string& configuration) {
   }
   const std::string message =
       count_ > 1 ? fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {} ({} more errors)",
-                               configuration, where_, what, count_ - 1)
-                 : fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {}", configuration,
+                               excerpt(configuration), where_, what, count_ - 1)
+                 : fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {}", excerpt(configuration),
                                where_, what);
   try {
     std::rethrow_exception(first_);

@@ -1,6 +1,7 @@
 #include "declaration_check.hpp"
 
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <map>
 #include <set>
@@ -63,7 +64,7 @@ void check_declarations(const Configuration& c, const Bundle& bundle) {
           throw Error::format("configuration '{}', bundle '{}': actions '{}' and '{}' run in action-parallel pipelines "
                               "(distributor groups {} and {}) but {} variable '{}': put them in one pipeline, in "
                               "order, or in separate bundles",
-                              c.name, bundle.name(), an, bn, i, j, k.how, k.variable);
+                              excerpt(c.name), excerpt(bundle.name()), excerpt(an), excerpt(bn), i, j, k.how, k.variable);
         }
       }
     }

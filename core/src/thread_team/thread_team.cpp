@@ -25,6 +25,7 @@
 #include "thread_team_internals.hpp"
 
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <fmt/format.h>
 
@@ -70,7 +71,7 @@ std::mutex& ThreadTeam::topology_mutex() {
 // Construction and destruction
 
 ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
-    : name_(std::move(name)),
+    : name_(excerpt(name)),  // every message quotes it: bounded whatever the caller gave
       id_(next_team_id.fetch_add(1, std::memory_order_relaxed)),
       n_max_(n_max),
       options_(options),

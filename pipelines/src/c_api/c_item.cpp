@@ -2,12 +2,23 @@
 
 #include <korch/block.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 #include <korch/tile.hpp>
 
 namespace korch::c_api {
 
 namespace {
 thread_local std::string routine_message;
+thread_local const std::string* running_action = nullptr;
+
+// Marks the calling thread as inside the routine of `action` while it lives.
+struct InsideRoutine {
+  explicit InsideRoutine(const std::string& action) : outer(running_action) { running_action = &action; }
+  ~InsideRoutine() { running_action = outer; }
+  InsideRoutine(const InsideRoutine&) = delete;
+  InsideRoutine& operator=(const InsideRoutine&) = delete;
+  const std::string* outer;
+};
 
 // The item as the C API describes it: lo and hi inclusive, in the numbering where the block's
 // interior is 1..n (block-local index - guard + 1).
@@ -33,6 +44,8 @@ korch_item describe(const DataSource& source, int block, int tile, const Box& bo
 
 void set_routine_message(const char* message) { routine_message = message ? message : ""; }
 
+const std::string* routine_running() noexcept { return running_action; }
+
 ActionRoutine routine(const std::string& name, korch_action_fn function, void* user) {
   return ActionRoutine(name, [name, function, user](const ActionContext&, DataItem& item) {
     korch_item c{};
@@ -46,13 +59,17 @@ ActionRoutine routine(const std::string& name, korch_action_fn function, void* u
     } else {
       throw Error::format("action '{}' is a C or Fortran routine, which runs on tiles and blocks, but it was given {}: "
                           "choose a configuration whose team for '{}' takes tiles or blocks (e.g. cpu_only)",
-                          name, item.describe(), name);
+                          excerpt(name), item.describe(), excerpt(name));
     }
     routine_message.clear();
-    const int status = function(&c, view.data(), user);
+    int status = 0;
+    {
+      const InsideRoutine inside(name);
+      status = function(&c, view.data(), user);
+    }
     if (status != 0) {
-      throw Error::format("action '{}' returned status {} on {}{}{}", name, status, item.describe(),
-                          routine_message.empty() ? "" : ": ", routine_message);
+      throw Error::format("action '{}' returned status {} on {}{}{}", excerpt(name), status, item.describe(),
+                          routine_message.empty() ? "" : ": ", excerpt(routine_message, 4 * excerpt_limit));
     }
   });
 }

@@ -13,5 +13,7 @@ namespace korch::c_api {
 ActionRoutine routine(const std::string& name, korch_action_fn function, void* user);
 // Keeps the calling thread's routine message (korch_routine_message).
 void set_routine_message(const char* message);
+// The action whose C or Fortran routine the calling thread is running, or null outside routines.
+const std::string* routine_running() noexcept;
 
 }  // namespace korch::c_api

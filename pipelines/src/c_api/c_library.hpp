@@ -1,13 +1,16 @@
-// Internal to the C API (korch/korch_c.h): the handles behind its opaque types, the library's one
-// runtime, and `guarded`, which turns any exception of an entry point into a status and the
-// calling thread's last error message.
+// Internal to the C API (korch/korch_c.h): the objects behind its handles (c_handles.hpp), the
+// library's one runtime, and `guarded`, which turns any exception of an entry point into a status
+// and the calling thread's last error message.
 #pragma once
+
+#include "c_handles.hpp"
 
 #include <korch/block_list.hpp>
 #include <korch/bundle.hpp>
 #include <korch/communicator.hpp>
 #include <korch/configuration.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 #include <korch/korch_c.h>
 #include <korch/runtime.hpp>
 
@@ -17,21 +20,30 @@
 #include <optional>
 #include <string>
 
-struct korch_blocks {
-  korch::BlockList list;
-};
-struct korch_bundle {
-  korch::Bundle bundle;
-};
-struct korch_configuration {
-  korch::Configuration configuration;
-};
-
 namespace korch::c_api {
 
+struct BlocksObject : HandleObject {
+  static constexpr HandleKind kind = HandleKind::blocks;
+  BlocksObject(const std::string& name, int n_vars) : list(name, n_vars) { label = "korch_blocks '" + excerpt(name) + "'"; }
+  BlockList list;
+};
+struct BundleObject : HandleObject {
+  static constexpr HandleKind kind = HandleKind::bundle;
+  explicit BundleObject(Bundle b) : bundle(std::move(b)) { label = "korch_bundle '" + excerpt(bundle.name()) + "'"; }
+  Bundle bundle;
+};
+struct ConfigurationObject : HandleObject {
+  static constexpr HandleKind kind = HandleKind::configuration;
+  explicit ConfigurationObject(Configuration c) : configuration(std::move(c)) {
+    label = "korch_configuration '" + excerpt(configuration.name) + "'";
+  }
+  Configuration configuration;
+};
+
 struct Library {
-  std::mutex mutex;  // initialize / finalize
+  std::mutex mutex;  // initialize / finalize, and the count of cycles below
   std::unique_ptr<Runtime> runtime;
+  unsigned cycles_running = 0;  // korch_execute calls inside the runtime: finalize waits for none
   bool kokkos_ours = false;
   std::unique_ptr<MpiSession> mpi;        // korch_start_mpi
   std::optional<Communicator> communicator;  // korch_use_communicator
@@ -68,10 +80,18 @@ inline std::string require_text(const char* text, const char* what) {
   return text;
 }
 
-inline Runtime& runtime() {
-  auto& l = library();
-  if (!l.runtime) throw Error("korch is not initialized: call korch_initialize first");
-  return *l.runtime;
-}
+// The runtime, for one cycle: korch_finalize refuses to destroy it while a RuntimeUse lives.
+class RuntimeUse {
+ public:
+  RuntimeUse();
+  ~RuntimeUse();
+  RuntimeUse(const RuntimeUse&) = delete;
+  RuntimeUse& operator=(const RuntimeUse&) = delete;
+  Runtime& runtime() const noexcept { return *runtime_; }
+
+ private:
+  Runtime* runtime_;
+};
+
 
 }  // namespace korch::c_api

@@ -1,7 +1,9 @@
 ! The Fortran module `korch` over korch's C API (korch/korch_c.h, docs/c-api.md).
 !
 ! Every function returns an integer status: korch_ok (0) or non-zero, with the reason in
-! korch_last_error(). A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
+! korch_last_error(). Handles are checked (docs/c-api.md, "Handles and lifetimes"): using or
+! destroying a destroyed one is an error; a destroy resets the handle only when it succeeded.
+! A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
 ! u(nx+2gx, ny+2gy, nvar)), contiguous and `target`, that must outlive the cycles that use it.
 ! An action routine is a bind(c) function, reentrant (several team threads call it at once):
 !
@@ -321,7 +323,7 @@ contains
   integer function korch_blocks_destroy(blocks) result(status)
     type(korch_blocks), intent(inout) :: blocks
     status = c_blocks_destroy(blocks%handle)
-    blocks%handle = c_null_ptr
+    if (status == korch_ok) blocks%handle = c_null_ptr  ! one in use stays valid
   end function
 
   integer function korch_bundle_create(name, bundle) result(status)
@@ -345,7 +347,7 @@ contains
   integer function korch_bundle_destroy(bundle) result(status)
     type(korch_bundle), intent(inout) :: bundle
     status = c_bundle_destroy(bundle%handle)
-    bundle%handle = c_null_ptr
+    if (status == korch_ok) bundle%handle = c_null_ptr  ! one in use stays valid
   end function
 
   integer function korch_configuration_builtin(name, configuration) result(status)
@@ -363,7 +365,7 @@ contains
   integer function korch_configuration_destroy(configuration) result(status)
     type(korch_configuration), intent(inout) :: configuration
     status = c_configuration_destroy(configuration%handle)
-    configuration%handle = c_null_ptr
+    if (status == korch_ok) configuration%handle = c_null_ptr  ! one in use stays valid
   end function
 
   ! One cycle over the blocks that `iterator` picks (default korch_all_blocks; korch_level_blocks
@@ -445,7 +447,7 @@ contains
   integer function korch_neighbours_destroy(neighbours) result(status)
     type(korch_neighbours), intent(inout) :: neighbours
     status = c_neighbours_destroy(neighbours%handle)
-    neighbours%handle = c_null_ptr
+    if (status == korch_ok) neighbours%handle = c_null_ptr  ! one in use stays valid
   end function
 
   ! Collective: every rank creates its exchange at once. width: guard cells filled per side
@@ -489,7 +491,7 @@ contains
   integer function korch_exchange_destroy(exchange) result(status)
     type(korch_exchange), intent(inout) :: exchange
     status = c_exchange_destroy(exchange%handle)
-    exchange%handle = c_null_ptr
+    if (status == korch_ok) exchange%handle = c_null_ptr  ! one in use stays valid
   end function
 
   ! One cycle whose blocks reach the teams as their guard cells of first_var .. first_var + n_vars - 1

@@ -33,15 +33,33 @@ std::string& last_error() {
   return text;
 }
 
+RuntimeUse::RuntimeUse() {
+  auto& l = library();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  if (!l.runtime) throw Error("korch is not initialized: call korch_initialize first");
+  runtime_ = l.runtime.get();
+  ++l.cycles_running;
+}
+
+RuntimeUse::~RuntimeUse() {
+  auto& l = library();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  --l.cycles_running;
+}
+
 }  // namespace korch::c_api
 
 namespace {
 
+using korch::c_api::BlocksObject;
+using korch::c_api::BundleObject;
+using korch::c_api::ConfigurationObject;
 using korch::c_api::guarded;
+using korch::c_api::Lease;
 using korch::c_api::library;
+using korch::c_api::object_of;
 using korch::c_api::require;
 using korch::c_api::require_text;
-using korch::c_api::runtime;
 
 // The array strides of a block in `order`, after checking the declared extent against the shape.
 korch::BlockArray block_array(const korch::BlockList& list, const korch_block_shape& s, double* data,
@@ -81,7 +99,8 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
 // Appends a block after checking its shape, then its array against the shape.
 void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
                const int64_t extent[4], int32_t order, int32_t* id) {
-  auto& list = require(blocks, "blocks", "create them with korch_blocks_create").list;
+  const Lease changing = korch::c_api::lease<BlocksObject>(blocks, "blocks", Lease::exclusive, "change");
+  auto& list = object_of<BlocksObject>(changing).list;
   const auto& s = require(shape, "shape", "describe the block in a korch_block_shape");
   korch::BlockShape k;
   for (int d = 0; d < 3; ++d) {
@@ -132,6 +151,14 @@ int korch_finalize(void) {
     auto& l = library();
     std::lock_guard<std::mutex> lock(l.mutex);
     if (!l.runtime) throw korch::Error("korch is not initialized: nothing to finalize");
+    if (const std::string* action = korch::c_api::routine_running())
+      throw korch::Error::format("called from action routine '{}' while its cycle runs: the cycle needs the runtime "
+                                 "until it ends; call korch_finalize after korch_execute returns",
+                                 korch::excerpt(*action));
+    if (l.cycles_running > 0)
+      throw korch::Error::format("{} cycle(s) of korch_execute are running on other threads: call korch_finalize "
+                                 "after they return",
+                                 l.cycles_running);
     l.runtime.reset();
     if (l.kokkos_ours) {
       Kokkos::finalize();
@@ -146,7 +173,8 @@ int korch_blocks_create(const char* name, int32_t n_vars, korch_blocks** out) {
   return guarded("korch_blocks_create", [&] {
     require(out, "out", "pass the address of a korch_blocks pointer");
     *out = nullptr;
-    *out = new korch_blocks{korch::BlockList(require_text(name, "name"), n_vars)};
+    *out = korch::c_api::make_handle<BlocksObject, korch_blocks>(
+        std::make_shared<BlocksObject>(require_text(name, "name"), n_vars));
   });
 }
 
@@ -165,35 +193,43 @@ int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape
 }
 
 int korch_blocks_destroy(korch_blocks* blocks) {
-  return guarded("korch_blocks_destroy", [&] { delete blocks; });
+  return guarded("korch_blocks_destroy", [&] {
+    korch::c_api::remove_handle(reinterpret_cast<std::uintptr_t>(blocks), BlocksObject::kind, "blocks");
+  });
 }
 
 int korch_bundle_create(const char* name, korch_bundle** out) {
   return guarded("korch_bundle_create", [&] {
     require(out, "out", "pass the address of a korch_bundle pointer");
     *out = nullptr;
-    *out = new korch_bundle{korch::Bundle(require_text(name, "name"))};
+    *out = korch::c_api::make_handle<BundleObject, korch_bundle>(
+        std::make_shared<BundleObject>(korch::Bundle(require_text(name, "name"))));
   });
 }
 
 int korch_bundle_add(korch_bundle* bundle, const char* action, korch_action_fn routine, void* user) {
   return guarded("korch_bundle_add", [&] {
-    auto& b = require(bundle, "bundle", "create it with korch_bundle_create").bundle;
+    const Lease changing = korch::c_api::lease<BundleObject>(bundle, "bundle", Lease::exclusive, "change");
+    auto& b = object_of<BundleObject>(changing).bundle;
     const std::string name = require_text(action, "action");
-    if (routine == nullptr) throw korch::Error::format("routine of action '{}' is NULL: pass the routine's address", name);
+    if (routine == nullptr)
+      throw korch::Error::format("routine of action '{}' is NULL: pass the routine's address", korch::excerpt(name));
     b.add(korch::c_api::routine(name, routine, user));
   });
 }
 
 int korch_bundle_destroy(korch_bundle* bundle) {
-  return guarded("korch_bundle_destroy", [&] { delete bundle; });
+  return guarded("korch_bundle_destroy", [&] {
+    korch::c_api::remove_handle(reinterpret_cast<std::uintptr_t>(bundle), BundleObject::kind, "bundle");
+  });
 }
 
 int korch_configuration_builtin(const char* name, korch_configuration** out) {
   return guarded("korch_configuration_builtin", [&] {
     require(out, "out", "pass the address of a korch_configuration pointer");
     *out = nullptr;
-    *out = new korch_configuration{korch::configurations::get(require_text(name, "name"))};
+    *out = korch::c_api::make_handle<ConfigurationObject, korch_configuration>(
+        std::make_shared<ConfigurationObject>(korch::configurations::get(require_text(name, "name"))));
   });
 }
 
@@ -201,20 +237,24 @@ int korch_configuration_json(const char* json, korch_configuration** out) {
   return guarded("korch_configuration_json", [&] {
     require(out, "out", "pass the address of a korch_configuration pointer");
     *out = nullptr;
-    *out = new korch_configuration{korch::Configuration::from_json(require_text(json, "json"))};
+    *out = korch::c_api::make_handle<ConfigurationObject, korch_configuration>(
+        std::make_shared<ConfigurationObject>(korch::Configuration::from_json(require_text(json, "json"))));
   });
 }
 
 int korch_configuration_destroy(korch_configuration* configuration) {
-  return guarded("korch_configuration_destroy", [&] { delete configuration; });
+  return guarded("korch_configuration_destroy", [&] {
+    korch::c_api::remove_handle(reinterpret_cast<std::uintptr_t>(configuration), ConfigurationObject::kind,
+                                "configuration");
+  });
 }
 
 int korch_execute(const korch_bundle* bundle, const korch_configuration* configuration, korch_blocks* blocks,
                   int32_t iterator, int32_t level) {
   return guarded("korch_execute", [&] {
-    const auto& b = require(bundle, "bundle", "create it with korch_bundle_create").bundle;
-    const auto& c = require(configuration, "configuration", "create it with korch_configuration_builtin or _json").configuration;
-    auto& list = require(blocks, "blocks", "create them with korch_blocks_create").list;
+    const Lease b = korch::c_api::lease<BundleObject>(bundle, "bundle", Lease::shared, "use");
+    const Lease c = korch::c_api::lease<ConfigurationObject>(configuration, "configuration", Lease::shared, "use");
+    const Lease list = korch::c_api::lease<BlocksObject>(blocks, "blocks", Lease::shared, "use");
     korch::AllBlocks all;
     korch::LeafBlocks leaves;
     korch::LevelBlocks one_level(level);
@@ -228,7 +268,9 @@ int korch_execute(const korch_bundle* bundle, const korch_configuration* configu
                                    iterator, static_cast<int>(KORCH_ALL_BLOCKS), static_cast<int>(KORCH_LEAF_BLOCKS),
                                    static_cast<int>(KORCH_LEVEL_BLOCKS));
     }
-    runtime().execute(b, c, list, order);
+    const korch::c_api::RuntimeUse use;
+    use.runtime().execute(object_of<BundleObject>(b).bundle, object_of<ConfigurationObject>(c).configuration,
+                          object_of<BlocksObject>(list).list, order);
   });
 }
 

@@ -7,19 +7,35 @@
 #include <korch/guard_cell_exchange.hpp>
 #include <korch/guard_cell_iterator.hpp>
 
-struct korch_neighbours {
-  korch::NeighbourList list;
+namespace korch::c_api {
+
+struct NeighboursObject : HandleObject {
+  static constexpr HandleKind kind = HandleKind::neighbours;
+  explicit NeighboursObject(int dims) : list(dims) { label = "korch_neighbours"; }
+  NeighbourList list;
 };
-struct korch_exchange {
-  korch_blocks* blocks;
-  std::unique_ptr<korch::GuardCellExchange> exchange;
-  std::unique_ptr<korch::GuardCellIterator> order;
+// The exchange keeps its blocks alive (destroying their handle first leaves them to the exchange),
+// and leases them for each fill, so that they do not change under it.
+struct ExchangeObject : HandleObject {
+  static constexpr HandleKind kind = HandleKind::exchange;
+  std::shared_ptr<BlocksObject> blocks;
+  std::unique_ptr<GuardCellExchange> exchange;
+  std::unique_ptr<GuardCellIterator> order;
 };
+
+}  // namespace korch::c_api
 
 namespace {
 
+using korch::c_api::BlocksObject;
+using korch::c_api::BundleObject;
+using korch::c_api::ConfigurationObject;
+using korch::c_api::ExchangeObject;
 using korch::c_api::guarded;
+using korch::c_api::Lease;
 using korch::c_api::library;
+using korch::c_api::NeighboursObject;
+using korch::c_api::object_of;
 using korch::c_api::require;
 
 // The communicator korch uses: the code's own, or MPI_COMM_WORLD.
@@ -28,9 +44,17 @@ korch::Communicator communicator() {
   return l.communicator ? *l.communicator : korch::Communicator::world();
 }
 
-korch_exchange& exchange_of(korch_exchange* e) {
-  return require(e, "exchange", "create it with korch_exchange_create");
-}
+// The exchange of a live handle, held by the calling thread alone for the call, and its blocks
+// leased as `blocks_mode` (exclusive for a fill, which writes their guard cells).
+struct ExchangeUse {
+  ExchangeUse(korch_exchange* handle, Lease::Mode blocks_mode)
+      : exchange(korch::c_api::lease<ExchangeObject>(handle, "exchange", Lease::exclusive, "use")),
+        blocks(object_of<ExchangeObject>(exchange).blocks, blocks_mode, "fill the guard cells of") {}
+  ExchangeObject& operator*() const { return object_of<ExchangeObject>(exchange); }
+  ExchangeObject* operator->() const { return &object_of<ExchangeObject>(exchange); }
+  Lease exchange;
+  Lease blocks;
+};
 
 }  // namespace
 
@@ -64,14 +88,15 @@ int korch_neighbours_create(int32_t dims, korch_neighbours** out) {
   return guarded("korch_neighbours_create", [&] {
     require(out, "out", "pass the address of a korch_neighbours pointer");
     *out = nullptr;
-    *out = new korch_neighbours{korch::NeighbourList(dims)};
+    *out = korch::c_api::make_handle<NeighboursObject, korch_neighbours>(std::make_shared<NeighboursObject>(dims));
   });
 }
 
 int korch_neighbours_set(korch_neighbours* neighbours, int32_t block, const int32_t direction[3], int32_t kind,
                          int32_t global_id, int32_t rank) {
   return guarded("korch_neighbours_set", [&] {
-    auto& list = require(neighbours, "neighbours", "create them with korch_neighbours_create").list;
+    const Lease changing = korch::c_api::lease<NeighboursObject>(neighbours, "neighbours", Lease::exclusive, "change");
+    auto& list = object_of<NeighboursObject>(changing).list;
     require(direction, "direction", "pass three components, each -1, 0 or +1");
     korch::Neighbour n;
     switch (kind) {
@@ -89,7 +114,9 @@ int korch_neighbours_set(korch_neighbours* neighbours, int32_t block, const int3
 }
 
 int korch_neighbours_destroy(korch_neighbours* neighbours) {
-  return guarded("korch_neighbours_destroy", [&] { delete neighbours; });
+  return guarded("korch_neighbours_destroy", [&] {
+    korch::c_api::remove_handle(reinterpret_cast<std::uintptr_t>(neighbours), NeighboursObject::kind, "neighbours");
+  });
 }
 
 int korch_exchange_create(korch_blocks* blocks, const korch_neighbours* neighbours, const int32_t width[3],
@@ -97,33 +124,41 @@ int korch_exchange_create(korch_blocks* blocks, const korch_neighbours* neighbou
   return guarded("korch_exchange_create", [&] {
     require(out, "out", "pass the address of a korch_exchange pointer");
     *out = nullptr;
-    auto& b = require(blocks, "blocks", "create them with korch_blocks_create");
-    const auto& n = require(neighbours, "neighbours", "create them with korch_neighbours_create").list;
+    const auto b = std::static_pointer_cast<BlocksObject>(
+        korch::c_api::find_handle(reinterpret_cast<std::uintptr_t>(blocks), BlocksObject::kind, "blocks"));
+    const Lease reading(b, Lease::shared, "use");
+    const Lease n = korch::c_api::lease<NeighboursObject>(neighbours, "neighbours", Lease::shared, "use");
     std::array<int, 3> w{-1, -1, -1};
     if (width) w = {width[0], width[1], width[2]};
-    auto e = std::make_unique<korch_exchange>();
-    e->blocks = &b;
-    e->exchange = std::make_unique<korch::GuardCellExchange>(b.list, n, communicator(), w);
+    auto e = std::make_shared<ExchangeObject>();
+    e->label = "korch_exchange of " + b->label;
+    e->blocks = b;
+    e->exchange = std::make_unique<korch::GuardCellExchange>(b->list, object_of<NeighboursObject>(n).list,
+                                                             communicator(), w);
     e->order = std::make_unique<korch::GuardCellIterator>(*e->exchange, 0, 1);
-    *out = e.release();
+    *out = korch::c_api::make_handle<ExchangeObject, korch_exchange>(std::move(e));
   });
 }
 
 int korch_exchange_fill(korch_exchange* exchange, int32_t first_var, int32_t n_vars) {
-  return guarded("korch_exchange_fill", [&] { exchange_of(exchange).exchange->fill(first_var, n_vars); });
+  return guarded("korch_exchange_fill", [&] {
+    const ExchangeUse e(exchange, Lease::exclusive);
+    e->exchange->fill(first_var, n_vars);
+  });
 }
 
 int korch_exchange_start(korch_exchange* exchange, int32_t first_var, int32_t n_vars) {
   return guarded("korch_exchange_start", [&] {
-    auto& e = exchange_of(exchange);
-    e.order->set_variables(first_var, n_vars);
-    e.order->begin(e.blocks->list);
+    const ExchangeUse e(exchange, Lease::exclusive);
+    e->order->set_variables(first_var, n_vars);
+    e->order->begin(e->blocks->list);
   });
 }
 
 int korch_exchange_next(korch_exchange* exchange, int32_t* block) {
   return guarded("korch_exchange_next", [&] {
-    auto& e = exchange_of(exchange);
+    const ExchangeUse use(exchange, Lease::exclusive);
+    ExchangeObject& e = *use;
     require(block, "block", "pass the address of an int32_t");
     if (!e.exchange->in_progress())
       throw korch::Error("the exchange has no fill in progress: call korch_exchange_start first");
@@ -138,17 +173,21 @@ int korch_exchange_next(korch_exchange* exchange, int32_t* block) {
 }
 
 int korch_exchange_destroy(korch_exchange* exchange) {
-  return guarded("korch_exchange_destroy", [&] { delete exchange; });
+  return guarded("korch_exchange_destroy", [&] {
+    korch::c_api::remove_handle(reinterpret_cast<std::uintptr_t>(exchange), ExchangeObject::kind, "exchange");
+  });
 }
 
 int korch_execute_filled(const korch_bundle* bundle, const korch_configuration* configuration, korch_exchange* exchange,
                          int32_t first_var, int32_t n_vars) {
   return guarded("korch_execute_filled", [&] {
-    const auto& b = require(bundle, "bundle", "create it with korch_bundle_create").bundle;
-    const auto& c = require(configuration, "configuration", "create it with korch_configuration_builtin or _json").configuration;
-    auto& e = exchange_of(exchange);
-    e.order->set_variables(first_var, n_vars);
-    korch::c_api::runtime().execute(b, c, e.blocks->list, e.order.get());
+    const Lease b = korch::c_api::lease<BundleObject>(bundle, "bundle", Lease::shared, "use");
+    const Lease c = korch::c_api::lease<ConfigurationObject>(configuration, "configuration", Lease::shared, "use");
+    const ExchangeUse e(exchange, Lease::shared);  // its fill writes guard cells only, as the cycle runs
+    e->order->set_variables(first_var, n_vars);
+    const korch::c_api::RuntimeUse use;
+    use.runtime().execute(object_of<BundleObject>(b).bundle, object_of<ConfigurationObject>(c).configuration,
+                          e->blocks->list, e->order.get());
   });
 }
 

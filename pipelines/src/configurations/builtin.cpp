@@ -1,5 +1,6 @@
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
+#include <korch/excerpt.hpp>
 
 #include <map>
 
@@ -211,7 +212,7 @@ const std::string& json(const std::string& name) {
   if (it == table().end()) {
     std::string all;
     for (const auto& n : names()) all += (all.empty() ? "" : ", ") + n;
-    throw Error::format("configurations: no built-in configuration '{}': use one of {}", name, all);
+    throw Error::format("configurations: no built-in configuration '{}': use one of {}", excerpt(name), all);
   }
   return it->second;
 }
@@ -225,7 +226,7 @@ std::vector<ActionSlot> slots(const std::string& name) {
   const auto& lines = descriptions().at(name);
   for (auto& s : out) {
     auto it = lines.find(s.name);
-    if (it == lines.end()) throw Error::format("configurations: built-in '{}' has no description of its slot '{}'", name, s.name);
+    if (it == lines.end()) throw Error::format("configurations: built-in '{}' has no description of its slot '{}'", excerpt(name), excerpt(s.name));
     s.description = it->second;
   }
   return out;
