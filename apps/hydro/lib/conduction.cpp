@@ -159,6 +159,24 @@ Matrix build_matrix(const Key& key) {
   return Matrix("conduction.matrix", cells, cells, values.size(), values_d, row_map, entries_d);
 }
 
+// The matrix and vectors for `key` and `cells`, built when the key or the size changed.
+Cache& cache_for(const Key& key, std::size_t cells) {
+  Cache& c = cache();
+  if (c.valid && c.key == key) return c;
+  c.valid = false;
+  c.matrix = build_matrix(key);
+  if (c.b.extent(0) != cells) {
+    c.b = Vector("conduction.b", cells);
+    c.x = Vector("conduction.x", cells);
+    c.r = Vector("conduction.r", cells);
+    c.p = Vector("conduction.p", cells);
+    c.ap = Vector("conduction.ap", cells);
+  }
+  c.key = key;
+  c.valid = true;
+  return c;
+}
+
 #endif  // KORCH_HAVE_KOKKOSKERNELS
 
 }  // namespace
@@ -173,22 +191,8 @@ ConductionResult conduct(std::vector<double>& temperature, std::array<int, 3> n,
       "conduct: korch was built without Kokkos Kernels (KORCH_HAVE_KOKKOSKERNELS is 0): implicit conduction "
       "needs it; rebuild korch with Kokkos Kernels found");
 #else
-  Cache& c = cache();
-  const Key key{n, dx, kappa * dt, periodic};
   const std::size_t cells = temperature.size();
-  if (!c.valid || !(c.key == key)) {
-    c.valid = false;
-    c.matrix = build_matrix(key);
-    if (c.b.extent(0) != cells) {
-      c.b = Vector("conduction.b", cells);
-      c.x = Vector("conduction.x", cells);
-      c.r = Vector("conduction.r", cells);
-      c.p = Vector("conduction.p", cells);
-      c.ap = Vector("conduction.ap", cells);
-    }
-    c.key = key;
-    c.valid = true;
-  }
+  const Cache& c = cache_for(Key{n, dx, kappa * dt, periodic}, cells);
   const Matrix& a = c.matrix;
   const Vector &b = c.b, &x = c.x, &r = c.r, &p = c.p, &ap = c.ap;
 

@@ -158,7 +158,6 @@ template <int Dim>
 void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
   const int e[3] = {static_cast<int>(vars[0].extent(0)), static_cast<int>(vars[0].extent(1)),
                     static_cast<int>(vars[0].extent(2))};
-  constexpr int dim = Dim;
   const Index stride[3] = {Index{e[1]} * e[2], e[2], 1};
   thread_local Scratch scratch;
   scratch.n = Index{e[0]} * e[1] * e[2];
@@ -186,8 +185,8 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
   // The box grown by g cells along the active directions.
   auto grown = [&](int g, int a[3], int b[3]) {
     for (int d = 0; d < 3; ++d) {
-      a[d] = d < dim ? lo[d] - g : lo[d];
-      b[d] = d < dim ? hi[d] + g : hi[d];
+      a[d] = d < Dim ? lo[d] - g : lo[d];
+      b[d] = d < Dim ? hi[d] + g : hi[d];
     }
   };
   int a[3], b[3];
@@ -212,7 +211,7 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
 
   // Face fluxes: face c along d lies between cells c - stride[d] and c; the faces of the box along
   // d are those of its cells and of the cells one past its upper side.
-  for (int d = 0; d < dim; ++d) {
+  for (int d = 0; d < Dim; ++d) {
     for (int x = 0; x < 3; ++x) {
       a[x] = lo[x];
       b[x] = x == d ? hi[x] + 1 : hi[x];
@@ -225,12 +224,12 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
 
   // The update: the same sum over directions as EulerKernel's.
   double l[3] = {0.0, 0.0, 0.0};
-  for (int d = 0; d < dim; ++d) l[d] = p.dt / p.dx[d];
+  for (int d = 0; d < Dim; ++d) l[d] = p.dt / p.dx[d];
   for_rows(e, lo, hi, [&](Index c0, Index c1) {
     KORCH_HYDRO_INDEPENDENT_ITERATIONS
     for (Index c = c0; c < c1; ++c) {
       double dU[5] = {0, 0, 0, 0, 0};
-      for (int d = 0; d < dim; ++d)
+      for (int d = 0; d < Dim; ++d)
         for (int v = 0; v < 5; ++v) dU[v] -= l[d] * (F[d][v][c + stride[d]] - F[d][v][c]);
       for (int v = 0; v < 5; ++v) unew[v][c] = u[v][c] + dU[v];
     }
