@@ -29,10 +29,10 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& args) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-bench-dataflow",
-      "a filter chain and an expander as dataflow pipelines against stage-at-a-time\n"
-      "kernels, measured in the same run (items/s, ratios, lane utilization).");
+  auto program =
+      std::make_unique<cli::Program>("korch-bench-dataflow",
+                                     "a filter chain and an expander as dataflow pipelines against stage-at-a-time\n"
+                                     "kernels, measured in the same run (items/s, ratios, lane utilization).");
   cli::add_integer(program->app(), "items", args.items, "input items", 1, 1LL << 30);
   cli::add_integer(program->app(), "width", args.width, "vector width, items per run", 1, 1024);
   cli::add_integer(program->app(), "repeats", args.repeats, "repetitions; the best is kept", 1);
@@ -84,16 +84,17 @@ std::unique_ptr<cli::Program> mesh_bench_command_line(MeshBenchArgs& args) {
   cli::add_integer(app, "--nj", args.nj, "cells outwards", 2, 1 << 20);
   cli::add_integer(app, "--iterations", args.iterations, "iterations per round", 1);
   cli::add_integer(app, "--rounds", args.rounds, "rounds; the best is kept", 1);
-  cli::add_integer(app, "--md-iterations", args.md_iterations, "iterations per round of the message-driven executor", 1);
+  cli::add_integer(app, "--md-iterations", args.md_iterations, "iterations per round of the message-driven executor",
+                   1);
   cli::add_integer(app, "--threads", args.threads, "threads of the message-driven executor", 1, 1024);
   return program;
 }
 
 std::unique_ptr<cli::Program> runtime_bench_command_line(RuntimeBenchArgs& args) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-bench-runtime",
-      "the cpu_only configuration over 16^3 tiles against a plain Kokkos loop and bare\n"
-      "std::threads running the same per-tile code, measured in the same run.");
+  auto program =
+      std::make_unique<cli::Program>("korch-bench-runtime",
+                                     "the cpu_only configuration over 16^3 tiles against a plain Kokkos loop and bare\n"
+                                     "std::threads running the same per-tile code, measured in the same run.");
   CLI::App& app = program->app();
   cli::add_integer(app, "threads", args.threads, "team threads (default: the host space's concurrency)", 1, 64)
       ->default_str("");
@@ -118,11 +119,11 @@ std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args) {
 }
 
 std::unique_ptr<cli::Program> soak_bench_command_line(SoakBenchArgs& args) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-bench-soak",
-      "random thread-team rounds and runtime cycles with injected faults and teams\n"
-      "destroyed mid-cycle; prints items lost and duplicated (both must be 0) and\n"
-      "cycles per second.");
+  auto program =
+      std::make_unique<cli::Program>("korch-bench-soak",
+                                     "random thread-team rounds and runtime cycles with injected faults and teams\n"
+                                     "destroyed mid-cycle; prints items lost and duplicated (both must be 0) and\n"
+                                     "cycles per second.");
   CLI::App& app = program->app();
   cli::add_integer(app, "cycles", args.cycles, "cycles to run", 1);
   cli::add_integer(app, "--seed", args.seed, "random seed", 0);
@@ -131,32 +132,34 @@ std::unique_ptr<cli::Program> soak_bench_command_line(SoakBenchArgs& args) {
 }
 
 std::unique_ptr<cli::Program> streams_bench_command_line(StreamsBenchArgs& args) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-bench-streams",
-      "the 802.11a-style receiver and transmitter, sequential against |>>>|, and the\n"
-      "cost of commit queues against an SPSC ring, in interleaved rounds of one run.");
+  auto program =
+      std::make_unique<cli::Program>("korch-bench-streams",
+                                     "the 802.11a-style receiver and transmitter, sequential against |>>>|, and the\n"
+                                     "cost of commit queues against an SPSC ring, in interleaved rounds of one run.");
   CLI::App& app = program->app();
   cli::add_integer(app, "frames", args.frames, "frames per round", 1);
   cli::add_integer(app, "threads", args.threads, "threads of the |>>>| runs", 1, 1024);
   cli::add_integer(app, "queue_capacity", args.qcap, "queue capacity", 1);
   cli::add_integer(app, "commit_queue_capacity", args.cqcap, "commit queue capacity", 1);
   cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
-  program->add_note("KORCH_BENCH_STREAMS_IDLE_SPIN_US=N sets the schedulers' idle_spin in microseconds (-1: never sleep).");
+  program->add_note(
+      "KORCH_BENCH_STREAMS_IDLE_SPIN_US=N sets the schedulers' idle_spin in microseconds (-1: never sleep).");
   return program;
 }
 
 std::unique_ptr<cli::Program> thread_team_bench_command_line(ThreadTeamBenchArgs& args) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-bench-thread_team",
-      "ThreadTeam throughput and cycle latency against oneTBB's flow graph and OpenMP\n"
-      "tasks (each when built in), measured in the same run.");
+  auto program =
+      std::make_unique<cli::Program>("korch-bench-thread_team",
+                                     "ThreadTeam throughput and cycle latency against oneTBB's flow graph and OpenMP\n"
+                                     "tasks (each when built in), measured in the same run.");
   CLI::App& app = program->app();
   cli::add_integer(app, "items", args.items, "no-op items per run", 1, 1L << 30);
   cli::add_integer(app, "reps", args.reps, "rounds; medians are printed", 1);
   return program;
 }
 
-std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args, const std::vector<std::string>& built_drivers) {
+std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args,
+                                                      const std::vector<std::string>& built_drivers) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-task_bench",
       "a Task Bench-style benchmark: task graphs of --width points over --steps timesteps in\n"
@@ -171,7 +174,8 @@ std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args, const
   args.drivers = built_drivers;
   args.threads = std::max(1U, std::thread::hardware_concurrency());
   CLI::App& app = program->app();
-  app.add_option("--patterns", args.patterns, "dependence patterns to run, comma-separated: " + join_names(pattern_names))
+  app.add_option("--patterns", args.patterns,
+                 "dependence patterns to run, comma-separated: " + join_names(pattern_names))
       ->delimiter(',')
       ->type_name("LIST")
       ->check(cli::one_of(pattern_names));
@@ -184,7 +188,8 @@ std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args, const
       ->type_name("WHICH")
       ->check(cli::one_of({"best", "median"}));
   cli::add_integer(app, "--max-iterations", args.max_iterations, "kernel iterations of the largest tasks", 1, 1L << 30);
-  cli::add_integer(app, "--min-iterations", args.min_iterations, "kernel iterations of the smallest tasks", 1, 1L << 30);
+  cli::add_integer(app, "--min-iterations", args.min_iterations, "kernel iterations of the smallest tasks", 1,
+                   1L << 30);
   cli::add_integer(app, "--factor", args.factor, "ratio of consecutive sizes of the sweep", 2, 16);
   app.add_option("--drivers", args.drivers,
                  "drivers to compare, comma-separated: korch, korch_pool, openmp, tbb (built in: " +
@@ -196,12 +201,14 @@ std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args, const
                "a short sweep for a smoke test: unless given, --steps 50 --rounds 1 --max-iterations 1024 --factor 4");
   app.add_flag("--inject-fault", args.inject_fault,
                "for the tests of the checks: one task stamps a wrong point on its output, so the run must fail");
-  program->add_note("Each task checks that it read exactly its dependencies' outputs, and every output is checked\n"
-                    "after each run; a failed check ends the program with status 1. See docs/task-bench.md.");
+  program->add_note(
+      "Each task checks that it read exactly its dependencies' outputs, and every output is checked\n"
+      "after each run; a failed check ends the program with status 1. See docs/task-bench.md.");
   return program;
 }
 
-void complete_task_bench_args(cli::Program& program, TaskBenchArgs& args, const std::vector<std::string>& built_drivers) {
+void complete_task_bench_args(cli::Program& program, TaskBenchArgs& args,
+                              const std::vector<std::string>& built_drivers) {
   const CLI::App& app = program.app();
   if (args.quick) {
     if (app.count("--steps") == 0) args.steps = 50;
@@ -213,8 +220,8 @@ void complete_task_bench_args(cli::Program& program, TaskBenchArgs& args, const 
   args.drivers = unique(args.drivers);
   for (const auto& d : args.drivers) {
     if (std::find(built_drivers.begin(), built_drivers.end(), d) == built_drivers.end())
-      throw cli::UsageError("--drivers: '" + d + "' is not built into this program (built in: " + join_names(built_drivers) +
-                            ")");
+      throw cli::UsageError("--drivers: '" + d +
+                            "' is not built into this program (built in: " + join_names(built_drivers) + ")");
   }
   if (args.patterns.empty()) throw cli::UsageError("--patterns: name at least one pattern");
   if (args.drivers.empty()) throw cli::UsageError("--drivers: name at least one driver");

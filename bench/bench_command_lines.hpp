@@ -87,7 +87,8 @@ struct TaskBenchArgs {
   bool inject_fault = false;
 };
 // `built_drivers`: the drivers built into the program (task_bench_drivers.hpp's available_drivers()).
-std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args, const std::vector<std::string>& built_drivers);
+std::unique_ptr<cli::Program> task_bench_command_line(TaskBenchArgs& args,
+                                                      const std::vector<std::string>& built_drivers);
 // After a parse that lets the program run: applies --quick's defaults, drops repeated patterns and
 // drivers, and checks what spans options; throws cli::UsageError naming the option.
 void complete_task_bench_args(cli::Program& program, TaskBenchArgs& args,

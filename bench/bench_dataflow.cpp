@@ -30,8 +30,7 @@ struct Stage {
   int stage;
   int percent;
   KOKKOS_INLINE_FUNCTION bool keep(std::uint32_t x) const {
-    return mix(x * 2654435761u + static_cast<std::uint32_t>(stage)) % 100u <
-           static_cast<std::uint32_t>(percent);
+    return mix(x * 2654435761u + static_cast<std::uint32_t>(stage)) % 100u < static_cast<std::uint32_t>(percent);
   }
   KOKKOS_INLINE_FUNCTION std::uint32_t apply(std::uint32_t x) const { return mix(x + 17u * stage); }
 };
@@ -60,13 +59,14 @@ struct ExpandNode {
 using U32View = Kokkos::View<std::uint32_t*, Exec::memory_space>;
 
 // Baseline: one filter stage = a kernel computing flag and value, then a scan that compacts.
-long long baseline_filter(const Stage& s, const U32View& in, long long n, U32View& out,
-                          const U32View& tmp, const Kokkos::View<int*, Exec::memory_space>& flag) {
-  Kokkos::parallel_for("baseline::stage", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(long i) {
-    const std::uint32_t x = in(i);
-    flag(i) = s.keep(x) ? 1 : 0;
-    tmp(i) = s.apply(x);
-  });
+long long baseline_filter(const Stage& s, const U32View& in, long long n, U32View& out, const U32View& tmp,
+                          const Kokkos::View<int*, Exec::memory_space>& flag) {
+  Kokkos::parallel_for(
+      "baseline::stage", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(long i) {
+        const std::uint32_t x = in(i);
+        flag(i) = s.keep(x) ? 1 : 0;
+        tmp(i) = s.apply(x);
+      });
   long long total = 0;
   Kokkos::parallel_scan(
       "baseline::compact", Kokkos::RangePolicy<Exec>(0, n),
@@ -78,9 +78,7 @@ long long baseline_filter(const Stage& s, const U32View& in, long long n, U32Vie
   return total;
 }
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 using Args = korch::bench::DataflowBenchArgs;
 using FlagView = Kokkos::View<int*, Exec::memory_space>;
@@ -99,8 +97,9 @@ double best_run(Pipeline& pipe, int repeats, df::RunStats& st) {
 // The input items: mix(i) for i < n.
 U32View make_input(long long n) {
   U32View input("input", n);
-  Kokkos::parallel_for("init", Kokkos::RangePolicy<Exec>(0, n),
-                       KOKKOS_LAMBDA(long i) { input(i) = mix(static_cast<std::uint32_t>(i)); });
+  Kokkos::parallel_for(
+      "init", Kokkos::RangePolicy<Exec>(0, n),
+      KOKKOS_LAMBDA(long i) { input(i) = mix(static_cast<std::uint32_t>(i)); });
   Kokkos::fence();
   return input;
 }
@@ -144,32 +143,33 @@ void bench_filter_chain(const U32View& input, long long n, const Stage (&stages)
   df::RunStats st;
   const double pipe_best = best_run(pipe, repeats, st);
   const auto out = pipe.output<std::uint32_t>("out");
-  std::printf("\nfilter chain (4 stages, selectivities 0.9 0.7 0.5 0.8): %lld -> %lld items "
-              "(pipeline %zu)\n", n, base_out, out.values.size());
-  std::printf("  baseline (kernel + scan compaction per stage): %8.3f ms  %8.2f Mitems/s\n",
-              base_best * 1e3, n / base_best / 1e6);
-  std::printf("  dataflow pipeline (%d instances):              %8.3f ms  %8.2f Mitems/s\n",
-              pipe.instances(), pipe_best * 1e3, n / pipe_best / 1e6);
+  std::printf(
+      "\nfilter chain (4 stages, selectivities 0.9 0.7 0.5 0.8): %lld -> %lld items "
+      "(pipeline %zu)\n",
+      n, base_out, out.values.size());
+  std::printf("  baseline (kernel + scan compaction per stage): %8.3f ms  %8.2f Mitems/s\n", base_best * 1e3,
+              n / base_best / 1e6);
+  std::printf("  dataflow pipeline (%d instances):              %8.3f ms  %8.2f Mitems/s\n", pipe.instances(),
+              pipe_best * 1e3, n / pipe_best / 1e6);
   std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
   std::printf("  lane utilization: filters %.3f (", st.utilization(df::NodeKind::Map));
-  for (const char* name : {"f1", "f2", "f3", "f4"})
-    std::printf(" %s %.3f", name, st.node(name).utilization);
+  for (const char* name : {"f1", "f2", "f3", "f4"}) std::printf(" %s %.3f", name, st.node(name).utilization);
   std::printf(" ), sink %.3f\n", st.node("out").utilization);
 }
 
 // ---- expander ------------------------------------------------------------------------
 long long count_expanded(const U32View& ein, long long ne) {
   long long expanded = 0;
-  Kokkos::parallel_reduce("count", Kokkos::RangePolicy<Exec>(0, ne),
-                          KOKKOS_LAMBDA(long i, long long& s) { s += expand_count(ein(i)); },
-                          expanded);
+  Kokkos::parallel_reduce(
+      "count", Kokkos::RangePolicy<Exec>(0, ne), KOKKOS_LAMBDA(long i, long long& s) { s += expand_count(ein(i)); },
+      expanded);
   return expanded;
 }
 
 // Baseline: a scan for the offsets, the expand kernel, then the filter stage with its compaction;
 // best seconds of `repeats`, and in `out_items` the items left.
-double time_baseline_expander(const U32View& ein, long long ne, long long expanded, const Stage& filter,
-                              int repeats, long long& out_items) {
+double time_baseline_expander(const U32View& ein, long long ne, long long expanded, const Stage& filter, int repeats,
+                              long long& out_items) {
   Kokkos::View<long long*, Exec::memory_space> offs("offs", ne + 1);
   U32View e1("e1", expanded), e2("e2", expanded), etmp("etmp", expanded);
   FlagView eflag("eflag", expanded);
@@ -183,12 +183,12 @@ double time_baseline_expander(const U32View& ein, long long ne, long long expand
           if (final) offs(i) = off;
           off += k;
         });
-    Kokkos::parallel_for("baseline::expand", Kokkos::RangePolicy<Exec>(0, ne),
-                         KOKKOS_LAMBDA(long i) {
-                           const std::uint32_t x = ein(i);
-                           const int k = expand_count(x);
-                           for (int j = 0; j < k; ++j) e1(offs(i) + j) = expand_item(x, j);
-                         });
+    Kokkos::parallel_for(
+        "baseline::expand", Kokkos::RangePolicy<Exec>(0, ne), KOKKOS_LAMBDA(long i) {
+          const std::uint32_t x = ein(i);
+          const int k = expand_count(x);
+          for (int j = 0; j < k; ++j) e1(offs(i) + j) = expand_item(x, j);
+        });
     out_items = baseline_filter(filter, e1, expanded, e2, etmp, eflag);
     Kokkos::fence();
     base_best = std::min(base_best, now() - t0);
@@ -211,23 +211,25 @@ void bench_expander(const U32View& input, long long n, const Stage& filter, cons
   df::RunStats st;
   const double pipe_best = best_run(epipe, repeats, st);
   const auto eout = epipe.output<std::uint32_t>("out");
-  std::printf("\nexpander (0..16 per item, then a 0.5 filter): %lld -> %lld -> %lld items "
-              "(pipeline %zu)\n", ne, expanded, base_out, eout.values.size());
-  std::printf("  baseline (count scan + expand kernel + compaction): %8.3f ms  %8.2f Mitems/s\n",
-              base_best * 1e3, ne / base_best / 1e6);
-  std::printf("  dataflow pipeline (%d instances):                   %8.3f ms  %8.2f Mitems/s\n",
-              epipe.instances(), pipe_best * 1e3, ne / pipe_best / 1e6);
+  std::printf(
+      "\nexpander (0..16 per item, then a 0.5 filter): %lld -> %lld -> %lld items "
+      "(pipeline %zu)\n",
+      ne, expanded, base_out, eout.values.size());
+  std::printf("  baseline (count scan + expand kernel + compaction): %8.3f ms  %8.2f Mitems/s\n", base_best * 1e3,
+              ne / base_best / 1e6);
+  std::printf("  dataflow pipeline (%d instances):                   %8.3f ms  %8.2f Mitems/s\n", epipe.instances(),
+              pipe_best * 1e3, ne / pipe_best / 1e6);
   std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
-  std::printf("  lane utilization: expand %.3f, filter %.3f, both %.3f, sink %.3f\n",
-              st.node("expand").utilization, st.node("filter").utilization,
-              st.utilization(df::NodeKind::Map), st.node("out").utilization);
+  std::printf("  lane utilization: expand %.3f, filter %.3f, both %.3f, sink %.3f\n", st.node("expand").utilization,
+              st.node("filter").utilization, st.utilization(df::NodeKind::Map), st.node("out").utilization);
 }
 
 int run(const Args& args) {
   const long long n = args.items;
-  std::printf("korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, best "
-              "of %d\n",
-              Exec::name(), static_cast<int>(Exec().concurrency()), n, args.width, args.repeats);
+  std::printf(
+      "korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, best "
+      "of %d\n",
+      Exec::name(), static_cast<int>(Exec().concurrency()), n, args.width, args.repeats);
   const U32View input = make_input(n);
   const Stage stages[4] = {{1, 90}, {2, 70}, {3, 50}, {4, 80}};
   df::Options opt;

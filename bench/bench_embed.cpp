@@ -95,7 +95,8 @@ struct Code {
   void step_parallel() const {
     const auto* blocks = u.data();
     const int lo = guard, hi = guard + cells;
-    Kokkos::parallel_for("plain blocks", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, static_cast<int>(u.size())),
+    Kokkos::parallel_for("plain blocks",
+                         Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, static_cast<int>(u.size())),
                          [=](int b) { stencil(blocks[b], lo, hi, lo, hi); });
     Kokkos::fence();
   }
@@ -155,12 +156,13 @@ int run(const korch::bench::EmbedBenchArgs& args) {
   }
   const korch::RuntimeOptions& o = runtime.options();
   const korch::MachineShare& m = runtime.machine();
-  std::printf("korch-bench-embed: %d blocks of %d^2 cells, %d guard cells, %d steps a sample, %d samples\n", args.blocks,
-              args.cells, guard, args.steps, args.reps);
-  std::printf("  runtime: %u teams x %u threads, %u helpers x %u threads (%u cores seen, %u ranks on node); "
-              "%u threads started\n",
-              o.n_teams, o.threads_per_team, o.n_helpers, o.helper_threads, m.cores, m.ranks_on_node,
-              runtime.started_threads());
+  std::printf("korch-bench-embed: %d blocks of %d^2 cells, %d guard cells, %d steps a sample, %d samples\n",
+              args.blocks, args.cells, guard, args.steps, args.reps);
+  std::printf(
+      "  runtime: %u teams x %u threads, %u helpers x %u threads (%u cores seen, %u ranks on node); "
+      "%u threads started\n",
+      o.n_teams, o.threads_per_team, o.n_helpers, o.helper_threads, m.cores, m.ranks_on_node,
+      runtime.started_threads());
   std::printf("  plain parallel loop: %s with %d threads\n", Kokkos::DefaultHostExecutionSpace::name(),
               Kokkos::DefaultHostExecutionSpace().concurrency());
   std::printf("  load before: %s\n", load_before.c_str());
@@ -178,18 +180,19 @@ int run(const korch::bench::EmbedBenchArgs& args) {
     sample(korch2, [&] { runtime.execute(bundle, two, source); });
   }
   const double ps = median(serial), pp = median(parallel), k1 = median(korch1), k2 = median(korch2);
-  std::printf("  per step (median | best):\n"
-              "    plain, serial          %8.1f us | %8.1f us\n"
-              "    plain, parallel (%d)    %8.1f us | %8.1f us\n"
-              "    korch, 1 thread        %8.1f us | %8.1f us\n"
-              "    korch, 2 threads       %8.1f us | %8.1f us\n"
-              "  ratio korch 1 thread / plain serial      %6.3f | %6.3f\n"
-              "  ratio korch 2 threads / plain parallel   %6.3f | %6.3f   (goal <= 1.3)\n"
-              "  ratio korch 2 threads / plain serial     %6.3f | %6.3f\n",
-              ps * 1e6, smallest(serial) * 1e6, Kokkos::DefaultHostExecutionSpace().concurrency(), pp * 1e6,
-              smallest(parallel) * 1e6, k1 * 1e6, smallest(korch1) * 1e6, k2 * 1e6, smallest(korch2) * 1e6, k1 / ps,
-              smallest(korch1) / smallest(serial), k2 / pp, smallest(korch2) / smallest(parallel), k2 / ps,
-              smallest(korch2) / smallest(serial));
+  std::printf(
+      "  per step (median | best):\n"
+      "    plain, serial          %8.1f us | %8.1f us\n"
+      "    plain, parallel (%d)    %8.1f us | %8.1f us\n"
+      "    korch, 1 thread        %8.1f us | %8.1f us\n"
+      "    korch, 2 threads       %8.1f us | %8.1f us\n"
+      "  ratio korch 1 thread / plain serial      %6.3f | %6.3f\n"
+      "  ratio korch 2 threads / plain parallel   %6.3f | %6.3f   (goal <= 1.3)\n"
+      "  ratio korch 2 threads / plain serial     %6.3f | %6.3f\n",
+      ps * 1e6, smallest(serial) * 1e6, Kokkos::DefaultHostExecutionSpace().concurrency(), pp * 1e6,
+      smallest(parallel) * 1e6, k1 * 1e6, smallest(korch1) * 1e6, k2 * 1e6, smallest(korch2) * 1e6, k1 / ps,
+      smallest(korch1) / smallest(serial), k2 / pp, smallest(korch2) / smallest(parallel), k2 / ps,
+      smallest(korch2) / smallest(serial));
   std::printf("  load after: %s\n", load_average().c_str());
   return 0;
 }

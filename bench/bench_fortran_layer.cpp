@@ -44,10 +44,12 @@ std::string load_average() {
 
 extern "C" int c_smooth(const korch_item* item, double* u, void*) {
   const auto at = [&](int v, int i, int j) -> double& {
-    return u[v * item->stride[0] + (i + item->guard[0] - 1) * item->stride[1] + (j + item->guard[1] - 1) * item->stride[2]];
+    return u[v * item->stride[0] + (i + item->guard[0] - 1) * item->stride[1] +
+             (j + item->guard[1] - 1) * item->stride[2]];
   };
   for (int j = item->lo[1]; j <= item->hi[1]; ++j)
-    for (int i = item->lo[0]; i <= item->hi[0]; ++i) at(1, i, j) = 0.5 * (at(0, i - 1, j) + at(0, i + 1, j)) + 0.25 * at(0, i, j);
+    for (int i = item->lo[0]; i <= item->hi[0]; ++i)
+      at(1, i, j) = 0.5 * (at(0, i - 1, j) + at(0, i + 1, j)) + 0.25 * at(0, i, j);
   return 0;
 }
 
@@ -57,7 +59,8 @@ korch::ActionRoutine direct() {
     const auto u = t.view();
     const auto& b = t.box();
     for (int j = b.lo[1]; j < b.hi[1]; ++j)
-      for (int i = b.lo[0]; i < b.hi[0]; ++i) u(1, i, j, 0) = 0.5 * (u(0, i - 1, j, 0) + u(0, i + 1, j, 0)) + 0.25 * u(0, i, j, 0);
+      for (int i = b.lo[0]; i < b.hi[0]; ++i)
+        u(1, i, j, 0) = 0.5 * (u(0, i - 1, j, 0) + u(0, i + 1, j, 0)) + 0.25 * u(0, i, j, 0);
   });
 }
 
@@ -95,11 +98,13 @@ int run(int rounds, int cycles, int tile) {
         for (int c = 0; c < cycles; ++c) runtime.execute(variants[which], configuration, mesh);
       }));
     }
-  const double calls = static_cast<double>(cycles) * n_blocks * ((cells + tile - 1) / tile) * ((cells + tile - 1) / tile);
+  const double calls =
+      static_cast<double>(cycles) * n_blocks * ((cells + tile - 1) / tile) * ((cells + tile - 1) / tile);
   const double base = korch::bench::median(times[0]);
-  std::printf("%d blocks of %d^2 cells, tiles of %d^2: %.0f action calls per variant per round, %d rounds, cpu_only "
-              "with %u teams x %u threads\n",
-              n_blocks, cells, tile, calls, rounds, runtime.options().n_teams, runtime.options().threads_per_team);
+  std::printf(
+      "%d blocks of %d^2 cells, tiles of %d^2: %.0f action calls per variant per round, %d rounds, cpu_only "
+      "with %u teams x %u threads\n",
+      n_blocks, cells, tile, calls, rounds, runtime.options().n_teams, runtime.options().threads_per_team);
   const char* names[3] = {"direct C++", "C via C API", "Fortran via C API"};
   for (int v = 0; v < 3; ++v) {
     const double m = korch::bench::median(times[v]);

@@ -118,7 +118,6 @@ double stream_triad(std::size_t n, int reps) {
   return 3.0 * 8.0 * static_cast<double>(n) / median(t);
 }
 
-
 using Args = korch::bench::HydroBenchArgs;
 using Host = Kokkos::DefaultHostExecutionSpace;
 
@@ -145,7 +144,8 @@ std::vector<std::string> bench_variants() {
 // One Simulation (one Runtime), the variants interleaved step by step so that a loaded machine
 // slows them alike.
 VariantTimes time_variants(const Args& args, const std::vector<std::string>& variants) {
-  VariantTimes times{std::vector<std::vector<double>>(variants.size()), std::vector<std::vector<double>>(variants.size())};
+  VariantTimes times{std::vector<std::vector<double>>(variants.size()),
+                     std::vector<std::vector<double>>(variants.size())};
   korch::hydro::Simulation sim(options("cpu", args.threads, args.cells, args.blocks, args.dim));
   korch::hydro::PlainDeviceStep plain_device(sim.grid());
   for (int rep = 0; rep < args.steps + 1; ++rep) {
@@ -186,10 +186,11 @@ void print_variant_table(const std::vector<std::string>& variants, const Variant
     const bool on_device = device_triad > 0.0 && (variants[v] == "device" || variants[v] == "split" ||
                                                   variants[v].rfind("plain-dev", 0) == 0);
     const double limit = on_device ? device_triad : triad;
-    std::printf("  %-16s %15.3f (%8.3f) %22.4e %13.3f (%6.3f) %16.3f   %6.3f | bandwidth %6.2f GB/s = %5.1f%% of %s triad\n",
-                variants[v].c_str(), 1e3 * r.update, 1e3 * fastest(upd[v]), rate, plain.update / r.update,
-                plain_min / fastest(upd[v]), 1e3 * r.step, plain.step / r.step, 1e-9 * rate * bytes_per_cell,
-                100.0 * rate * bytes_per_cell / limit, on_device ? "device" : "host");
+    std::printf(
+        "  %-16s %15.3f (%8.3f) %22.4e %13.3f (%6.3f) %16.3f   %6.3f | bandwidth %6.2f GB/s = %5.1f%% of %s triad\n",
+        variants[v].c_str(), 1e3 * r.update, 1e3 * fastest(upd[v]), rate, plain.update / r.update,
+        plain_min / fastest(upd[v]), 1e3 * r.step, plain.step / r.step, 1e-9 * rate * bytes_per_cell,
+        100.0 * rate * bytes_per_cell / limit, on_device ? "device" : "host");
   }
 }
 
@@ -198,7 +199,8 @@ void print_device_ratios(const std::vector<std::string>& variants, const Variant
   auto index = [&](const char* name) {
     return static_cast<std::size_t>(std::find(variants.begin(), variants.end(), name) - variants.begin());
   };
-  const double copies = median(times.upd[index("plain-device")]), resident = median(times.upd[index("plain-dev-resident")]);
+  const double copies = median(times.upd[index("plain-device")]),
+               resident = median(times.upd[index("plain-dev-resident")]);
   for (const char* name : {"device", "split"}) {
     const double t = median(times.upd[index(name)]);
     std::printf("  device ratio %-6s: plain-device/this %.3f, plain-dev-resident/this %.3f\n", name, copies / t,
@@ -214,29 +216,33 @@ int run(const Args& args) {
   for (int d = 0; d < dim; ++d) n_cells *= static_cast<long long>(cells) * blocks;
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   std::printf("OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
-  std::printf("korch-bench-hydro: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; plain loop on %s "
-              "with %d threads; median of %d interleaved steps\n",
-              dim, blocks, dim, cells, dim, n_cells, args.threads, Host::name(), korch::compat::concurrency(Host()),
-              args.steps);
+  std::printf(
+      "korch-bench-hydro: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; plain loop on %s "
+      "with %d threads; median of %d interleaved steps\n",
+      dim, blocks, dim, cells, dim, n_cells, args.threads, Host::name(), korch::compat::concurrency(Host()),
+      args.steps);
   const double triad = stream_triad<Host, Kokkos::HostSpace>(std::size_t{1} << 24, 10);
   // On a GPU build the device's own triad (2^27 doubles = 1 GiB per array, far beyond its caches)
   // bounds the device configurations' step, whose data lives in device memory while it runs.
   const double device_triad =
       korch::device_is_accelerator
-          ? stream_triad<Kokkos::DefaultExecutionSpace, Kokkos::DefaultExecutionSpace::memory_space>(std::size_t{1} << 27, 20)
+          ? stream_triad<Kokkos::DefaultExecutionSpace, Kokkos::DefaultExecutionSpace::memory_space>(
+                std::size_t{1} << 27, 20)
           : 0.0;
   const std::vector<std::string> variants = bench_variants();
   const VariantTimes times = time_variants(args, variants);
   std::printf("  STREAM triad %.2f GB/s (host, 2^24 doubles per array)\n", 1e-9 * triad);
   if (device_triad > 0.0) {
-    std::printf("  STREAM triad %.2f GB/s (%s, 2^27 doubles per array): at %.0f bytes per cell the hydro step can "
-                "reach at most %.4e cells/s on the device\n",
-                1e-9 * device_triad, Kokkos::DefaultExecutionSpace::name(), bytes_per_cell, device_triad / bytes_per_cell);
+    std::printf(
+        "  STREAM triad %.2f GB/s (%s, 2^27 doubles per array): at %.0f bytes per cell the hydro step can "
+        "reach at most %.4e cells/s on the device\n",
+        1e-9 * device_triad, Kokkos::DefaultExecutionSpace::name(), bytes_per_cell, device_triad / bytes_per_cell);
   }
   print_variant_table(variants, times, n_cells, triad, device_triad);
   if (korch::device_is_accelerator) print_device_ratios(variants, times);
-  std::printf("  (ratio plain/this >= 0.909 meets the <= 10%% runtime-overhead goal; update = Runtime::execute of the "
-              "bundle vs the plain parallel loop)\n");
+  std::printf(
+      "  (ratio plain/this >= 0.909 meets the <= 10%% runtime-overhead goal; update = Runtime::execute of the "
+      "bundle vs the plain parallel loop)\n");
   return 0;
 }
 

@@ -32,10 +32,10 @@ using korch::bench::smallest;
 
 struct Variant {
   const char* name;
-  const char* computes;   // what one step of it computes, printed beside its figures
-  const char* config;     // the hand-bundled configuration (the plan's runtime is the cpu one's)
-  const char* operation;  // "" for the hand-bundled step
-  int like = -1;          // the hand-bundled variant that computes the same (for the plans)
+  const char* computes;               // what one step of it computes, printed beside its figures
+  const char* config;                 // the hand-bundled configuration (the plan's runtime is the cpu one's)
+  const char* operation;              // "" for the hand-bundled step
+  int like = -1;                      // the hand-bundled variant that computes the same (for the plans)
   std::vector<double> step, execute;  // seconds per step: step() whole, and its Runtime part
 };
 
@@ -46,7 +46,8 @@ struct OperationWithoutDiagnostics {
     korch::plan::Operation op = korch::hydro::load_operation("builtin");
     for (auto it = op.steps.begin(); it != op.steps.end();)
       it = it->is_action && it->action.action == "diagnostics" ? op.steps.erase(it) : it + 1;
-    path = (std::filesystem::temp_directory_path() / ("korch-bench-hydro_plan-" + std::to_string(::getpid()) + ".json")).string();
+    path = (std::filesystem::temp_directory_path() / ("korch-bench-hydro_plan-" + std::to_string(::getpid()) + ".json"))
+               .string();
     std::ofstream(path) << op.to_json();
   }
   ~OperationWithoutDiagnostics() {
@@ -66,14 +67,14 @@ int run(const korch::bench::HydroBenchArgs& args) {
   o.boundary = korch::hydro::Boundary::periodic;
   long long n_cells = 1;
   for (int d = 0; d < args.dim; ++d) n_cells *= static_cast<long long>(args.cells) * args.blocks;
-  std::printf("korch-bench-hydro_plan: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; median "
-              "(min) of %d alternated steps per variant\n",
-              args.dim, args.blocks, args.dim, args.cells, args.dim, n_cells, args.threads, args.steps);
-  std::vector<Variant> variants = {
-      {"hand cpu", "update + dt", "cpu", "", -1, {}, {}},
-      {"plan, no diag.", "update + dt", "cpu", "", 0, {}, {}},
-      {"hand action-par", "update + dt + diagnostics", "action-parallel", "", -1, {}, {}},
-      {"plan", "update + dt + diagnostics", "cpu", "builtin", 2, {}, {}}};
+  std::printf(
+      "korch-bench-hydro_plan: Sedov %dD, %d^%d blocks of %d^%d cells (%lld cells), %u team threads; median "
+      "(min) of %d alternated steps per variant\n",
+      args.dim, args.blocks, args.dim, args.cells, args.dim, n_cells, args.threads, args.steps);
+  std::vector<Variant> variants = {{"hand cpu", "update + dt", "cpu", "", -1, {}, {}},
+                                   {"plan, no diag.", "update + dt", "cpu", "", 0, {}, {}},
+                                   {"hand action-par", "update + dt + diagnostics", "action-parallel", "", -1, {}, {}},
+                                   {"plan", "update + dt + diagnostics", "cpu", "builtin", 2, {}, {}}};
   const OperationWithoutDiagnostics without_diagnostics;
   variants[1].operation = without_diagnostics.path.c_str();
   korch::hydro::Simulation sim(o);
@@ -96,7 +97,8 @@ int run(const korch::bench::HydroBenchArgs& args) {
   sim.set_operation("builtin");
   std::printf("  the plan's steps:");
   for (const auto& s : sim.operation()->plan().steps)
-    std::printf(" %s", s.kind == korch::plan::StepKind::bundle ? s.bundle.name.c_str() : korch::plan::to_string(s.kind));
+    std::printf(" %s",
+                s.kind == korch::plan::StepKind::bundle ? s.bundle.name.c_str() : korch::plan::to_string(s.kind));
   std::printf("\n");
   std::printf("  %-16s %-26s %24s %24s %16s %16s\n", "variant", "computes", "step: median (min) [ms]",
               "execute: median (min)", "cells/s (median)", "like/this");
@@ -110,12 +112,13 @@ int run(const korch::bench::HydroBenchArgs& args) {
     }
     std::printf("\n");
   }
-  std::printf("  like/this: the hand-bundled variant that computes the same (plan, no diag.: hand cpu; plan: hand\n"
-              "  action-par) over the plan, medians (mins); >= 1: the plan is at least as fast. Diagnostics cost the\n"
-              "  plan %.1f %% of its update + dt step (plan over plan, no diag., medians); hand cpu over the plan\n"
-              "  with them: %.3f (%.3f).\n",
-              100.0 * (median(variants[3].step) / median(variants[1].step) - 1.0),
-              median(variants[0].step) / median(variants[3].step), smallest(variants[0].step) / smallest(variants[3].step));
+  std::printf(
+      "  like/this: the hand-bundled variant that computes the same (plan, no diag.: hand cpu; plan: hand\n"
+      "  action-par) over the plan, medians (mins); >= 1: the plan is at least as fast. Diagnostics cost the\n"
+      "  plan %.1f %% of its update + dt step (plan over plan, no diag., medians); hand cpu over the plan\n"
+      "  with them: %.3f (%.3f).\n",
+      100.0 * (median(variants[3].step) / median(variants[1].step) - 1.0),
+      median(variants[0].step) / median(variants[3].step), smallest(variants[0].step) / smallest(variants[3].step));
   return 0;
 }
 

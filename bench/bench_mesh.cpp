@@ -57,7 +57,8 @@ struct Plain {
       }
       for (int e = 0; e < m.nedge; ++e) {
         const int a = m.edge[2 * e], b = m.edge[2 * e + 1], c1 = m.ecell[2 * e], c2 = m.ecell[2 * e + 1];
-        af::ResCalc{}(x + 2 * a, x + 2 * b, &q[4 * c1], &q[4 * c2], &adt[c1], &adt[c2], &res[4 * c1], &res[4 * c2], k.v);
+        af::ResCalc{}(x + 2 * a, x + 2 * b, &q[4 * c1], &q[4 * c2], &adt[c1], &adt[c2], &res[4 * c1], &res[4 * c2],
+                      k.v);
       }
       for (int e = 0; e < m.nbedge; ++e) {
         const int a = m.bedge[2 * e], b = m.bedge[2 * e + 1], c = m.becell[e];
@@ -116,19 +117,21 @@ struct HandKokkos {
     auto bound = this->bound;
     const K k = this->k;
     using Range = Kokkos::RangePolicy<Exec>;
-    Kokkos::parallel_for("save_soln", Range(0, ncell), KOKKOS_LAMBDA(int i) { af::SaveSoln{}(&q(4 * i), &qold(4 * i)); });
+    Kokkos::parallel_for(
+        "save_soln", Range(0, ncell), KOKKOS_LAMBDA(int i) { af::SaveSoln{}(&q(4 * i), &qold(4 * i)); });
     double rms = 0;
     for (int step = 0; step < 2; ++step) {
       Kokkos::parallel_for(
           "adt_calc", Range(0, ncell), KOKKOS_LAMBDA(int i) {
-            af::AdtCalc{}(&x(2 * cell(4 * i)), &x(2 * cell(4 * i + 1)), &x(2 * cell(4 * i + 2)), &x(2 * cell(4 * i + 3)),
-                          &q(4 * i), &adt(i), k.v);
+            af::AdtCalc{}(&x(2 * cell(4 * i)), &x(2 * cell(4 * i + 1)), &x(2 * cell(4 * i + 2)),
+                          &x(2 * cell(4 * i + 3)), &q(4 * i), &adt(i), k.v);
           });
       Kokkos::parallel_for(
           "res_calc", Range(0, nedge), KOKKOS_LAMBDA(int e) {
             const int c1 = ecell(2 * e), c2 = ecell(2 * e + 1);
             double r1[4] = {0, 0, 0, 0}, r2[4] = {0, 0, 0, 0};
-            af::ResCalc{}(&x(2 * edge(2 * e)), &x(2 * edge(2 * e + 1)), &q(4 * c1), &q(4 * c2), &adt(c1), &adt(c2), r1, r2, k.v);
+            af::ResCalc{}(&x(2 * edge(2 * e)), &x(2 * edge(2 * e + 1)), &q(4 * c1), &q(4 * c2), &adt(c1), &adt(c2), r1,
+                          r2, k.v);
             for (int n = 0; n < 4; ++n) {
               Kokkos::atomic_add(&res(4 * c1 + n), r1[n]);
               Kokkos::atomic_add(&res(4 * c2 + n), r2[n]);
@@ -158,7 +161,6 @@ double seconds_per(const std::function<double()>& iterate, int n, double& last_r
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
 }
 
-
 using Args = korch::bench::MeshBenchArgs;
 
 int run(const Args& args) {
@@ -170,8 +172,10 @@ int run(const Args& args) {
     const af::Constants c = af::reference_constants();
     fmt::print("bench_mesh: airfoil on a generated O-grid {} x {}: {} cells, {} edges, {} nodes, {} boundary edges\n",
                ni, nj, m.ncell, m.nedge, m.nnode, m.nbedge);
-    fmt::print("backend {} (concurrency {}); best of {} rounds of {} iterations each ({} for message-driven), after a warm-up\n",
-               korch::DeviceExecSpace::name(), korch::DeviceExecSpace().concurrency(), rounds, iterations, md_iterations);
+    fmt::print(
+        "backend {} (concurrency {}); best of {} rounds of {} iterations each ({} for message-driven), after a "
+        "warm-up\n",
+        korch::DeviceExecSpace::name(), korch::DeviceExecSpace().concurrency(), rounds, iterations, md_iterations);
 
     double rms_plain = 0, rms_seq = 0, rms_hand = 0, rms_col = 0, rms_atom = 0, rms_md = 0;
     Plain plain(m, c);
@@ -214,17 +218,19 @@ int run(const Args& args) {
     row("korch direct executor (atomics)", t_atom, rms_atom);
     row(fmt::format("korch message-driven ({} threads)", threads).c_str(), t_md, rms_md);
     fmt::print("ratios (same run):\n");
-    fmt::print("  plain sequential / direct (colouring)      = {:.2f}x  (speed-up of the direct executor)\n", t_plain / t_col);
+    fmt::print("  plain sequential / direct (colouring)      = {:.2f}x  (speed-up of the direct executor)\n",
+               t_plain / t_col);
     fmt::print("  plain sequential / direct (atomics)        = {:.2f}x\n", t_plain / t_atom);
-    fmt::print("  sequential executor / plain sequential     = {:.2f}x  (framework overhead on one thread)\n", t_seq / t_plain);
+    fmt::print("  sequential executor / plain sequential     = {:.2f}x  (framework overhead on one thread)\n",
+               t_seq / t_plain);
     fmt::print("  direct (colouring) / hand-written Kokkos   = {:.2f}x  (goal <= 1.2)\n", t_col / t_hand);
     fmt::print("  direct (atomics) / hand-written Kokkos     = {:.2f}x  (goal <= 1.2)\n", t_atom / t_hand);
     fmt::print("  message-driven / direct (colouring)        = {:.1f}x\n", t_md / t_col);
-    fmt::print("message-driven: {:.0f} messages per iteration ({:.1f} per cell): begin {}, read_recv {}, write_recv {}, "
-               "end {} (read_send {}, write_send {}); {:.0f} ns per message\n",
-               msgs, msgs / m.ncell, cnt.begin / md_iterations, cnt.read_recv / md_iterations,
-               cnt.write_recv / md_iterations, cnt.end / md_iterations, cnt.read_send / md_iterations,
-               cnt.write_send / md_iterations, 1e9 * t_md / msgs);
+    fmt::print(
+        "message-driven: {:.0f} messages per iteration ({:.1f} per cell): begin {}, read_recv {}, write_recv {}, "
+        "end {} (read_send {}, write_send {}); {:.0f} ns per message\n",
+        msgs, msgs / m.ncell, cnt.begin / md_iterations, cnt.read_recv / md_iterations, cnt.write_recv / md_iterations,
+        cnt.end / md_iterations, cnt.read_send / md_iterations, cnt.write_send / md_iterations, 1e9 * t_md / msgs);
   }
   return 0;
 }

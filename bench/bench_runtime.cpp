@@ -72,7 +72,6 @@ void update_tile_kernel(const Space& space, const korch::Tile& tile, const Updat
                        [=](int i) { update_cells(d, i, i + 1, j0, j1, k0, k1, update); });
 }
 
-
 using Args = korch::bench::RuntimeBenchArgs;
 using Host = Kokkos::DefaultHostExecutionSpace;
 using Tiles = std::vector<std::shared_ptr<korch::Tile>>;
@@ -111,14 +110,13 @@ BoxView tile_boxes(const Tiles& tiles) {
 // ---- plain Kokkos loop over the same tiles ----
 double time_plain_loop(const korch::Grid::HostData data, const BoxView box_view, const Update update) {
   const auto t0 = Clock::now();
-  Kokkos::parallel_for(
-      "plain tiles", Kokkos::RangePolicy<Host>(0, static_cast<int>(box_view.extent(0))), [=](int t) {
-        const int blk = box_view(t, 0);
-        const int i0 = box_view(t, 1), i1 = box_view(t, 2), j0 = box_view(t, 3), j1 = box_view(t, 4);
-        const int k0 = box_view(t, 5), k1 = box_view(t, 6);
-        auto d = Kokkos::subview(data, blk, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-        update_cells(d, i0, i1, j0, j1, k0, k1, update);
-      });
+  Kokkos::parallel_for("plain tiles", Kokkos::RangePolicy<Host>(0, static_cast<int>(box_view.extent(0))), [=](int t) {
+    const int blk = box_view(t, 0);
+    const int i0 = box_view(t, 1), i1 = box_view(t, 2), j0 = box_view(t, 3), j1 = box_view(t, 4);
+    const int k0 = box_view(t, 5), k1 = box_view(t, 6);
+    auto d = Kokkos::subview(data, blk, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+    update_cells(d, i0, i1, j0, j1, k0, k1, update);
+  });
   Kokkos::fence();
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -149,16 +147,17 @@ void print_update_times(int iterations, int reps, unsigned threads, const Update
   const double hm = *std::min_element(times.threaded.begin(), times.threaded.end());
   const double qm = *std::min_element(times.runtime.begin(), times.runtime.end());
   const double qkm = *std::min_element(times.runtime_kernel.begin(), times.runtime_kernel.end());
-  std::printf("  per-cell update, %2d fused iterations (median | best of %d):\n"
-              "    plain Kokkos loop          %8.3f ms | %8.3f ms\n"
-              "    same code, %u std::threads  %8.3f ms | %8.3f ms\n"
-              "    runtime, cpu_only          %8.3f ms | %8.3f ms\n"
-              "    runtime, kernel per tile   %8.3f ms | %8.3f ms\n"
-              "    ratio runtime / plain loop    %6.3f | %6.3f   (goal <= 1.15)\n"
-              "    ratio runtime / std::threads  %6.3f | %6.3f\n"
-              "    ratio kernel per tile / plain %6.3f | %6.3f   (Kokkos::Serial dispatch per tile included)\n",
-              iterations, reps, p * 1e3, pm * 1e3, threads, h * 1e3, hm * 1e3, q * 1e3, qm * 1e3, qk * 1e3,
-              qkm * 1e3, q / p, qm / pm, q / h, qm / hm, qk / p, qkm / pm);
+  std::printf(
+      "  per-cell update, %2d fused iterations (median | best of %d):\n"
+      "    plain Kokkos loop          %8.3f ms | %8.3f ms\n"
+      "    same code, %u std::threads  %8.3f ms | %8.3f ms\n"
+      "    runtime, cpu_only          %8.3f ms | %8.3f ms\n"
+      "    runtime, kernel per tile   %8.3f ms | %8.3f ms\n"
+      "    ratio runtime / plain loop    %6.3f | %6.3f   (goal <= 1.15)\n"
+      "    ratio runtime / std::threads  %6.3f | %6.3f\n"
+      "    ratio kernel per tile / plain %6.3f | %6.3f   (Kokkos::Serial dispatch per tile included)\n",
+      iterations, reps, p * 1e3, pm * 1e3, threads, h * 1e3, hm * 1e3, q * 1e3, qm * 1e3, qk * 1e3, qkm * 1e3, q / p,
+      qm / pm, q / h, qm / hm, qk / p, qkm / pm);
 }
 
 // The per-cell update of `iterations` fused iterations by the four variants.
@@ -208,8 +207,9 @@ int run(const Args& args) {
   const auto tiles = korch::all_tiles(grid);
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   std::printf("OMP_WAIT_POLICY=%s\n", wait ? wait : "(unset)");
-  std::printf("korch-bench-runtime: %zu tiles of 16^3 cells, %u threads (plain loop on %s with %d threads), %d repetitions\n",
-              tiles.size(), threads, Host::name(), korch::compat::concurrency(Host()), reps);
+  std::printf(
+      "korch-bench-runtime: %zu tiles of 16^3 cells, %u threads (plain loop on %s with %d threads), %d repetitions\n",
+      tiles.size(), threads, Host::name(), korch::compat::concurrency(Host()), reps);
   report_fixed_cost(grid, tiles.size(), threads, reps);
   for (int iterations : {1, 16}) compare_update(grid, tiles, threads, reps, iterations);
   return 0;

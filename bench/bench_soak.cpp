@@ -126,7 +126,8 @@ using RoundItems = std::vector<std::vector<std::shared_ptr<SoakItem>>>;  // per 
 RoundItems start_round(Rng& rng, Teams& t, bool destroy, std::uint64_t& next_id) {
   const unsigned throw_per_mille = uni(rng, 0, 3) == 0 ? 20U : 0U;
   for (int i = t.k - 1; i >= 0; --i) {  // subscribers first
-    t.teams[i]->start_cycle(marking(i, throw_per_mille), static_cast<unsigned>(uni(rng, t.in[i] == 0 ? 1 : 0, t.budget[i])));
+    t.teams[i]->start_cycle(marking(i, throw_per_mille),
+                            static_cast<unsigned>(uni(rng, t.in[i] == 0 ? 1 : 0, t.budget[i])));
   }
   RoundItems items(t.k);
   for (int i = 0; i < t.k; ++i) {
@@ -158,7 +159,8 @@ void destroy_mid_cycle(Rng& rng, std::unique_ptr<Teams>& holder, RoundItems& ite
     for (auto& it : group) {
       ++tally.items;
       for (int s = 0; s < kMaxTeams; ++s) {
-        if (it->hits[s].load() > 1) tally.problem(tally.duplicated, 1, it->describe() + " ran twice in a destroyed team");
+        if (it->hits[s].load() > 1)
+          tally.problem(tally.duplicated, 1, it->describe() + " ran twice in a destroyed team");
       }
     }
   }
@@ -331,10 +333,11 @@ int run(const Args& args) {
   const double seconds = bench::seconds_since(t0);
   std::printf("soak: %llu cycles (seed %llu) in %.1f s: %.0f cycles/s\n", static_cast<unsigned long long>(done),
               static_cast<unsigned long long>(args.seed), seconds, static_cast<double>(done) / seconds);
-  std::printf("  team cycles %llu (failed %llu), rounds destroyed mid-cycle %llu, runtime cycles %llu (failed %llu)\n",
-              static_cast<unsigned long long>(tally.team_cycles), static_cast<unsigned long long>(tally.failed_team_cycles),
-              static_cast<unsigned long long>(tally.destroyed_rounds), static_cast<unsigned long long>(tally.runtime_cycles),
-              static_cast<unsigned long long>(tally.failed_runtime_cycles));
+  std::printf(
+      "  team cycles %llu (failed %llu), rounds destroyed mid-cycle %llu, runtime cycles %llu (failed %llu)\n",
+      static_cast<unsigned long long>(tally.team_cycles), static_cast<unsigned long long>(tally.failed_team_cycles),
+      static_cast<unsigned long long>(tally.destroyed_rounds), static_cast<unsigned long long>(tally.runtime_cycles),
+      static_cast<unsigned long long>(tally.failed_runtime_cycles));
   std::printf("  items checked %llu: lost %llu, duplicated %llu\n", static_cast<unsigned long long>(tally.items),
               static_cast<unsigned long long>(tally.lost), static_cast<unsigned long long>(tally.duplicated));
   if (tally.lost + tally.duplicated > 0) {

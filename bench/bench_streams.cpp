@@ -51,7 +51,6 @@ struct Rounds {
   double best_rate(std::size_t v, double items) const { return items / smallest(seconds[v]) / 1e6; }
 };
 
-
 using Args = korch::bench::StreamsBenchArgs;
 
 // The parallel executor's options from the command line and KORCH_BENCH_STREAMS_IDLE_SPIN_US.
@@ -78,7 +77,8 @@ struct TransmitterRuns {
 TransmitterRuns time_transmitter(const std::vector<Item>& tx_in, const ParallelOptions& o, int reps) {
   TransmitterRuns tx;
   for (int r = 0; r < reps; ++r) {
-    tx.rounds.seconds[0].push_back(time_once([&] { tx.samples = run_sequential(bb::transmitter(false), tx_in).output; }));
+    tx.rounds.seconds[0].push_back(
+        time_once([&] { tx.samples = run_sequential(bb::transmitter(false), tx_in).output; }));
     tx.rounds.seconds[1].push_back(time_once([&] { tx.parallel = run_parallel(bb::transmitter(true), tx_in, o); }));
     tx.same = tx.same && tx.parallel.output == tx.samples;
   }
@@ -128,12 +128,13 @@ void print_parallel_details(const ParallelResult& rp, const ParallelResult& txp,
   std::printf("transmitter  busy time per thread:");
   for (double b : txp.busy_seconds) std::printf(" %.4f s", b);
   std::printf("  -> the split allows %.2fx on idle cores\n", split(txp));
-  std::printf("receiver     commits: %llu calls for %llu items (%.1f items per commit), %llu rollbacks undoing %llu reads\n",
-              static_cast<unsigned long long>(rp.commits.commits),
-              static_cast<unsigned long long>(rp.commits.committed_items),
-              rp.commits.commits ? static_cast<double>(rp.commits.committed_items) / static_cast<double>(rp.commits.commits) : 0.0,
-              static_cast<unsigned long long>(rp.commits.rollbacks),
-              static_cast<unsigned long long>(rp.commits.rolled_back_items));
+  std::printf(
+      "receiver     commits: %llu calls for %llu items (%.1f items per commit), %llu rollbacks undoing %llu reads\n",
+      static_cast<unsigned long long>(rp.commits.commits), static_cast<unsigned long long>(rp.commits.committed_items),
+      rp.commits.commits ? static_cast<double>(rp.commits.committed_items) / static_cast<double>(rp.commits.commits)
+                         : 0.0,
+      static_cast<unsigned long long>(rp.commits.rollbacks),
+      static_cast<unsigned long long>(rp.commits.rolled_back_items));
 }
 
 // A stream that waits: its first stage takes 5 ms per item (sleeping, as if waiting for input),
@@ -156,9 +157,11 @@ void report_idle_stream(const ParallelOptions& o) {
   };
   const auto sleeping = cpu_seconds(ParallelOptions{}.idle_spin);
   const auto polling = cpu_seconds(std::chrono::microseconds::max());
-  std::printf("idle stream  3 threads, first stage 5 ms/item: CPU %.3f s in %.3f s wall with idle_spin %lld us, "
-              "%.3f s in %.3f s never sleeping\n", sleeping.first, sleeping.second,
-              static_cast<long long>(ParallelOptions{}.idle_spin.count()), polling.first, polling.second);
+  std::printf(
+      "idle stream  3 threads, first stage 5 ms/item: CPU %.3f s in %.3f s wall with idle_spin %lld us, "
+      "%.3f s in %.3f s never sleeping\n",
+      sleeping.first, sleeping.second, static_cast<long long>(ParallelOptions{}.idle_spin.count()), polling.first,
+      polling.second);
 }
 
 // Queue cost per item, one thread: SPSC push+pop against commit-queue write+read+commit.
@@ -166,35 +169,41 @@ void report_queue_costs() {
   const std::size_t n = 1 << 22;
   SpscRing<Item> ring("ring", 1024);
   CommitQueue<Item> cq("cq", 1024);
-  const double t_ring = best_of(3, [&] { return time_once([&] {
-    Item x = 0, acc = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      ring.try_push(static_cast<Item>(i));
-      ring.try_pop(x);
-      acc += x;
-    }
-    sink_value = acc;
-  }); });
-  const double t_commit1 = best_of(3, [&] { return time_once([&] {
-    Item x = 0, acc = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      cq.try_write(static_cast<Item>(i));
-      cq.try_read(x);
-      cq.commit(1);
-      acc += x;
-    }
-    sink_value = acc;
-  }); });
-  const double t_batched = best_of(3, [&] { return time_once([&] {
-    Item x = 0, acc = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      cq.try_write(static_cast<Item>(i));
-      cq.try_read(x);
-      if ((i & 511) == 511) cq.commit(512);
-      acc += x;
-    }
-    sink_value = acc;
-  }); });
+  const double t_ring = best_of(3, [&] {
+    return time_once([&] {
+      Item x = 0, acc = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        ring.try_push(static_cast<Item>(i));
+        ring.try_pop(x);
+        acc += x;
+      }
+      sink_value = acc;
+    });
+  });
+  const double t_commit1 = best_of(3, [&] {
+    return time_once([&] {
+      Item x = 0, acc = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        cq.try_write(static_cast<Item>(i));
+        cq.try_read(x);
+        cq.commit(1);
+        acc += x;
+      }
+      sink_value = acc;
+    });
+  });
+  const double t_batched = best_of(3, [&] {
+    return time_once([&] {
+      Item x = 0, acc = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        cq.try_write(static_cast<Item>(i));
+        cq.try_read(x);
+        if ((i & 511) == 511) cq.commit(512);
+        acc += x;
+      }
+      sink_value = acc;
+    });
+  });
   const double ns = 1e9 / static_cast<double>(n);
   std::printf("queue        spsc push+pop               %6.2f ns/item  (baseline)\n", t_ring * ns);
   std::printf("queue        commit write+read+commit(1) %6.2f ns/item  %.2fx  (+%.2f ns commit overhead per item)\n",
@@ -211,13 +220,15 @@ int run(const Args& args) {
 
   TransmitterRuns tx = time_transmitter(bb::tx_input(fr), o, reps);
   const double n_samples = static_cast<double>(tx.samples.size() / 2);
-  std::printf("korch-bench-streams: %zu frames, %.0f complex samples, %zu payload bits, %u threads, queues %zu, "
-              "commit queues %zu, %d interleaved rounds (medians; best in brackets)\n",
-              args.frames, n_samples, bb::payload_bits(fr).size(), threads, args.qcap, args.cqcap, reps);
+  std::printf(
+      "korch-bench-streams: %zu frames, %.0f complex samples, %zu payload bits, %u threads, queues %zu, "
+      "commit queues %zu, %d interleaved rounds (medians; best in brackets)\n",
+      args.frames, n_samples, bb::payload_bits(fr).size(), threads, args.qcap, args.cqcap, reps);
   std::printf("transmitter  sequential      %8.3f (%6.3f) Msamples/s  (baseline)\n", tx.rounds.rate(0, n_samples),
               tx.rounds.best_rate(0, n_samples));
-  std::printf("transmitter  |>>>| %u threads %8.3f (%6.3f) Msamples/s  %.2fx%s\n", threads, tx.rounds.rate(1, n_samples),
-              tx.rounds.best_rate(1, n_samples), tx.rounds.ratio(1), tx.same ? "" : "  OUTPUT DIFFERS");
+  std::printf("transmitter  |>>>| %u threads %8.3f (%6.3f) Msamples/s  %.2fx%s\n", threads,
+              tx.rounds.rate(1, n_samples), tx.rounds.best_rate(1, n_samples), tx.rounds.ratio(1),
+              tx.same ? "" : "  OUTPUT DIFFERS");
 
   bb::add_noise(tx.samples, 0.4, 3);
   const ReceiverRuns rx = time_receiver(tx.samples, o, reps);

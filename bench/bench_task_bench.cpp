@@ -141,8 +141,8 @@ std::vector<Metg> print_metgs(const Args& args, const std::vector<long>& sizes, 
   std::vector<Metg> m(drivers.size());
   for (std::size_t k = 0; k < drivers.size(); ++k) {
     const std::string sep = k == 0 ? "" : ", ";
-    per_step += sep + drivers[k]->name() + " " + format_us(sweep[k].back().wall / static_cast<double>(graph.steps())) +
-                " us";
+    per_step +=
+        sep + drivers[k]->name() + " " + format_us(sweep[k].back().wall / static_cast<double>(graph.steps())) + " us";
     m[k] = metg(sweep[k]);
     metgs += sep + drivers[k]->name() + " " + format_metg(m[k]);
   }
@@ -156,9 +156,9 @@ std::vector<Metg> print_metgs(const Args& args, const std::vector<long>& sizes, 
 // against the kernel alone on as many threads as the graph can use at once.
 void print_rate_check(const Args& args, const std::vector<long>& sizes, const Sweep& sweep, const TaskGraph& graph,
                       const Drivers& drivers, double kernel_rate) {
-  const unsigned usable = static_cast<unsigned>(
-      std::min<long>({static_cast<long>(args.threads), graph.width(),
-                      static_cast<long>(std::max(1U, std::thread::hardware_concurrency()))}));
+  const unsigned usable =
+      static_cast<unsigned>(std::min<long>({static_cast<long>(args.threads), graph.width(),
+                                            static_cast<long>(std::max(1U, std::thread::hardware_concurrency()))}));
   const double ideal = kernel_rate * usable;
   std::string shares;
   bool low = false;
@@ -172,8 +172,9 @@ void print_rate_check(const Args& args, const std::vector<long>& sizes, const Sw
   std::printf("rate at %ld iterations / the kernel alone on %u thread(s) (%.2f GFLOP/s): %s\n", sizes.front(), usable,
               ideal * 1e-9, shares.c_str());
   if (low) {
-    std::printf("  below 80%%: at the largest size that driver lost time to other work on the machine or to its own\n"
-                "  overhead (tasks too small to hide it), so its efficiencies and METG come out too favourable\n");
+    std::printf(
+        "  below 80%%: at the largest size that driver lost time to other work on the machine or to its own\n"
+        "  overhead (tasks too small to hide it), so its efficiencies and METG come out too favourable\n");
   }
 }
 
@@ -222,10 +223,11 @@ std::string run_pattern(const Args& args, Pattern pattern, double kernel_rate) {
 int run(const Args& args) {
   const std::string load_start = load_average();
   const std::vector<long> sizes = sweep_sizes(args);
-  std::printf("korch-bench-task_bench: drivers %s, %u threads each (%u hardware threads); %d round(s) over the\n"
-              "sweep, the drivers taking turns at each size; task duration, flop rate and efficiency from the %s round\n",
-              korch::bench::join_names(args.drivers).c_str(), args.threads, std::thread::hardware_concurrency(), args.rounds,
-              args.statistic == "best" ? "best" : "median");
+  std::printf(
+      "korch-bench-task_bench: drivers %s, %u threads each (%u hardware threads); %d round(s) over the\n"
+      "sweep, the drivers taking turns at each size; task duration, flop rate and efficiency from the %s round\n",
+      korch::bench::join_names(args.drivers).c_str(), args.threads, std::thread::hardware_concurrency(), args.rounds,
+      args.statistic == "best" ? "best" : "median");
   std::printf("kernel: %ld flops per iteration; iterations %ld down to %ld by factors of %d; width %ld, %ld steps\n",
               flops_per_iteration, sizes.front(), sizes.back(), args.factor, args.width, args.steps);
   std::printf("OMP_WAIT_POLICY=%s OMP_PROC_BIND=%s\n", env_or("OMP_WAIT_POLICY", "(unset)"),
@@ -237,13 +239,13 @@ int run(const Args& args) {
   std::printf("kernel alone on one thread: %.2f GFLOP/s at %ld iterations\n", kernel_rate * 1e-9, sizes.front());
   std::fflush(stdout);
   std::vector<std::string> summary;
-  for (const auto& name : args.patterns)
-    summary.push_back(run_pattern(args, pattern_from_string(name), kernel_rate));
+  for (const auto& name : args.patterns) summary.push_back(run_pattern(args, pattern_from_string(name), kernel_rate));
 
-  std::printf("\nsummary: METG(50%%) is the smallest task duration (%s wall x threads / tasks) at which a driver\n"
-              "keeps half the flop rate it reaches at %ld iterations, interpolated in log(duration) between sweep\n"
-              "points (\"< x\": never fell below half)\n",
-              args.statistic.c_str(), sizes.front());
+  std::printf(
+      "\nsummary: METG(50%%) is the smallest task duration (%s wall x threads / tasks) at which a driver\n"
+      "keeps half the flop rate it reaches at %ld iterations, interpolated in log(duration) between sweep\n"
+      "points (\"< x\": never fell below half)\n",
+      args.statistic.c_str(), sizes.front());
   for (const auto& line : summary) std::printf("%s\n", line.c_str());
   std::printf("load average at start: %s; at end: %s\n", load_start.c_str(), load_average().c_str());
   return 0;

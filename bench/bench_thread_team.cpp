@@ -153,7 +153,8 @@ std::vector<double> measure_cycles(int cycles, Cycle&& one_cycle, std::vector<do
     one_cycle();
     if (c < warm_up) continue;
     times.push_back(seconds_since(t0));
-    if (kept_core != nullptr && switches >= 0 && caller_context_switches() == switches) kept_core->push_back(times.back());
+    if (kept_core != nullptr && switches >= 0 && caller_context_switches() == switches)
+      kept_core->push_back(times.back());
   }
   return times;
 }
@@ -273,8 +274,8 @@ struct Peer {
 std::vector<Peer> throughput_peers(const Items& items, const korch::TeamOptions& sleepy) {
   std::vector<Peer> peers;
   peers.push_back({"korch ThreadTeam       ", [&items](unsigned t) { return korch_throughput(items, t, 2); }, true});
-  peers.push_back(
-      {"korch ThreadTeam spin=0", [&items, sleepy](unsigned t) { return korch_throughput(items, t, 2, sleepy); }, true});
+  peers.push_back({"korch ThreadTeam spin=0",
+                   [&items, sleepy](unsigned t) { return korch_throughput(items, t, 2, sleepy); }, true});
 #if defined(KORCH_BENCH_HAVE_TBB)
   peers.push_back({"oneTBB flow graph      ", [&items](unsigned t) { return tbb_throughput(items, t, 2); }, false});
 #endif
@@ -327,9 +328,10 @@ void print_throughput(const std::vector<Peer>& peers, const ThroughputRounds& ro
   }
   const double korch_best = *std::min_element(rounds.us[0].begin(), rounds.us[0].end());
   if (best_peer > 0) {
-    std::printf("T=%u  ratio korch / better peer (%s), throughput, best rounds: %.2f; median of per-round ratios: "
-                "%.2f  (goal >= 0.67)\n",
-                t, best_name.c_str(), best_peer / korch_best, median(rounds.round_ratio));
+    std::printf(
+        "T=%u  ratio korch / better peer (%s), throughput, best rounds: %.2f; median of per-round ratios: "
+        "%.2f  (goal >= 0.67)\n",
+        t, best_name.c_str(), best_peer / korch_best, median(rounds.round_ratio));
   }
   std::printf("T=%u  ratio korch / reference (%.2f us/item), throughput: %.2f  (goal > 1)\n\n", t, reference_us,
               reference_us / korch_best);
@@ -348,9 +350,10 @@ void report_short_cycles(int cycles, const korch::TeamOptions& sleepy) {
   std::vector<double> one_kept;
   const std::vector<double> one = korch_cycles(1, 1, cycles, {}, &one_kept);
   const std::vector<double> one0 = korch_cycles(1, 1, cycles, sleepy);
-  std::printf("1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
-              "spin=0: median %.2f us%s\n",
-              median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6, kept_core_summary(one, one_kept).c_str());
+  std::printf(
+      "1-item cycle (start_cycle, enqueue, close_queue, wait), 1 thread: median %.2f us, mean %.2f us; "
+      "spin=0: median %.2f us%s\n",
+      median(one) * 1e6, mean(one) * 1e6, median(one0) * 1e6, kept_core_summary(one, one_kept).c_str());
   print_peer_cycles(1, 1, cycles);
 }
 
@@ -362,10 +365,11 @@ void report_100_item_cycles(int cycles, const korch::TeamOptions& sleepy) {
     std::vector<double> kept;
     const std::vector<double> v = korch_cycles(cycle_threads[c], 100, cycles / 4, {}, &kept);
     const std::vector<double> v0 = korch_cycles(cycle_threads[c], 100, cycles / 4, sleepy);
-    std::printf("100-item no-op cycle, %2u threads: median %7.2f us, mean %7.2f us; spin=0: median %7.2f us; "
-                "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)%s\n",
-                cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
-                reference_cycle_us[c] / (median(v) * 1e6), kept_core_summary(v, kept).c_str());
+    std::printf(
+        "100-item no-op cycle, %2u threads: median %7.2f us, mean %7.2f us; spin=0: median %7.2f us; "
+        "reference %3.0f us -> ratio reference / korch %.2f  (goal > 1)%s\n",
+        cycle_threads[c], median(v) * 1e6, mean(v) * 1e6, median(v0) * 1e6, reference_cycle_us[c],
+        reference_cycle_us[c] / (median(v) * 1e6), kept_core_summary(v, kept).c_str());
     print_peer_cycles(cycle_threads[c], 100, cycles / 4);
   }
 }

@@ -10,9 +10,7 @@ namespace korch::bench {
 
 using Clock = std::chrono::steady_clock;
 
-inline double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Seconds taken by one call of f().
 template <class F>

@@ -51,13 +51,15 @@ void relax_host(const korch::HostCellVar u, const korch::Box& b) {
 // The same as a kernel on the thread's device instance (a named function, as CUDA's lambdas need).
 void relax_device(const korch::DeviceTaskSpace& space, const korch::DataPacket::DeviceVar u, const korch::Box& b) {
   using Policy = Kokkos::MDRangePolicy<korch::DeviceTaskSpace, Kokkos::Rank<3>>;
-  Kokkos::parallel_for("korch bench relax", Policy(space, {b.lo[0], b.lo[1], b.lo[2]}, {b.hi[0], b.hi[1], b.hi[2]}),
-                       KOKKOS_LAMBDA(int i, int j, int k) { u(i, j, k) = 0.999 * u(i, j, k) + 0.001; });
+  Kokkos::parallel_for(
+      "korch bench relax", Policy(space, {b.lo[0], b.lo[1], b.lo[2]}, {b.hi[0], b.hi[1], b.hi[2]}),
+      KOKKOS_LAMBDA(int i, int j, int k) { u(i, j, k) = 0.999 * u(i, j, k) + 0.001; });
 }
 
 korch::HostCellVar host_var(const korch::Grid& grid, int block, int var) {
   const auto e = grid.stored_extent();
-  const std::size_t n = static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
+  const std::size_t n =
+      static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
   return korch::HostCellVar(grid.block_pointer(block) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
 }
 
@@ -83,7 +85,8 @@ void measure(std::vector<Variant>& group, int rounds, int passes) {
         const std::size_t i = (n + static_cast<std::size_t>(r + s)) % group.size();
         const auto t0 = Clock::now();
         for (int p = 0; p < passes; ++p) group[i].pass();
-        best[i] = std::min(best[i], seconds_since(t0) / (static_cast<double>(passes) * static_cast<double>(group[i].items)));
+        best[i] =
+            std::min(best[i], seconds_since(t0) / (static_cast<double>(passes) * static_cast<double>(group[i].items)));
       }
     }
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -96,13 +99,15 @@ void measure(std::vector<Variant>& group, int rounds, int passes) {
 void print(const char* title, const std::vector<Variant>& group) {
   std::printf("%s\n", title);
   for (const auto& v : group)
-    std::printf("  %-28s %10.1f ns/item   ratio to direct %.3f\n", v.name.c_str(), 1e9 * median(v.per_item), median(v.ratio));
+    std::printf("  %-28s %10.1f ns/item   ratio to direct %.3f\n", v.name.c_str(), 1e9 * median(v.per_item),
+                median(v.ratio));
 }
 
 // The box routine that both groups call: on a tile's box on the host, on a packet's boxes on the device.
 korch::ActionRoutine box_routine() {
   return korch::TypedAction("relax")
-      .on_grid_box([](const korch::ActionContext&, const korch::GridBoxView& box) { relax_host(box.var(0), box.box()); })
+      .on_grid_box(
+          [](const korch::ActionContext&, const korch::GridBoxView& box) { relax_host(box.var(0), box.box()); })
       .on_packet_box([](const korch::ActionContext&, const korch::PacketBoxView& box) {
         relax_device(box.space(), box.var(0), box.box());
       })
@@ -114,27 +119,34 @@ std::vector<Variant> measure_tile_variants(const korch::Grid& grid, const korch:
                                            const korch::ActionRoutine& on_box, int cells, int rounds) {
   const auto tiles = korch::all_tiles(grid);
   const korch::ActionRoutine ladder("relax", [](const korch::ActionContext&, korch::DataItem& item) {
-    if (auto* t = dynamic_cast<korch::Tile*>(&item)) relax_host(host_var(t->grid(), t->block_id(), 0), t->box());
-    else throw korch::Error("relax: not a tile");
+    if (auto* t = dynamic_cast<korch::Tile*>(&item))
+      relax_host(host_var(t->grid(), t->block_id(), 0), t->box());
+    else
+      throw korch::Error("relax: not a tile");
   });
-  const korch::ActionRoutine on_tile =
-      korch::TypedAction("relax")
-          .on_tile([](const korch::ActionContext&, korch::Tile& t) { relax_host(host_var(t.grid(), t.block_id(), 0), t.box()); })
-          .routine();
+  const korch::ActionRoutine on_tile = korch::TypedAction("relax")
+                                           .on_tile([](const korch::ActionContext&, korch::Tile& t) {
+                                             relax_host(host_var(t.grid(), t.block_id(), 0), t.box());
+                                           })
+                                           .routine();
   auto over_tiles = [&](const korch::ActionRoutine& r) {
     return [&tiles, &r, &ctx] {
       for (const auto& t : tiles) r(ctx, *t);
     };
   };
-  std::vector<Variant> host{
-      {"direct call", [&] {
-         for (const auto& t : tiles) relax_host(host_var(grid, t->block_id(), 0), t->box());
-       }, tiles.size(), {}, {}},
-      {"ActionRoutine, cast ladder", over_tiles(ladder), tiles.size(), {}, {}},
-      {"TypedAction on_tile", over_tiles(on_tile), tiles.size(), {}, {}},
-      {"TypedAction box routine", over_tiles(on_box), tiles.size(), {}, {}}};
+  std::vector<Variant> host{{"direct call",
+                             [&] {
+                               for (const auto& t : tiles) relax_host(host_var(grid, t->block_id(), 0), t->box());
+                             },
+                             tiles.size(),
+                             {},
+                             {}},
+                            {"ActionRoutine, cast ladder", over_tiles(ladder), tiles.size(), {}, {}},
+                            {"TypedAction on_tile", over_tiles(on_tile), tiles.size(), {}, {}},
+                            {"TypedAction box routine", over_tiles(on_box), tiles.size(), {}, {}}};
   // About half a million cell updates per sample, whatever the tile size.
-  const int tile_passes = std::max(1, 500000 / static_cast<int>(tiles.size() * static_cast<std::size_t>(cells * cells * cells)));
+  const int tile_passes =
+      std::max(1, 500000 / static_cast<int>(tiles.size() * static_cast<std::size_t>(cells * cells * cells)));
   measure(host, rounds, tile_passes);
   for (auto& v : host) v.pass = nullptr;  // it refers to this function's locals
   return host;
@@ -144,33 +156,38 @@ std::vector<Variant> measure_tile_variants(const korch::Grid& grid, const korch:
 std::vector<Variant> measure_packet_variants(korch::Grid& grid, korch::ThreadSpaces& spaces,
                                              const korch::ActionContext& ctx, const korch::ActionRoutine& on_box,
                                              int rounds) {
-  korch::MemoryPool pinned("bench pinned", korch::PoolMemory::pinned_host), device("bench device", korch::PoolMemory::device);
+  korch::MemoryPool pinned("bench pinned", korch::PoolMemory::pinned_host),
+      device("bench device", korch::PoolMemory::device);
   korch::PacketVariables vars;
   vars.copy_in_out = {0};
   auto packet = std::make_shared<korch::DataPacket>(grid, korch::DataType::packet_of_blocks, vars, pinned, device);
   for (int b = 0; b < grid.n_blocks(); ++b) packet->add_block(b);
   packet->pack();
   korch::DataMover{korch::MoveDirection::host_to_device}(*packet, spaces.device());
-  const korch::ActionRoutine on_entry = korch::TypedAction("relax")
-                                            .on_packet_entry([](const korch::ActionContext& c, const korch::PacketEntry& e) {
-                                              relax_device(c.device_space(), e.var(0), e.interior());
-                                            })
-                                            .routine();
-  std::vector<Variant> packets{
-      {"direct loop over entries", [&] {
-         for (std::size_t e = 0; e < packet->size(); ++e) {
-           const auto& m = packet->entry(e);
-           korch::Box b;
-           for (int d = 0; d < 3; ++d) {
-             b.lo[d] = m.interior_lo[d] - m.lo[d];
-             b.hi[d] = m.interior_hi[d] - m.lo[d];
-           }
-           relax_device(spaces.device(), packet->device_var(e, 0), b);
-         }
-         spaces.device().fence();
-       }, packet->size(), {}, {}},
-      {"TypedAction on_packet_entry", [&] { on_entry(ctx, *packet); }, packet->size(), {}, {}},
-      {"TypedAction box routine", [&] { on_box(ctx, *packet); }, packet->size(), {}, {}}};
+  const korch::ActionRoutine on_entry =
+      korch::TypedAction("relax")
+          .on_packet_entry([](const korch::ActionContext& c, const korch::PacketEntry& e) {
+            relax_device(c.device_space(), e.var(0), e.interior());
+          })
+          .routine();
+  std::vector<Variant> packets{{"direct loop over entries",
+                                [&] {
+                                  for (std::size_t e = 0; e < packet->size(); ++e) {
+                                    const auto& m = packet->entry(e);
+                                    korch::Box b;
+                                    for (int d = 0; d < 3; ++d) {
+                                      b.lo[d] = m.interior_lo[d] - m.lo[d];
+                                      b.hi[d] = m.interior_hi[d] - m.lo[d];
+                                    }
+                                    relax_device(spaces.device(), packet->device_var(e, 0), b);
+                                  }
+                                  spaces.device().fence();
+                                },
+                                packet->size(),
+                                {},
+                                {}},
+                               {"TypedAction on_packet_entry", [&] { on_entry(ctx, *packet); }, packet->size(), {}, {}},
+                               {"TypedAction box routine", [&] { on_box(ctx, *packet); }, packet->size(), {}, {}}};
   measure(packets, rounds, 5);
   packet->release();
   for (auto& v : packets) v.pass = nullptr;  // it refers to this function's locals

@@ -24,7 +24,7 @@ namespace korch::bench {
 
 // One task's output, alone on its cache line so that tasks on different threads never share one.
 struct alignas(64) TaskRecord {
-  std::uint64_t run = 0;   // 0: never written
+  std::uint64_t run = 0;  // 0: never written
   long timestep = -1;
   long point = -1;
   std::uint64_t checksum = 0;
@@ -104,8 +104,9 @@ class TaskRunner {
         const TaskRecord& r = record(t, i);
         const bool ok = r.run == run_ && r.timestep == t && r.point == i &&
                         r.checksum == expected_[static_cast<std::size_t>(graph_.index(t, i))];
-        if (!ok && bad++ == 0) first = "task (t=" + std::to_string(t) + ", point " + std::to_string(i) + ") " +
-                                       (r.run != run_ ? "did not run" : "wrote a wrong output");
+        if (!ok && bad++ == 0)
+          first = "task (t=" + std::to_string(t) + ", point " + std::to_string(i) + ") " +
+                  (r.run != run_ ? "did not run" : "wrote a wrong output");
       }
     }
     const long input_failures = input_failures_.exchange(0);
@@ -126,8 +127,9 @@ class TaskRunner {
   void fail_input(long t, long i, long dep, const TaskRecord& r) {
     if (input_failures_.fetch_add(1) != 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    first_input_ = "task (t=" + std::to_string(t) + ", point " + std::to_string(i) + ") expected the output of (t=" +
-                   std::to_string(t - 1) + ", point " + std::to_string(dep) + ") and found " +
+    first_input_ = "task (t=" + std::to_string(t) + ", point " + std::to_string(i) +
+                   ") expected the output of (t=" + std::to_string(t - 1) + ", point " + std::to_string(dep) +
+                   ") and found " +
                    (r.run != run_ ? std::string("none of this run")
                                   : "(t=" + std::to_string(r.timestep) + ", point " + std::to_string(r.point) + ")");
   }

@@ -29,8 +29,8 @@ namespace korch::bench {
 enum class Pattern { trivial, no_comm, stencil_1d, fft, tree };
 
 inline const std::vector<Pattern>& all_patterns() {
-  static const std::vector<Pattern> patterns = {Pattern::trivial, Pattern::no_comm, Pattern::stencil_1d,
-                                                Pattern::fft, Pattern::tree};
+  static const std::vector<Pattern> patterns = {Pattern::trivial, Pattern::no_comm, Pattern::stencil_1d, Pattern::fft,
+                                                Pattern::tree};
   return patterns;
 }
 
@@ -80,11 +80,8 @@ class TaskGraph {
     Dependencies d;
     if (t == 0) return d;
     switch (pattern_) {
-      case Pattern::trivial:
-        break;
-      case Pattern::no_comm:
-        d.add(i);
-        break;
+      case Pattern::trivial: break;
+      case Pattern::no_comm: d.add(i); break;
       case Pattern::stencil_1d:
         if (i > 0) d.add(i - 1);
         d.add(i);
@@ -102,9 +99,7 @@ class TaskGraph {
         if (partner > i && partner < width_) d.add(partner);
         break;
       }
-      case Pattern::tree:
-        d.add(i / 2);
-        break;
+      case Pattern::tree: d.add(i / 2); break;
     }
     return d;
   }

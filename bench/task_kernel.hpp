@@ -38,8 +38,7 @@ inline std::uint64_t compute_kernel(long iterations, double seed) {
     x6 = x6 * m + c;
     x7 = x7 * m + c;
   }
-  return bits_of(x0) ^ bits_of(x1) ^ bits_of(x2) ^ bits_of(x3) ^ bits_of(x4) ^ bits_of(x5) ^ bits_of(x6) ^
-         bits_of(x7);
+  return bits_of(x0) ^ bits_of(x1) ^ bits_of(x2) ^ bits_of(x3) ^ bits_of(x4) ^ bits_of(x5) ^ bits_of(x6) ^ bits_of(x7);
 }
 
 }  // namespace korch::bench

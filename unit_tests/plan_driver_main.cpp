@@ -39,7 +39,8 @@ int compare(const char* operation_file, const char* plan_file) {
   for (const auto& [name, body] : test::bodies_of(operation)) registry.add(name, body);
   registry.hooks = test::logging_hooks(driven_log);
 
-  Grid driven(test::plan_grid_spec(n_vars)), executed(test::plan_grid_spec(n_vars)), reference(test::plan_grid_spec(n_vars));
+  Grid driven(test::plan_grid_spec(n_vars)), executed(test::plan_grid_spec(n_vars)),
+      reference(test::plan_grid_spec(n_vars));
   test::paint(driven);
   test::paint(executed);
   test::paint(reference);
@@ -80,16 +81,18 @@ int compare(const char* operation_file, const char* plan_file) {
   for (const auto& [name, body] : test::bodies_of(operation)) ordered.add(name, body);
   ordered.hooks = driven_inside.hooks();
   korch_plan_run(runtime, driven_inside.grid, ordered);
-  plan::Executor(operation, test::bodies_of(operation), executed_inside.hooks()).run(plan, runtime, executed_inside.grid);
+  plan::Executor(operation, test::bodies_of(operation), executed_inside.hooks())
+      .run(plan, runtime, executed_inside.grid);
   bool fill_before_bundle = false;
   for (std::size_t i = 0; i + 1 < plan.steps.size(); ++i)
     fill_before_bundle = fill_before_bundle || (plan.steps[i].kind == plan::StepKind::guard_fill &&
                                                 plan.steps[i + 1].kind == plan::StepKind::bundle);
   const int inside_vs_program_order = test::differing_cells(driven_inside.grid, reference);
-  std::cout << "with filling_order: " << driven_inside.order.cycles << " fills inside a cycle (the Executor: "
-            << executed_inside.order.cycles << "), " << driven_inside.before << " before a reduction or at the end (the "
-            << "Executor: " << executed_inside.before << "); cells differing from program order: " << inside_vs_program_order
-            << "\n";
+  std::cout << "with filling_order: " << driven_inside.order.cycles
+            << " fills inside a cycle (the Executor: " << executed_inside.order.cycles << "), " << driven_inside.before
+            << " before a reduction or at the end (the "
+            << "Executor: " << executed_inside.before
+            << "); cells differing from program order: " << inside_vs_program_order << "\n";
   if (inside_vs_program_order != 0 || driven_inside.log != reference_log || executed_inside.log != reference_log) {
     std::cout << "with filling_order the driver's state or reductions differ from program order\n";
     ok = false;

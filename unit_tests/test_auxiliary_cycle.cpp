@@ -20,8 +20,9 @@ using DeviceTable = Kokkos::View<double*, DeviceMemSpace>;
 
 // Fills the table on the thread's device instance and does not fence: run_auxiliary must.
 void fill_table(const DeviceTaskSpace& space, DeviceTable table, double scale) {
-  Kokkos::parallel_for("korch test fill table", Kokkos::RangePolicy<DeviceTaskSpace>(space, 0, static_cast<int>(table.extent(0))),
-                       KOKKOS_LAMBDA(int i) { table(i) = scale * i; });
+  Kokkos::parallel_for(
+      "korch test fill table", Kokkos::RangePolicy<DeviceTaskSpace>(space, 0, static_cast<int>(table.extent(0))),
+      KOKKOS_LAMBDA(int i) { table(i) = scale * i; });
 }
 
 GridSpec spec() {
@@ -35,8 +36,9 @@ GridSpec spec() {
 
 }  // namespace
 
-TEST_CASE("Auxiliary cycle: the routine runs once on a thread of the chosen team, and its device work is complete "
-          "when the call returns") {
+TEST_CASE(
+    "Auxiliary cycle: the routine runs once on a thread of the chosen team, and its device work is complete "
+    "when the call returns") {
   Runtime rt({.n_teams = 3, .threads_per_team = 2});
   DeviceTable table("korch test table", 1000);
   int calls = 0;
@@ -58,8 +60,9 @@ TEST_CASE("Auxiliary cycle: the routine runs once on a thread of the chosen team
   CHECK(host(1) == 0.5);
 }
 
-TEST_CASE("Auxiliary cycle: a throwing routine reaches the caller as a korch::Error naming the routine and the team, "
-          "and the runtime runs the next cycle") {
+TEST_CASE(
+    "Auxiliary cycle: a throwing routine reaches the caller as a korch::Error naming the routine and the team, "
+    "and the runtime runs the next cycle") {
   Runtime rt({.n_teams = 2, .threads_per_team = 2});
   const AuxiliaryRoutine failing("load constants", [](const ActionContext&) { throw std::runtime_error("no table"); });
   const std::string message = error_of([&] { rt.run_auxiliary(failing, AuxiliaryPlacement{1}); });
@@ -80,7 +83,8 @@ TEST_CASE("Auxiliary cycle: an attached trace shows the routine as a task of its
   Runtime rt({.n_teams = 2, .threads_per_team = 1});
   Trace trace;
   rt.set_trace(&trace);
-  rt.run_auxiliary(AuxiliaryRoutine("geometry", [](const ActionContext&) {}), AuxiliaryPlacement{0, AuxiliarySpace::host});
+  rt.run_auxiliary(AuxiliaryRoutine("geometry", [](const ActionContext&) {}),
+                   AuxiliaryPlacement{0, AuxiliarySpace::host});
   rt.set_trace(nullptr);
   const auto events = trace.events();
   REQUIRE(events.size() == 1);
@@ -97,7 +101,8 @@ TEST_CASE("Auxiliary cycle: a missing team, an unnamed or empty routine and a ca
                        doctest::Contains("run_auxiliary('nothing') on team index 2: there are 2 teams"), Error);
   CHECK_THROWS_WITH_AS(rt.run_auxiliary(AuxiliaryRoutine("", [](const ActionContext&) {})),
                        doctest::Contains("has no name"), Error);
-  CHECK_THROWS_WITH_AS(rt.run_auxiliary(AuxiliaryRoutine("empty", {})), doctest::Contains("the routine is empty"), Error);
+  CHECK_THROWS_WITH_AS(rt.run_auxiliary(AuxiliaryRoutine("empty", {})), doctest::Contains("the routine is empty"),
+                       Error);
   const AuxiliaryRoutine nested("nested", [&](const ActionContext&) { rt.run_auxiliary(nothing); });
   const std::string message = error_of([&] { rt.run_auxiliary(nested); });
   CHECK(contains(message, "run_auxiliary('nothing') called from a thread of team 'team 1'"));

@@ -74,13 +74,11 @@ TEST_CASE("The default space runs a reduction and HostTaskSpace runs a loop") {
   const int n = 10000;
   long sum = 0;
   Kokkos::parallel_reduce(
-      "test.sum", Kokkos::RangePolicy<korch::DeviceExecSpace>(0, n),
-      KOKKOS_LAMBDA(int i, long& s) { s += i; }, sum);
+      "test.sum", Kokkos::RangePolicy<korch::DeviceExecSpace>(0, n), KOKKOS_LAMBDA(int i, long& s) { s += i; }, sum);
   CHECK(sum == long(n) * (n - 1) / 2);
 
   Kokkos::View<int*, Kokkos::HostSpace> v("v", n);
-  Kokkos::parallel_for(
-      "test.fill", Kokkos::RangePolicy<korch::HostTaskSpace>(0, n), [=](int i) { v(i) = 2 * i; });
+  Kokkos::parallel_for("test.fill", Kokkos::RangePolicy<korch::HostTaskSpace>(0, n), [=](int i) { v(i) = 2 * i; });
   korch::HostTaskSpace().fence();
   CHECK(v(n - 1) == 2 * (n - 1));
 }

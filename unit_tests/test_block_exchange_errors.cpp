@@ -34,7 +34,8 @@ struct Alone {
     s.guard = {2, 2, 0};
     s.global_id = global;
     const std::ptrdiff_t ex = cells_x + 4, ey = cells_y + 4;
-    return list.add(s, BlockArray::of(storage.back().data(), IndexOrder::var_i_j_k, {1, ex, ey, 1}, {ex * ey, ey, 1, 1}));
+    return list.add(s,
+                    BlockArray::of(storage.back().data(), IndexOrder::var_i_j_k, {1, ex, ey, 1}, {ex * ey, ey, 1, 1}));
   }
   // Block `b` sees `other` (global id, this rank) on every side.
   void surround(NeighbourList& lists, int b, int other) {
@@ -76,9 +77,9 @@ TEST_CASE("Code's blocks: neighbours across a face of different sizes are an err
   alone.surround(lists, 0, base + 1);
   alone.surround(lists, 1, base);
   const std::string e = error_of_exchange(alone.list, lists, world);
-  CHECK_MESSAGE(e.find("has 6 cells in y but its neighbour block 1 (rank 0) in direction (-1, 0, 0) has 10") !=
-                    std::string::npos,
-                e);
+  CHECK_MESSAGE(
+      e.find("has 6 cells in y but its neighbour block 1 (rank 0) in direction (-1, 0, 0) has 10") != std::string::npos,
+      e);
   CHECK(e.find("differ in size only across the face they share") != std::string::npos);
 }
 
@@ -180,6 +181,7 @@ TEST_CASE("Code's blocks: guard cells marked for the code's own boundary fill ne
   CodeBlocks blocks(a, world);
   GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world);
   if (blocks.list().n_blocks() > 0)
-    CHECK_THROWS_WITH_AS(exchange.start(0, 1), doctest::Contains("no boundary fill is set: call set_boundary_fill"), Error);
+    CHECK_THROWS_WITH_AS(exchange.start(0, 1), doctest::Contains("no boundary fill is set: call set_boundary_fill"),
+                         Error);
   CHECK_FALSE(exchange.in_progress());
 }

@@ -163,7 +163,8 @@ class CodeBlocks {
         // k fastest, then i, then j, each row and plane padded, variables apart.
         const std::ptrdiff_t sk = 1, si = e[2] + 3, sj = si * e[0] + 5, sv = sj * e[1] + 7;
         raw_.emplace_back(static_cast<std::size_t>(sv * a_.n_vars), -7.0);
-        array = BlockArray::of(raw_.back().data(), IndexOrder::var_i_j_k, {a_.n_vars, e[0], e[1], e[2]}, {sv, si, sj, sk});
+        array =
+            BlockArray::of(raw_.back().data(), IndexOrder::var_i_j_k, {a_.n_vars, e[0], e[1], e[2]}, {sv, si, sj, sk});
       }
     }
     list_.add(s, array);

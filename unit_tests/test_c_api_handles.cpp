@@ -118,7 +118,8 @@ TEST_CASE("C API handles: double destroy, dead, wrong-kind and stray handles are
   CHECK(korch_finalize() == KORCH_OK);
 }
 
-TEST_CASE("C API handles: from a routine, finalize and destroying or changing the cycle's objects are errors; 20 runs") {
+TEST_CASE(
+    "C API handles: from a routine, finalize and destroying or changing the cycle's objects are errors; 20 runs") {
   REQUIRE(korch_initialize(nullptr) == KORCH_OK);
   for (int run = 0; run < 20; ++run) {
     CAPTURE(run);
@@ -134,11 +135,18 @@ TEST_CASE("C API handles: from a routine, finalize and destroying or changing th
       CAPTURE(a.results[i].second);
       CHECK(a.results[i].first == KORCH_ERROR);
       switch (i % 6) {
-        case 0: CHECK(has(a.results[i].second, "korch_finalize: called from action routine 'A' while its cycle runs")); break;
-        case 1: CHECK(has(a.results[i].second, "korch_blocks_destroy: blocks (korch_blocks 'mesh') is in use by a running cycle")); break;
+        case 0:
+          CHECK(has(a.results[i].second, "korch_finalize: called from action routine 'A' while its cycle runs"));
+          break;
+        case 1:
+          CHECK(has(a.results[i].second,
+                    "korch_blocks_destroy: blocks (korch_blocks 'mesh') is in use by a running cycle"));
+          break;
         case 2: CHECK(has(a.results[i].second, "korch_bundle_destroy: bundle (korch_bundle 'own') is in use")); break;
         case 3: CHECK(has(a.results[i].second, "(korch_configuration 'cpu_only') is in use")); break;
-        case 4: CHECK(has(a.results[i].second, "korch_bundle 'own' is in use by a running cycle: change it after")); break;
+        case 4:
+          CHECK(has(a.results[i].second, "korch_bundle 'own' is in use by a running cycle: change it after"));
+          break;
         default: CHECK(has(a.results[i].second, "korch_blocks 'mesh' is in use by a running cycle")); break;
       }
     }
@@ -214,8 +222,9 @@ TEST_CASE("C API: block sizes beyond korch's limits are errors naming the block 
   const int64_t extent[4] = {1, 1, 1, 1};
   korch_block_shape shape{{INT_MAX, 1, 1}, {1, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
   CHECK(korch_blocks_add(blocks, &shape, &u, extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_ERROR);
-  CHECK(has(last(), "block list 'huge': block 0 stores 2147483649 cells in x (2147483647 + 2 x 1 guard cells), more "
-                    "than the limit of 1073741823 cells per direction"));
+  CHECK(has(last(),
+            "block list 'huge': block 0 stores 2147483649 cells in x (2147483647 + 2 x 1 guard cells), more "
+            "than the limit of 1073741823 cells per direction"));
   shape = korch_block_shape{{1 << 20, 1 << 20, 1 << 20}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
   korch_blocks* wide = nullptr;
   REQUIRE(korch_blocks_create("wide", INT_MAX, &wide) == KORCH_OK);

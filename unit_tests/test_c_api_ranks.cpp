@@ -39,7 +39,8 @@ struct Ring {
       korch_block_shape shape{{w, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
       const int64_t extent[4] = {n_vars, w + 2 * g, ny + 2 * g, 1};
       int32_t id = -1;
-      REQUIRE(korch_blocks_add_global(blocks, &shape, global, data.back().data(), extent, KORCH_C_ORDER, &id) == KORCH_OK);
+      REQUIRE(korch_blocks_add_global(blocks, &shape, global, data.back().data(), extent, KORCH_C_ORDER, &id) ==
+              KORCH_OK);
       globals.push_back(global);
     }
   }
@@ -54,7 +55,8 @@ struct Ring {
           if (dx == 0 && dy == 0) continue;
           const int other = (globals[static_cast<std::size_t>(b)] + dx + n_blocks) % n_blocks;
           const int32_t direction[3] = {dx, dy, 0};
-          REQUIRE(korch_neighbours_set(n, b, direction, KORCH_NEIGHBOUR_BLOCK, other, other * size / n_blocks) == KORCH_OK);
+          REQUIRE(korch_neighbours_set(n, b, direction, KORCH_NEIGHBOUR_BLOCK, other, other * size / n_blocks) ==
+                  KORCH_OK);
         }
     return n;
   }

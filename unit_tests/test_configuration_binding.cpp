@@ -78,7 +78,8 @@ Grid reference(const std::vector<Affine>& actions) {
 std::set<int> carried_variables(const Configuration& c) {
   std::set<int> vars;
   for (const auto& h : c.helpers)
-    for (const auto* v : {&h.variables.copy_in, &h.variables.copy_in_out, &h.variables.copy_out}) vars.insert(v->begin(), v->end());
+    for (const auto* v : {&h.variables.copy_in, &h.variables.copy_in_out, &h.variables.copy_out})
+      vars.insert(v->begin(), v->end());
   return vars;
 }
 
@@ -95,7 +96,9 @@ void check_same_shape(const Configuration& bound, const Configuration& original)
 
 }  // namespace
 
-TEST_CASE("Built-in slots: every built-in lists its slots A, B, C in order, each described; only post-processing slots are optional") {
+TEST_CASE(
+    "Built-in slots: every built-in lists its slots A, B, C in order, each described; only post-processing slots are "
+    "optional") {
   const std::set<std::pair<std::string, std::string>> optional = {{"split_itor", "B"}, {"concurrent_itor", "C"}};
   for (const auto& name : configurations::names()) {
     INFO(name);
@@ -115,7 +118,8 @@ TEST_CASE("Built-in slots: every built-in lists its slots A, B, C in order, each
   CHECK_THROWS_WITH_AS(configurations::slots("nope"), doctest::Contains("cpu_only"), Error);
 }
 
-TEST_CASE("Built-in binding: bound by position, every built-in runs the bundle's own names with the result of A, B, C") {
+TEST_CASE(
+    "Built-in binding: bound by position, every built-in runs the bundle's own names with the result of A, B, C") {
   Runtime rt;
   for (const auto& entry : slot_actions()) {
     const std::string& name = entry.first;  // not a structured binding: INFO captures it in a lambda
@@ -164,7 +168,9 @@ TEST_CASE("Built-in binding: braces read as names by position, pairs as slot and
   CHECK(configurations::get("cpu_only", {mine}).teams[0].action == "mine");
 }
 
-TEST_CASE("Built-in binding: an optional slot left unbound drops its team; the rest runs with the result of its own actions") {
+TEST_CASE(
+    "Built-in binding: an optional slot left unbound drops its team; the rest runs with the result of its own "
+    "actions") {
   Runtime rt;
   SUBCASE("split_itor without B: the post team is gone and the device packets are only unpacked") {
     const Configuration c = configurations::get("split_itor", {{"A", "advect"}});
@@ -245,17 +251,18 @@ TEST_CASE("Built-in binding errors name the configuration, the slot and the fix"
   fails("cpu_only", {"advect", "diffuse"}, {"1 slot (A)", "2 action names", "give at most 1"});
   fails("big_example", {"a", "b", "c", "d"}, {"3 slots (A, B, C)", "4 action names"});
   // a slot given twice
-  fails("cpu_gpu_action_parallel", {{"A", "advect"}, {"A", "diffuse"}}, {"slot 'A' is bound twice", "'advect'", "'diffuse'",
-                                                                          "bind each slot once"});
+  fails("cpu_gpu_action_parallel", {{"A", "advect"}, {"A", "diffuse"}},
+        {"slot 'A' is bound twice", "'advect'", "'diffuse'", "bind each slot once"});
   // one name for two slots: action parallel (it would run twice on every item) and in sequence alike
-  fails("cpu_gpu_action_parallel", {"advect", "advect"}, {"action 'advect' is bound to slots 'A' and 'B'", "bind 'B' to another routine"});
+  fails("cpu_gpu_action_parallel", {"advect", "advect"},
+        {"action 'advect' is bound to slots 'A' and 'B'", "bind 'B' to another routine"});
   fails("split_itor", {{"A", "advect"}, {"B", "advect"}}, {"slots 'A' and 'B'"});
   // an empty name
   fails("cpu_only", {""}, {"slot 'A' is bound to an empty action name"});
   fails("split_itor", {{"A", "advect"}, {"B", ""}}, {"slot 'B'", "leave the slot out (it is optional)"});
   // a required slot left unbound, by position and by slot
-  fails("cpu_gpu_action_parallel", {"advect"}, {"slot 'B' (team 'gpu') is left unbound", "bind an action to 'B'",
-                                                 "one name for each slot up to it"});
+  fails("cpu_gpu_action_parallel", {"advect"},
+        {"slot 'B' (team 'gpu') is left unbound", "bind an action to 'B'", "one name for each slot up to it"});
   fails("split_itor", {{"B", "post"}}, {"slot 'A' (teams 'cpu', 'gpu') is left unbound"});
   fails("mashup", ActionBinding{}, {"slot 'A'"});
   // an unknown built-in still lists the names
@@ -282,7 +289,9 @@ TEST_CASE("Built-in drawings: every built-in draws each node, its edges and the 
   CHECK(contains(configurations::to_dot(odd), "\"say \\\"hi\\\"\" [shape=box"));
 }
 
-TEST_CASE("Built-in sizes: every built-in, bound or not, fits a runtime of 4 teams of 3 threads and 6 helper teams of 1 thread") {
+TEST_CASE(
+    "Built-in sizes: every built-in, bound or not, fits a runtime of 4 teams of 3 threads and 6 helper teams of 1 "
+    "thread") {
   for (const auto& name : configurations::names()) {
     INFO(name);
     CHECK_NOTHROW(validate(configurations::get(name), RuntimeShape{4, 3, 6, 1}));

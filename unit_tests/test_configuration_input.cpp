@@ -18,8 +18,9 @@ namespace {
 
 // A valid configuration with `team` as its one team's fields and `helpers` as its helpers array.
 std::string with_team(const std::string& team, const std::string& helpers = "[]") {
-  return R"({"name": "x", "teams": [{"name": "t", "type": "tile", "action": "A")" + team + "}], \"helpers\": " +
-         helpers + R"(, "distributor": {"kind": "action_parallel", "groups": [{"pipelines": ["t"]}]}})";
+  return R"({"name": "x", "teams": [{"name": "t", "type": "tile", "action": "A")" + team +
+         "}], \"helpers\": " + helpers +
+         R"(, "distributor": {"kind": "action_parallel", "groups": [{"pipelines": ["t"]}]}})";
 }
 
 std::string aggregator_with(const std::string& variables) {
@@ -44,8 +45,8 @@ TEST_CASE("Configuration input: an integer outside its field's C++ type is an er
   rejects(with_team("", aggregator_with(R"({"scratch": 3000000000})")),
           "field helpers[0].variables.scratch: 3000000000 is out of range");
   // The largest values of the types still read back as given.
-  const auto c = Configuration::from_json(with_team(R"(, "threads": 4294967295)",
-                                                    aggregator_with(R"({"copy_out": [2147483647], "scratch": 2147483647})")));
+  const auto c = Configuration::from_json(
+      with_team(R"(, "threads": 4294967295)", aggregator_with(R"({"copy_out": [2147483647], "scratch": 2147483647})")));
   CHECK(c.teams[0].initial_threads == 4294967295u);
   CHECK(c.helpers[0].variables.copy_out == std::vector<int>{2147483647});
   CHECK(c.helpers[0].variables.scratch == 2147483647);
@@ -53,8 +54,9 @@ TEST_CASE("Configuration input: an integer outside its field's C++ type is an er
 
 TEST_CASE("Configuration input: a number beyond double's range is a korch::Error naming the field") {
   rejects(with_team(R"(, "threads": 1e400)"), "field teams[0].threads");
-  rejects(R"({"name": "x", "teams": [], "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "weights": [1, -1e400]}]}})",
-          "field distributor.groups[0].weights[1]");
+  rejects(
+      R"({"name": "x", "teams": [], "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "weights": [1, -1e400]}]}})",
+      "field distributor.groups[0].weights[1]");
 }
 
 TEST_CASE("Configuration input: nesting deeper than the limit stops the parse with an error, without a crash") {
@@ -83,7 +85,8 @@ TEST_CASE("Configuration input: a quoted value in a message is a short excerpt, 
   CHECK(message.find("1000000 elements") != std::string::npos);
   CHECK(message.size() < 400);
   const std::string long_name(5000000, 'n');
-  const std::string named = error_of([&] { Configuration::from_json(with_team(R"(, "threads": ")" + long_name + "\"")); });
+  const std::string named =
+      error_of([&] { Configuration::from_json(with_team(R"(, "threads": ")" + long_name + "\"")); });
   CHECK(named.find("field teams[0].threads") != std::string::npos);
   CHECK(named.size() < 400);
   // A misspelt key or an unknown word of that size is cut the same way.
@@ -91,7 +94,8 @@ TEST_CASE("Configuration input: a quoted value in a message is a short excerpt, 
   CHECK(key.find("unknown field") != std::string::npos);
   CHECK(key.size() < 400);
   const std::string word = error_of([&] {
-    Configuration::from_json(R"({"name": "x", "teams": [{"name": "t", "type": ")" + long_name + R"(", "action": "A"}]})");
+    Configuration::from_json(R"({"name": "x", "teams": [{"name": "t", "type": ")" + long_name +
+                             R"(", "action": "A"}]})");
   });
   CHECK(word.find("field teams[0].type: unknown data type") != std::string::npos);
   CHECK(word.size() < 400);
@@ -129,7 +133,9 @@ TEST_CASE("Configuration input: fixed-fraction weights near double's limits spli
                                              std::vector<double>{4e-320, 4e-320}}) {
     CAPTURE(weights[0]);
     std::vector<int> count(2, 0);
-    auto push = [&count](int i) { return [&count, i](std::shared_ptr<DataItem>) { ++count[static_cast<std::size_t>(i)]; }; };
+    auto push = [&count](int i) {
+      return [&count, i](std::shared_ptr<DataItem>) { ++count[static_cast<std::size_t>(i)]; };
+    };
     DataParallelDistributor d({DistributorTarget{"a", DataType::block, push(0), {}, {}},
                                DistributorTarget{"b", DataType::block, push(1), {}, {}}},
                               DistributionPolicy::fixed_fraction, weights);

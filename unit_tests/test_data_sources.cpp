@@ -30,8 +30,8 @@ struct CodeMesh {
   };
   std::vector<std::unique_ptr<Part>> parts;
 
-  static std::unique_ptr<Part> part(std::array<int, 3> cells, std::array<int, 3> guard, std::array<int, 3> tile, int level,
-                                    bool leaf) {
+  static std::unique_ptr<Part> part(std::array<int, 3> cells, std::array<int, 3> guard, std::array<int, 3> tile,
+                                    int level, bool leaf) {
     auto p = std::make_unique<Part>();
     p->shape.cells = cells;
     p->shape.guard = guard;
@@ -146,7 +146,8 @@ Bundle bundle_of(const std::vector<Affine>& actions, ActionLog* log) {
 
 }  // namespace
 
-TEST_CASE("Data sources: every built-in configuration over a code's own blocks of several sizes equals the plain loop") {
+TEST_CASE(
+    "Data sources: every built-in configuration over a code's own blocks of several sizes equals the plain loop") {
   Runtime rt;
   for (const auto& name : configurations::names()) {
     CAPTURE(name);

@@ -23,9 +23,9 @@ namespace {
 using korch::dataflow::demo::mix;
 
 struct Item {
-  int idx;    // input position
+  int idx;  // input position
   int value;
-  int sub;    // expander: output number within its input
+  int sub;  // expander: output number within its input
 };
 
 // keeps an item with probability percent/100 (decided by a hash of its value and the stage)
@@ -35,8 +35,7 @@ struct Keep {
   int stage;
   int percent;
   KOKKOS_INLINE_FUNCTION bool keep(const Item& x) const {
-    return static_cast<int>(mix(static_cast<std::uint32_t>(x.value) * 31u + stage) % 100u) <
-           percent;
+    return static_cast<int>(mix(static_cast<std::uint32_t>(x.value) * 31u + stage) % 100u) < percent;
   }
   template <class Emit>
   KOKKOS_INLINE_FUNCTION void operator()(const Item& x, Emit& emit) const {
@@ -100,12 +99,8 @@ ItemView to_view(const std::vector<Item>& v) {
   return d;
 }
 
-bool same(const Item& a, const Item& b) {
-  return a.idx == b.idx && a.value == b.value && a.sub == b.sub;
-}
-bool less(const Item& a, const Item& b) {
-  return std::tie(a.idx, a.sub, a.value) < std::tie(b.idx, b.sub, b.value);
-}
+bool same(const Item& a, const Item& b) { return a.idx == b.idx && a.value == b.value && a.sub == b.sub; }
+bool less(const Item& a, const Item& b) { return std::tie(a.idx, a.sub, a.value) < std::tie(b.idx, b.sub, b.value); }
 
 // Outputs equal the reference as a multiset, and within each instance they come in input order.
 void check_items(const df::SinkOutput<Item>& out, std::vector<Item> ref) {
@@ -136,8 +131,9 @@ df::Options opts(int width, double scale, int instances) {
 
 }  // namespace
 
-TEST_CASE("Dataflow: a filter chain matches the sequential reference (multiset; in order per "
-          "instance) for widths 1..128, queue scales down to the minimum, 1..many instances") {
+TEST_CASE(
+    "Dataflow: a filter chain matches the sequential reference (multiset; in order per "
+    "instance) for widths 1..128, queue scales down to the minimum, 1..many instances") {
   const int n = 3000;
   const auto input = random_items(n, 11);
   const auto d = to_view(input);
@@ -226,9 +222,10 @@ TEST_CASE("Dataflow: two-channel accept/reject routing sends every item to exact
 }
 
 TEST_CASE("Dataflow: a generator source feeds the pipeline like an array") {
-  auto gen = df::generate<Item>(1000, KOKKOS_LAMBDA(long i) {
-    return Item{static_cast<int>(i), static_cast<int>(i * 7), 0};
-  });
+  auto gen = df::generate<Item>(
+      1000, KOKKOS_LAMBDA(long i) {
+        return Item{static_cast<int>(i), static_cast<int>(i * 7), 0};
+      });
   auto g = df::graph("gen").source("in", gen).node("k", Keep{9, 50}, "in").sink<Item>("out", "k", 1000);
   std::vector<Item> ref;
   for (int i = 0; i < 1000; ++i) {
@@ -240,13 +237,15 @@ TEST_CASE("Dataflow: a generator source feeds the pipeline like an array") {
   check_items(p.output<Item>("out"), ref);
 }
 
-TEST_CASE("Dataflow: a GPU team is the run width rounded up to a power of two; another team size "
-          "there is a korch::Error naming it") {
+TEST_CASE(
+    "Dataflow: a GPU team is the run width rounded up to a power of two; another team size "
+    "there is a korch::Error naming it") {
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
   const auto input = random_items(300, 3);
   const auto d = to_view(input);
-  auto g = df::graph("team-shape").source("in", df::from_view(d)).node("k", Keep{5, 50}, "in").sink<Item>("out", "k", 300);
+  auto g =
+      df::graph("team-shape").source("in", df::from_view(d)).node("k", Keep{5, 50}, "in").sink<Item>("out", "k", 300);
   std::vector<Item> ref;
   for (const Item& x : input)
     if (Keep{5, 50}.keep(x)) ref.push_back(Item{x.idx, x.value + 1, x.sub});
@@ -269,9 +268,10 @@ TEST_CASE("Dataflow: a GPU team is the run width rounded up to a power of two; a
 }
 
 // A host-only build runs its default space on one thread: multi-lane host teams need two.
-TEST_CASE("Dataflow: multi-lane teams (the GPU code path: per-lane staging, team scan, one boss "
-          "lane, barriers) give the same results as one-lane teams" *
-          doctest::skip(std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>)) {
+TEST_CASE(
+    "Dataflow: multi-lane teams (the GPU code path: per-lane staging, team scan, one boss "
+    "lane, barriers) give the same results as one-lane teams" *
+    doctest::skip(std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>)) {
   const int team = std::min(4, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
   REQUIRE_MESSAGE(team >= 2, "multi-lane teams need at least 2 threads in the default space (OMP_NUM_THREADS)");
   const int n = 600;  // small: team barriers spin, and the test machine is shared
@@ -343,10 +343,8 @@ struct Split {
 TEST_CASE("Dataflow: emitting more than the declared maximum is reported on every emitter path") {
   const auto input = random_items(300, 23);
   const auto d = to_view(input);
-  auto g1 = df::graph("liar").source("in", df::from_view(d)).node("l", Liar{}, "in")
-                .sink<Item>("out", "l", 1000);
-  auto g2 = df::graph("liar2").source("in", df::from_view(d)).node("l", Liar2{}, "in")
-                .sink<Item>("out", "l", 1000);
+  auto g1 = df::graph("liar").source("in", df::from_view(d)).node("l", Liar{}, "in").sink<Item>("out", "l", 1000);
+  auto g2 = df::graph("liar2").source("in", df::from_view(d)).node("l", Liar2{}, "in").sink<Item>("out", "l", 1000);
   for (int width : {1, 16, 64}) {
     CAPTURE(width);
     auto p1 = df::make_pipeline(g1, opts(width, 1.0, 2));
@@ -356,8 +354,9 @@ TEST_CASE("Dataflow: emitting more than the declared maximum is reported on ever
   }
 }
 
-TEST_CASE("Dataflow: a node with a single-output and a multi-output channel feeds both queues "
-          "across ring wraps (widths 1..128, minimum queue scale)") {
+TEST_CASE(
+    "Dataflow: a node with a single-output and a multi-output channel feeds both queues "
+    "across ring wraps (widths 1..128, minimum queue scale)") {
   const int n = 2500;
   const auto input = random_items(n, 29);
   const auto d = to_view(input);

@@ -50,8 +50,10 @@ struct Split {
   using outputs = df::Outputs<df::Out<int, 1>, df::Out<int, 1>>;
   template <class Emit>
   KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
-    if (x % 2) emit(x);
-    else emit(df::channel<1>, x);
+    if (x % 2)
+      emit(x);
+    else
+      emit(df::channel<1>, x);
   }
 };
 struct ToDouble {
@@ -77,9 +79,7 @@ int number(const df::CompiledGraph& g, const std::string& head) {
     if (r.name == head) return r.number;
   return -1;
 }
-int label(const df::CompiledGraph& g, const std::string& node) {
-  return g.label[g.index_of(node)];
-}
+int label(const df::CompiledGraph& g, const std::string& node) { return g.label[g.index_of(node)]; }
 
 std::string compile_error(const std::function<void()>& f) {
   try {
@@ -222,8 +222,7 @@ void check_records(const df::SinkOutput<RecordSum>& out, const std::vector<Recor
     REQUIRE(v.id >= 0);
     REQUIRE(v.id < static_cast<int>(ref.size()));
     const RecordSum& w = ref[v.id];
-    equal = equal && v.fields == w.fields && v.digits == w.digits && v.sum == w.sum &&
-            v.check == w.check;
+    equal = equal && v.fields == w.fields && v.digits == w.digits && v.sum == w.sum && v.check == w.check;
   }
   CHECK(ordered);
   CHECK(equal);
@@ -285,8 +284,9 @@ TEST_CASE("Regions: a region contained in another gets a higher number") {
   CHECK(label(g, "out") == 0);
 }
 
-TEST_CASE("Regions: a region disjoint from one whose head precedes it gets a lower number (the "
-          "seed's FIXME rule), so the upstream region's flush stops at its terminal") {
+TEST_CASE(
+    "Regions: a region disjoint from one whose head precedes it gets a lower number (the "
+    "seed's FIXME rule), so the upstream region's flush stops at its terminal") {
   auto d = ints(10, 1);
   auto g = df::graph("sequence")
                .source("in", df::from_view(d))
@@ -369,12 +369,14 @@ TEST_CASE("Graph compiler: invalid graphs are rejected with errors that name the
   auto d = ints(10, 1);
   auto src = df::graph("bad").source("in", df::from_view(d));
   CHECK(compile_error([&] {
-          src.enumerate("e1", Range{}, "in").aggregate("a1", Sum{}, "e1", "e1")
-              .aggregate("a1b", Sum{}, "a1", "e1").sink<int>("out", "a1b", 1).compile();
+          src.enumerate("e1", Range{}, "in")
+              .aggregate("a1", Sum{}, "e1", "e1")
+              .aggregate("a1b", Sum{}, "a1", "e1")
+              .sink<int>("out", "a1b", 1)
+              .compile();
         }).find("not inside") != std::string::npos);
   CHECK(compile_error([&] {
-          src.node("p", Pass{}, "in").aggregate("a", Sum{}, "p", "p").sink<int>("o", "a", 1)
-              .compile();
+          src.node("p", Pass{}, "in").aggregate("a", Sum{}, "p", "p").sink<int>("o", "a", 1).compile();
         }).find("not an enumerate node") != std::string::npos);
   CHECK(compile_error([&] {
           src.node("p", ToDouble{}, "in").node("q", Pass{}, "p").sink<int>("o", "q", 1).compile();
@@ -382,26 +384,25 @@ TEST_CASE("Graph compiler: invalid graphs are rejected with errors that name the
   CHECK(compile_error([&] {
           src.node("s", Split{}, "in").sink<int>("o", "s.out0", 1).compile();
         }).find("not connected") != std::string::npos);
-  CHECK(compile_error([&] {
-          src.node("s", Split{}, "in").sink<int>("o", "s", 1).compile();
-        }).find("name one") != std::string::npos);
+  CHECK(compile_error([&] { src.node("s", Split{}, "in").sink<int>("o", "s", 1).compile(); }).find("name one") !=
+        std::string::npos);
   CHECK(compile_error([&] {
           src.node("p", Pass{}, "in").sink<int>("o", "p", 1).sink<int>("o2", "p", 1).compile();
         }).find("already feeds") != std::string::npos);
-  CHECK(compile_error([&] { src.sink<int>("o", "nowhere", 1).compile(); })
-            .find("not a node defined before it") != std::string::npos);
-  CHECK(compile_error([&] { src.sink<int>("in", "in", 1).compile(); })
-            .find("two nodes are named") != std::string::npos);
-  CHECK(compile_error([&] {
-          df::graph("nosource").sink<int>("o", "x", 1).compile();
-        }).find("must be the source") != std::string::npos);
+  CHECK(compile_error([&] { src.sink<int>("o", "nowhere", 1).compile(); }).find("not a node defined before it") !=
+        std::string::npos);
+  CHECK(compile_error([&] { src.sink<int>("in", "in", 1).compile(); }).find("two nodes are named") !=
+        std::string::npos);
+  CHECK(compile_error([&] { df::graph("nosource").sink<int>("o", "x", 1).compile(); }).find("must be the source") !=
+        std::string::npos);
   CHECK(compile_error([&] {
           df::make_pipeline(src.sink<int>("o", "in", 10), opts(4, 0.5, 1));
         }).find("below the minimum") != std::string::npos);
 }
 
-TEST_CASE("Regions: sequential disjoint regions run correctly (flush of the first stops at its "
-          "terminal)") {
+TEST_CASE(
+    "Regions: sequential disjoint regions run correctly (flush of the first stops at its "
+    "terminal)") {
   const int n = 500;
   auto d = ints(n, 7);
   auto hd = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
@@ -431,8 +432,9 @@ TEST_CASE("Regions: sequential disjoint regions run correctly (flush of the firs
     }
 }
 
-TEST_CASE("Enumeration: the record parser aggregates each record's fields, closed by the region "
-          "boundary signal") {
+TEST_CASE(
+    "Enumeration: the record parser aggregates each record's fields, closed by the region "
+    "boundary signal") {
   const Corpus c = make_corpus(400, 21);
   const auto ref = flat_reference(c);
   auto g = df::graph("fields")
@@ -455,8 +457,9 @@ TEST_CASE("Enumeration: the record parser aggregates each record's fields, close
       }
 }
 
-TEST_CASE("Enumeration: a full parent buffer makes the enumerate node flush its region and "
-          "block; releases unblock it and the results stay correct") {
+TEST_CASE(
+    "Enumeration: a full parent buffer makes the enumerate node flush its region and "
+    "block; releases unblock it and the results stay correct") {
   const Corpus c = make_corpus(300, 4);
   const auto ref = flat_reference(c);
   auto g = df::graph("small-buffer")
@@ -486,8 +489,9 @@ TEST_CASE("Enumeration: a full parent buffer makes the enumerate node flush its 
   (void)g;
 }
 
-TEST_CASE("Enumeration: nested records -> fields -> characters match the reference; the inner "
-          "region's flushes never reach nodes outside it") {
+TEST_CASE(
+    "Enumeration: nested records -> fields -> characters match the reference; the inner "
+    "region's flushes never reach nodes outside it") {
   const Corpus c = make_corpus(300, 9);
   const auto ref = nested_reference(c);
   {
@@ -526,8 +530,7 @@ TEST_CASE("Enumeration: nested records -> fields -> characters match the referen
 
 TEST_CASE("Debug checks: emitting more than the declared maximum is reported as korch::Error") {
   Kokkos::View<int*> d("d", 50);
-  auto g = df::graph("liar").source("in", df::from_view(d)).node("two", Two{}, "in")
-               .sink<int>("out", "two", 100);
+  auto g = df::graph("liar").source("in", df::from_view(d)).node("two", Two{}, "in").sink<int>("out", "two", 100);
   auto p = df::make_pipeline(g, opts(4, 2.0, 1));
   const std::string e = compile_error([&] { p.run(); });
   CHECK(e.find("declares") != std::string::npos);

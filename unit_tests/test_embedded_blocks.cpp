@@ -31,7 +31,7 @@ using namespace korch;
 namespace {
 
 constexpr int guard = 2;
-constexpr int ny = 12;                 // every block's height
+constexpr int ny = 12;                  // every block's height
 const int widths[] = {16, 10, 16, 10};  // two block sizes along x, in a periodic row
 constexpr int n_blocks = 4;
 
@@ -43,12 +43,13 @@ constexpr int n_vars = 4, input = 3;
 template <class Space, class In, class Out>
 void smooth(const Space& space, In u, Out v, const int lo[3], const int hi[3]) {
   const int k = lo[2];
-  Kokkos::parallel_for(Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
-                       KOKKOS_LAMBDA(int i, int j) {
-                         v(i, j, k) = 0.5 * u(i, j, k) + 0.0625 * (u(i - 2, j, k) + u(i + 2, j, k)) +
-                                      0.0625 * (u(i, j - 2, k) + u(i, j + 2, k)) +
-                                      0.0625 * (u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + u(i, j + 1, k));
-                       });
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
+      KOKKOS_LAMBDA(int i, int j) {
+        v(i, j, k) = 0.5 * u(i, j, k) + 0.0625 * (u(i - 2, j, k) + u(i + 2, j, k)) +
+                     0.0625 * (u(i, j - 2, k) + u(i, j + 2, k)) +
+                     0.0625 * (u(i - 1, j, k) + u(i + 1, j, k) + u(i, j - 1, k) + u(i, j + 1, k));
+      });
 }
 
 TypedAction smooth_action(const std::string& name, int out) {
@@ -63,8 +64,9 @@ TypedAction smooth_action(const std::string& name, int out) {
 template <class Space, class In, class Out>
 void twice(const Space& space, In u, Out v, const int lo[3], const int hi[3]) {
   const int k = lo[2];
-  Kokkos::parallel_for(Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
-                       KOKKOS_LAMBDA(int i, int j) { v(i, j, k) = 2.0 * u(i, j, k); });
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
+      KOKKOS_LAMBDA(int i, int j) { v(i, j, k) = 2.0 * u(i, j, k); });
 }
 
 TypedAction twice_action(const std::string& name, int out) {
@@ -164,9 +166,10 @@ struct CodeMesh {
     for (int gi = 0; gi < nx; ++gi)
       for (int j = 0; j < ny; ++j)
         v[static_cast<std::size_t>(gi * ny + j)] =
-            !stencil ? 2.0 * u(gi, j)
-                     : 0.5 * u(gi, j) + 0.0625 * (u(gi - 2, j) + u(gi + 2, j)) + 0.0625 * (u(gi, j - 2) + u(gi, j + 2)) +
-                           0.0625 * (u(gi - 1, j) + u(gi + 1, j) + u(gi, j - 1) + u(gi, j + 1));
+            !stencil
+                ? 2.0 * u(gi, j)
+                : 0.5 * u(gi, j) + 0.0625 * (u(gi - 2, j) + u(gi + 2, j)) + 0.0625 * (u(gi, j - 2) + u(gi, j + 2)) +
+                      0.0625 * (u(gi - 1, j) + u(gi + 1, j) + u(gi, j - 1) + u(gi, j + 1));
     return v;
   }
   static int total_width() {
@@ -217,8 +220,9 @@ Configuration running(const std::string& builtin, const std::string& action) {
 
 }  // namespace
 
-TEST_CASE("Embedded blocks: one box routine reading two guard cells, korch filling them, equals the code's loop on "
-          "every built-in") {
+TEST_CASE(
+    "Embedded blocks: one box routine reading two guard cells, korch filling them, equals the code's loop on "
+    "every built-in") {
   const Communicator world = Communicator::world();
   const std::vector<double> stencil = CodeMesh::reference(true), doubled = CodeMesh::reference(false);
   const std::string names[3] = {"advect x", "advect y", "advect z"};  // the code's names, bound by position
@@ -328,8 +332,9 @@ TEST_CASE("Embedded blocks: shapes that do not match the code's arrays are refus
   std::vector<double> cells(4 * 16 * n_vars);
   BlockShape small;
   small.cells = {4, 4, 1};
-  CHECK_THROWS_WITH_AS(list.add(small, BlockArray::of(cells.data(), IndexOrder::i_j_k_var, {4, 4, 1, n_vars}, {1, 2, 16, 16})),
-                       doctest::Contains("overlap"), Error);
+  CHECK_THROWS_WITH_AS(
+      list.add(small, BlockArray::of(cells.data(), IndexOrder::i_j_k_var, {4, 4, 1, n_vars}, {1, 2, 16, 16})),
+      doctest::Contains("overlap"), Error);
   // A padded raw array is fine.
   CHECK(list.add(mesh.shape(2), mesh.array(2)) == 0);
 }

@@ -65,7 +65,8 @@ TEST_CASE("hydro checkpoint: a real one reads back bitwise and continues to the 
   CHECK(same_bits(sim.time(), uninterrupted_time));
   for (int v = 0; v < n_cons; ++v) {
     const std::vector<double> state = sim.gather(v);
-    CHECK(std::memcmp(state.data(), uninterrupted[static_cast<std::size_t>(v)].data(), state.size() * sizeof(double)) == 0);
+    CHECK(std::memcmp(state.data(), uninterrupted[static_cast<std::size_t>(v)].data(), state.size() * sizeof(double)) ==
+          0);
   }
   fs::remove_all(dir);
 }
@@ -91,7 +92,8 @@ TEST_CASE("hydro checkpoint: hand-edited header fields are refused naming the fi
   const Options o = small_run();
   write_real_checkpoint(o, 3, path);
   const std::string bytes = read_bytes(path);
-  const std::string steps = line_of(bytes, "steps"), time = line_of(bytes, "time"), totals = line_of(bytes, "initial_totals");
+  const std::string steps = line_of(bytes, "steps"), time = line_of(bytes, "time"),
+                    totals = line_of(bytes, "initial_totals");
   const std::string checksum = line_of(bytes, "checksum");
   const std::string negative_time = "time -" + time.substr(5);
   const std::vector<Edit> edits = {
@@ -112,7 +114,8 @@ TEST_CASE("hydro checkpoint: hand-edited header fields are refused naming the fi
       {"unknown limiter", "limiter mc\n", "limiter superbee\n", "'limiter'"},
       {"an unknown field", checksum, ("colour blue\n" + checksum), "unknown field 'colour'"},
       {"a missing field", "boundary outflow\n", "", "no field 'boundary'"},
-      {"checksum not last", ("cells 16\n" + checksum), (checksum + "cells 16\n"), "'checksum' is not the header's last"},
+      {"checksum not last", ("cells 16\n" + checksum), (checksum + "cells 16\n"),
+       "'checksum' is not the header's last"},
       {"checksum in capitals", checksum, "checksum fnv1a64 ABCDEF0123456789\n", ""},
   };
   for (const Edit& e : edits) {
@@ -159,7 +162,8 @@ TEST_CASE("hydro checkpoint: a FIFO, /dev/zero and a folder are refused at once,
   const std::string fifo = (dir / "checkpoint.fifo").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const Options o = small_run();
-  const korch::test::Watchdog::Scope watch("reading a FIFO, /dev/zero and a folder as checkpoints", std::chrono::seconds(20));
+  const korch::test::Watchdog::Scope watch("reading a FIFO, /dev/zero and a folder as checkpoints",
+                                           std::chrono::seconds(20));
   const struct {
     std::string path;
     const char* kind;
@@ -176,7 +180,8 @@ TEST_CASE("hydro checkpoint: a FIFO, /dev/zero and a folder are refused at once,
   fs::remove_all(dir);
 }
 
-TEST_CASE("hydro checkpoint: a run at or past --steps or --tmax is refused naming the option and the checkpoint's step") {
+TEST_CASE(
+    "hydro checkpoint: a run at or past --steps or --tmax is refused naming the option and the checkpoint's step") {
   const fs::path dir = scratch("finished");
   const std::string path = (dir / "checkpoint.bin").string();
   Options o = small_run();

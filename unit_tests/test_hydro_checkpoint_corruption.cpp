@@ -40,7 +40,8 @@ void judge(const std::string& path, const Options& o, const CheckpointContent& o
 
 }  // namespace
 
-TEST_CASE("hydro checkpoint: 1,000 bit flips and 1,000 truncations are refused or read unchanged, never as another state") {
+TEST_CASE(
+    "hydro checkpoint: 1,000 bit flips and 1,000 truncations are refused or read unchanged, never as another state") {
   const fs::path dir = scratch("corruption");
   const std::string written = (dir / "written.bin").string(), path = (dir / "damaged.bin").string();
   const Options o = small_run();

@@ -27,7 +27,8 @@ namespace korch::hydro::checkpoint_test {
 namespace fs = std::filesystem;
 
 inline fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("korch-test-hydro-checkpoint-" + name + "-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("korch-test-hydro-checkpoint-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -91,10 +92,12 @@ inline bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a)
 
 // Every field and every bit of the state.
 inline bool same_content(const CheckpointContent& a, const CheckpointContent& b) {
-  bool same = a.problem == b.problem && a.dim == b.dim && a.blocks == b.blocks && a.cells_per_block == b.cells_per_block &&
-              same_bits(a.gamma, b.gamma) && same_bits(a.cfl, b.cfl) && same_bits(a.conduction, b.conduction) &&
-              same_bits(a.time, b.time) && a.limiter == b.limiter && a.boundary == b.boundary && a.steps == b.steps;
-  for (std::size_t v = 0; v < a.initial_totals.size(); ++v) same = same && same_bits(a.initial_totals[v], b.initial_totals[v]);
+  bool same = a.problem == b.problem && a.dim == b.dim && a.blocks == b.blocks &&
+              a.cells_per_block == b.cells_per_block && same_bits(a.gamma, b.gamma) && same_bits(a.cfl, b.cfl) &&
+              same_bits(a.conduction, b.conduction) && same_bits(a.time, b.time) && a.limiter == b.limiter &&
+              a.boundary == b.boundary && a.steps == b.steps;
+  for (std::size_t v = 0; v < a.initial_totals.size(); ++v)
+    same = same && same_bits(a.initial_totals[v], b.initial_totals[v]);
   for (std::size_t v = 0; v < a.state.size(); ++v)
     same = same && a.state[v].size() == b.state[v].size() &&
            std::memcmp(a.state[v].data(), b.state[v].data(), a.state[v].size() * sizeof(double)) == 0;

@@ -21,7 +21,8 @@ using namespace korch::hydro;
 namespace {
 
 Rgb at(const Image& image, int x, int y) {
-  const std::size_t k = 3 * (static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(x));
+  const std::size_t k =
+      3 * (static_cast<std::size_t>(y) * static_cast<std::size_t>(image.width) + static_cast<std::size_t>(x));
   return {image.rgb[k], image.rgb[k + 1], image.rgb[k + 2]};
 }
 
@@ -165,11 +166,12 @@ TEST_CASE("field figure: the field framed by axes, a title and a colour bar that
   FieldFigure untitled = figure;
   untitled.title.clear();
   CHECK(field_figure_layout(values, nx, ny, untitled).height < l.height);
-  CHECK_THROWS_AS(field_figure_layout(values, nx, ny, [&] {
-                    FieldFigure bad = figure;
-                    bad.x_range = {1.0, 1.0};
-                    return bad;
-                  }()),
+  CHECK_THROWS_AS(field_figure_layout(values, nx, ny,
+                                      [&] {
+                                        FieldFigure bad = figure;
+                                        bad.x_range = {1.0, 1.0};
+                                        return bad;
+                                      }()),
                   korch::Error);
 }
 

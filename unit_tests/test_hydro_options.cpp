@@ -20,8 +20,9 @@ TEST_CASE("hydro options: --inject-failure is checked against a block count that
                        doctest::Contains("--blocks"), korch::Error);
   o.dim = 2;
   o.inject_failure = 4000000;
-  CHECK_THROWS_WITH_AS(validate(o), doctest::Contains("--inject-failure: block 4000000 does not exist: the grid has blocks 0..3999999"),
-                       korch::Error);
+  CHECK_THROWS_WITH_AS(
+      validate(o), doctest::Contains("--inject-failure: block 4000000 does not exist: the grid has blocks 0..3999999"),
+      korch::Error);
 }
 
 TEST_CASE("hydro options: periodic Sedov with an odd cell count names the options, whatever their product") {

@@ -55,9 +55,14 @@ TEST_CASE("hydro physical state: cell_dt rejects what a minimum of NaN would hav
   p.dx[0] = p.dx[1] = 1.0 / 32;
   const double good[5] = {1, 0.1, 0, 0, 2.5};
   CHECK(cell_dt(good, p) > 0);
-  const double bad[][5] = {{not_a_number, 0, 0, 0, 2.5}, {inf, 0, 0, 0, 2.5}, {-1, 0, 0, 0, 2.5},
+  const double bad[][5] = {{not_a_number, 0, 0, 0, 2.5},
+                           {inf, 0, 0, 0, 2.5},
+                           {-1, 0, 0, 0, 2.5},
                            {-1, 0, 0, 0, -1},  // p / rho > 0: the sound speed alone looks fine
-                           {1, 0, 0, 0, -1},   {1, inf, 0, 0, 2.5}, {1, 0, 0, 0, inf}, {0, 0, 0, 0, 2.5}};
+                           {1, 0, 0, 0, -1},
+                           {1, inf, 0, 0, 2.5},
+                           {1, 0, 0, 0, inf},
+                           {0, 0, 0, 0, 2.5}};
   for (const auto& U : bad) {
     CAPTURE(U[0]);
     CAPTURE(U[4]);
@@ -92,7 +97,8 @@ TEST_CASE("hydro physical state: a bad cell in the starting state stops run() na
   }
 }
 
-TEST_CASE("hydro physical state: a cell going bad during the run stops the next step naming it, on every configuration") {
+TEST_CASE(
+    "hydro physical state: a cell going bad during the run stops the next step naming it, on every configuration") {
   for (const char* config : configs) {
     const std::string label = config;
     INFO(label);
@@ -119,8 +125,9 @@ TEST_CASE("hydro physical state: a cell going bad during the run stops the next 
 }
 
 TEST_CASE("hydro physical state: a restart from a checkpoint holding a negative density stops before its first step") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("korch-test-hydro-bad-checkpoint-" + std::to_string(::getpid()) + ".bin")).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("korch-test-hydro-bad-checkpoint-" + std::to_string(::getpid()) + ".bin"))
+                               .string();
   {
     Simulation sim(small("cpu"));
     sim.step();
@@ -135,6 +142,7 @@ TEST_CASE("hydro physical state: a restart from a checkpoint holding a negative 
   std::remove(path.c_str());
   INFO(error);
   CHECK(korch::test::contains(error, "at step 2"));
-  CHECK(korch::test::contains(error, "block 3, cell (0, 15, 0) (global cell (16, 31, 0)): density = -1 is not positive"));
+  CHECK(
+      korch::test::contains(error, "block 3, cell (0, 15, 0) (global cell (16, 31, 0)): density = -1 is not positive"));
   CHECK(restarted.steps_done() == 2);
 }

@@ -65,7 +65,8 @@ void check_plan_matches_hand_bundled(Options o, int steps) {
   CHECK(same_bits(planned.dts, hand.dts));
   CHECK(planned.time == hand.time);
   CHECK(planned.hash == hand.hash);
-  for (int v = 0; v < n_cons; ++v) CHECK(same_bits(planned.state[static_cast<std::size_t>(v)], hand.state[static_cast<std::size_t>(v)]));
+  for (int v = 0; v < n_cons; ++v)
+    CHECK(same_bits(planned.state[static_cast<std::size_t>(v)], hand.state[static_cast<std::size_t>(v)]));
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
@@ -82,7 +83,8 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 }  // namespace
 
-TEST_CASE("hydro plan: the built-in operation is planned as fill, one bundle (update+cell_dt | diagnostics), time_step") {
+TEST_CASE(
+    "hydro plan: the built-in operation is planned as fill, one bundle (update+cell_dt | diagnostics), time_step") {
   Options o = small(2);
   o.operation = "builtin";
   Simulation sim(o);
@@ -93,7 +95,7 @@ TEST_CASE("hydro plan: the built-in operation is planned as fill, one bundle (up
   CHECK(p.steps[0].variables.size() == 5);
   REQUIRE(p.steps[1].kind == plan::StepKind::bundle);
   const auto& pipelines = p.steps[1].bundle.pipelines;
-  REQUIRE(pipelines.size() == 2);  // diagnostics reads the current density only: independent of the update
+  REQUIRE(pipelines.size() == 2);            // diagnostics reads the current density only: independent of the update
   REQUIRE(pipelines[0].stages.size() == 1);  // cell_dt is short: fused with the update it reads
   CHECK(pipelines[0].stages[0].routine == "hydro_update+cell_dt");
   CHECK(pipelines[1].stages[0].routine == "diagnostics");
@@ -172,7 +174,9 @@ TEST_CASE("hydro plan: the diagnostics action gives the action-parallel configur
   }
 }
 
-TEST_CASE("hydro plan: steps switched between the plan and the hand-bundled step give the same bits as either alone, the plan made once") {
+TEST_CASE(
+    "hydro plan: steps switched between the plan and the hand-bundled step give the same bits as either alone, the "
+    "plan made once") {
   Options o = small(2);
   const Run hand = run(o, 8);
   Simulation sim(o);
@@ -193,11 +197,13 @@ TEST_CASE("hydro plan: --plan and --operation refuse options the plan does not u
   CHECK(parse_options({"--plan"}).operation == "builtin");
   const std::string file = write_file("options", builtin_operation_json());
   CHECK(parse_options({"--operation", file}).operation == file);
-  CHECK_THROWS_WITH_AS(parse_options({"--operation", "/nonexistent/op.json"}), doctest::Contains("option --operation"), Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--operation", "/nonexistent/op.json"}), doctest::Contains("option --operation"),
+                       Error);
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--config", "split"}), doctest::Contains("--config split"), Error);
   CHECK(parse_options({"--plan", "--tile", "8"}).tile == 8);  // tiles of the actions declared on tiles
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--packet-blocks", "2"}), doctest::Contains("--packet-blocks"), Error);
-  CHECK_THROWS_WITH_AS(parse_options({"--plan", "--inject-failure", "0"}), doctest::Contains("--inject-failure"), Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--plan", "--inject-failure", "0"}), doctest::Contains("--inject-failure"),
+                       Error);
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--operation", "op.json"}), doctest::Contains("--operation"), Error);
   CHECK_THROWS_WITH_AS(parse_options({"--operation", ""}), doctest::Contains("--operation"), Error);
 }
@@ -221,7 +227,9 @@ TEST_CASE("hydro plan: a bad operation file stops the Simulation with an error n
   CHECK_THROWS_WITH_AS(Simulation{o}, doctest::Contains(o.operation.c_str()), Error);
 }
 
-TEST_CASE("hydro plan: diagnostics handed a part of a block stops with an error naming the action; hydro_update takes tiles") {
+TEST_CASE(
+    "hydro plan: diagnostics handed a part of a block stops with an error naming the action; hydro_update takes "
+    "tiles") {
   Options o = small(2);
   Simulation sim(o);
   HydroStepState state;
@@ -232,7 +240,8 @@ TEST_CASE("hydro plan: diagnostics handed a part of a block stops with an error 
   Box part = sim.grid().block(0).interior;
   part.hi[0] -= 4;
   CHECK_NOTHROW(registry.body("hydro_update")(sim.grid(), 0, part));
-  CHECK_THROWS_WITH_AS(registry.body("diagnostics")(sim.grid(), 0, part), doctest::Contains("hydro action 'diagnostics'"), Error);
+  CHECK_THROWS_WITH_AS(registry.body("diagnostics")(sim.grid(), 0, part),
+                       doctest::Contains("hydro action 'diagnostics'"), Error);
   // The whole interior is accepted.
   registry.body("diagnostics")(sim.grid(), 0, sim.grid().block(0).interior);
   CHECK(diagnostics[0].rho_max >= diagnostics[0].rho_min);

@@ -32,7 +32,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("korch-test-hydro-plots-" + name + "-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("korch-test-hydro-plots-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -68,7 +69,8 @@ TEST_CASE("hydro plots: --plot-every N counts steps, Tt counts simulation time, 
   CHECK(parse_plot_every("0.01t").every_time == 0.01);
   CHECK(parse_plot_every("2e-3t").every_time == 2e-3);
   CHECK(parse_plot_every("0.01t").every_steps == 0);
-  for (const char* bad : {"0", "-3", "1.5", "t", "0t", "-0.1t", "abc", "10s", "", "nant", "1e999t", "1et", "0x1pt", " 5"}) {
+  for (const char* bad :
+       {"0", "-3", "1.5", "t", "0t", "-0.1t", "abc", "10s", "", "nant", "1e999t", "1et", "0x1pt", " 5"}) {
     CAPTURE(bad);
     CHECK_THROWS_WITH_AS(parse_plot_every(bad), doctest::Contains("--plot-every"), korch::Error);
   }
@@ -183,8 +185,9 @@ TEST_CASE("hydro plots: read back through HDF5, a plot holds the simulation's st
     const std::vector<double> rho = sim.gather(0), mx = sim.gather(1), my = sim.gather(2), mz = sim.gather(3),
                               E = sim.gather(4);
     CHECK(read_dataset(file, "density", &dims) == rho);
-    const std::vector<hsize_t> slowest_first =
-        dim == 3 ? std::vector<hsize_t>{hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])} : std::vector<hsize_t>{hsize_t(n[1]), hsize_t(n[0])};
+    const std::vector<hsize_t> slowest_first = dim == 3
+                                                   ? std::vector<hsize_t>{hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}
+                                                   : std::vector<hsize_t>{hsize_t(n[1]), hsize_t(n[0])};
     CHECK(dims == slowest_first);
     CHECK(read_dataset(file, "energy") == E);
     const auto vx = read_dataset(file, "velocity_x"), vy = read_dataset(file, "velocity_y"),
@@ -213,9 +216,10 @@ TEST_CASE("hydro plots: read back through HDF5, a plot holds the simulation's st
       CHECK(xmf.find(std::string("plot_000003.h5:/") + v) != std::string::npos);
     CHECK((xmf.find("velocity_z") != std::string::npos) == (dim == 3));
     // 3-D meshes only (a 2-D run is its one-cell slab): ParaView lays 2-D ones in the y-z plane.
-    CHECK(xmf.find(fmt::format("\"3DCoRectMesh\" Dimensions=\"{} {} {}\"", n[2] + 1, n[1] + 1, n[0] + 1)) != std::string::npos);
-    CHECK(xmf.find(fmt::format("Dimensions=\"{} {} {}\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\"", n[2], n[1], n[0])) !=
+    CHECK(xmf.find(fmt::format("\"3DCoRectMesh\" Dimensions=\"{} {} {}\"", n[2] + 1, n[1] + 1, n[0] + 1)) !=
           std::string::npos);
+    CHECK(xmf.find(fmt::format("Dimensions=\"{} {} {}\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\"", n[2],
+                               n[1], n[0])) != std::string::npos);
     const std::string series = file_text(dir / "plot.xmf");
     CHECK(occurrences(series, "<Time Value=") == 3);
     CHECK(series.find("CollectionType=\"Temporal\"") != std::string::npos);
@@ -265,7 +269,8 @@ TEST_CASE("hydro plots: a failed write names the file and leaves no file behind"
   f.boxes.push_back({{0, 0, 0}, {4, 4, 1}});
   f.variables.push_back({"density", "mass density", "M L^-3", std::vector<double>(15, 1.0)});  // one short
   const std::string path = (dir / "short.h5").string();
-  CHECK_THROWS_WITH_AS(write_plot_file(path, f, korch::Communicator::world()), doctest::Contains(path.c_str()), korch::Error);
+  CHECK_THROWS_WITH_AS(write_plot_file(path, f, korch::Communicator::world()), doctest::Contains(path.c_str()),
+                       korch::Error);
   CHECK(fs::is_empty(dir));
   // HDF5's own failure (here: no such folder) names the file and HDF5's reason.
   f.variables[0].values.push_back(1.0);

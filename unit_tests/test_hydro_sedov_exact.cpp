@@ -21,7 +21,7 @@ struct BlastFigures {
   int cells = 0;              // per direction
   double shock_radius = 0.0;  // the radius the moved mass's first moment implies
   double exact_radius = 0.0;
-  double l1 = 0.0;            // mean |rho - exact rho| over the cells
+  double l1 = 0.0;  // mean |rho - exact rho| over the cells
   int steps = 0;
   double seconds = 0.0;
 };
@@ -74,7 +74,8 @@ BlastFigures run_blast(int dim, int blocks, int cells_per_block, double tmax) {
 
 }  // namespace
 
-TEST_CASE("Sedov exact solution: its energy constant matches the published ones for gamma 1.4; bad arguments are named") {
+TEST_CASE(
+    "Sedov exact solution: its energy constant matches the published ones for gamma 1.4; bad arguments are named") {
   // Kamm and Timmes (LA-UR-07-2849): 0.851072 (sphere), 0.984041 (cylinder; ours is 3.4e-5 above,
   // a difference ten times steps do not move: docs/hydro-verification.md).
   CHECK(SedovSolution(1.4, 3).alpha() == doctest::Approx(0.851072).epsilon(2e-6));
@@ -104,7 +105,8 @@ TEST_CASE("Sedov exact solution: the strong-shock jump behind the shock and the 
 }
 
 TEST_CASE("Sedov 2D: the shock radius is within 1 % of the exact one and L1(rho) falls with resolution") {
-  const BlastFigures coarse = run_blast(2, 4, 8, 0.05), mid = run_blast(2, 4, 16, 0.05), fine = run_blast(2, 4, 32, 0.05);
+  const BlastFigures coarse = run_blast(2, 4, 8, 0.05), mid = run_blast(2, 4, 16, 0.05),
+                     fine = run_blast(2, 4, 32, 0.05);
   CHECK(std::fabs(mid.shock_radius / mid.exact_radius - 1.0) <= 0.01);
   CHECK(std::fabs(fine.shock_radius / fine.exact_radius - 1.0) <= 0.01);
   // First order at the shock: the error at least a fifth smaller per doubling (measured 0.73, 0.67).

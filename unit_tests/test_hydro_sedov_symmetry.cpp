@@ -26,7 +26,9 @@ void profiles(const Simulation& sim, Profile& axis, Profile& diagonal) {
   const int dim = sim.options().dim;
   const std::vector<double> rho = sim.gather(0);
   auto at = [&](int i, int j, int k) {
-    return rho[static_cast<std::size_t>(i) + static_cast<std::size_t>(n[0]) * (static_cast<std::size_t>(j) + static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(k))];
+    return rho[static_cast<std::size_t>(i) +
+               static_cast<std::size_t>(n[0]) *
+                   (static_cast<std::size_t>(j) + static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(k))];
   };
   auto radius = [&](int i, int j, int k) {
     const double x = (i + 0.5) * dx[0] - 0.5, y = (j + 0.5) * dx[1] - 0.5, z = dim == 3 ? (k + 0.5) * dx[2] - 0.5 : 0.0;

@@ -30,8 +30,7 @@ SodFigures sod(int axis, int cells) {
     err += std::fabs(rho[i] - exact_riemann(left, right, 1.4, (x - 0.5) / tube.time()).rho);
   }
   SodFigures out{err / static_cast<double>(rho.size()), tube.steps()};
-  MESSAGE("sod along axis " << axis << ", " << cells << " cells: L1(rho) " << out.l1 << ", " << out.steps
-                            << " cycles, "
+  MESSAGE("sod along axis " << axis << ", " << cells << " cells: L1(rho) " << out.l1 << ", " << out.steps << " cycles, "
                             << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
   return out;
 }

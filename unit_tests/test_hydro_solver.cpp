@@ -33,8 +33,10 @@ Options small(Problem problem, const char* config = "cpu") {
 }  // namespace
 
 TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
-  CHECK_THROWS_WITH_AS(parse_options({"--steps", "3", "--tmax", "0.1"}), doctest::Contains("--steps and --tmax"), korch::Error);
-  CHECK_THROWS_WITH_AS(parse_options({"--config", "cpu", "--packet-blocks", "2"}), doctest::Contains("--packet-blocks"), korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--steps", "3", "--tmax", "0.1"}), doctest::Contains("--steps and --tmax"),
+                       korch::Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--config", "cpu", "--packet-blocks", "2"}), doctest::Contains("--packet-blocks"),
+                       korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--config", "device", "--tile", "8"}), doctest::Contains("--tile"), korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--problem", "sod-z"}), doctest::Contains("--dim 2"), korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--threads", "two"}), doctest::Contains("--threads"), korch::Error);
@@ -51,7 +53,8 @@ TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
                        korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--bogus"}), doctest::Contains("--bogus"), korch::Error);
   CHECK_THROWS_WITH_AS(parse_options({"--conduction", "-1"}), doctest::Contains("--conduction"), korch::Error);
-  const Options o = parse_options({"--config", "split", "--threads", "3", "--tile", "8", "--packet-blocks", "4", "--problem", "sod-y"});
+  const Options o = parse_options(
+      {"--config", "split", "--threads", "3", "--tile", "8", "--packet-blocks", "4", "--problem", "sod-y"});
   CHECK(o.config == "split");
   CHECK(o.threads == 3);
   CHECK(o.tile == 8);
@@ -163,7 +166,8 @@ TEST_CASE("hydro: Sedov is quadrant symmetric to round-off") {
   double worst = 0;
   for (int j = 0; j < n[1]; ++j)
     for (int i = 0; i < n[0]; ++i)
-      worst = std::max(worst, std::fabs(mx[static_cast<std::size_t>(i + n[0] * j)] + mx[static_cast<std::size_t>(n[0] - 1 - i + n[0] * j)]));
+      worst = std::max(worst, std::fabs(mx[static_cast<std::size_t>(i + n[0] * j)] +
+                                        mx[static_cast<std::size_t>(n[0] - 1 - i + n[0] * j)]));
   CHECK(worst <= 1e-12 * max_abs(mx));
 }
 
@@ -340,7 +344,7 @@ TEST_CASE("hydro: the per-cell kernel (device path) and the host scratch version
     o.cells_per_block = dim == 2 ? 16 : 8;
     Simulation sim(o);
     for (int s = 0; s < 3; ++s) sim.step();  // a developed state with shocks
-    sim.fill_guards();  // a cycle fills them as it goes; the updates below run without one
+    sim.fill_guards();                       // a cycle fills them as it goes; the updates below run without one
     const auto p = sim.euler_params(0.5 * sim.stable_dt());
     const auto& g = sim.grid();
     // The interiors of the state set the updates write (p.next_state .. + 4), block by block.

@@ -31,9 +31,10 @@ class HydroTube {
             int width = 2)
       : axis_(axis), cells_(cells), gamma_(gamma), cfl_(cfl) {
     if (axis < 0 || axis >= dim || cells % blocks_along != 0)
-      throw Error::format("HydroTube: axis {} of a {}-D grid with {} cells in {} blocks: give an axis below dim and "
-                          "a cell count that the blocks divide",
-                          axis, dim, cells, blocks_along);
+      throw Error::format(
+          "HydroTube: axis {} of a {}-D grid with {} cells in {} blocks: give an axis below dim and "
+          "a cell count that the blocks divide",
+          axis, dim, cells, blocks_along);
     const double dx = 1.0 / cells;
     GridSpec spec;
     spec.guard = guard_cells;
@@ -107,7 +108,8 @@ class HydroTube {
         for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
           for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
             const int c[3] = {i, j, k};
-            const auto at = static_cast<std::size_t>(m.index[A] * grid_->spec().block_cells[A] + c[axis_] - m.interior.lo[A]);
+            const auto at =
+                static_cast<std::size_t>(m.index[A] * grid_->spec().block_cells[A] + c[axis_] - m.interior.lo[A]);
             const double v = data(m.id, params_.state, i, j, k);
             lo[at] = std::min(lo[at], v);
             hi[at] = std::max(hi[at], v);

@@ -42,8 +42,8 @@ struct Cycle {
 }  // namespace
 
 TEST_CASE("Launcher: several ranks never told to korch fail the first cycle, naming the size and the fix") {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMIX_RANK",
-                           "KORCH_RANKS_INDEPENDENT", "KORCH_MPI_INIT"})
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS",
+                           "PMIX_RANK", "KORCH_RANKS_INDEPENDENT", "KORCH_MPI_INIT"})
     unsetenv(name);
   {
     Cycle cycle;

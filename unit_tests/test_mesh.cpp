@@ -34,9 +34,10 @@ namespace {
 std::string airfoil_dir() {
   const std::string dir = std::string(KORCH_MESH_DATA_DIR) + "/airfoil-162";
   if (!std::filesystem::exists(dir + "/mesh.dat")) {
-    throw Error::format("airfoil test data not found: '{}/mesh.dat' is missing; the airfoil data ships in "
-                        "apps/mesh/data (KORCH_MESH_DATA_DIR = '{}')",
-                        dir, KORCH_MESH_DATA_DIR);
+    throw Error::format(
+        "airfoil test data not found: '{}/mesh.dat' is missing; the airfoil data ships in "
+        "apps/mesh/data (KORCH_MESH_DATA_DIR = '{}')",
+        dir, KORCH_MESH_DATA_DIR);
   }
   return dir;
 }
@@ -57,7 +58,8 @@ const AirfoilData& airfoil_data() {
     for (int it = 1; it <= 4; ++it) {
       std::array<af::CellState, 2> s;
       for (int k = 0; k < 2; ++k)
-        s[static_cast<std::size_t>(k)] = af::read_state(dir + "/state_iter" + std::to_string(it) + "_k" + std::to_string(k) + ".txt", d.mesh.ncell);
+        s[static_cast<std::size_t>(k)] =
+            af::read_state(dir + "/state_iter" + std::to_string(it) + "_k" + std::to_string(k) + ".txt", d.mesh.ncell);
       d.ref.push_back(s);
     }
     return d;
@@ -65,7 +67,8 @@ const AirfoilData& airfoil_data() {
   return data;
 }
 
-const double ref_rms[4][2] = {{8.22736e-03, 7.18425e-03}, {7.01391e-03, 5.96866e-03}, {5.87310e-03, 4.86696e-03}, {4.82666e-03, 3.88920e-03}};
+const double ref_rms[4][2] = {
+    {8.22736e-03, 7.18425e-03}, {7.01391e-03, 5.96866e-03}, {5.87310e-03, 4.86696e-03}, {4.82666e-03, 3.88920e-03}};
 
 // Runs iterations 1..4 step by step; returns the largest difference from the stored states and
 // checks the rms of every step against the README's values.
@@ -98,14 +101,17 @@ TEST_CASE("Airfoil: reference_constants() are, to the bit, the constants stored 
   CHECK(made.qinf == stored.qinf);
 }
 
-TEST_CASE("Airfoil: the sequential executor reproduces the stored states of iterations 1-4 to round-off (1e-14) and the stored rms") {
+TEST_CASE(
+    "Airfoil: the sequential executor reproduces the stored states of iterations 1-4 to round-off (1e-14) and the "
+    "stored rms") {
   SequentialExecutor seq;
   const double worst = airfoil_four_iterations(seq);
   MESSAGE("sequential: largest difference " << worst);
   CHECK(worst < 1e-14);
 }
 
-TEST_CASE("Airfoil: the direct executor (colouring and atomics) reproduces the stored states of iterations 1-4 to 1e-12") {
+TEST_CASE(
+    "Airfoil: the direct executor (colouring and atomics) reproduces the stored states of iterations 1-4 to 1e-12") {
   for (IncMode mode : {IncMode::Colouring, IncMode::Atomics}) {
     DirectExecutor direct(DirectOptions{mode});
     const double worst = airfoil_four_iterations(direct);
@@ -114,7 +120,9 @@ TEST_CASE("Airfoil: the direct executor (colouring and atomics) reproduces the s
   }
 }
 
-TEST_CASE("Airfoil: the message-driven executor reproduces the stored states of iterations 1-4 to 1e-12, in order and in random order") {
+TEST_CASE(
+    "Airfoil: the message-driven executor reproduces the stored states of iterations 1-4 to 1e-12, in order and in "
+    "random order") {
   std::vector<MessageOptions> configs(3);
   configs[0].threads = 2;
   configs[1].threads = 1;
@@ -144,7 +152,9 @@ TEST_CASE("Airfoil: sequential and direct executors reach the stored iteration-1
   }
 }
 
-TEST_CASE("Protocol: every involved device gets exactly one begin, sends one end, and receives write_recv_expected writes, under random delivery") {
+TEST_CASE(
+    "Protocol: every involved device gets exactly one begin, sends one end, and receives write_recv_expected writes, "
+    "under random delivery") {
   const AirfoilData& d = airfoil_data();
   std::uint64_t early = 0;
   for (std::uint64_t seed : {1u, 2u, 3u}) {
@@ -195,12 +205,26 @@ TEST_CASE("Protocol: the compiled device graph dump names device types, pins, st
   af::Problem problem(d.mesh, d.constants);
   MessageExecutor md;
   const std::string text = md.dump(problem.res_calc(), 4);
-  for (const char* s : {"device type set_edges", "device type set_nodes", "device type set_cells", "device type global",
-                        "res_calc_arg6_buffer", "res_calc_arg0_read_recv", "res_calc_dat_x_read_send",
-                        "res_calc_dat_res_write_recv", "res_calc_arg7_write_send", "res_calc_write_recv_expected",
-                        "res_calc_read_recv_total", "res_calc_in_progress", "res_calc_edges_write_send_mask_all",
-                        "set_cells::dat_res", "global_k", "length_edges = 303", "-> set_edges[", "read edges",
-                        "res_calc_begin", "res_calc_end"}) {
+  for (const char* s : {"device type set_edges",
+                        "device type set_nodes",
+                        "device type set_cells",
+                        "device type global",
+                        "res_calc_arg6_buffer",
+                        "res_calc_arg0_read_recv",
+                        "res_calc_dat_x_read_send",
+                        "res_calc_dat_res_write_recv",
+                        "res_calc_arg7_write_send",
+                        "res_calc_write_recv_expected",
+                        "res_calc_read_recv_total",
+                        "res_calc_in_progress",
+                        "res_calc_edges_write_send_mask_all",
+                        "set_cells::dat_res",
+                        "global_k",
+                        "length_edges = 303",
+                        "-> set_edges[",
+                        "read edges",
+                        "res_calc_begin",
+                        "res_calc_end"}) {
     INFO(s);
     CHECK(text.find(s) != std::string::npos);
   }
@@ -279,7 +303,8 @@ struct RandomMesh {
                             arg(a, m, 1, Access::Read), arg(acc, m, 0, Access::Inc), arg(acc, m, 2, Access::Inc),
                             arg(cnt, m, 0, Access::Inc), arg(gsum, Access::Inc), arg(gmin, Access::Min),
                             arg(gmax, Access::Max), arg(gcount, Access::Inc));
-    auto selfinc = par_loop("self_inc", SelfInc{}, from, arg(w, Access::Read), arg(s, Access::Inc), arg(s, self, 0, Access::Inc));
+    auto selfinc =
+        par_loop("self_inc", SelfInc{}, from, arg(w, Access::Read), arg(s, Access::Inc), arg(s, self, 0, Access::Inc));
     auto permute = par_loop("permute", Permute{}, from, arg(w, Access::Read), arg(t, perm, 0, Access::RW));
     for (int i = 0; i < times; ++i) {
       ex.run(scatter);
@@ -298,7 +323,9 @@ void check_close(const std::vector<double>& a, const std::vector<double>& b, dou
 
 }  // namespace
 
-TEST_CASE("Random meshes: indirect INC, direct+indirect INC, RW through a one-to-one map and INC/MIN/MAX globals agree with the sequential executor") {
+TEST_CASE(
+    "Random meshes: indirect INC, direct+indirect INC, RW through a one-to-one map and INC/MIN/MAX globals agree with "
+    "the sequential executor") {
   for (unsigned seed : {11u, 22u}) {
     RandomMesh ref(seed);
     SequentialExecutor seq;
@@ -329,15 +356,16 @@ TEST_CASE("Random meshes: indirect INC, direct+indirect INC, RW through a one-to
 TEST_CASE("Colouring: elements of one colour share no indirectly modified target") {
   RandomMesh r(5);
   auto scatter = par_loop("scatter", Scatter{}, r.from, arg(r.w, Access::Read), arg(r.a, r.m, 0, Access::Read),
-                          arg(r.a, r.m, 1, Access::Read), arg(r.acc, r.m, 0, Access::Inc), arg(r.acc, r.m, 2, Access::Inc),
-                          arg(r.cnt, r.m, 0, Access::Inc), arg(r.gsum, Access::Inc), arg(r.gmin, Access::Min),
-                          arg(r.gmax, Access::Max), arg(r.gcount, Access::Inc));
+                          arg(r.a, r.m, 1, Access::Read), arg(r.acc, r.m, 0, Access::Inc),
+                          arg(r.acc, r.m, 2, Access::Inc), arg(r.cnt, r.m, 0, Access::Inc), arg(r.gsum, Access::Inc),
+                          arg(r.gmin, Access::Min), arg(r.gmax, Access::Max), arg(r.gcount, Access::Inc));
   const DirectPlan plan = make_direct_plan(scatter, IncMode::Colouring);
   REQUIRE(!plan.natural_order);
   auto order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), plan.order);
   for (int c = 0; c < plan.n_colours(); ++c) {
     std::vector<int> acc_used(137, 0), cnt_used(137, 0);
-    for (int i = plan.colour_offsets[static_cast<std::size_t>(c)]; i < plan.colour_offsets[static_cast<std::size_t>(c) + 1]; ++i) {
+    for (int i = plan.colour_offsets[static_cast<std::size_t>(c)];
+         i < plan.colour_offsets[static_cast<std::size_t>(c) + 1]; ++i) {
       const int e = order(i);
       const int t0 = r.m(e, 0), t2 = r.m(e, 2);  // one element may name a target twice
       REQUIRE(acc_used[static_cast<std::size_t>(t0)]++ == 0);
@@ -350,14 +378,16 @@ TEST_CASE("Colouring: elements of one colour share no indirectly modified target
 
   // A direct INC of a dat that is also INCremented indirectly: the element itself is a target too,
   // in both modes.
-  auto selfinc = par_loop("self_inc", SelfInc{}, r.from, arg(r.w, Access::Read), arg(r.s, Access::Inc), arg(r.s, r.self, 0, Access::Inc));
+  auto selfinc = par_loop("self_inc", SelfInc{}, r.from, arg(r.w, Access::Read), arg(r.s, Access::Inc),
+                          arg(r.s, r.self, 0, Access::Inc));
   for (IncMode mode : {IncMode::Colouring, IncMode::Atomics}) {
     const DirectPlan p = make_direct_plan(selfinc, mode);
     REQUIRE(!p.natural_order);
     auto ord = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.order);
     for (int c = 0; c < p.n_colours(); ++c) {
       std::vector<int> used(500, 0);
-      for (int i = p.colour_offsets[static_cast<std::size_t>(c)]; i < p.colour_offsets[static_cast<std::size_t>(c) + 1]; ++i) {
+      for (int i = p.colour_offsets[static_cast<std::size_t>(c)]; i < p.colour_offsets[static_cast<std::size_t>(c) + 1];
+           ++i) {
         const int e = ord(i), t = r.self(e, 0);
         REQUIRE(used[static_cast<std::size_t>(e)]++ == 0);
         if (t != e) REQUIRE(used[static_cast<std::size_t>(t)]++ == 0);
@@ -375,7 +405,8 @@ struct Any {
 
 }  // namespace
 
-TEST_CASE("Validation: each invalid argument combination is rejected when the loop is built, naming loop and argument") {
+TEST_CASE(
+    "Validation: each invalid argument combination is rejected when the loop is built, naming loop and argument") {
   Set cells("cells", 4), edges("edges", 5), nodes("nodes", 6);
   Map pecell("pecell", edges, cells, 2, {0, 1, 1, 2, 2, 3, 3, 0, 0, 2});
   Map pcell("pcell", cells, nodes, 1, {0, 1, 2, 3});
@@ -393,19 +424,25 @@ TEST_CASE("Validation: each invalid argument combination is rejected when the lo
   };
   expect(error_of([&] { par_loop("bad_inc", Any{}, cells, arg(q, Access::Read), arg(x, pcell, 0, Access::Inc)); }),
          {"par_loop 'bad_inc'", "argument 1", "INC on read-only dat 'x'"});
-  expect(error_of([&] { par_loop("two_rw", Any{}, edges, arg(res, pecell, 0, Access::RW), arg(res, pecell, 1, Access::Write)); }),
+  expect(error_of([&] {
+           par_loop("two_rw", Any{}, edges, arg(res, pecell, 0, Access::RW), arg(res, pecell, 1, Access::Write));
+         }),
          {"par_loop 'two_rw'", "argument 1", "argument 0", "only one indirect WRITE/RW"});
-  expect(error_of([&] { par_loop("wrong_source", Any{}, edges, arg(x, pcell, 0, Access::Read)); }),
-         {"par_loop 'wrong_source'", "argument 0", "map 'pcell' goes from set 'cells'", "not the iteration set 'edges'"});
+  expect(
+      error_of([&] { par_loop("wrong_source", Any{}, edges, arg(x, pcell, 0, Access::Read)); }),
+      {"par_loop 'wrong_source'", "argument 0", "map 'pcell' goes from set 'cells'", "not the iteration set 'edges'"});
   expect(error_of([&] { par_loop("arity", Any{}, edges, arg(w, Access::Read), arg(res, pecell, 2, Access::Inc)); }),
          {"par_loop 'arity'", "argument 1", "index 2 is out of range for map 'pecell' of arity 2"});
   expect(error_of([&] { par_loop("neg_index", Any{}, edges, arg(res, pecell, -1, Access::Inc)); }),
          {"par_loop 'neg_index'", "argument 0", "index -1 is out of range"});
-  expect(error_of([&] { par_loop("wrong_target", Any{}, cells, arg(q, Access::Read), arg(res, pcell, 0, Access::Read)); }),
-         {"argument 1", "map 'pcell' leads to set 'nodes'", "dat 'res' lives on set 'cells'"});
+  expect(
+      error_of([&] { par_loop("wrong_target", Any{}, cells, arg(q, Access::Read), arg(res, pcell, 0, Access::Read)); }),
+      {"argument 1", "map 'pcell' leads to set 'nodes'", "dat 'res' lives on set 'cells'"});
   expect(error_of([&] { par_loop("direct_other_set", Any{}, edges, arg(q, Access::Read)); }),
          {"par_loop 'direct_other_set'", "argument 0", "lives on set 'cells', not on the iteration set 'edges'"});
-  expect(error_of([&] { par_loop("inc_read", Any{}, edges, arg(q, pecell, 0, Access::Read), arg(q, pecell, 1, Access::Inc)); }),
+  expect(error_of([&] {
+           par_loop("inc_read", Any{}, edges, arg(q, pecell, 0, Access::Read), arg(q, pecell, 1, Access::Inc));
+         }),
          {"par_loop 'inc_read'", "argument 1", "argument 0", "INCremented may not also be READ"});
   expect(error_of([&] { par_loop("write_read", Any{}, cells, arg(q, Access::Write), arg(q, Access::Read)); }),
          {"par_loop 'write_read'", "argument 1", "WRITEs or RWs must have no other use"});
@@ -416,7 +453,8 @@ TEST_CASE("Validation: each invalid argument combination is rejected when the lo
   expect(error_of([&] { par_loop("gbl_write", Any{}, cells, arg(rms, Access::Write)); }),
          {"par_loop 'gbl_write'", "argument 0", "every element would assign the same global"});
   // Valid: the same loops with the fixes the messages suggest.
-  CHECK_NOTHROW(par_loop("ok", Any{}, edges, arg(res, pecell, 0, Access::Inc), arg(res, pecell, 1, Access::Inc), arg(rms, Access::Inc)));
+  CHECK_NOTHROW(par_loop("ok", Any{}, edges, arg(res, pecell, 0, Access::Inc), arg(res, pecell, 1, Access::Inc),
+                         arg(rms, Access::Inc)));
 
   // The message-driven executor cannot deliver racing WRITEs: WRITE through a shared target.
   auto shared_write = par_loop("shared_write", Any{}, edges, arg(q, pecell, 0, Access::Write));
@@ -472,7 +510,8 @@ TEST_CASE("Mesh files: bad input gives an error naming file, line and field") {
     CHECK(msg.find("file '" + path + "'") != std::string::npos);
     for (const auto& p : cases[i].parts) CHECK(msg.find(p) != std::string::npos);
   }
-  const std::string c = write("constants.txt", "gam 1.4\ngm1 0.4\ncfl 0.9\neps 0.05\nmach 0.4\nalpha 0.05\nqinf 1 2 3\n");
+  const std::string c =
+      write("constants.txt", "gam 1.4\ngm1 0.4\ncfl 0.9\neps 0.05\nmach 0.4\nalpha 0.05\nqinf 1 2 3\n");
   const std::string msg = error_of([&] { af::read_constants(c); });
   CHECK(msg.find("line 7") != std::string::npos);
   CHECK(msg.find("constant 'qinf' has 3 values, expected 4") != std::string::npos);
@@ -496,7 +535,8 @@ TEST_CASE("Generator: O-grid meshes are oriented like the reference and every ex
   for (int c = 0; c < m.ncell; ++c) {
     double a = 0;
     for (int k = 0; k < 4; ++k) {
-      const int p = m.cell[4 * static_cast<std::size_t>(c) + k], q = m.cell[4 * static_cast<std::size_t>(c) + (k + 1) % 4];
+      const int p = m.cell[4 * static_cast<std::size_t>(c) + k],
+                q = m.cell[4 * static_cast<std::size_t>(c) + (k + 1) % 4];
       a += X(p) * Y(q) - X(q) * Y(p);
     }
     REQUIRE(a > 0);

@@ -40,7 +40,8 @@ class TempDir {
 
 }  // namespace
 
-TEST_CASE("Mesh input: a header claiming more entries than the file can hold fails before allocating, naming the field") {
+TEST_CASE(
+    "Mesh input: a header claiming more entries than the file can hold fails before allocating, naming the field") {
   TempDir dir;
   std::string body;
   for (int i = 0; i < 1500; ++i) body += "0.5 0.25\n";  // about 13 KB of nodes
@@ -48,9 +49,9 @@ TEST_CASE("Mesh input: a header claiming more entries than the file can hold fai
     std::string header;
     std::string field;
   };
-  for (const Case& c : {Case{"100000000 1 0 0", "nnode"}, Case{"1073741823 1 0 0", "nnode"},
-                        Case{"1500 1073741823 0 0", "ncell"}, Case{"1500 0 1073741823 0", "nedge"},
-                        Case{"1500 0 0 1073741823", "nbedge"}}) {
+  for (const Case& c :
+       {Case{"100000000 1 0 0", "nnode"}, Case{"1073741823 1 0 0", "nnode"}, Case{"1500 1073741823 0 0", "ncell"},
+        Case{"1500 0 1073741823 0", "nedge"}, Case{"1500 0 0 1073741823", "nbedge"}}) {
     CAPTURE(c.header);
     const std::string path = dir.write("big.dat", c.header + "\n" + body);
     const std::string message = error_of([&] { af::read_mesh(path); });
@@ -64,8 +65,9 @@ TEST_CASE("Mesh input: a header claiming more entries than the file can hold fai
 
 TEST_CASE("Mesh input: a folder given as a file is reported as a folder") {
   TempDir dir;
-  for (auto read : {+[](const std::string& p) { af::read_mesh(p); }, +[](const std::string& p) { af::read_constants(p); },
-                    +[](const std::string& p) { af::read_state(p, 4); }}) {
+  for (auto read :
+       {+[](const std::string& p) { af::read_mesh(p); }, +[](const std::string& p) { af::read_constants(p); },
+        +[](const std::string& p) { af::read_state(p, 4); }}) {
     const std::string message = error_of([&] { read(dir.path()); });
     CHECK(contains(message, "'" + dir.path() + "' is a folder"));
     CHECK(!contains(message, "end of file"));

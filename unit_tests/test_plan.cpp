@@ -62,22 +62,34 @@ TEST_CASE("ActionDeclaration: JSON round trip keeps reads, stencils, writes, dat
 }
 
 TEST_CASE("ActionDeclaration: contradictions and bad fields are errors naming the action and the field") {
-  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "hints": {"host_only": true, "device_only": true}})"); }),
+  CHECK(contains(error_of([] {
+                   ActionDeclaration::from_json(R"({"name": "F", "hints": {"host_only": true, "device_only": true}})");
+                 }),
                  "action 'F': field hints: host_only and device_only contradict"));
-  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "hints": {"short": true, "heavy": true}})"); }),
-                 "action 'F': field hints: short and heavy"));
-  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "reads": [{"variable": "u", "stencil": -1}]})"); }),
-                 "action 'F': field reads[0].stencil"));
-  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "reads": [{"variable": "u", "stencil": 1}], "writes": ["u"]})"); }),
+  CHECK(contains(
+      error_of([] { ActionDeclaration::from_json(R"({"name": "F", "hints": {"short": true, "heavy": true}})"); }),
+      "action 'F': field hints: short and heavy"));
+  CHECK(contains(
+      error_of([] { ActionDeclaration::from_json(R"({"name": "F", "reads": [{"variable": "u", "stencil": -1}]})"); }),
+      "action 'F': field reads[0].stencil"));
+  CHECK(contains(error_of([] {
+                   ActionDeclaration::from_json(
+                       R"({"name": "F", "reads": [{"variable": "u", "stencil": 1}], "writes": ["u"]})");
+                 }),
                  "action 'F': field writes[0]: variable 'u' is also read with a stencil"));
   CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "iterator": "everything"})"); }),
                  "action 'F': field iterator: unknown 'everything'"));
   CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "hints": {"fast": true}})"); }),
                  "action 'F': field hints.fast: unknown field"));
-  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "writes": "u"})"); }), "action 'F': field writes"));
-  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "reads": [{"variable": "u", "stencil": 5000000000}]})"); }),
+  CHECK(contains(error_of([] { ActionDeclaration::from_json(R"({"name": "F", "writes": "u"})"); }),
+                 "action 'F': field writes"));
+  CHECK(contains(error_of([] {
+                   ActionDeclaration::from_json(
+                       R"({"name": "F", "reads": [{"variable": "u", "stencil": 5000000000}]})");
+                 }),
                  "action 'F': field reads[0].stencil: integer 5000000000 is out of range"));
-  CHECK(contains(error_of([] { noop("A").declared(declared("B", {}, {})); }), "routine 'A' was given the declaration of action 'B'"));
+  CHECK(contains(error_of([] { noop("A").declared(declared("B", {}, {})); }),
+                 "routine 'A' was given the declaration of action 'B'"));
   const ActionRoutine routine = noop("A").declared(declared("A", {"v"}, {"u"}));
   REQUIRE(routine.declaration() != nullptr);
   CHECK(routine.declaration()->writes_variable("u"));
@@ -86,7 +98,9 @@ TEST_CASE("ActionDeclaration: contradictions and bad fields are errors naming th
   CHECK(noop("A").declaration() == nullptr);
 }
 
-TEST_CASE("Runtime check: action-parallel pipelines that write the same variable, or read what another writes, fail before anything runs") {
+TEST_CASE(
+    "Runtime check: action-parallel pipelines that write the same variable, or read what another writes, fail before "
+    "anything runs") {
   Runtime runtime(RuntimeOptions{2, 1, 1, 1, {}, 0, 0});
   Grid grid(plan_grid_spec(2));
   std::atomic<int> calls{0};  // two teams count at once
@@ -119,7 +133,8 @@ TEST_CASE("Runtime check: action-parallel pipelines that write the same variable
   CHECK_NOTHROW(runtime.execute(undeclared, two_pipelines(), grid));
 }
 
-TEST_CASE("Operation files: unknown variables or actions, contradictory hints and malformed JSON name the action and field") {
+TEST_CASE(
+    "Operation files: unknown variables or actions, contradictory hints and malformed JSON name the action and field") {
   const std::string head = R"({"name": "op", "variables": ["u", "v"], "parameters": {"cfl": 1}, "steps": [)";
   CHECK(contains(operation_error(head + R"({"action": {"name": "A", "reads": ["rho"]}}]})"),
                  "operation 'op': step 0 (action 'A'): field reads[0].variable: unknown variable 'rho'"));
@@ -127,21 +142,28 @@ TEST_CASE("Operation files: unknown variables or actions, contradictory hints an
                  "step 0 (action 'A'): field writes[1]: unknown variable 'w'"));
   CHECK(contains(operation_error(head + R"({"action": {"name": "A"}}, {"action": {"name": "A"}}]})"),
                  "step 1 (action 'A'): field name: action 'A' appears twice"));
-  CHECK(contains(operation_error(head + R"({"action": {"name": "B", "hints": {"host_only": true, "device_only": true}}}]})"),
-                 "step 0: action 'B': field hints: host_only and device_only contradict"));
-  CHECK(contains(operation_error(head + R"({"action": {"name": "B", "hint": {}}}]})"), "action 'B': field hint: unknown field"));
+  CHECK(contains(
+      operation_error(head + R"({"action": {"name": "B", "hints": {"host_only": true, "device_only": true}}}]})"),
+      "step 0: action 'B': field hints: host_only and device_only contradict"));
+  CHECK(contains(operation_error(head + R"({"action": {"name": "B", "hint": {}}}]})"),
+                 "action 'B': field hint: unknown field"));
   CHECK(contains(operation_error(head + R"({"barrier": "sync"}]})"), "step 0: field barrier: unknown 'sync'"));
   CHECK(contains(operation_error(head + R"({"barrier": "guard_fill", "variables": ["u"], "unless": "dim == 1"}]})"),
                  "field unless: unknown parameter 'dim'"));
-  CHECK(contains(operation_error(head + R"({"barrier": "guard_fill", "unless": "cfl ~ 1"}]})"), "field unless: condition 'cfl ~ 1'"));
-  CHECK(contains(operation_error(head + R"({"barrier": "reduction", "reads": ["p"]}]})"), "field reads[0]: unknown variable 'p'"));
+  CHECK(contains(operation_error(head + R"({"barrier": "guard_fill", "unless": "cfl ~ 1"}]})"),
+                 "field unless: condition 'cfl ~ 1'"));
+  CHECK(contains(operation_error(head + R"({"barrier": "reduction", "reads": ["p"]}]})"),
+                 "field reads[0]: unknown variable 'p'"));
   CHECK(contains(operation_error(head + R"({"act": {}}]})"), "step 0: expected a field action or barrier"));
   CHECK(contains(operation_error(head), "operation: not valid JSON"));
-  CHECK(contains(operation_error(R"({"name": "op", "steps": [{"action": {"name": "A", "writes": [], "writes": []}}]})"), "given twice"));
+  CHECK(contains(operation_error(R"({"name": "op", "steps": [{"action": {"name": "A", "writes": [], "writes": []}}]})"),
+                 "given twice"));
   CHECK(contains(operation_error(R"({"name": "op", "steps": [], "extra": 1})"), "field extra: unknown field"));
 }
 
-TEST_CASE("KernelGraph: RAW, WAR and WAW edges from declarations; stencil reads make barriers; a holding condition removes a barrier") {
+TEST_CASE(
+    "KernelGraph: RAW, WAR and WAW edges from declarations; stencil reads make barriers; a holding condition removes a "
+    "barrier") {
   const auto op = plan::Operation::from_json(R"({"name": "g", "variables": ["u", "v", "w"], "parameters": {"ndim": 1},
     "steps": [
       {"action": {"name": "A", "writes": ["u"]}},
@@ -154,8 +176,8 @@ TEST_CASE("KernelGraph: RAW, WAR and WAW edges from declarations; stencil reads 
   const plan::KernelGraph g(op);
   auto has = [&](const char* from, const char* to, plan::DependenceKind kind, const char* v, bool barrier) {
     for (const auto& d : g.dependences())
-      if (g.actions()[static_cast<std::size_t>(d.from)].action == from && g.actions()[static_cast<std::size_t>(d.to)].action == to &&
-          d.kind == kind && d.variable == v)
+      if (g.actions()[static_cast<std::size_t>(d.from)].action == from &&
+          g.actions()[static_cast<std::size_t>(d.to)].action == to && d.kind == kind && d.variable == v)
         return d.barrier == barrier;
     return false;
   };
@@ -176,7 +198,9 @@ TEST_CASE("KernelGraph: RAW, WAR and WAW edges from declarations; stencil reads 
   CHECK(contains(g.to_dot(), "reduction dt (removed)"));
 }
 
-TEST_CASE("Kernel graph drawing: one edge per pair of actions; plain edges implied by a path are left out, barrier edges stay") {
+TEST_CASE(
+    "Kernel graph drawing: one edge per pair of actions; plain edges implied by a path are left out, barrier edges "
+    "stay") {
   // A -> B -> C (plain), A -> C (plain, implied by the path), B -> D (stencil: a barrier) and
   // A -> D (plain, implied by A -> B -> D).
   const auto op = plan::Operation::from_json(R"({"name": "chain", "variables": ["u", "v", "w", "x"], "steps": [
@@ -210,7 +234,8 @@ TEST_CASE("Condition: p, !p and comparisons hold as written; an unknown paramete
   CHECK(contains(error_of([&] { plan::Condition::parse("nx > 1", "u").holds(params); }), "parameter 'nx'"));
 }
 
-TEST_CASE("CostModel: measured costs win over relative ones, relative over words; hints force the side; close costs split") {
+TEST_CASE(
+    "CostModel: measured costs win over relative ones, relative over words; hints force the side; close costs split") {
   const plan::CostModel model;
   ActionDeclaration a = declared("A", {}, {});
   a.hints.heavy = true;

@@ -63,7 +63,8 @@ std::string refusal(const plan::Operation& op, const plan::Plan& edited) {
   paint(grid);
   paint(untouched);
   Runtime runtime(runtime_options);
-  const std::string error = error_of([&] { plan::Executor(op, bodies_of(op), logging_hooks(log)).run(edited, runtime, grid); });
+  const std::string error =
+      error_of([&] { plan::Executor(op, bodies_of(op), logging_hooks(log)).run(edited, runtime, grid); });
   if (!error.empty()) {
     CHECK(differing_cells(grid, untouched) == 0);
     CHECK(log.empty());
@@ -73,7 +74,9 @@ std::string refusal(const plan::Operation& op, const plan::Plan& edited) {
 
 }  // namespace
 
-TEST_CASE("Plan checks: a dropped, duplicated or swapped bundle, emptied steps, removed fills, another operation, a host-only action on a device are refused naming the action, step and field") {
+TEST_CASE(
+    "Plan checks: a dropped, duplicated or swapped bundle, emptied steps, removed fills, another operation, a "
+    "host-only action on a device are refused naming the action, step and field") {
   const auto op = plan::Operation::from_json(checked_operation);
   const plan::KernelGraph graph(op);
   const plan::Plan plan = plan::Scheduler(scheduler_options()).plan(graph);
@@ -97,28 +100,39 @@ TEST_CASE("Plan checks: a dropped, duplicated or swapped bundle, emptied steps, 
   CHECK(contains(edit([&](plan::Plan& p) { p.steps[c].bundle.pipelines[0].stages[0].actions.clear(); }),
                  "(bundle 'checked_bundle2'): field pipelines[0].stages[0]: empty"));
   CHECK(contains(edit([&](plan::Plan& p) { p.steps[c].bundle.pipelines.clear(); }), "field pipelines: empty"));
-  CHECK(contains(edit([&](plan::Plan& p) { p.steps.erase(p.steps.begin() + static_cast<long>(step_of(p, StepKind::guard_fill, 0))); }),
+  CHECK(contains(edit([&](plan::Plan& p) {
+                   p.steps.erase(p.steps.begin() + static_cast<long>(step_of(p, StepKind::guard_fill, 0)));
+                 }),
                  "action 'B' reads 'u' with a stencil of 1, but its guard cells were not filled"));
-  CHECK(contains(edit([&](plan::Plan& p) { p.steps.erase(p.steps.begin() + static_cast<long>(step_of(p, StepKind::guard_fill, 1))); }),
+  CHECK(contains(edit([&](plan::Plan& p) {
+                   p.steps.erase(p.steps.begin() + static_cast<long>(step_of(p, StepKind::guard_fill, 1)));
+                 }),
                  "the operation's guard_fill barrier after 3 actions (fill of 'w') is missing"));
-  CHECK(contains(edit([&](plan::Plan& p) { p.steps.erase(p.steps.begin() + static_cast<long>(step_of(p, StepKind::reduction))); }),
-                 "reduction barrier 'dt' after 2 actions is missing"));
+  CHECK(contains(
+      edit([&](plan::Plan& p) { p.steps.erase(p.steps.begin() + static_cast<long>(step_of(p, StepKind::reduction))); }),
+      "reduction barrier 'dt' after 2 actions is missing"));
   CHECK(contains(edit([&](plan::Plan& p) { p.steps[step_of(p, StepKind::guard_fill)].variables = {"rho"}; }),
                  "(guard_fill): field guard_fill[0]: unknown variable 'rho'"));
-  CHECK(contains(edit([&](plan::Plan& p) { p.steps[step_of(p, StepKind::reduction)].variables = {"v", "rho"}; }),
+  CHECK(contains(edit([&](plan::Plan& p) {
+                   p.steps[step_of(p, StepKind::reduction)].variables = {"v", "rho"};
+                 }),
                  "field reads[1]: unknown variable 'rho'"));
-  CHECK(contains(edit([&](plan::Plan& p) { p.steps[b].bundle.pipelines[0].stages[0].placement = plan::Placement::device; }),
-                 "action 'B' is host_only but the stage runs on a device"));
+  CHECK(contains(
+      edit([&](plan::Plan& p) { p.steps[b].bundle.pipelines[0].stages[0].placement = plan::Placement::device; }),
+      "action 'B' is host_only but the stage runs on a device"));
   // The plan's sides agree, but the configuration gives B's routine to a team of device items.
-  CHECK(contains(edit([&](plan::Plan& p) { p.steps[b].bundle.configuration.teams[0].type = DataType::action_metadata; }),
-                 "team 'p0_s0_host' takes action_metadata items, not those of a host team"));
+  CHECK(
+      contains(edit([&](plan::Plan& p) { p.steps[b].bundle.configuration.teams[0].type = DataType::action_metadata; }),
+               "team 'p0_s0_host' takes action_metadata items, not those of a host team"));
   CHECK(contains(edit([&](plan::Plan& p) { p.steps[b].bundle.configuration.teams[0].action = "A"; }),
                  "team 'p0_s0_host' runs 'A', not the stage's routine 'B'"));
-  CHECK(contains(edit([&](plan::Plan& p) { p.actions[1].reads.clear(); }), "field actions[1]: the declaration of 'B' differs"));
+  CHECK(contains(edit([&](plan::Plan& p) { p.actions[1].reads.clear(); }),
+                 "field actions[1]: the declaration of 'B' differs"));
   CHECK(contains(edit([&](plan::Plan& p) { p.operation_digest = "0123456789abcdef"; }),
                  "field operation_digest: '0123456789abcdef' is not the digest of operation 'checked'"));
   // Another operation, and this one edited since it was planned.
-  const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "A", "writes": ["u"]}}]})");
+  const auto other = plan::Operation::from_json(
+      R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "A", "writes": ["u"]}}]})");
   CHECK(contains(refusal(other, plan), "plan of 'checked': field operation: not a plan of operation 'other'"));
   plan::Operation edited = op;
   edited.steps[3].action.reads.push_back(VariableRead{"u", 0});
@@ -135,7 +149,9 @@ TEST_CASE("Plan checks: a dropped, duplicated or swapped bundle, emptied steps, 
   CHECK(contains(error_of([&] { plan::generate_driver(op, dropped); }), "action 'C' runs in no bundle"));
 }
 
-TEST_CASE("Plan checks: every plan of 200 random operations passes, and each action moved to another bundle is refused or still keeps its dependences") {
+TEST_CASE(
+    "Plan checks: every plan of 200 random operations passes, and each action moved to another bundle is refused or "
+    "still keeps its dependences") {
   std::mt19937 rng(77u);
   const plan::Scheduler scheduler(scheduler_options());
   int refused = 0;
@@ -149,14 +165,16 @@ TEST_CASE("Plan checks: every plan of 200 random operations passes, and each act
     const auto bundles = p.bundles();
     if (bundles.size() < 2) continue;
     plan::Plan swapped = p;
-    std::swap(swapped.steps[step_of(p, plan::StepKind::bundle, 0)], swapped.steps[step_of(p, plan::StepKind::bundle, 1)]);
+    std::swap(swapped.steps[step_of(p, plan::StepKind::bundle, 0)],
+              swapped.steps[step_of(p, plan::StepKind::bundle, 1)]);
     refused += error_of([&] { plan::check_plan(graph, swapped); }).empty() ? 0 : 1;
   }
   MESSAGE("first two bundles swapped: " << refused << " plans refused");
   CHECK(refused > 0);
 }
 
-TEST_CASE("Plan files: costs and hints round-trip; plan -> JSON -> plan is equal over random operations with extreme hints") {
+TEST_CASE(
+    "Plan files: costs and hints round-trip; plan -> JSON -> plan is equal over random operations with extreme hints") {
   std::mt19937 rng(4242u);
   const double extremes[] = {0.0, plan::min_given_cost, 1e-300, 3.7, 1e300, plan::max_given_cost};
   const plan::Scheduler scheduler(scheduler_options());
@@ -199,7 +217,9 @@ TEST_CASE("Plan files: costs and hints round-trip; plan -> JSON -> plan is equal
                  "field hints.measured.host"));
 }
 
-TEST_CASE("Plan files: 1,000 single-bit flips and truncations are each refused with a message or run to program order's result") {
+TEST_CASE(
+    "Plan files: 1,000 single-bit flips and truncations are each refused with a message or run to program order's "
+    "result") {
   std::mt19937 rng(20261128u);
   const plan::Scheduler scheduler(scheduler_options());
   Runtime runtime(runtime_options);
@@ -243,8 +263,8 @@ TEST_CASE("Plan files: 1,000 single-bit flips and truncations are each refused w
       ++same;
     }
   }
-  MESSAGE("1000 corrupted plans: " << unread << " not read, " << refused << " refused by the check or the runtime, " << same
-                                   << " ran to program order's result");
+  MESSAGE("1000 corrupted plans: " << unread << " not read, " << refused << " refused by the check or the runtime, "
+                                   << same << " ran to program order's result");
   CHECK(unread + refused + same == 1000);
 }
 

@@ -29,7 +29,9 @@ TEST_CASE("Driver generator: every bundle's configuration, routine and the work 
   const auto op = random_operation(rng, 9, 11);
   const auto p = plan_of(op);
   const std::string source = plan::generate_driver(op, p, "advance_driver");
-  CHECK(contains(source, "void advance_driver(korch::Runtime& runtime, korch::DataSource& source, const korch::plan::ActionRegistry& registry) {"));
+  CHECK(contains(source,
+                 "void advance_driver(korch::Runtime& runtime, korch::DataSource& source, const "
+                 "korch::plan::ActionRegistry& registry) {"));
   int fills = 0, reductions = 0;
   for (const auto& step : p.steps) {
     if (step.kind == plan::StepKind::guard_fill) ++fills;
@@ -49,16 +51,22 @@ TEST_CASE("Driver generator: every bundle's configuration, routine and the work 
   CHECK(count("runtime.execute(") == static_cast<int>(p.bundles().size()));
 }
 
-TEST_CASE("Driver generator: a function name that is not an identifier, or a plan of another operation, is an error naming it") {
+TEST_CASE(
+    "Driver generator: a function name that is not an identifier, or a plan of another operation, is an error naming "
+    "it") {
   const auto op = plan::Operation::from_json(running_example);
   const auto p = plan_of(op);
-  CHECK(contains(error_of([&] { plan::generate_driver(op, p, "run-plan"); }), "function name 'run-plan' is not a C++ identifier"));
+  CHECK(contains(error_of([&] { plan::generate_driver(op, p, "run-plan"); }),
+                 "function name 'run-plan' is not a C++ identifier"));
   CHECK(contains(error_of([&] { plan::generate_driver(op, p, "2run"); }), "'2run' is not a C++ identifier"));
-  const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
-  CHECK(contains(error_of([&] { plan::generate_driver(other, p); }), "plan of 'running_example': field operation: not a plan of operation 'other'"));
+  const auto other = plan::Operation::from_json(
+      R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
+  CHECK(contains(error_of([&] { plan::generate_driver(other, p); }),
+                 "plan of 'running_example': field operation: not a plan of operation 'other'"));
   auto renamed = op;
   renamed.steps[0].action.action = "A2";
-  CHECK(contains(error_of([&] { plan::generate_driver(renamed, p); }), "plan of 'running_example': field operation_digest"));
+  CHECK(contains(error_of([&] { plan::generate_driver(renamed, p); }),
+                 "plan of 'running_example': field operation_digest"));
 }
 
 TEST_CASE("Action registry: an empty name or body, or a name registered twice, is an error naming the action") {
@@ -72,21 +80,30 @@ TEST_CASE("Action registry: an empty name or body, or a name registered twice, i
   CHECK(contains(error_of([&] { r.body("C"); }), "no body for action 'C' (registered: A)"));
 }
 
-TEST_CASE("Driver checks: a missing body, too few variables or guard cells, another level or a missing hook stop it before it runs") {
+TEST_CASE(
+    "Driver checks: a missing body, too few variables or guard cells, another level or a missing hook stop it before "
+    "it runs") {
   plan::ActionRegistry r;
   r.add("A", [](DataSource&, int, const Box&) {});
   Grid grid(plan_grid_spec(2));  // 2 variables, 2 guard cells, level 0
   CHECK(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 2, {0}); }).empty());
-  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A", "B"}, 2, 0, {}); }),
+  CHECK(contains(error_of([&] {
+                   plan::driver::check(r, grid, "op", {"A", "B"}, 2, 0, {});
+                 }),
                  "driver of operation 'op': action 'B' has no body in the registry"));
-  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 3, 0, {}); }), "3 variables but the grid only 2"));
-  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 3, {}); }), "reads 3 guard cells, but the grid has 2"));
-  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 0, {1}); }), "iterates over level 1, but the grid has no block on it (its levels: 0)"));
+  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 3, 0, {}); }),
+                 "3 variables but the grid only 2"));
+  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 3, {}); }),
+                 "reads 3 guard cells, but the grid has 2"));
+  CHECK(contains(error_of([&] { plan::driver::check(r, grid, "op", {"A"}, 2, 0, {1}); }),
+                 "iterates over level 1, but the grid has no block on it (its levels: 0)"));
   CHECK(contains(error_of([&] { plan::driver::fill_guards(r, grid, "op", {0}); }), "hooks.fill_guards is empty"));
-  CHECK(contains(error_of([&] { plan::driver::reduce(r, grid, "op", "dt", {0}); }), "reduces 'dt' but the registry's hooks.reduce is empty"));
+  CHECK(contains(error_of([&] { plan::driver::reduce(r, grid, "op", "dt", {0}); }),
+                 "reduces 'dt' but the registry's hooks.reduce is empty"));
 }
 
-TEST_CASE("Driver fills: with hooks.filling_order a fill waits for the next bundle's cycle, without it is done at once") {
+TEST_CASE(
+    "Driver fills: with hooks.filling_order a fill waits for the next bundle's cycle, without it is done at once") {
   plan::ActionRegistry r;
   Grid grid(plan_grid_spec(2));
   int fills = 0, orders = 0;
@@ -117,5 +134,6 @@ TEST_CASE("Driver fills: with hooks.filling_order a fill waits for the next bund
 
   r.hooks.filling_order = [](DataSource&, const std::vector<int>&) -> BlockIterator* { return nullptr; };
   later.fill_guards(r, grid, "op", {0});
-  CHECK(contains(error_of([&] { later.order(r, grid, "op", "b3"); }), "gave no block order for the fill before bundle 'b3'"));
+  CHECK(contains(error_of([&] { later.order(r, grid, "op", "b3"); }),
+                 "gave no block order for the fill before bundle 'b3'"));
 }

@@ -68,7 +68,9 @@ std::string mapping(const plan::Plan& p) {
 
 }  // namespace
 
-TEST_CASE("Dynamic mode: an action hinted short but measured heavy leaves the host teams at the re-plan; every step equals program order") {
+TEST_CASE(
+    "Dynamic mode: an action hinted short but measured heavy leaves the host teams at the re-plan; every step equals "
+    "program order") {
   const auto op = plan::Operation::from_json(misjudged);
   Runtime runtime(RuntimeOptions{6, 2, 6, 1, {}, 0, 0});
   std::vector<std::string> adaptive_log, reference_log;
@@ -98,9 +100,9 @@ TEST_CASE("Dynamic mode: an action hinted short but measured heavy leaves the ho
   CHECK(m.at("H").device > 0);                   // measured on a device team after the re-plan
   CHECK(m.at("N2").device > 0);                  // N1 and N2 are split: measured on both sides
   CHECK(m.at("N2").host > 0);
-  MESSAGE("seconds per block: H host " << m.at("H").host << ", device " << m.at("H").device << "; N1 host " << m.at("N1").host
-                                       << ", device " << m.at("N1").device << "; re-planning took " << adaptive.last_planning_seconds()
-                                       << " s");
+  MESSAGE("seconds per block: H host " << m.at("H").host << ", device " << m.at("H").device << "; N1 host "
+                                       << m.at("N1").host << ", device " << m.at("N1").device << "; re-planning took "
+                                       << adaptive.last_planning_seconds() << " s");
 }
 
 TEST_CASE("Dynamic mode: 30 random operations re-planned after every step stay bitwise equal to program order") {
@@ -115,7 +117,8 @@ TEST_CASE("Dynamic mode: 30 random operations re-planned after every step stay b
     const plan::Executor reference(op, bodies_of(op), logging_hooks(reference_log));
     const plan::KernelGraph graph(op);
     const std::string first = mapping(adaptive.plan());
-    Grid run(plan_grid_spec(static_cast<int>(op.variables.size()))), expected(plan_grid_spec(static_cast<int>(op.variables.size())));
+    Grid run(plan_grid_spec(static_cast<int>(op.variables.size()))),
+        expected(plan_grid_spec(static_cast<int>(op.variables.size())));
     paint(run);
     paint(expected);
     for (int step = 0; step < 3; ++step) {
@@ -130,7 +133,9 @@ TEST_CASE("Dynamic mode: 30 random operations re-planned after every step stay b
   CHECK(changed > 0);
 }
 
-TEST_CASE("Dynamic mode: fused stages share their measured time by cost; actions never measured on a side are forecast from the measured ones") {
+TEST_CASE(
+    "Dynamic mode: fused stages share their measured time by cost; actions never measured on a side are forecast from "
+    "the measured ones") {
   const auto op = plan::Operation::from_json(R"({"name": "f", "variables": ["u", "v"], "steps": [
       {"action": {"name": "S", "writes": ["u"], "hints": {"short": true, "host_only": true}}},
       {"action": {"name": "T", "reads": ["u"], "writes": ["v"], "hints": {"host_only": true}}}]})");
@@ -142,7 +147,8 @@ TEST_CASE("Dynamic mode: fused stages share their measured time by cost; actions
   bundle.pipelines.push_back(pipeline);
   const Grid grid(plan_grid_spec(2));
   std::vector<TraceEvent> events;
-  for (int b = 0; b < grid.n_blocks(); ++b) events.push_back(TraceEvent{"S+T", "task", "team0", 0, "block", 0, 11000});  // 11 us
+  for (int b = 0; b < grid.n_blocks(); ++b)
+    events.push_back(TraceEvent{"S+T", "task", "team0", 0, "block", 0, 11000});                // 11 us
   events.push_back(TraceEvent{"distribute", "distributor", "distributor", 0, "", 0, 999999});  // not a task: ignored
   std::vector<ActionDeclaration> actions;
   for (const auto* a : op.actions()) actions.push_back(*a);

@@ -53,10 +53,12 @@ std::string broken_dependence(const plan::KernelGraph& g, const plan::Plan& p) {
   for (const auto& d : g.dependences()) {
     const auto& from = at.at(g.actions()[static_cast<std::size_t>(d.from)].action);
     const auto& to = at.at(g.actions()[static_cast<std::size_t>(d.to)].action);
-    const bool ok = from.bundle < to.bundle ||
-                    (!d.barrier && from.bundle == to.bundle && from.pipeline == to.pipeline &&
-                     (from.stage < to.stage || (from.stage == to.stage && from.position < to.position)));
-    if (!ok) return g.actions()[static_cast<std::size_t>(d.from)].action + " -> " + g.actions()[static_cast<std::size_t>(d.to)].action;
+    const bool ok =
+        from.bundle < to.bundle || (!d.barrier && from.bundle == to.bundle && from.pipeline == to.pipeline &&
+                                    (from.stage < to.stage || (from.stage == to.stage && from.position < to.position)));
+    if (!ok)
+      return g.actions()[static_cast<std::size_t>(d.from)].action + " -> " +
+             g.actions()[static_cast<std::size_t>(d.to)].action;
   }
   return "";
 }
@@ -112,7 +114,7 @@ TEST_CASE("Running example: A..F planned into pipelines that keep every dependen
   CHECK(at.at("D").pipeline == at.at("E").pipeline);
   CHECK(at.at("A").pipeline != at.at("D").pipeline);
   const auto& bundle = *p.bundles()[0];
-  CHECK(at.at("A").stage == at.at("B").stage);  // A is short: fused with B
+  CHECK(at.at("A").stage == at.at("B").stage);                              // A is short: fused with B
   CHECK_FALSE(bundle.pipelines[at.at("B").pipeline].device_teams.empty());  // B is heavy: on a device
   CHECK(bundle.pipelines[at.at("F").pipeline].device_teams.empty());
   CHECK(bundle.configuration.teams.size() <= 6);
@@ -153,7 +155,9 @@ TEST_CASE("Running example: the plan runs on the runtime applying each action on
   CHECK(out_of_order == 0);
 }
 
-TEST_CASE("Random operations: 200 plans, a quarter of them forced to change sides midway, keep every dependence and hint and run bitwise equal to program order") {
+TEST_CASE(
+    "Random operations: 200 plans, a quarter of them forced to change sides midway, keep every dependence and hint and "
+    "run bitwise equal to program order") {
   std::mt19937 rng(20240601u);
   Runtime runtime(runtime_options);
   const plan::Scheduler scheduler(scheduler_options());
@@ -183,16 +187,18 @@ TEST_CASE("Random operations: 200 plans, a quarter of them forced to change side
       action_parallel += b->pipelines.size() > 1 ? 1 : 0;
       for (const auto& h : b->configuration.helpers) routers += h.kind == HelperKind::router ? 1 : 0;
       for (const auto& q : b->pipelines) {
-        host_then_device += q.stages.front().placement == plan::Placement::host &&
-                                    q.stages.back().placement == plan::Placement::device ? 1 : 0;
+        host_then_device +=
+            q.stages.front().placement == plan::Placement::host && q.stages.back().placement == plan::Placement::device
+                ? 1
+                : 0;
         split += q.placement.placement == plan::Placement::split ? 1 : 0;
         for (const auto& s : q.stages) fused += s.actions.size() > 1 ? 1 : 0;
       }
     }
   }
-  MESSAGE("200 random operations: " << bundles << " bundles (" << action_parallel << " with several pipelines), " << split
-                                     << " split pipelines, " << fused << " fused stages, " << routers
-                                     << " routers, " << host_then_device << " pipelines from host to device teams");
+  MESSAGE("200 random operations: " << bundles << " bundles (" << action_parallel << " with several pipelines), "
+                                    << split << " split pipelines, " << fused << " fused stages, " << routers
+                                    << " routers, " << host_then_device << " pipelines from host to device teams");
   CHECK(action_parallel > 0);
   CHECK(routers > 0);
   CHECK(host_then_device > 0);
@@ -200,7 +206,8 @@ TEST_CASE("Random operations: 200 plans, a quarter of them forced to change side
   CHECK(fused > 0);
 }
 
-TEST_CASE("Random operations on a code's own blocks: plans run on a BlockList bitwise equal to program order on a Grid") {
+TEST_CASE(
+    "Random operations on a code's own blocks: plans run on a BlockList bitwise equal to program order on a Grid") {
   std::mt19937 rng(20261128u);
   Runtime runtime(runtime_options);
   const plan::Scheduler scheduler(scheduler_options());
@@ -242,7 +249,9 @@ TEST_CASE("Random operations on a code's own blocks: plans run on a BlockList bi
   }
 }
 
-TEST_CASE("Random operations: fills inside the next bundle's cycle (ExecutionHooks::filling_order) give program order's bits") {
+TEST_CASE(
+    "Random operations: fills inside the next bundle's cycle (ExecutionHooks::filling_order) give program order's "
+    "bits") {
   std::mt19937 rng(515u);
   Runtime runtime(runtime_options);
   const plan::Scheduler scheduler(scheduler_options());
@@ -273,7 +282,8 @@ TEST_CASE("Random operations: fills inside the next bundle's cycle (ExecutionHoo
     REQUIRE(plan_log == reference_log);
     inside += order.cycles;
   }
-  MESSAGE("60 random operations: " << inside << " fills inside a cycle, " << before << " before a reduction or at the end");
+  MESSAGE("60 random operations: " << inside << " fills inside a cycle, " << before
+                                   << " before a reduction or at the end");
   CHECK(inside > 0);
 }
 
@@ -322,7 +332,8 @@ TEST_CASE("Scheduler: planning 100 actions takes less than a second") {
   CHECK(seconds < 1.0);
 }
 
-TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells or a missing hook is an error naming it") {
+TEST_CASE(
+    "Executor: a missing body, a stencil wider than the grid's guard cells or a missing hook is an error naming it") {
   const auto op = plan::Operation::from_json(R"({"name": "e", "variables": ["u", "v"], "steps": [
       {"action": {"name": "A", "writes": ["u"]}},
       {"action": {"name": "B", "reads": [{"variable": "u", "stencil": 3}], "writes": ["v"]}}]})");
@@ -341,7 +352,9 @@ TEST_CASE("Executor: a missing body, a stencil wider than the grid's guard cells
                  "ExecutionHooks::fill_guards is empty"));
 }
 
-TEST_CASE("Plan files: a bad plan names the step and field (stage placements too), inside bundles too; a plan of another operation is refused before it runs") {
+TEST_CASE(
+    "Plan files: a bad plan names the step and field (stage placements too), inside bundles too; a plan of another "
+    "operation is refused before it runs") {
   const auto op = plan::Operation::from_json(running_example);
   const std::string text = plan::Scheduler(scheduler_options()).plan(plan::KernelGraph(op)).to_json();
   auto with = [&](const std::string& from, const std::string& to) {
@@ -354,10 +367,12 @@ TEST_CASE("Plan files: a bad plan names the step and field (stage placements too
                  "plan 'running_example': step 0: field bundle.pipelines[0].placement: unknown placement 'gpu'"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stages\"", "\"stage\"")); }),
                  "step 0: field stages: missing"));
-  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"gpu\", ")); }),
-                 "step 0: field bundle.pipelines[0].stage_placements[0]: unknown placement 'gpu'"));
-  CHECK(contains(error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"host\", ")); }),
-                 "step 0: field bundle.pipelines[0].stage_placements: 2 placements for 1 stages"));
+  CHECK(contains(
+      error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"gpu\", ")); }),
+      "step 0: field bundle.pipelines[0].stage_placements[0]: unknown placement 'gpu'"));
+  CHECK(contains(
+      error_of([&] { plan::Plan::from_json(with("\"stage_placements\": [", "\"stage_placements\": [\"host\", ")); }),
+      "step 0: field bundle.pipelines[0].stage_placements: 2 placements for 1 stages"));
   CHECK(contains(error_of([&] { plan::Plan::from_json(text.substr(0, text.size() / 2)); }), "plan: not valid JSON"));
   // The configuration's own message follows the plan's step and field.
   const std::string configuration = error_of([&] { plan::Plan::from_json(with("\"action\": \"", "\"act\": \"")); });
@@ -366,9 +381,11 @@ TEST_CASE("Plan files: a bad plan names the step and field (stage placements too
   const std::string undeclared = error_of([&] { plan::Plan::from_json(with("\"name\": \"A\"", "\"name\": \"A2\"")); });
   CHECK(contains(undeclared, "plan 'running_example': step 0: field bundle.pipelines["));
   CHECK(contains(undeclared, "action 'A' is not declared in field actions"));
-  const auto other = plan::Operation::from_json(R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
+  const auto other = plan::Operation::from_json(
+      R"({"name": "other", "variables": ["u"], "steps": [{"action": {"name": "Z", "writes": ["u"]}}]})");
   Grid grid(plan_grid_spec(6));
   Runtime runtime(runtime_options);
-  CHECK(contains(error_of([&] { plan::Executor(other, bodies_of(other), {}).run(plan::Plan::from_json(text), runtime, grid); }),
-                 "plan of 'running_example': field operation: not a plan of operation 'other'"));
+  CHECK(contains(
+      error_of([&] { plan::Executor(other, bodies_of(other), {}).run(plan::Plan::from_json(text), runtime, grid); }),
+      "plan of 'running_example': field operation: not a plan of operation 'other'"));
 }

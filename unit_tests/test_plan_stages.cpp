@@ -43,7 +43,9 @@ const HelperConfig* helper_of_kind(const Configuration& c, HelperKind kind) {
 
 }  // namespace
 
-TEST_CASE("CostModel: host_only then device_only actions are placed host, split, device; device_only before host_only cannot be") {
+TEST_CASE(
+    "CostModel: host_only then device_only actions are placed host, split, device; device_only before host_only cannot "
+    "be") {
   const plan::CostModel model;
   ActionDeclaration a = action("A"), b = action("B"), c = action("C");
   a.hints.host_only = true;
@@ -52,7 +54,8 @@ TEST_CASE("CostModel: host_only then device_only actions are placed host, split,
   c.hints.device_only = true;
   const auto p = model.place({&a, &b, &c});
   REQUIRE(p);
-  CHECK(p->actions == std::vector<plan::Placement>{plan::Placement::host, plan::Placement::split, plan::Placement::device});
+  CHECK(p->actions ==
+        std::vector<plan::Placement>{plan::Placement::host, plan::Placement::split, plan::Placement::device});
   CHECK(p->placement == plan::Placement::split);
   CHECK(p->host_weight == doctest::Approx(1 / 1.5));  // the split's shares: B's speeds
   CHECK(p->device_weight == doctest::Approx(1.0));
@@ -87,7 +90,8 @@ TEST_CASE("CostModel: a pipeline that fits one side stays whole unless changing 
   CHECK(dear.place({&o, &h})->placement == plan::Placement::host);
 }
 
-TEST_CASE("Scheduler: host A, neutral B, device C make one pipeline with a router splitting B between host and device") {
+TEST_CASE(
+    "Scheduler: host A, neutral B, device C make one pipeline with a router splitting B between host and device") {
   const auto op = plan::Operation::from_json(sided_example);
   const plan::Plan p = plan::Scheduler(options()).plan(plan::KernelGraph(op));
   REQUIRE(p.bundles().size() == 1);
@@ -151,7 +155,8 @@ TEST_CASE("Running a mid-pipeline split: each action once per cell, in order, an
   CHECK(processed.at("p0_s0_host") == static_cast<std::size_t>(grid.n_blocks() * grid.tiles_per_block()));
 }
 
-TEST_CASE("A split at a pipeline's start followed by device stages: the distributor shares the blocks, both chains rejoin") {
+TEST_CASE(
+    "A split at a pipeline's start followed by device stages: the distributor shares the blocks, both chains rejoin") {
   const auto op = plan::Operation::from_json(R"({"name": "split_first", "variables": ["a", "b", "c"],
     "steps": [
       {"action": {"name": "A", "writes": ["a"], "hints": {"cost": {"host": 1, "device": 1}}}},

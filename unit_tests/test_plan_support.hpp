@@ -37,14 +37,18 @@ inline void fill_periodic(Grid& grid, const std::vector<int>& variables) {
     for (int v : variables)
       for (int i = m.stored.lo[0]; i < m.stored.hi[0]; ++i)
         for (int j = m.stored.lo[1]; j < m.stored.hi[1]; ++j) {
-          const bool interior = i >= m.interior.lo[0] && i < m.interior.hi[0] && j >= m.interior.lo[1] && j < m.interior.hi[1];
+          const bool interior =
+              i >= m.interior.lo[0] && i < m.interior.hi[0] && j >= m.interior.lo[1] && j < m.interior.hi[1];
           if (interior) continue;
           std::array<int, 2> src_block{}, src_cell{};
           const std::array<int, 2> cell{i, j};
           for (int dim = 0; dim < 2; ++dim) {
             const int n = s.block_cells[static_cast<std::size_t>(dim)];
             const int total = n * s.blocks[static_cast<std::size_t>(dim)];
-            const int global = ((m.index[static_cast<std::size_t>(dim)] * n + cell[static_cast<std::size_t>(dim)] - s.guard) % total + total) % total;
+            const int global =
+                ((m.index[static_cast<std::size_t>(dim)] * n + cell[static_cast<std::size_t>(dim)] - s.guard) % total +
+                 total) %
+                total;
             src_block[static_cast<std::size_t>(dim)] = global / n;
             src_cell[static_cast<std::size_t>(dim)] = global % n + s.guard;
           }
@@ -55,7 +59,8 @@ inline void fill_periodic(Grid& grid, const std::vector<int>& variables) {
 }
 
 inline void paint(Grid& grid) {
-  grid.fill([](int b, int v, int i, int j, int k) { return 0.01 * (b + 1) + 0.1 * v + 0.003 * i + 0.007 * j + 0.0 * k; });
+  grid.fill(
+      [](int b, int v, int i, int j, int k) { return 0.01 * (b + 1) + 0.1 * v + 0.003 * i + 0.007 * j + 0.0 * k; });
 }
 
 // The body of a declared action: each written variable becomes a bounded function of the values
@@ -77,7 +82,8 @@ inline plan::ActionBody body_of(const ActionDeclaration& a, const plan::Operatio
           for (const auto& [v, g] : reads) {
             acc += 0.7 * d(v, i, j, k) + 0.013 * v;
             for (int s = 1; s <= g; ++s)
-              acc += 0.05 * (d(v, i - s, j, k) + d(v, i + s, j, k) + 0.5 * d(v, i, j - s, k) + 0.25 * d(v, i, j + s, k));
+              acc +=
+                  0.05 * (d(v, i - s, j, k) + d(v, i + s, j, k) + 0.5 * d(v, i, j - s, k) + 0.25 * d(v, i, j + s, k));
           }
           for (std::size_t w = 0; w < writes.size(); ++w)
             d(writes[w], i, j, k) = acc / (1.0 + std::fabs(acc)) + 0.01 * static_cast<double>(w + 1);
@@ -212,7 +218,8 @@ inline plan::Operation random_operation(std::mt19937& rng, int n_actions, int in
     d.action = "X" + std::to_string(a);
     for (int v = 0; v < nv; ++v) {
       const int roll = pick(10);
-      if (roll < 3) d.reads.push_back(VariableRead{op.variables[static_cast<std::size_t>(v)], roll == 0 ? 1 + pick(2) : 0});
+      if (roll < 3)
+        d.reads.push_back(VariableRead{op.variables[static_cast<std::size_t>(v)], roll == 0 ? 1 + pick(2) : 0});
     }
     for (int w = 0, n = 1 + pick(2); w < n; ++w) {
       const std::string& v = op.variables[static_cast<std::size_t>(pick(nv))];
@@ -229,7 +236,7 @@ inline plan::Operation random_operation(std::mt19937& rng, int n_actions, int in
     }
     d.data_type = static_cast<DeclaredDataType>(pick(3));
     const int iterator = pick(8);  // mostly leaves, so that bundles grow
-    d.iterator = iterator == 0 ? ActionIterator{IteratorKind::all_blocks, 0}
+    d.iterator = iterator == 0   ? ActionIterator{IteratorKind::all_blocks, 0}
                  : iterator == 1 ? ActionIterator{IteratorKind::level, 0}
                                  : ActionIterator{IteratorKind::leaves, 0};
     op.steps.push_back(s);

@@ -61,7 +61,10 @@ void paint(Grid& g) {
                                   j < m.interior.hi[1] && m.interior.lo[2] <= k && k < m.interior.hi[2];
             const int l[3] = {i, j, k};
             std::array<int, 3> cell{};
-            for (int d = 0; d < 3; ++d) cell[static_cast<std::size_t>(d)] = m.index[static_cast<std::size_t>(d)] * nb[static_cast<std::size_t>(d)] + l[d] - gw[static_cast<std::size_t>(d)];
+            for (int d = 0; d < 3; ++d)
+              cell[static_cast<std::size_t>(d)] =
+                  m.index[static_cast<std::size_t>(d)] * nb[static_cast<std::size_t>(d)] + l[d] -
+                  gw[static_cast<std::size_t>(d)];
             data(m.id, v, i, j, k) = interior ? value_at(cell, v) : std::numeric_limits<double>::quiet_NaN();
           }
 }
@@ -115,10 +118,8 @@ struct Share {
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
-      {{4, 3, 1}, {4, 4, 1}, 2, 2, BoundaryKind::periodic},
-      {{4, 3, 1}, {4, 4, 1}, 2, 2, BoundaryKind::outflow},
-      {{3, 2, 2}, {3, 3, 3}, 1, 3, BoundaryKind::periodic},
-      {{3, 2, 2}, {2, 2, 2}, 2, 3, BoundaryKind::outflow},
+      {{4, 3, 1}, {4, 4, 1}, 2, 2, BoundaryKind::periodic}, {{4, 3, 1}, {4, 4, 1}, 2, 2, BoundaryKind::outflow},
+      {{3, 2, 2}, {3, 3, 3}, 1, 3, BoundaryKind::periodic}, {{3, 2, 2}, {2, 2, 2}, 2, 3, BoundaryKind::outflow},
       {{2, 2, 2}, {2, 3, 4}, 2, 3, BoundaryKind::periodic},
   };
   return all;
@@ -265,8 +266,8 @@ TEST_CASE("Runtime: a block order that repeats or skips a block fails the cycle 
   CHECK_THROWS_WITH_AS(runtime.execute(bundle, conf, g, &twice), doctest::Contains("gave block 0 twice"), Error);
   CHECK(twice.abandoned_);
   BadOrder short_order(false);
-  CHECK_THROWS_WITH_AS(runtime.execute(bundle, conf, g, &short_order), doctest::Contains("ended after 2 of the grid's 4 blocks"),
-                       Error);
+  CHECK_THROWS_WITH_AS(runtime.execute(bundle, conf, g, &short_order),
+                       doctest::Contains("ended after 2 of the grid's 4 blocks"), Error);
   seen = 0;
   runtime.execute(bundle, conf, g);
   CHECK(seen == g.n_blocks() * g.tiles_per_block());

@@ -28,9 +28,9 @@ GridSpec spec(std::array<int, 3> blocks, std::array<int, 3> block_cells = {8, 8,
   return s;
 }
 
-const Affine A{"A", 0, 0, 2.0, 0.0, 1.0};     // v0 = 2 v0 + 1
-const Affine B{"B", 1, 0, 1.0, 1.0, 0.0};     // v1 = v1 + v0 (after A)
-const Affine C{"C", 2, 1, 1.0, 1.0, 0.0};     // v2 = v2 + v1 (after B)
+const Affine A{"A", 0, 0, 2.0, 0.0, 1.0};  // v0 = 2 v0 + 1
+const Affine B{"B", 1, 0, 1.0, 1.0, 0.0};  // v1 = v1 + v0 (after A)
+const Affine C{"C", 2, 1, 1.0, 1.0, 0.0};  // v2 = v2 + v1 (after B)
 
 Bundle bundle_of(const std::vector<Affine>& actions, ActionLog* log) {
   Bundle b("router bundle");
@@ -160,8 +160,9 @@ TEST_CASE("Router: anything but a tile or a block, or a fraction outside [0, 1],
   CHECK(dynamic_cast<Tile&>(*copy).tile_index() == 3);
 }
 
-TEST_CASE("Router: big_example applies A on the host to every block, then B on the device for a quarter of the "
-          "blocks and on the host for the rest, then C on the device, each once and in that order") {
+TEST_CASE(
+    "Router: big_example applies A on the host to every block, then B on the device for a quarter of the "
+    "blocks and on the host for the rest, then C on the device, each once and in that order") {
   Runtime rt;
   const GridSpec s = spec({4, 4, 4});  // 64 blocks of 8 tiles
   const auto c = with_fraction(configurations::get("big_example"), "split_b", 0.25);
@@ -193,8 +194,9 @@ TEST_CASE("Router: single tiles split between two host teams by the fraction, wi
   }
 }
 
-TEST_CASE("Router: random fractions, grids and router threads keep every action once per item, in order, with "
-          "the split the fraction asks for") {
+TEST_CASE(
+    "Router: random fractions, grids and router threads keep every action once per item, in order, with "
+    "the split the fraction asks for") {
   Runtime rt;
   std::mt19937 rng(20261);
   std::uniform_real_distribution<double> share(0.0, 1.0);
@@ -202,8 +204,9 @@ TEST_CASE("Router: random fractions, grids and router threads keep every action 
     const double f = share(rng);
     const bool tiles = rng() % 2 == 0;
     const unsigned threads = 1 + static_cast<unsigned>(rng() % 2);
-    const GridSpec s = spec({1 + static_cast<int>(rng() % 4), 1 + static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 3)},
-                            {4 + 4 * static_cast<int>(rng() % 2), 4 + 4 * static_cast<int>(rng() % 2), 4});
+    const GridSpec s =
+        spec({1 + static_cast<int>(rng() % 4), 1 + static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 3)},
+             {4 + 4 * static_cast<int>(rng() % 2), 4 + 4 * static_cast<int>(rng() % 2), 4});
     const Grid probe(s);
     const auto n_blocks = static_cast<std::size_t>(probe.n_blocks());
     const auto per_block = static_cast<std::size_t>(probe.tiles_per_block());
@@ -225,8 +228,9 @@ TEST_CASE("Router: random fractions, grids and router threads keep every action 
   }
 }
 
-TEST_CASE("Router: a throwing action on either side of the router fails the cycle with its error; no hang, pools "
-          "balance, the runtime runs big_example again") {
+TEST_CASE(
+    "Router: a throwing action on either side of the router fails the cycle with its error; no hang, pools "
+    "balance, the runtime runs big_example again") {
   Runtime rt;
   for (const char* failing : {"A", "B", "C"}) {
     CAPTURE(failing);
@@ -288,15 +292,16 @@ TEST_CASE("Router: JSON round-trips its fraction, subscribers and unit; other he
 
 TEST_CASE("Router: a bad fraction or missing subscribers in JSON is an error naming the helper's field and the fix") {
   auto helper = [](const std::string& fields) {
-    return R"({"name": "x", "teams": [{"name": "t", "type": "tile", "action": "A"}], "helpers": [{"name": "r", )" + fields +
-           R"(}], "distributor": {"kind": "action_parallel", "groups": [{"pipelines": ["t"]}]}})";
+    return R"({"name": "x", "teams": [{"name": "t", "type": "tile", "action": "A"}], "helpers": [{"name": "r", )" +
+           fields + R"(}], "distributor": {"kind": "action_parallel", "groups": [{"pipelines": ["t"]}]}})";
   };
   auto bad = [](const std::string& text, const char* fragment) {
     CAPTURE(fragment);
     CHECK_THROWS_WITH_AS(Configuration::from_json(text), doctest::Contains(fragment), Error);
   };
   const std::string router = R"("kind": "router", "input": "tile", )";
-  bad(helper(router + R"("fraction": 1.5, "to": ["a", "b"])"), "field helpers[0].fraction: expected a number from 0 to 1");
+  bad(helper(router + R"("fraction": 1.5, "to": ["a", "b"])"),
+      "field helpers[0].fraction: expected a number from 0 to 1");
   bad(helper(router + R"("fraction": -0.1, "to": ["a", "b"])"), "field helpers[0].fraction");
   bad(helper(router + R"("fraction": "half", "to": ["a", "b"])"), "field helpers[0].fraction");
   bad(helper(router + R"("to": ["a", "b"])"), "field helpers[0].fraction: missing");
@@ -306,11 +311,13 @@ TEST_CASE("Router: a bad fraction or missing subscribers in JSON is an error nam
   bad(helper(router + R"("fraction": 0.5, "to": ["a", "b"], "unit": "cell")"), "field helpers[0].unit");
   bad(helper(R"("kind": "mover", "input": "packet_of_blocks", "fraction": 0.5)"),
       "field helpers[0].fraction: only a router helper takes this field");
-  bad(helper(R"("kind": "splitter", "input": "block", "output": "tile", "to": ["a", "b"])"), "field helpers[0].to: only a router");
+  bad(helper(R"("kind": "splitter", "input": "block", "output": "tile", "to": ["a", "b"])"),
+      "field helpers[0].to: only a router");
 }
 
-TEST_CASE("Router: validation names the router and the fix for a bad fraction, subscribers, types, a work edge out "
-          "and single tiles routed to an aggregator") {
+TEST_CASE(
+    "Router: validation names the router and the fix for a bad fraction, subscribers, types, a work edge out "
+    "and single tiles routed to an aggregator") {
   auto invalid = [](const Configuration& c, const char* fragment) {
     CAPTURE(fragment);
     CHECK_THROWS_WITH_AS(validate(c, RuntimeShape{6, 4, 6, 2}), doctest::Contains(fragment), Error);
@@ -341,7 +348,8 @@ TEST_CASE("Router: validation names the router and the fix for a bad fraction, s
   {
     auto c = big;
     c.helpers[0].to[0] = "b_gpu";  // packets, not tiles
-    invalid(c, "router edge 'split_b' -> 'b_gpu' (field to[0]): the router gives tile but 'b_gpu' takes packet_of_blocks");
+    invalid(c,
+            "router edge 'split_b' -> 'b_gpu' (field to[0]): the router gives tile but 'b_gpu' takes packet_of_blocks");
   }
   {
     auto c = big;

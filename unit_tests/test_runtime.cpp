@@ -24,7 +24,7 @@ GridSpec spec(std::array<int, 3> blocks = {3, 2, 2}, std::array<int, 3> tile = {
   return s;
 }
 
-const Affine A{"A", 0, 0, 2.0, 0.0, 1.0};        // v0 = 2 v0 + 1
+const Affine A{"A", 0, 0, 2.0, 0.0, 1.0};         // v0 = 2 v0 + 1
 const Affine B_indep{"B", 1, 1, 3.0, 0.0, -1.0};  // v1 = 3 v1 - 1
 const Affine B_dep{"B", 1, 0, 1.0, 1.0, 0.0};     // v1 = v1 + v0 (after A)
 const Affine C_indep{"C", 2, 2, 0.5, 0.0, 2.0};   // v2 = 0.5 v2 + 2
@@ -81,8 +81,9 @@ void run_case(Runtime& rt, const Case& c, const GridSpec& s) {
 
 }  // namespace
 
-TEST_CASE("Runtime: every built-in configuration applies each action to each item exactly once, in pipeline order, "
-          "with the sequential result") {
+TEST_CASE(
+    "Runtime: every built-in configuration applies each action to each item exactly once, in pipeline order, "
+    "with the sequential result") {
   Runtime rt;
   for (const auto& c : cases()) run_case(rt, c, spec());
   CHECK(rt.device_pool().high_water_bytes() > 0);
@@ -151,15 +152,17 @@ TEST_CASE("Runtime: random bundles over random grids and configurations match th
       a.b = a.in == a.out ? 0.0 : coef(rng);
       a.c = coef(rng);
     }
-    GridSpec s = spec({1 + static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 2)},
-                      {static_cast<int>(rng() % 9), static_cast<int>(rng() % 9), static_cast<int>(rng() % 9)});
+    GridSpec s =
+        spec({1 + static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 3), 1 + static_cast<int>(rng() % 2)},
+             {static_cast<int>(rng() % 9), static_cast<int>(rng() % 9), static_cast<int>(rng() % 9)});
     s.block_cells = {4 + static_cast<int>(rng() % 5), 4 + static_cast<int>(rng() % 5), 2 + static_cast<int>(rng() % 4)};
     INFO("round " << round);
     run_case(rt, c, s);
   }
 }
 
-TEST_CASE("Runtime: a throwing action fails the cycle with an error naming it; no hang, pools balance, runtime reusable") {
+TEST_CASE(
+    "Runtime: a throwing action fails the cycle with an error naming it; no hang, pools balance, runtime reusable") {
   Runtime rt;
   for (const char* name : {"cpu_only", "gpu_only", "data_parallel_accumulator", "concurrent_itor", "mashup"}) {
     INFO(name);
@@ -220,7 +223,8 @@ void expect_invalid(const Configuration& c, const char* fragment) {
 }  // namespace
 
 TEST_CASE("Validation: each kind of bad configuration is rejected with an error naming the team or edge") {
-  for (const auto& n : configurations::names()) CHECK_NOTHROW(validate(configurations::get(n), RuntimeShape{6, 4, 6, 2}));
+  for (const auto& n : configurations::names())
+    CHECK_NOTHROW(validate(configurations::get(n), RuntimeShape{6, 4, 6, 2}));
   {  // type mismatch along an edge
     auto c = base();
     c.work[0].to = "cpu";
@@ -268,7 +272,8 @@ TEST_CASE("Validation: each kind of bad configuration is rejected with an error 
   }
   {  // more teams than the runtime has
     auto c = base();
-    CHECK_THROWS_WITH_AS(validate(c, RuntimeShape{1, 4, 6, 2}), doctest::Contains("needs 2 teams but the runtime has 1"), Error);
+    CHECK_THROWS_WITH_AS(validate(c, RuntimeShape{1, 4, 6, 2}),
+                         doctest::Contains("needs 2 teams but the runtime has 1"), Error);
   }
   {  // distributor feeding a packet team
     auto c = base();
@@ -283,8 +288,17 @@ TEST_CASE("Validation: each kind of bad configuration is rejected with an error 
   {  // helper with two publishers
     auto c = configurations::get("cpu_gpu_action_parallel");
     c.teams.push_back({"gpu2", DataType::packet_of_blocks, "B", 1});
-    c.helpers.push_back({"to_gpu2", HelperKind::aggregator_mover, DataType::block, DataType::packet_of_blocks, 1,
-                         MoveDirection::host_to_device, 2, {}, 0.5, {}, RoutingUnit::block});
+    c.helpers.push_back({"to_gpu2",
+                         HelperKind::aggregator_mover,
+                         DataType::block,
+                         DataType::packet_of_blocks,
+                         1,
+                         MoveDirection::host_to_device,
+                         2,
+                         {},
+                         0.5,
+                         {},
+                         RoutingUnit::block});
     c.work.push_back({"to_gpu2", "gpu2"});
     c.work.push_back({"gpu2", "from_gpu"});
     c.distributor.groups.push_back({{"to_gpu2"}, DistributionPolicy::fixed_fraction, {}, RoutingUnit::block});
@@ -299,7 +313,8 @@ TEST_CASE("Validation: each kind of bad configuration is rejected with an error 
     auto c = configurations::get("cpu_only");
     Bundle b;
     b.add(ActionRoutine("Z", [](const ActionContext&, DataItem&) {}));
-    CHECK_THROWS_WITH_AS(validate(c, RuntimeShape{6, 4, 6, 2}, &b), doctest::Contains("team 'cpu' applies action 'A'"), Error);
+    CHECK_THROWS_WITH_AS(validate(c, RuntimeShape{6, 4, 6, 2}, &b), doctest::Contains("team 'cpu' applies action 'A'"),
+                         Error);
   }
 }
 
@@ -322,7 +337,8 @@ TEST_CASE("JSON: configurations round-trip; bad JSON names the offending field")
   bad(R"({"name": "x", "teams": [{"name": "t", "type": "tile", "action": "A", "thread": 1}], )" + dist + "}",
       "field teams[0].thread: unknown field");
   bad(R"({"name": "x", "teams": [], "distributor": {"kind": "magic", "groups": []}})", "field distributor.kind");
-  bad(R"({"name": "x", "teams": [], "helpers": [{"name": "h", "kind": "mover", "input": "packet_of_blocks", "variables": {"copy_in": ["a"]}}], )" + dist + "}",
+  bad(R"({"name": "x", "teams": [], "helpers": [{"name": "h", "kind": "mover", "input": "packet_of_blocks", "variables": {"copy_in": ["a"]}}], )" +
+          dist + "}",
       "field helpers[0].variables.copy_in[0]");
   bad(R"({"name": "x", "teams": [], "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "weights": [0]}]}})",
       "field distributor.groups[0].weights[0]");
@@ -338,8 +354,10 @@ TEST_CASE("JSON: configurations round-trip; bad JSON names the offending field")
     const char* word = named.first;
     const DistributionPolicy policy = named.second;
     CAPTURE(word);
-    const auto c = Configuration::from_json(std::string(R"({"name": "p", "teams": [{"name": "t", "type": "tile", "action": "A"}],
-      "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "policy": ")") + word + R"("}]}})");
+    const auto c =
+        Configuration::from_json(std::string(R"({"name": "p", "teams": [{"name": "t", "type": "tile", "action": "A"}],
+      "distributor": {"kind": "data_parallel", "groups": [{"pipelines": ["t"], "policy": ")") +
+                                 word + R"("}]}})");
     REQUIRE(c.distributor.groups.size() == 1);
     CHECK(c.distributor.groups[0].policy == policy);
     CHECK(c.to_json().find(std::string("\"") + to_string(policy) + "\"") != std::string::npos);
@@ -372,8 +390,8 @@ TEST_CASE("Trace: transfer_overlap measures the transfer time during which some 
     return t;
   };
   // Tasks cover [0,10) and [5,20) (one piece [0,20)) and [30,40); transfers [15,35), [40,50), [50,50).
-  const std::vector<TraceEvent> events{ev("task", 0, 10),      ev("transfer", 15, 35), ev("task", 5, 20),
-                                       ev("task", 30, 40),     ev("transfer", 40, 50), ev("helper", 40, 50),
+  const std::vector<TraceEvent> events{ev("task", 0, 10),     ev("transfer", 15, 35), ev("task", 5, 20),
+                                       ev("task", 30, 40),    ev("transfer", 40, 50), ev("helper", 40, 50),
                                        ev("transfer", 50, 50)};
   const auto o = transfer_overlap(events);
   CHECK(o.transfers == 2);

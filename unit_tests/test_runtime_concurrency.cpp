@@ -56,8 +56,10 @@ void with_watchdog(std::chrono::seconds limit, F&& body) {
 
 }  // namespace
 
-TEST_CASE("Runtime: execute from 2, 4 and 8 threads, 1000 calls each of good and failing bundles: callers take turns, each call "
-          "completes or throws its own cycle's error, and the next cycle works") {
+TEST_CASE(
+    "Runtime: execute from 2, 4 and 8 threads, 1000 calls each of good and failing bundles: callers take turns, each "
+    "call "
+    "completes or throws its own cycle's error, and the next cycle works") {
   RuntimeOptions options;
   options.n_teams = 3;
   options.threads_per_team = 2;

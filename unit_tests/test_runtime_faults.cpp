@@ -91,7 +91,9 @@ struct Disarm {
 
 }  // namespace
 
-TEST_CASE("Runtime faults: a helper that throws on any item fails the cycle with the first error and a count of the others; the next cycle runs") {
+TEST_CASE(
+    "Runtime faults: a helper that throws on any item fails the cycle with the first error and a count of the others; "
+    "the next cycle runs") {
   const Disarm disarm;
   Runtime rt;
   // Configurations independent of their action order (each action on its own variable).
@@ -115,7 +117,9 @@ TEST_CASE("Runtime faults: a helper that throws on any item fails the cycle with
   }
 }
 
-TEST_CASE("Runtime faults: a failing helper and a failing action in one cycle: the first error is reported with the count of the other") {
+TEST_CASE(
+    "Runtime faults: a failing helper and a failing action in one cycle: the first error is reported with the count of "
+    "the other") {
   const Disarm disarm;
   Runtime rt;
   // Action parallel: the cpu team (action A) and the gpu pipeline's aggregator (to_gpu) both get
@@ -135,10 +139,12 @@ TEST_CASE("Runtime faults: a failing helper and a failing action in one cycle: t
   check_next_cycle_exact(rt, "cpu_gpu_action_parallel");
 }
 
-TEST_CASE("Runtime faults: a distributor that throws mid-grid fails the cycle, closes every entry and the next cycle runs") {
+TEST_CASE(
+    "Runtime faults: a distributor that throws mid-grid fails the cycle, closes every entry and the next cycle runs") {
   const Disarm disarm;
   Runtime rt;
-  for (const char* config : {"cpu_only", "gpu_only", "cpu_gpu_data_parallel", "hybrid_distributor", "concurrent_itor"}) {
+  for (const char* config :
+       {"cpu_only", "gpu_only", "cpu_gpu_data_parallel", "hybrid_distributor", "concurrent_itor"}) {
     for (const int nth : {1, 2, 3}) {
       CAPTURE(std::string(config));
       CAPTURE(nth);
@@ -155,7 +161,9 @@ TEST_CASE("Runtime faults: a distributor that throws mid-grid fails the cycle, c
   }
 }
 
-TEST_CASE("Runtime faults: a device pool exhausted in the middle of a cycle fails it with the pool's error; the next cycle runs") {
+TEST_CASE(
+    "Runtime faults: a device pool exhausted in the middle of a cycle fails it with the pool's error; the next cycle "
+    "runs") {
   Runtime rt;
   // The device bytes of one packet: a grid of one packet (gpu_only packs 2 blocks).
   {
@@ -173,9 +181,8 @@ TEST_CASE("Runtime faults: a device pool exhausted in the middle of a cycle fail
   // every time.
   ThreadTeam& to_gpu = rt.helper_team(0);
   Bundle bundle("exhaust");
-  bundle.add(ActionRoutine("A", [&](const ActionContext&, DataItem&) {
-    eventually([&] { return to_gpu.snapshot().cycle.errors > 0; });
-  }));
+  bundle.add(ActionRoutine(
+      "A", [&](const ActionContext&, DataItem&) { eventually([&] { return to_gpu.snapshot().cycle.errors > 0; }); }));
   Grid grid(spec());
   fill_pattern(grid);
   rt.device_pool().reset_high_water();

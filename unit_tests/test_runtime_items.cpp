@@ -42,7 +42,8 @@ TEST_CASE("Grid: tiles partition every block's interior exactly once") {
     for (int i = 0; i < 10; ++i)
       for (int j = 0; j < 10; ++j)
         for (int k = 0; k < 6; ++k) {
-          const bool interior = i >= in.lo[0] && i < in.hi[0] && j >= in.lo[1] && j < in.hi[1] && k >= in.lo[2] && k < in.hi[2];
+          const bool interior =
+              i >= in.lo[0] && i < in.hi[0] && j >= in.lo[1] && j < in.hi[1] && k >= in.lo[2] && k < in.hi[2];
           CHECK(hits[static_cast<std::size_t>((i * 10 + j) * 6 + k)] == (interior ? 1 : 0));
         }
   }
@@ -206,15 +207,15 @@ TEST_CASE("Packet: each direction is one contiguous range; the device copy is a 
   // compute on the device: out = in + in_out
   for (std::size_t e = 0; e < 2; ++e) {
     auto in = p.device_var(e, 0), io = p.device_var(e, 1), out = p.device_var(e, 2), s = p.device_scratch(e, 0);
-    Kokkos::parallel_for(Kokkos::RangePolicy<DeviceTaskSpace>(spaces.device(), 0, static_cast<int>(in.extent(0))),
-                         KOKKOS_LAMBDA(int i) {
-                           for (std::size_t j = 0; j < in.extent(1); ++j)
-                             for (std::size_t k = 0; k < in.extent(2); ++k) {
-                               s(i, j, k) = in(i, j, k);
-                               out(i, j, k) = s(i, j, k) + io(i, j, k);
-                               io(i, j, k) = -io(i, j, k);
-                             }
-                         });
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<DeviceTaskSpace>(spaces.device(), 0, static_cast<int>(in.extent(0))), KOKKOS_LAMBDA(int i) {
+          for (std::size_t j = 0; j < in.extent(1); ++j)
+            for (std::size_t k = 0; k < in.extent(2); ++k) {
+              s(i, j, k) = in(i, j, k);
+              out(i, j, k) = s(i, j, k) + io(i, j, k);
+              io(i, j, k) = -io(i, j, k);
+            }
+        });
   }
   Grid before = g.clone();
   DataMover{MoveDirection::device_to_device}(p, spaces.device());
@@ -262,11 +263,11 @@ TEST_CASE("Packet: tile boxes are packed cell by cell and unpacked into exactly 
   DataMover{MoveDirection::host_to_device}(p, spaces.device());
   for (std::size_t e = 0; e < 2; ++e) {
     auto in = p.device_var(e, 2), out = p.device_var(e, 1);
-    Kokkos::parallel_for(Kokkos::RangePolicy<DeviceTaskSpace>(spaces.device(), 0, static_cast<int>(in.extent(0))),
-                         KOKKOS_LAMBDA(int i) {
-                           for (std::size_t j = 0; j < in.extent(1); ++j)
-                             for (std::size_t k = 0; k < in.extent(2); ++k) out(i, j, k) = 2.0 * in(i, j, k);
-                         });
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<DeviceTaskSpace>(spaces.device(), 0, static_cast<int>(in.extent(0))), KOKKOS_LAMBDA(int i) {
+          for (std::size_t j = 0; j < in.extent(1); ++j)
+            for (std::size_t k = 0; k < in.extent(2); ++k) out(i, j, k) = 2.0 * in(i, j, k);
+        });
   }
   DataMover{MoveDirection::device_to_host}(p, spaces.device());
   Unpacker()(p);
@@ -317,7 +318,8 @@ TEST_CASE("Packet: release is safe early, buffers return when the last owner dro
   PacketVariables twice;
   twice.copy_in = {0};
   twice.copy_out = {0};
-  CHECK_THROWS_WITH_AS(DataPacket(g, DataType::packet_of_blocks, twice, pinned, device), doctest::Contains("variable 0"), Error);
+  CHECK_THROWS_WITH_AS(DataPacket(g, DataType::packet_of_blocks, twice, pinned, device),
+                       doctest::Contains("variable 0"), Error);
 }
 
 TEST_CASE("Splitter: packets split into their blocks and tiles only once unpacked") {
@@ -371,8 +373,11 @@ TEST_CASE("Aggregator: tiles of one block always land in one packet; incomplete 
 TEST_CASE("Distributor: action parallel puts every item exactly once into each pipeline") {
   Grid g(small_spec());
   std::vector<std::string> a, b;
-  ActionParallelDistributor d({DistributorTarget{"tiles", DataType::tile, [&](std::shared_ptr<DataItem> it) { a.push_back(it->describe()); }, {}, {}},
-                               DistributorTarget{"blocks", DataType::block, [&](std::shared_ptr<DataItem> it) { b.push_back(it->describe()); }, {}, {}}});
+  ActionParallelDistributor d(
+      {DistributorTarget{
+           "tiles", DataType::tile, [&](std::shared_ptr<DataItem> it) { a.push_back(it->describe()); }, {}, {}},
+       DistributorTarget{
+           "blocks", DataType::block, [&](std::shared_ptr<DataItem> it) { b.push_back(it->describe()); }, {}, {}}});
   d.distribute(g);
   CHECK(a.size() == 16);
   CHECK(b.size() == 4);
@@ -394,16 +399,18 @@ TEST_CASE("Distributor: data parallel sends each block to exactly one pipeline, 
       ++count[static_cast<std::size_t>(i)];
     };
   };
-  DataParallelDistributor stat({DistributorTarget{"a", DataType::block, push(0), {}, {}}, DistributorTarget{"b", DataType::block, push(1), {}, {}}},
+  DataParallelDistributor stat({DistributorTarget{"a", DataType::block, push(0), {}, {}},
+                                DistributorTarget{"b", DataType::block, push(1), {}, {}}},
                                DistributionPolicy::fixed_fraction, {1, 3});
   stat.distribute(g);
   CHECK(count[0] == 4);
   CHECK(count[1] == 12);
   std::fill(owner.begin(), owner.end(), -1);
   count = {0, 0};
-  DataParallelDistributor dyn({DistributorTarget{"a", DataType::block, push(0), [&] { return static_cast<std::size_t>(count[0]); }, {}},
-                               DistributorTarget{"b", DataType::block, push(1), [] { return std::size_t{1000}; }, {}}},
-                              DistributionPolicy::queue_depth);
+  DataParallelDistributor dyn(
+      {DistributorTarget{"a", DataType::block, push(0), [&] { return static_cast<std::size_t>(count[0]); }, {}},
+       DistributorTarget{"b", DataType::block, push(1), [] { return std::size_t{1000}; }, {}}},
+      DistributionPolicy::queue_depth);
   dyn.distribute(g);
   CHECK(count[0] > count[1]);
   CHECK(count[0] + count[1] == 16);

@@ -29,7 +29,9 @@ GridSpec lifetime_spec() {
 
 }  // namespace
 
-TEST_CASE("Runtime: deleted by a routine of its own cycle, 50 times: the cycle ends, its caller gets an Error, no use after free") {
+TEST_CASE(
+    "Runtime: deleted by a routine of its own cycle, 50 times: the cycle ends, its caller gets an Error, no use after "
+    "free") {
   for (int run = 0; run < 50; ++run) {
     CAPTURE(run);
     std::atomic<Runtime*> victim{new Runtime(RuntimeOptions{2, 2, 1, 1, {}, 0, 0})};
@@ -83,7 +85,9 @@ TEST_CASE("Runtime: deleted by its own auxiliary routine: run_auxiliary throws a
   }
 }
 
-TEST_CASE("Runtime: destroyed on another thread while a cycle runs, it waits for the cycle; a caller still waiting gets an Error") {
+TEST_CASE(
+    "Runtime: destroyed on another thread while a cycle runs, it waits for the cycle; a caller still waiting gets an "
+    "Error") {
   auto rt = std::make_unique<Runtime>(RuntimeOptions{1, 2, 1, 1, {}, 0, 0});
   Grid grid(lifetime_spec());
   std::atomic<bool> started{false}, release{false};

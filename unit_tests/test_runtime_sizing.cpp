@@ -25,12 +25,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -44,8 +48,9 @@ class ScopedEnv {
 struct NoLauncher {
   std::vector<std::unique_ptr<ScopedEnv>> vars;
   NoLauncher() {
-    for (const char* n : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE",
-                          "PALS_LOCAL_SIZE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_PROCID"})
+    for (const char* n :
+         {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE",
+          "PALS_LOCAL_SIZE", "SLURM_STEP_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE", "SLURM_PROCID"})
       vars.push_back(std::make_unique<ScopedEnv>(n, std::nullopt));
   }
 };
@@ -93,8 +98,8 @@ TEST_CASE("Runtime sizing: the ranks on the node come from the launcher's enviro
 
 TEST_CASE("Runtime sizing: the cores are divided among the ranks unless a launcher bound the rank") {
   CHECK(share(16, 16, 4).cores_per_rank() == 4);
-  CHECK(share(2, 2, 4).cores_per_rank() == 1);   // never 0
-  CHECK(share(1, 2, 2).cores_per_rank() == 1);   // bound to one core: that core is the rank's
+  CHECK(share(2, 2, 4).cores_per_rank() == 1);  // never 0
+  CHECK(share(1, 2, 2).cores_per_rank() == 1);  // bound to one core: that core is the rank's
   CHECK(share(4, 16, 2).cores_per_rank() == 4);
   CHECK(share(8, 8, 1).cores_per_rank() == 8);
 }
@@ -149,8 +154,8 @@ TEST_CASE("Runtime sizing: a default Runtime is sized, keeps explicit counts, an
     rt.execute(b, configurations::get("cpu_only"), grid);
     CHECK(rt.started_threads() == o.threads_per_team);  // one team, no helper
     rt.execute(b, configurations::get("cpu_only"), grid);
-    CHECK(rt.started_threads() == o.threads_per_team);  // kept, not started again
-    CHECK(rt.team(2).mode() == TeamMode::Idle);         // started by asking for it
+    CHECK(rt.started_threads() == o.threads_per_team);      // kept, not started again
+    CHECK(rt.team(2).mode() == TeamMode::Idle);             // started by asking for it
     CHECK(rt.started_threads() == 2 * o.threads_per_team);  // team 0 and team 2 only
     CHECK(rt.helper_team(0).n_max() == o.helper_threads);
   }

@@ -56,11 +56,12 @@ class ActionLog {
 };
 
 template <class Space, class View>
-void apply_box(const Space& space, View out, View in, int i0, int i1, int j0, int j1, int k0, int k1, double a, double b,
-               double c) {
+void apply_box(const Space& space, View out, View in, int i0, int i1, int j0, int j1, int k0, int k1, double a,
+               double b, double c) {
   using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
-  Kokkos::parallel_for("korch test affine", Policy(space, {i0, j0, k0}, {i1, j1, k1}),
-                       KOKKOS_LAMBDA(int i, int j, int k) { out(i, j, k) = a * in(i, j, k) + b * out(i, j, k) + c; });
+  Kokkos::parallel_for(
+      "korch test affine", Policy(space, {i0, j0, k0}, {i1, j1, k1}),
+      KOKKOS_LAMBDA(int i, int j, int k) { out(i, j, k) = a * in(i, j, k) + b * out(i, j, k) + c; });
 }
 
 inline ActionRoutine affine_routine(const Affine f, ActionLog* log) {

@@ -149,8 +149,8 @@ TEST_CASE("CommitQueue: concurrent writer, optimistic reader and committer with 
 // ---- reference semantics ----
 
 TEST_CASE("Sequential: a transformer round consumes n and emits m; a partial round emits nothing") {
-  auto r = run_sequential(map("sum2", {2, 1}, [](const Item* in, Item* out) { out[0] = in[0] + in[1]; }),
-                          {1, 2, 3, 4, 5});
+  auto r =
+      run_sequential(map("sum2", {2, 1}, [](const Item* in, Item* out) { out[0] = in[0] + in[1]; }), {1, 2, 3, 4, 5});
   CHECK(r.output == std::vector<Item>{3, 7});
   CHECK(r.starved);
   CHECK_FALSE(r.value);
@@ -160,11 +160,13 @@ TEST_CASE("Sequential: bind passes the value; a computer downstream of a transfo
   // x <- (dup >>> take 3) ; take x
   auto dup = map("dup", {1, 2}, [](const Item* in, Item* out) { out[0] = out[1] = in[0]; });
   auto first = pipe(dup, taker("c1", 3));
-  auto p = bind("x", first, take_block("c2", [](const Env& e) { return static_cast<std::size_t>(e.at("x") % 3 + 1); },
-                                        [](const Item* in, std::size_t n, std::vector<Item>& out) {
-                                          for (std::size_t i = 0; i < n; ++i) out.push_back(in[i]);
-                                          return Value(n);
-                                        }));
+  auto p = bind("x", first,
+                take_block(
+                    "c2", [](const Env& e) { return static_cast<std::size_t>(e.at("x") % 3 + 1); },
+                    [](const Item* in, std::size_t n, std::vector<Item>& out) {
+                      for (std::size_t i = 0; i < n; ++i) out.push_back(in[i]);
+                      return Value(n);
+                    }));
   auto r = run_sequential(p, iota_input(10));
   // dup consumed 2 inputs (rounds for takes 1..3); c1 saw 1,1,2 -> sum 4 -> c2 takes 4%3+1 = 2 items: 3, 4
   CHECK(r.output == std::vector<Item>{3, 3, 6, 3, 4});
@@ -224,7 +226,8 @@ TEST_CASE("Plan: x <- t |>>>| c1 ; c2 x has continuations c1 -> {c2}, first t, l
 }
 
 TEST_CASE("Plan: barrier-free subtrees merge into one task; repeat loops back to its body") {
-  auto body = bind("x", par_pipe(mix("a", 1, 1) >> mix("b", 2, 1), taker("c1", 2)), seq(taker("c2", 1), taker("c3", 1)));
+  auto body =
+      bind("x", par_pipe(mix("a", 1, 1) >> mix("b", 2, 1), taker("c1", 2)), seq(taker("c2", 1), taker("c3", 1)));
   Layout l(repeat(body), 2);
   CHECK(l.tasks().size() == 3);  // a>>>b, c1, c2;c3
   CHECK(l.map().text() == "Repeat [Seq [Par [Atom 0, Atom 1], Atom 2]]");
@@ -247,8 +250,8 @@ TEST_CASE("Executor: a commit queue below minQSize is an error naming the queue"
   auto p = bind("x", par_pipe(mix("t1", 2, 1) >> mix("t2", 4, 2), taker("c1", 3)), taker("c2", 2));
   ParallelOptions o;
   o.commit_queue_capacity = 7;  // minQSize = takes [(2,1),(4,2)] 1 = 8
-  CHECK_THROWS_WITH_AS(run_parallel(p, iota_input(50), o), doctest::Contains("commit queue 'input' has capacity 7, below minQSize 8"),
-                       korch::Error);
+  CHECK_THROWS_WITH_AS(run_parallel(p, iota_input(50), o),
+                       doctest::Contains("commit queue 'input' has capacity 7, below minQSize 8"), korch::Error);
   o.commit_queue_capacity = 8;
   CHECK(run_parallel(p, iota_input(50), o).output == run_sequential(p, iota_input(50)).output);
 }

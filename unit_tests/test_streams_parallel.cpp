@@ -25,7 +25,8 @@ std::uint32_t seed_or(std::uint32_t fallback) {
   return s ? static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10)) ^ fallback : fallback;
 }
 
-ParallelResult require_same(const Comp& p, const std::vector<Item>& in, const ParallelOptions& o, const std::string& what) {
+ParallelResult require_same(const Comp& p, const std::vector<Item>& in, const ParallelOptions& o,
+                            const std::string& what) {
   INFO(what << " program " << to_string(p) << " threads " << o.threads << " queue " << o.queue_capacity
             << " commit queue " << o.commit_queue_capacity << " input " << in.size());
   const RunResult s = run_sequential(p, in);
@@ -55,7 +56,9 @@ Comp random_cards_chain(std::mt19937& rng, Cards& cards, int& id) {
 
 }  // namespace
 
-TEST_CASE("Motivating program: x <- t |>>>| c1 ; c2 x equals the sequential result for random cards, queues >= minQSize, 1..4 threads") {
+TEST_CASE(
+    "Motivating program: x <- t |>>>| c1 ; c2 x equals the sequential result for random cards, queues >= minQSize, "
+    "1..4 threads") {
   std::mt19937 rng(seed_or(20261121));
   std::size_t outputs = 0, rollbacks = 0, tasks = 0;
   for (int trial = 0; trial < 120; ++trial) {
@@ -76,7 +79,8 @@ TEST_CASE("Motivating program: x <- t |>>>| c1 ; c2 x equals the sequential resu
     rollbacks += r.commits.rollbacks;
     tasks += r.tasks_run;
   }
-  MESSAGE("motivating: " << outputs << " output items, " << rollbacks << " rollbacks, " << tasks << " task activations");
+  MESSAGE("motivating: " << outputs << " output items, " << rollbacks << " rollbacks, " << tasks
+                         << " task activations");
   CHECK(outputs > 100);
   CHECK(rollbacks > 10);
 }
@@ -213,7 +217,9 @@ TEST_CASE("Executor: starving is not finishing - a repeat whose body starves end
   }
 }
 
-TEST_CASE("Executor: a finished computer sends FINISHED upstream (the endless producer stops) and downstream (the consumer drains)") {
+TEST_CASE(
+    "Executor: a finished computer sends FINISHED upstream (the endless producer stops) and downstream (the consumer "
+    "drains)") {
   // t |>>>| c1 |>>>| d over a long input: c1 finishes after 5 takes; t must stop and d must drain.
   auto prog = par_pipe(par_pipe(mix("t", 1, 2), taker("c1", 5)), mix("d", 2, 1));
   const auto in = iota_input(200000);
@@ -309,7 +315,8 @@ TEST_CASE("Scheduler: idle polling shrinks when waits are longer than idle_spin"
   CHECK(r.spin_seconds < 0.25 * fixed_polling);
 }
 
-TEST_CASE("Scheduler: beside busy threads, with more scheduler threads than cores, idle threads sleep rather than poll") {
+TEST_CASE(
+    "Scheduler: beside busy threads, with more scheduler threads than cores, idle threads sleep rather than poll") {
   // Other threads keep every core busy, and the run has twice as many scheduler threads as cores:
   // a scheduler thread that polled would keep the thread it waits for off a core. The run must
   // stay correct, sleep, and spend little of its threads' time polling; the timeout is a watchdog.

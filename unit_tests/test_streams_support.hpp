@@ -30,10 +30,7 @@ inline Comp mix(const std::string& name, std::uint64_t n, std::uint64_t m, int s
 // wrap(x*3+salt) for each and returning their sum mod 1000.
 inline Comp taker(const std::string& name, std::size_t k, int salt = 0, std::string var = "") {
   return take_block(
-      name,
-      [k, var](const Env& env) {
-        return var.empty() ? k : k + static_cast<std::size_t>(env.at(var) % 5);
-      },
+      name, [k, var](const Env& env) { return var.empty() ? k : k + static_cast<std::size_t>(env.at(var) % 5); },
       [salt](const Item* in, std::size_t n, std::vector<Item>& out) {
         Value sum = 0;
         for (std::size_t i = 0; i < n; ++i) {

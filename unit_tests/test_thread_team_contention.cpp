@@ -141,8 +141,9 @@ TEST_CASE("A team thread on a busy core runs the items itself when no caller com
 #endif
 
 #if defined(__linux__)
-TEST_CASE("A team thread that naps on a busy core still runs the items of a caller that does not wait, and "
-          "its team is destroyed without waiting for the nap") {
+TEST_CASE(
+    "A team thread that naps on a busy core still runs the items of a caller that does not wait, and "
+    "its team is destroyed without waiting for the nap") {
   const int busy_cpu = first_allowed_cpu();
   const Spinner spinner(busy_cpu);
   TeamOptions options;

@@ -92,7 +92,8 @@ TEST_CASE("A failed cycle whose error was not collected blocks the next start_cy
 
 TEST_CASE("Errors name the team and its state: empty routine, start while running, close in Idle") {
   ThreadTeam team("named", 1);
-  CHECK(contains(error_of([&] { team.start_cycle(ActionRoutine("nothing", nullptr), 1); }), "empty action routine 'nothing'"));
+  CHECK(contains(error_of([&] { team.start_cycle(ActionRoutine("nothing", nullptr), 1); }),
+                 "empty action routine 'nothing'"));
   Gate gate;
   team.start_cycle(gated_routine(gate), 1);
   const std::string msg = error_of([&] { team.start_cycle(noop_routine(), 1); });
@@ -144,8 +145,9 @@ TEST_CASE("Action parameters of the wrong type throw a korch::Error naming both 
   CHECK(contains(error_of([&] { (void)none.get<Dt>(); }), "nothing"));
   // Inside a cycle the error fails the cycle and names the routine.
   ThreadTeam team("typed", 1);
-  team.start_cycle(ActionRoutine("reads_int", [](const ActionContext& ctx, DataItem&) { (void)ctx.parameters_as<int>(); }),
-                   1, ActionParameters(Dt{2.0}));
+  team.start_cycle(
+      ActionRoutine("reads_int", [](const ActionContext& ctx, DataItem&) { (void)ctx.parameters_as<int>(); }), 1,
+      ActionParameters(Dt{2.0}));
   team.enqueue(item(0));
   team.close_queue();
   const std::string in_cycle = error_of([&] { watched_wait(team); });
@@ -160,8 +162,7 @@ TEST_CASE("Each team thread runs Kokkos RangePolicy kernels on its own Serial in
     const int n = 1000;
     // Allocated and initialized on the thread's own Serial instance, not the default host space.
     Kokkos::View<double*, Kokkos::HostSpace> x(Kokkos::view_alloc(ctx.host_space(), std::string("x")), n);
-    Kokkos::parallel_for(Kokkos::RangePolicy<HostTaskSpace>(ctx.host_space(), 0, n),
-                         [=](int i) { x(i) = 2.0 * i; });
+    Kokkos::parallel_for(Kokkos::RangePolicy<HostTaskSpace>(ctx.host_space(), 0, n), [=](int i) { x(i) = 2.0 * i; });
     ctx.host_space().fence();
     for (int i = 0; i < n; ++i) {
       if (x(i) != 2.0 * i) {

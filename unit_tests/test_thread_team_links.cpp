@@ -52,9 +52,8 @@ TEST_CASE("Spec: a finished item is enqueued with the work subscriber") {
   ThreadTeam a("producer", 2), b("consumer", 2);
   a.attach_work_subscriber(b);
   std::atomic<int> out_of_order{0};
-  const ActionRoutine first("stamp", [](const ActionContext&, DataItem& it) {
-    static_cast<CountedItem&>(it).hits[0].fetch_add(1);
-  });
+  const ActionRoutine first(
+      "stamp", [](const ActionContext&, DataItem& it) { static_cast<CountedItem&>(it).hits[0].fetch_add(1); });
   const ActionRoutine second("check", [&](const ActionContext&, DataItem& it) {
     auto& c = static_cast<CountedItem&>(it);
     if (c.hits[0].load() != 1) ++out_of_order;
@@ -74,7 +73,8 @@ TEST_CASE("Spec: a finished item is enqueued with the work subscriber") {
   CHECK(b.last_cycle().enqueued == 300);
 }
 
-TEST_CASE("Spec: the transition to Idle enqueues the last item, then closes the work subscriber, then releases the waiter") {
+TEST_CASE(
+    "Spec: the transition to Idle enqueues the last item, then closes the work subscriber, then releases the waiter") {
   Recorder rec;
   ThreadTeam a("pub", 3), b("sub", 1);
   a.attach_work_subscriber(b);

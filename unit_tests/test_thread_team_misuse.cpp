@@ -130,7 +130,8 @@ TEST_CASE("A negative poll or nap limit is refused with a korch::Error naming th
   spin.spin = std::chrono::microseconds(-1);
   TeamOptions nap;
   nap.contended_nap = std::chrono::microseconds(-5);
-  for (const auto& [options, name] : {std::pair{spin, "TeamOptions::spin"}, std::pair{nap, "TeamOptions::contended_nap"}}) {
+  for (const auto& [options, name] :
+       {std::pair{spin, "TeamOptions::spin"}, std::pair{nap, "TeamOptions::contended_nap"}}) {
     try {
       ThreadTeam team("negative", 1, options);
       FAIL("a team was created with a negative " << name);

@@ -76,7 +76,8 @@ TEST_CASE("Outputs: an emitting routine's items and its end-of-cycle output reac
   }
 }
 
-TEST_CASE("Outputs: the end-of-cycle step runs in every cycle also while threads forward themselves to a thread subscriber") {
+TEST_CASE(
+    "Outputs: the end-of-cycle step runs in every cycle also while threads forward themselves to a thread subscriber") {
   // A thread that goes Idle forwards itself to the thread subscriber with the mutex released while
   // still counted as Computing; the last thread with an item must not take it for a busy one.
   ThreadTeam a("splitter", 3), b("consumer", 3), c("spare", 3);

@@ -227,7 +227,9 @@ TEST_CASE("wait() from the team's own thread is refused instead of deadlocking")
   ThreadTeam team("self-wait", 1);
   std::string msg;
   ThreadTeam* self = &team;
-  team.start_cycle(ActionRoutine("waits_for_itself", [&](const ActionContext&, DataItem&) { msg = error_of([&] { watched_wait(*self); }); }), 1);
+  team.start_cycle(ActionRoutine("waits_for_itself", [&](const ActionContext&,
+                                                         DataItem&) { msg = error_of([&] { watched_wait(*self); }); }),
+                   1);
   team.enqueue(item(0));
   team.close_queue();
   watched_wait(team);
@@ -295,15 +297,18 @@ TEST_CASE("Spec: enqueue is allowed only in RunningOpen") {
     gate.open();
     watched_wait(team);
   }
-  SUBCASE("a null item") { CHECK(contains(error_of([&] { team.enqueue(nullptr); }), "null item")); }
+  SUBCASE("a null item") {
+    CHECK(contains(error_of([&] { team.enqueue(nullptr); }), "null item"));
+  }
 }
 
 TEST_CASE("Enqueueing several items at once: all in order, or none with an error naming the bad item") {
   ThreadTeam team("batch", 1);
   std::vector<int> order;
-  team.start_cycle(ActionRoutine("log", [&order](const ActionContext&, DataItem& it) {
-                     order.push_back(static_cast<CountedItem&>(it).id);  // one thread: no race
-                   }),
+  team.start_cycle(ActionRoutine("log",
+                                 [&order](const ActionContext&, DataItem& it) {
+                                   order.push_back(static_cast<CountedItem&>(it).id);  // one thread: no race
+                                 }),
                    0);
   std::vector<std::shared_ptr<DataItem>> items;
   for (int i = 0; i < 100; ++i) items.push_back(item(i));
@@ -323,7 +328,9 @@ TEST_CASE("Enqueueing several items at once: all in order, or none with an error
   CHECK(team.last_cycle().enqueued == 100);
   CHECK(team.last_cycle().processed == 100);
   // Outside RunningOpen the whole batch is refused.
-  const std::string idle_msg = error_of([&] { team.enqueue(std::vector<std::shared_ptr<DataItem>>{item(7), item(8)}); });
+  const std::string idle_msg = error_of([&] {
+    team.enqueue(std::vector<std::shared_ptr<DataItem>>{item(7), item(8)});
+  });
   CHECK(contains(idle_msg, "'batch' is Idle"));
   CHECK(contains(idle_msg, "item #7"));
   CHECK(contains(idle_msg, "none of the 2 items was enqueued"));
@@ -341,7 +348,8 @@ TEST_CASE("Enqueueing batches from several threads while the team runs loses no 
       for (int start = f * 1000; start < (f + 1) * 1000;) {
         const int n = 1 + start % 37;
         std::vector<std::shared_ptr<DataItem>> batch;
-        for (int i = start; i < std::min(start + n, (f + 1) * 1000); ++i) batch.push_back(all[static_cast<std::size_t>(i)]);
+        for (int i = start; i < std::min(start + n, (f + 1) * 1000); ++i)
+          batch.push_back(all[static_cast<std::size_t>(i)]);
         start += n;
         team.enqueue(std::move(batch));
       }

@@ -123,16 +123,18 @@ struct Work {
 };
 
 ActionRoutine marking_routine(int slot, Work::Kind kind, double fail_probability = 0.0) {
-  return ActionRoutine("mark" + std::to_string(slot), [slot, kind, fail_probability](const ActionContext& ctx, DataItem& it) {
-    auto& c = static_cast<CountedItem&>(it);
-    c.hits[slot].fetch_add(1, std::memory_order_relaxed);
-    Work::some(kind, static_cast<unsigned>(c.id) + ctx.thread_index());
-    if (fail_probability > 0) {
-      // A deterministic pseudo-random choice per (item, team).
-      const unsigned h = (static_cast<unsigned>(c.id) * 2654435761U) ^ (static_cast<unsigned>(slot) * 40503U);
-      if ((h % 1000U) < static_cast<unsigned>(fail_probability * 1000)) throw std::runtime_error("injected failure");
-    }
-  });
+  return ActionRoutine(
+      "mark" + std::to_string(slot), [slot, kind, fail_probability](const ActionContext& ctx, DataItem& it) {
+        auto& c = static_cast<CountedItem&>(it);
+        c.hits[slot].fetch_add(1, std::memory_order_relaxed);
+        Work::some(kind, static_cast<unsigned>(c.id) + ctx.thread_index());
+        if (fail_probability > 0) {
+          // A deterministic pseudo-random choice per (item, team).
+          const unsigned h = (static_cast<unsigned>(c.id) * 2654435761U) ^ (static_cast<unsigned>(slot) * 40503U);
+          if ((h % 1000U) < static_cast<unsigned>(fail_probability * 1000))
+            throw std::runtime_error("injected failure");
+        }
+      });
 }
 
 // Threads are conserved in every round: each team with a thread subscriber hands on exactly the
@@ -149,10 +151,11 @@ std::vector<std::string> unbalanced_threads(const Config& cfg, const std::vector
     const int sub = cfg.thread_sub[static_cast<std::size_t>(i)];
     const std::size_t expected = sub >= 0 ? given : 0;
     if (rep.threads_forwarded != expected) {
-      problems.push_back("team " + std::to_string(i) + " (routine " + rep.routine + ", cycle " + std::to_string(rep.cycle) +
-                         ") handed on " + std::to_string(rep.threads_forwarded) + " threads, expected " +
-                         std::to_string(expected) + " (" + std::to_string(activated[static_cast<std::size_t>(i)]) +
-                         " activated by the client, " + std::to_string(rep.threads_received) + " received)");
+      problems.push_back("team " + std::to_string(i) + " (routine " + rep.routine + ", cycle " +
+                         std::to_string(rep.cycle) + ") handed on " + std::to_string(rep.threads_forwarded) +
+                         " threads, expected " + std::to_string(expected) + " (" +
+                         std::to_string(activated[static_cast<std::size_t>(i)]) + " activated by the client, " +
+                         std::to_string(rep.threads_received) + " received)");
     }
     if (sub >= 0) from_publishers[static_cast<std::size_t>(sub)] += rep.threads_forwarded;
   }
@@ -194,7 +197,8 @@ TEST_CASE("Stress: random chains and fans of teams process each item exactly onc
       for (int i = 0; i < k; ++i) activated[i] = start[i] + extra[i];
       // Subscribers before publishers (Spec NoEnqueue: a publisher must not find its subscriber Idle).
       for (int i = k - 1; i >= 0; --i) {
-        cfg.teams[i]->start_cycle(marking_routine(i, static_cast<Work::Kind>(uni(0, 2))), static_cast<unsigned>(start[i]));
+        cfg.teams[i]->start_cycle(marking_routine(i, static_cast<Work::Kind>(uni(0, 2))),
+                                  static_cast<unsigned>(start[i]));
       }
       // Items for every team the client feeds: sources, and teams with a registered external publisher.
       std::vector<std::vector<std::shared_ptr<CountedItem>>> items(k);
@@ -238,14 +242,14 @@ TEST_CASE("Stress: random chains and fans of teams process each item exactly onc
       // Every cycle ends Idle, with nothing queued and every thread Idle.
       for (int i = 0; i < k; ++i) {
         const TeamSnapshot s = cfg.teams[i]->snapshot();
-        const bool idle = s.mode == TeamMode::Idle && s.n_idle == s.n_max && s.n_queued == 0 &&
-                          s.n_to_activate == 0 && !s.finishing;
+        const bool idle =
+            s.mode == TeamMode::Idle && s.n_idle == s.n_max && s.n_queued == 0 && s.n_to_activate == 0 && !s.finishing;
         const bool clean = s.cycle.errors == 0 && s.cycle.processed == s.cycle.enqueued && s.cycle.skipped == 0;
         if (!idle || !clean) {
           ++failures;
           FAIL_CHECK("team " << s.cycle.routine << " after cycle " << s.cycle.cycle << ": mode " << to_string(s.mode)
-                             << ", idle " << s.n_idle << "/" << s.n_max << ", queued " << s.n_queued
-                             << ", enqueued " << s.cycle.enqueued << ", processed " << s.cycle.processed
+                             << ", idle " << s.n_idle << "/" << s.n_max << ", queued " << s.n_queued << ", enqueued "
+                             << s.cycle.enqueued << ", processed " << s.cycle.processed
                              << ", error: " << s.cycle.error);
         }
       }
@@ -324,7 +328,8 @@ TEST_CASE("Stress: injected routine failures are counted, drained and reported, 
         }
         CHECK(cfg.teams[j]->last_cycle().enqueued == forwarded);
       }
-      for (const std::string& problem : unbalanced_threads(cfg, activated)) FAIL_CHECK("round " << done << ": " << problem);
+      for (const std::string& problem : unbalanced_threads(cfg, activated))
+        FAIL_CHECK("round " << done << ": " << problem);
     }
   }
   CHECK(failed_cycles > 0);

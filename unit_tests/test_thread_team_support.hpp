@@ -147,9 +147,9 @@ class Recorder {
   void check(const std::string& team, unsigned n_max, const TeamTransition& t) {
     auto fail = [&](const char* rule) {
       violations_.push_back(team + " after " + to_string(t.event) + " in " + to_string(t.mode) + ": " + rule +
-                            " (N_i " + std::to_string(t.n_idle) + ", N_w " + std::to_string(t.n_waiting) +
-                            ", N_c " + std::to_string(t.n_computing) + ", N_Q " + std::to_string(t.n_queued) +
-                            ", pending " + std::to_string(t.n_to_activate) + ")");
+                            " (N_i " + std::to_string(t.n_idle) + ", N_w " + std::to_string(t.n_waiting) + ", N_c " +
+                            std::to_string(t.n_computing) + ", N_Q " + std::to_string(t.n_queued) + ", pending " +
+                            std::to_string(t.n_to_activate) + ")");
     };
     if (t.n_idle + t.n_waiting + t.n_computing != n_max) fail("N_i + N_w + N_c != N_max");
     if (t.n_to_activate > t.n_idle) fail("more activations pending than Idle threads");

@@ -28,7 +28,8 @@ using korch::test::read_png_rgb;
 
 // A fresh folder of this process (every rank has its own).
 fs::path scratch_dir() {
-  const auto dir = fs::temp_directory_path() / ("korch-test-trace-outputs-" + std::to_string(static_cast<long>(::getpid())));
+  const auto dir =
+      fs::temp_directory_path() / ("korch-test-trace-outputs-" + std::to_string(static_cast<long>(::getpid())));
   fs::create_directories(dir);
   return dir;
 }
@@ -40,7 +41,8 @@ std::string read_text(const fs::path& path) {
 
 }  // namespace
 
-TEST_CASE("write_timeline_png: a small trace becomes a PNG of the layout's size, each task box in its action's colour") {
+TEST_CASE(
+    "write_timeline_png: a small trace becomes a PNG of the layout's size, each task box in its action's colour") {
   korch::Trace trace;
   trace.record(event("advect", "task", "cpu", 0, 0, 600000));
   trace.record(event("advect", "task", "cpu", 1, 100000, 500000));

@@ -33,8 +33,9 @@ GridSpec spec() {
 template <class Space, class View>
 void shifted_sum(const Space& space, View out, View in, const int lo[3], const int hi[3]) {
   using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
-  Kokkos::parallel_for("korch test shifted sum", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}),
-                       KOKKOS_LAMBDA(int i, int j, int k) { out(i, j, k) = in(i - 1, j, k) + 10.0 * in(i, j, k); });
+  Kokkos::parallel_for(
+      "korch test shifted sum", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}),
+      KOKKOS_LAMBDA(int i, int j, int k) { out(i, j, k) = in(i - 1, j, k) + 10.0 * in(i, j, k); });
 }
 
 double expected_shifted_sum(const Grid& g, int b, int i, int j, int k) {
@@ -63,8 +64,10 @@ void run_on_packet(const ActionRoutine& routine, DirectCall& call, Pools& pools,
   vars.copy_in_out = {1};  // not copy_out: the cells the routine leaves alone keep their values
   DataPacket p(g, type, vars, pools.pinned, pools.device);
   for (int b : blocks) {
-    if (type == DataType::packet_of_blocks) p.add_block(b);
-    else p.add_tile(b, 0);
+    if (type == DataType::packet_of_blocks)
+      p.add_block(b);
+    else
+      p.add_tile(b, 0);
   }
   p.pack();
   DataMover{MoveDirection::host_to_device}(p, call.spaces.device());
@@ -76,14 +79,17 @@ void run_on_packet(const ActionRoutine& routine, DirectCall& call, Pools& pools,
 ActionRoutine shifted_sum_action() {
   return TypedAction("shifted sum")
       .reads_guard_cells()
-      .on_box([](const ActionContext&, const auto& box) { shifted_sum(box.space(), box.var(1), box.var(0), box.lo(), box.hi()); })
+      .on_box([](const ActionContext&, const auto& box) {
+        shifted_sum(box.space(), box.var(1), box.var(0), box.lo(), box.hi());
+      })
       .routine();
 }
 
 }  // namespace
 
-TEST_CASE("TypedAction: one box routine updates exactly a tile's box, a block's interior and each packet entry's "
-          "interior, in the indices of the Views it is given") {
+TEST_CASE(
+    "TypedAction: one box routine updates exactly a tile's box, a block's interior and each packet entry's "
+    "interior, in the indices of the Views it is given") {
   Grid g(spec());
   fill_pattern(g);
   const ActionRoutine routine = shifted_sum_action();
@@ -103,7 +109,8 @@ TEST_CASE("TypedAction: one box routine updates exactly a tile's box, a block's 
           const Box& updated = b == 0 ? tile.box() : m.interior;
           const bool inside = i >= updated.lo[0] && i < updated.hi[0] && j >= updated.lo[1] && j < updated.hi[1] &&
                               k >= updated.lo[2] && k < updated.hi[2];
-          const double want = inside ? expected_shifted_sum(g, b, i, j, k) : 0.25 * b + 0.5 + 0.01 * i + 0.02 * j + 0.03 * k;
+          const double want =
+              inside ? expected_shifted_sum(g, b, i, j, k) : 0.25 * b + 0.5 + 0.01 * i + 0.02 * j + 0.03 * k;
           INFO("block " << b << " cell " << i << " " << j << " " << k);
           REQUIRE(h(b, 1, i, j, k) == want);
         }
@@ -114,13 +121,14 @@ TEST_CASE("TypedAction: one box routine updates exactly a tile's box, a block's 
 TEST_CASE("TypedAction: the routine for the item's own type is chosen over the box routine") {
   Grid g(spec());
   std::vector<std::string> calls;
-  const ActionRoutine routine = TypedAction("choose")
-                                    .on_tile([&](const ActionContext&, Tile& t) { calls.push_back("tile " + std::to_string(t.tile_index())); })
-                                    .on_box([&](const ActionContext&, const auto& box) {
-                                      calls.push_back(std::string(box.in_packet ? "packet box " : "grid box ") +
-                                                      std::to_string(box.block_id()) + " " + std::to_string(box.tile_index()));
-                                    })
-                                    .routine();
+  const ActionRoutine routine =
+      TypedAction("choose")
+          .on_tile([&](const ActionContext&, Tile& t) { calls.push_back("tile " + std::to_string(t.tile_index())); })
+          .on_box([&](const ActionContext&, const auto& box) {
+            calls.push_back(std::string(box.in_packet ? "packet box " : "grid box ") + std::to_string(box.block_id()) +
+                            " " + std::to_string(box.tile_index()));
+          })
+          .routine();
   DirectCall call;
   Pools pools;
   Tile tile(g, 1, 2);
@@ -151,14 +159,16 @@ TEST_CASE("TypedAction: a packet entry routine gets each entry with its interior
   CHECK(interiors[0] == g.block(3).interior);  // a block's stored box starts at 0 in the grid too
 }
 
-TEST_CASE("TypedAction: an item no routine covers fails with an error naming the action, the item and the routine "
-          "to add") {
+TEST_CASE(
+    "TypedAction: an item no routine covers fails with an error naming the action, the item and the routine "
+    "to add") {
   Grid g(spec());
   const ActionRoutine tiles_only = TypedAction("tiles only").on_tile([](const ActionContext&, Tile&) {}).routine();
   DirectCall call;
   Block block(g, 2);
   CHECK_THROWS_WITH_AS(tiles_only(call.context, block),
-                       doctest::Contains("action 'tiles only' has routines for tiles only, but was given block 2"), Error);
+                       doctest::Contains("action 'tiles only' has routines for tiles only, but was given block 2"),
+                       Error);
   CHECK_THROWS_WITH_AS(tiles_only(call.context, block), doctest::Contains("add on_block(...) or on_box(...)"), Error);
   Pools pools;
   CHECK_THROWS_WITH_AS(run_on_packet(tiles_only, call, pools, g, DataType::packet_of_tiles, {0}),
@@ -168,7 +178,8 @@ TEST_CASE("TypedAction: an item no routine covers fails with an error naming the
       TypedAction("packets only").on_packet_entry([](const ActionContext&, const PacketEntry&) {}).routine();
   Tile tile(g, 0, 0);
   CHECK_THROWS_WITH_AS(packets_only(call.context, tile),
-                       doctest::Contains("'packets only' has routines for packet entries only, but was given tile"), Error);
+                       doctest::Contains("'packets only' has routines for packet entries only, but was given tile"),
+                       Error);
   ActionMetadata metadata(0);
   CHECK_THROWS_WITH_AS(packets_only(call.context, metadata),
                        doctest::Contains("a TypedAction takes tiles, blocks and data packets"), Error);

@@ -46,10 +46,10 @@ class Watchdog {
     explicit Scope(std::string what, std::chrono::seconds bound = call_limit()) : dog_(instance()) {
       const doctest::ContextOptions* options = doctest::getContextOptions();
       const doctest::TestCaseData* test = options != nullptr ? options->currentTest : nullptr;
-      watch_ = dog_.arm(Watch{std::chrono::steady_clock::now() + bound, bound,
-                              test != nullptr ? test->m_name : "(no test case)",
-                              test != nullptr ? std::string(test->m_file.c_str()) + ":" + std::to_string(test->m_line) : "",
-                              std::move(what)});
+      watch_ = dog_.arm(
+          Watch{std::chrono::steady_clock::now() + bound, bound, test != nullptr ? test->m_name : "(no test case)",
+                test != nullptr ? std::string(test->m_file.c_str()) + ":" + std::to_string(test->m_line) : "",
+                std::move(what)});
     }
     ~Scope() { dog_.disarm(watch_); }
     Scope(const Scope&) = delete;
@@ -67,7 +67,9 @@ class Watchdog {
     return *dog;
   }
 
-  Watchdog() { std::thread([this] { run(); }).detach(); }
+  Watchdog() {
+    std::thread([this] { run(); }).detach();
+  }
 
   std::list<Watch>::iterator arm(Watch watch) {
     std::lock_guard<std::mutex> lk(m_);

@@ -29,8 +29,8 @@ void print(const std::string& name, bool with_json) {
   for (const auto& s : korch::configurations::slots(name)) {
     std::string teams;
     for (const auto& t : s.teams) teams += (teams.empty() ? "" : ", ") + t;
-    std::cout << "  " << s.name << (s.optional ? " (optional)" : "") << ", team" << (s.teams.size() == 1 ? " " : "s ") << teams
-              << ": " << s.description << "\n";
+    std::cout << "  " << s.name << (s.optional ? " (optional)" : "") << ", team" << (s.teams.size() == 1 ? " " : "s ")
+              << teams << ": " << s.description << "\n";
   }
   if (with_json) std::cout << korch::configurations::json(name) << "\n";
 }
@@ -61,7 +61,9 @@ int main(int argc, char* argv[]) {
     if (!dot_dir.empty()) fs::create_directories(dot_dir);
     for (const auto& name : names) {
       print(name, with_json);
-      if (!dot_dir.empty()) write_file(fs::path(dot_dir) / (name + ".dot"), korch::configurations::to_dot(korch::configurations::get(name)));
+      if (!dot_dir.empty())
+        write_file(fs::path(dot_dir) / (name + ".dot"),
+                   korch::configurations::to_dot(korch::configurations::get(name)));
     }
     return 0;
   });

@@ -6,11 +6,11 @@
 namespace korch::dataflow::demo {
 
 std::unique_ptr<cli::Program> dataflow_command_line(DataflowArgs& a) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-dataflow",
-      "dataflow pipeline demos. Each subcommand builds a graph, runs it on the default\n"
-      "execution space, compares the output with a sequential reference and prints\n"
-      "results and lane utilization.");
+  auto program =
+      std::make_unique<cli::Program>("korch-dataflow",
+                                     "dataflow pipeline demos. Each subcommand builds a graph, runs it on the default\n"
+                                     "execution space, compares the output with a sequential reference and prints\n"
+                                     "results and lane utilization.");
   CLI::App& app = program->app();
   cli::add_integer(app, "--n", a.n, "input items", 1, INT_MAX / 2);
   cli::add_integer(app, "--width", a.opt.vector_width, "items per run (default: 64 on hosts, 128 on GPUs)", 1, 1024)

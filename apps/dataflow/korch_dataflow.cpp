@@ -72,14 +72,12 @@ Kokkos::View<std::uint32_t*> random_input(int n, std::vector<std::uint32_t>& hos
 }
 
 void print_stats(const df::RunStats& st) {
-  std::printf("  %d instances, vector width %d, %.3f ms\n", st.instances, st.vector_width,
-              st.seconds * 1e3);
-  std::printf("  %-12s %-15s %10s %10s %12s %8s %8s %8s %6s\n", "node", "kind", "firings", "runs",
-              "items", "signals", "flushes", "blocks", "util");
+  std::printf("  %d instances, vector width %d, %.3f ms\n", st.instances, st.vector_width, st.seconds * 1e3);
+  std::printf("  %-12s %-15s %10s %10s %12s %8s %8s %8s %6s\n", "node", "kind", "firings", "runs", "items", "signals",
+              "flushes", "blocks", "util");
   for (const auto& n : st.nodes)
-    std::printf("  %-12s %-15s %10lld %10lld %12lld %8lld %8lld %8lld %6.3f\n", n.name.c_str(),
-                df::to_string(n.kind), n.firings, n.runs, n.lanes, n.signals, n.flushes, n.blocks,
-                n.utilization);
+    std::printf("  %-12s %-15s %10lld %10lld %12lld %8lld %8lld %8lld %6.3f\n", n.name.c_str(), df::to_string(n.kind),
+                n.firings, n.runs, n.lanes, n.signals, n.flushes, n.blocks, n.utilization);
 }
 
 template <class T>
@@ -115,8 +113,8 @@ bool filters(const Args& a) {
   const auto st = p.run();
   const auto out = p.output<std::uint32_t>("out");
   const bool ok = same_multiset(out.values, ref);
-  std::printf("filter chain (keep 80%% -> 50%% -> 90%%): %d items -> %zu (reference %zu): %s\n",
-              a.n, out.values.size(), ref.size(), ok ? "matches" : "MISMATCH");
+  std::printf("filter chain (keep 80%% -> 50%% -> 90%%): %d items -> %zu (reference %zu): %s\n", a.n, out.values.size(),
+              ref.size(), ok ? "matches" : "MISMATCH");
   print_stats(st);
   return ok;
 }
@@ -135,8 +133,8 @@ bool expander(const Args& a) {
   const auto st = p.run();
   const auto out = p.output<std::uint32_t>("out");
   const bool ok = same_multiset(out.values, ref);
-  std::printf("expander (0..16 outputs per item): %d items -> %zu (reference %zu): %s\n", a.n,
-              out.values.size(), ref.size(), ok ? "matches" : "MISMATCH");
+  std::printf("expander (0..16 outputs per item): %d items -> %zu (reference %zu): %s\n", a.n, out.values.size(),
+              ref.size(), ok ? "matches" : "MISMATCH");
   print_stats(st);
   return ok;
 }
@@ -157,8 +155,8 @@ bool route(const Args& a) {
   const auto acc = p.output<std::uint32_t>("accepted");
   const auto rej = p.output<int>("rejected");
   const bool ok = same_multiset(acc.values, yes) && same_multiset(rej.values, no);
-  std::printf("accept/reject routing: %d items -> %zu accepted, %zu rejected: %s\n", a.n,
-              acc.values.size(), rej.values.size(), ok ? "matches" : "MISMATCH");
+  std::printf("accept/reject routing: %d items -> %zu accepted, %zu rejected: %s\n", a.n, acc.values.size(),
+              rej.values.size(), ok ? "matches" : "MISMATCH");
   print_stats(st);
   return ok;
 }
@@ -279,10 +277,12 @@ bool parser(const Args& a) {
       }
     ok = ok && s.fields == fields && s.total == total;
   }
-  std::printf("  %zu records -> %zu summaries (first: record %d has %d non-empty fields, %lld "
-              "chars): %s\n", c.records.size(), out.values.size(),
-              out.values.empty() ? -1 : out.values[0].id, out.values.empty() ? 0 : out.values[0].fields,
-              out.values.empty() ? 0LL : out.values[0].total, ok ? "matches" : "MISMATCH");
+  std::printf(
+      "  %zu records -> %zu summaries (first: record %d has %d non-empty fields, %lld "
+      "chars): %s\n",
+      c.records.size(), out.values.size(), out.values.empty() ? -1 : out.values[0].id,
+      out.values.empty() ? 0 : out.values[0].fields, out.values.empty() ? 0LL : out.values[0].total,
+      ok ? "matches" : "MISMATCH");
   print_stats(st);
   return ok;
 }
@@ -298,8 +298,8 @@ bool nested(const Args& a) {
                .aggregate("per_field", ParseField{}, "digits", "chars")
                .aggregate("per_record", SumRecord{}, "per_field", "fields")
                .sink<RecordSummary>("out", "per_record", c.records.size());
-  std::printf("nested enumeration: records -> fields -> characters (chars buffer %d slots)\n%s",
-              a.buffer, g.compile().describe().c_str());
+  std::printf("nested enumeration: records -> fields -> characters (chars buffer %d slots)\n%s", a.buffer,
+              g.compile().describe().c_str());
   auto p = df::make_pipeline(g, a.opt);
   const auto st = p.run();
   const auto out = p.output<RecordSummary>("out");
@@ -315,15 +315,15 @@ bool nested(const Args& a) {
     }
     ok = ok && s.fields == ref.fields && s.numeric == ref.numeric && s.total == ref.total;
   }
-  std::printf("  %zu records -> %zu summaries: %s\n", c.records.size(), out.values.size(),
-              ok ? "matches" : "MISMATCH");
+  std::printf("  %zu records -> %zu summaries: %s\n", c.records.size(), out.values.size(), ok ? "matches" : "MISMATCH");
   print_stats(st);
   const auto& chars = st.node("chars");
-  std::printf("  'chars' blocked %lld times on its full buffer; each block flushed region %d only: "
-              "per_field completed %lld flushes, per_record (region %d) %lld (= end of input per "
-              "instance)\n", chars.blocks, p.graph().heads[p.graph().index_of("chars")],
-              st.node("per_field").flushes, p.graph().heads[p.graph().index_of("fields")],
-              st.node("per_record").flushes);
+  std::printf(
+      "  'chars' blocked %lld times on its full buffer; each block flushed region %d only: "
+      "per_field completed %lld flushes, per_record (region %d) %lld (= end of input per "
+      "instance)\n",
+      chars.blocks, p.graph().heads[p.graph().index_of("chars")], st.node("per_field").flushes,
+      p.graph().heads[p.graph().index_of("fields")], st.node("per_record").flushes);
   return ok;
 }
 
@@ -332,7 +332,8 @@ struct Demo {
   bool (*run)(const Args&);
 };
 // In the order of demo_names (dataflow_command_line.hpp).
-const Demo demos[] = {{"filters", filters}, {"expander", expander}, {"route", route}, {"parser", parser}, {"nested", nested}};
+const Demo demos[] = {
+    {"filters", filters}, {"expander", expander}, {"route", route}, {"parser", parser}, {"nested", nested}};
 
 }  // namespace
 

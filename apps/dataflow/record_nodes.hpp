@@ -104,8 +104,10 @@ inline Kokkos::View<Record*> upload_records(const std::vector<Record>& records) 
 inline std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out(1);
   for (char ch : s) {
-    if (ch == ',') out.emplace_back();
-    else out.back() += ch;
+    if (ch == ',')
+      out.emplace_back();
+    else
+      out.back() += ch;
   }
   return out;
 }

@@ -19,7 +19,7 @@
 namespace {
 
 constexpr int ny = 24, steps = 20;
-constexpr double nu = 0.2;  // diffusion number (stable below 0.25)
+constexpr double nu = 0.2;                        // diffusion number (stable below 0.25)
 const std::vector<int> widths = {16, 24, 8, 12};  // the blocks' interior widths in x
 
 // The code's own mesh: blocks side by side in x, periodic in x and y; this rank's blocks are those
@@ -86,10 +86,11 @@ KOKKOS_INLINE_FUNCTION double heat(double c, double w, double e, double s, doubl
 // packet entry. A named function template, not a generic lambda: CUDA builds its kernel only so.
 template <class Space, class In, class Out>
 void heat_box(const Space& space, In in, Out out, const int lo[3], const int hi[3]) {
-  Kokkos::parallel_for("embed heat", Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
-                       KOKKOS_LAMBDA(int i, int j) {
-                         out(i, j, 0) = heat(in(i, j, 0), in(i - 1, j, 0), in(i + 1, j, 0), in(i, j - 1, 0), in(i, j + 1, 0));
-                       });
+  Kokkos::parallel_for(
+      "embed heat", Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>(space, {lo[0], lo[1]}, {hi[0], hi[1]}),
+      KOKKOS_LAMBDA(int i, int j) {
+        out(i, j, 0) = heat(in(i, j, 0), in(i - 1, j, 0), in(i + 1, j, 0), in(i, j - 1, 0), in(i, j + 1, 0));
+      });
 }
 
 // Action "A": variable `to` from variable `from` on every box korch hands out (tiles of the code's
@@ -111,7 +112,8 @@ std::vector<double> plain_loop(int nx) {
     auto old = [&](int i, int j) { return a[static_cast<std::size_t>((i + nx) % nx + nx * ((j + ny) % ny))]; };
     for (int j = 0; j < ny; ++j)
       for (int i = 0; i < nx; ++i)
-        b[static_cast<std::size_t>(i + nx * j)] = heat(old(i, j), old(i - 1, j), old(i + 1, j), old(i, j - 1), old(i, j + 1));
+        b[static_cast<std::size_t>(i + nx * j)] =
+            heat(old(i, j), old(i - 1, j), old(i + 1, j), old(i, j - 1), old(i, j + 1));
     std::swap(a, b);
   }
   return a;
@@ -139,8 +141,9 @@ double run(korch::Runtime& runtime, korch::Configuration configuration, const ko
   for (std::size_t b = 0; b < mesh.u.size(); ++b)
     for (int i = 1; i <= mesh.width(b); ++i)
       for (int j = 1; j <= ny; ++j)
-        diff = std::max(diff, std::abs(mesh.u[b](i, j, 0, v) -
-                                       expected[static_cast<std::size_t>(mesh.x0[b] + i - 1 + mesh.nx_total * (j - 1))]));
+        diff =
+            std::max(diff, std::abs(mesh.u[b](i, j, 0, v) -
+                                    expected[static_cast<std::size_t>(mesh.x0[b] + i - 1 + mesh.nx_total * (j - 1))]));
   return -comm.min(-diff);
 }
 
@@ -177,8 +180,8 @@ int main(int argc, char* argv[]) {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const auto info = korch::backend_info();
     if (info.backend != KORCH_BACKEND_NAME) {
-      throw korch::Error::format("embed: installed library reports backend '{}' but its headers say '{}'",
-                                 info.backend, KORCH_BACKEND_NAME);
+      throw korch::Error::format("embed: installed library reports backend '{}' but its headers say '{}'", info.backend,
+                                 KORCH_BACKEND_NAME);
     }
     const auto expected = plain_loop(Mesh(ranks.comm).nx_total);
     korch::Runtime runtime;
@@ -194,10 +197,12 @@ int main(int argc, char* argv[]) {
     for (const auto& [name, configuration] : configurations) {
       const double diff = run(runtime, configuration, ranks.comm, expected);
       if (ranks.comm.rank() == 0)
-        std::printf("embed: %d heat steps on %zu blocks of widths 16/24/8/12 x %d on %d rank(s), %s: max |korch - plain "
-                    "loop| = %g\n",
-                    steps, widths.size(), ny, ranks.comm.size(), name.c_str(), diff);
-      if (diff != 0.0) throw korch::Error::format("embed: configuration {} differs from the plain loop by {}", name, diff);
+        std::printf(
+            "embed: %d heat steps on %zu blocks of widths 16/24/8/12 x %d on %d rank(s), %s: max |korch - plain "
+            "loop| = %g\n",
+            steps, widths.size(), ny, ranks.comm.size(), name.c_str(), diff);
+      if (diff != 0.0)
+        throw korch::Error::format("embed: configuration {} differs from the plain loop by {}", name, diff);
     }
     if (ranks.comm.rank() == 0)
       std::printf("embed: korch %s on %s (Kokkos %s): ok\n", info.korch_version.c_str(), info.backend.c_str(),

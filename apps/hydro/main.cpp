@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
                               "timeline.png and trace.json.");
   korch::hydro::Options options;
   korch::hydro::add_options(program.app(), options);
-  program.add_note("Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device\n"
-                   "teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
+  program.add_note(
+      "Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device\n"
+      "teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
   const auto parse_rc = program.parse(argc, argv);
   std::string refused = parse_rc ? "its command line does not parse (that rank printed why)" : "";
   if (!parse_rc) {
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     program.set_allocation_context(korch::hydro::grid_size(options).text());
     Kokkos::ScopeGuard kokkos(program.kokkos_argc(), program.kokkos_argv());
     const bool first = ranks.rank() == 0;
-    if (!first) options.quiet = true;  // one progress bar, from rank 0
+    if (!first) options.quiet = true;    // one progress bar, from rank 0
     korch::hydro::catch_stop_signals();  // SIGINT / SIGTERM: a final checkpoint, then exit 128 + signal
     try {
       korch::hydro::Simulation sim(options);
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
         std::printf("pictures: %s/density.png %s/timeline.png, trace: %s/trace.json\n", options.out.c_str(),
                     options.out.c_str(), options.out.c_str());
         if (options.plot.enabled())
-          std::printf("plots: %s (ParaView, VisIt)\n", korch::hydro::plot_series_path(options.plot, options.out).c_str());
+          std::printf("plots: %s (ParaView, VisIt)\n",
+                      korch::hydro::plot_series_path(options.plot, options.out).c_str());
       }
     } catch (const korch::hydro::Interrupted& e) {
       if (first) std::fprintf(stderr, "korch-hydro: %s\n", e.what());

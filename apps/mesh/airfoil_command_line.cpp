@@ -3,17 +3,19 @@
 namespace korch::mesh::airfoil {
 
 std::unique_ptr<cli::Program> airfoil_command_line(AirfoilArgs& a) {
-  auto program = std::make_unique<cli::Program>(
-      "korch-airfoil",
-      "OP2's airfoil benchmark on korch mesh loops: reads a mesh, runs it with\n"
-      "the chosen executor and prints the rms of both steps of every iteration.");
+  auto program =
+      std::make_unique<cli::Program>("korch-airfoil",
+                                     "OP2's airfoil benchmark on korch mesh loops: reads a mesh, runs it with\n"
+                                     "the chosen executor and prints the rms of both steps of every iteration.");
   CLI::App& app = program->app();
   using cli::add_integer;
   app.add_option("--data", a.dir, "folder holding mesh.dat and constants.txt (default: airfoil-162)")
       ->type_name("DIR")
       ->default_str("")
       ->check(cli::non_empty());
-  app.add_option("--mesh", a.mesh_file, "mesh file (default: DIR/mesh.dat)")->type_name("FILE")->check(cli::non_empty());
+  app.add_option("--mesh", a.mesh_file, "mesh file (default: DIR/mesh.dat)")
+      ->type_name("FILE")
+      ->check(cli::non_empty());
   app.add_option("--constants", a.constants_file, "constants file (default: DIR/constants.txt)")
       ->type_name("FILE")
       ->check(cli::non_empty());
@@ -27,7 +29,8 @@ std::unique_ptr<cli::Program> airfoil_command_line(AirfoilArgs& a) {
   app.add_option("--dump", a.dump, "print LOOP's message-driven device graph and exit")
       ->type_name("LOOP")
       ->check(cli::one_of({"save_soln", "adt_calc", "res_calc", "bres_calc", "update"}));
-  program->add_note("airfoil-162: " KORCH_MESH_DATA_DIR "/airfoil-162. The direct executor colours the mesh;\n"
+  program->add_note("airfoil-162: " KORCH_MESH_DATA_DIR
+                    "/airfoil-162. The direct executor colours the mesh;\n"
                     "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
                     "bres_calc, update.");
   return program;

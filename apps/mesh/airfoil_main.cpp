@@ -38,9 +38,12 @@ int run(korch::mesh::airfoil::AirfoilArgs a) {
 
   std::unique_ptr<mesh::Executor> ex;
   mesh::MessageExecutor* md = nullptr;
-  if (executor == "sequential") ex = std::make_unique<mesh::SequentialExecutor>();
-  else if (executor == "direct") ex = std::make_unique<mesh::DirectExecutor>();
-  else if (executor == "direct-atomics") ex = std::make_unique<mesh::DirectExecutor>(mesh::DirectOptions{mesh::IncMode::Atomics});
+  if (executor == "sequential")
+    ex = std::make_unique<mesh::SequentialExecutor>();
+  else if (executor == "direct")
+    ex = std::make_unique<mesh::DirectExecutor>();
+  else if (executor == "direct-atomics")
+    ex = std::make_unique<mesh::DirectExecutor>(mesh::DirectOptions{mesh::IncMode::Atomics});
   else if (executor == "message" || executor == "message-random") {
     mesh::MessageOptions o;
     o.threads = threads;
@@ -74,10 +77,11 @@ int run(korch::mesh::airfoil::AirfoilArgs a) {
   fmt::print("{} iterations in {:.3f} s ({:.3f} ms per iteration)\n", iterations, s, 1e3 * s / iterations);
   if (md) {
     const auto& c = md->total_counts();
-    fmt::print("messages: {} delivered ({:.0f} per iteration): begin {}, read_recv {}, write_recv {}, end {}; "
-               "read_send {}, write_send {}, execute {}, early arrivals {}\n",
-               c.delivered(), static_cast<double>(c.delivered()) / iterations, c.begin, c.read_recv, c.write_recv, c.end,
-               c.read_send, c.write_send, c.execute, c.early);
+    fmt::print(
+        "messages: {} delivered ({:.0f} per iteration): begin {}, read_recv {}, write_recv {}, end {}; "
+        "read_send {}, write_send {}, execute {}, early arrivals {}\n",
+        c.delivered(), static_cast<double>(c.delivered()) / iterations, c.begin, c.read_recv, c.write_recv, c.end,
+        c.read_send, c.write_send, c.execute, c.early);
   }
   return 0;
 }

@@ -16,8 +16,10 @@ int main(int argc, char** argv) {
   if (auto rc = program->parse(argc, argv)) return *rc;
   return program->run([&] {
     if (2LL * a.ni * (a.nj + 1) >= (1LL << 31))
-      throw korch::cli::UsageError(fmt::format("NI x NJ: {} x {} has more nodes and edges than an int counts: use a "
-                                               "smaller mesh", a.ni, a.nj));
+      throw korch::cli::UsageError(
+          fmt::format("NI x NJ: {} x {} has more nodes and edges than an int counts: use a "
+                      "smaller mesh",
+                      a.ni, a.nj));
     std::filesystem::create_directories(a.out);
     const af::MeshData m = af::generate_ogrid(a.ni, a.nj, a.far);
     af::write_mesh(m, a.out + "/mesh.dat");

@@ -41,7 +41,8 @@ void render_png(const std::string& dot, const std::string& dot_file, const std::
     if (errno != EINTR) throw Error::format("waiting for '{}' drawing '{}' failed", dot, dot_file);
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw Error::format("'{}' could not draw '{}' as '{}' (status {}): see its message above", dot, dot_file, png_file, status);
+    throw Error::format("'{}' could not draw '{}' as '{}' (status {}): see its message above", dot, dot_file, png_file,
+                        status);
 }
 
 }  // namespace korch::plan_app

@@ -50,7 +50,8 @@ int main(int argc, char* argv[]) {
   std::string operation_file, out_dir = "plan-out", driver_file, driver_function = "korch_plan_run";
   unsigned teams = 6, threads = 4;
   bool no_devices = false, no_fusion = false, no_png = false;
-  program.app().add_option("OPERATION", operation_file, "the operation file (JSON, see docs/planner.md)")
+  program.app()
+      .add_option("OPERATION", operation_file, "the operation file (JSON, see docs/planner.md)")
       ->type_name("FILE")
       ->required()
       ->check(korch::cli::non_empty());
@@ -70,7 +71,8 @@ int main(int argc, char* argv[]) {
       ->check(identifier());
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
-    const auto operation = korch::plan::Operation::from_json(korch::read_regular_file(operation_file, max_operation_bytes, "operation file"));
+    const auto operation = korch::plan::Operation::from_json(
+        korch::read_regular_file(operation_file, max_operation_bytes, "operation file"));
     korch::plan::SchedulerOptions options;
     options.shape.n_teams = teams;
     options.shape.threads_per_team = threads;
@@ -90,7 +92,8 @@ int main(int argc, char* argv[]) {
     std::vector<std::string> drawings{"graph"};
     for (std::size_t b = 0; b < bundles.size(); ++b) {
       drawings.push_back("bundle" + std::to_string(b));
-      write_file(fs::path(out_dir) / (drawings.back() + ".dot"), korch::plan::configuration_dot(bundles[b]->configuration));
+      write_file(fs::path(out_dir) / (drawings.back() + ".dot"),
+                 korch::plan::configuration_dot(bundles[b]->configuration));
     }
     if (!driver_file.empty()) write_file(driver_file, korch::plan::generate_driver(operation, plan, driver_function));
     std::cout << "operation '" << operation.name << "': " << graph.actions().size() << " actions, "
@@ -103,7 +106,8 @@ int main(int argc, char* argv[]) {
                      "written\n";
       } else {
         for (const auto& d : drawings)
-          korch::plan_app::render_png(dot, (fs::path(out_dir) / (d + ".dot")).string(), (fs::path(out_dir) / (d + ".png")).string());
+          korch::plan_app::render_png(dot, (fs::path(out_dir) / (d + ".dot")).string(),
+                                      (fs::path(out_dir) / (d + ".png")).string());
         std::cout << "drawn with " << dot << ": " << drawings.size() << " PNG files\n";
       }
     }

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   const bool dump = args.dump;
   return program->run([&] {
     program->set_allocation_context(std::to_string(frames) + " frames of up to " + std::to_string(max_len) +
-                                   " bytes and their samples");
+                                    " bytes and their samples");
     Kokkos::ScopeGuard kokkos(program->kokkos_argc(), program->kokkos_argv());
     const auto fr = bb::random_frames(frames, 1, max_len, seed);
     const auto expect = bb::payload_bits(fr);
@@ -51,16 +51,19 @@ int main(int argc, char** argv) {
     auto t3 = std::chrono::steady_clock::now();
     std::size_t errors = 0;
     for (std::size_t i = 0; i < expect.size() && i < par.output.size(); ++i) errors += expect[i] != par.output[i];
-    const double s = std::chrono::duration<double>(t1 - t0).count(), rs = std::chrono::duration<double>(t2 - t1).count(),
+    const double s = std::chrono::duration<double>(t1 - t0).count(),
+                 rs = std::chrono::duration<double>(t2 - t1).count(),
                  rp = std::chrono::duration<double>(t3 - t2).count();
     std::printf("frames %zu, payload bits %zu, complex samples %zu, noise sigma %.3f\n", frames, expect.size(),
                 samples.size() / 2, sigma);
     std::printf("transmit (|>>>|, %u threads): %.3f s\n", threads, s);
-    std::printf("receive sequential: %.3f s; |>>>| on %u threads: %.3f s (%.2fx); commits %llu (%llu items), rollbacks %llu (%llu reads undone)\n",
-                rs, threads, rp, rs / rp, static_cast<unsigned long long>(par.commits.commits),
-                static_cast<unsigned long long>(par.commits.committed_items),
-                static_cast<unsigned long long>(par.commits.rollbacks),
-                static_cast<unsigned long long>(par.commits.rolled_back_items));
+    std::printf(
+        "receive sequential: %.3f s; |>>>| on %u threads: %.3f s (%.2fx); commits %llu (%llu items), rollbacks %llu "
+        "(%llu reads undone)\n",
+        rs, threads, rp, rs / rp, static_cast<unsigned long long>(par.commits.commits),
+        static_cast<unsigned long long>(par.commits.committed_items),
+        static_cast<unsigned long long>(par.commits.rollbacks),
+        static_cast<unsigned long long>(par.commits.rolled_back_items));
     const bool ok = par.output.size() == expect.size() && errors == 0 && seq.output == par.output;
     std::printf("payload bits: %s (%zu bit errors, %zu of %zu bits received, sequential %s)\n", ok ? "exact" : "WRONG",
                 errors, par.output.size(), expect.size(), seq.output == par.output ? "identical" : "DIFFERENT");

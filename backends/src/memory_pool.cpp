@@ -116,8 +116,8 @@ PoolMemory MemoryPool::memory() const noexcept { return state_->memory; }
 
 PoolBuffer MemoryPool::acquire(std::size_t bytes) {
   if (bytes == 0) {
-    throw Error::format("memory pool '{}' ({}): acquire(0) asks for nothing: ask for at least one byte",
-                        state_->name, to_string(state_->memory));
+    throw Error::format("memory pool '{}' ({}): acquire(0) asks for nothing: ask for at least one byte", state_->name,
+                        to_string(state_->memory));
   }
   std::size_t capacity = 4096;
   while (capacity < bytes) capacity *= 2;

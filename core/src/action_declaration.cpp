@@ -65,16 +65,19 @@ void ActionDeclaration::check() const {
     const std::string field = "reads[" + std::to_string(i) + "]";
     if (reads[i].variable.empty()) throw fail(field + ".variable", "empty variable name");
     if (reads[i].stencil < 0) throw fail(field + ".stencil", "must be 0 (pointwise) or a guard-cell width");
-    if (!seen.insert(reads[i].variable).second) throw fail(field, "variable '" + reads[i].variable + "' is read twice: list it once");
+    if (!seen.insert(reads[i].variable).second)
+      throw fail(field, "variable '" + reads[i].variable + "' is read twice: list it once");
   }
   seen.clear();
   for (std::size_t i = 0; i < writes.size(); ++i) {
     const std::string field = "writes[" + std::to_string(i) + "]";
     if (writes[i].empty()) throw fail(field, "empty variable name");
-    if (!seen.insert(writes[i]).second) throw fail(field, "variable '" + writes[i] + "' is written twice: list it once");
+    if (!seen.insert(writes[i]).second)
+      throw fail(field, "variable '" + writes[i] + "' is written twice: list it once");
     if (stencil_of(writes[i]) > 0) {
-      throw fail(field, "variable '" + writes[i] + "' is also read with a stencil: its neighbours would depend on the "
-                        "order of items; write the result to another variable");
+      throw fail(field, "variable '" + writes[i] +
+                            "' is also read with a stencil: its neighbours would depend on the "
+                            "order of items; write the result to another variable");
     }
   }
   if (iterator.kind == IteratorKind::level && iterator.level < 0) throw fail("iterator.level", "must be >= 0");
@@ -152,10 +155,14 @@ ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
   }
   if (j.contains("data_type")) {
     const std::string t = in.string(j["data_type"], "data_type");
-    if (t == "tile") d.data_type = DeclaredDataType::tile;
-    else if (t == "block") d.data_type = DeclaredDataType::block;
-    else if (t == "packet") d.data_type = DeclaredDataType::packet;
-    else throw in.fail("data_type", "unknown '" + t + "' (tile, block or packet)");
+    if (t == "tile")
+      d.data_type = DeclaredDataType::tile;
+    else if (t == "block")
+      d.data_type = DeclaredDataType::block;
+    else if (t == "packet")
+      d.data_type = DeclaredDataType::packet;
+    else
+      throw in.fail("data_type", "unknown '" + t + "' (tile, block or packet)");
   }
   if (j.contains("iterator")) {
     const json& it = j["iterator"];
@@ -166,9 +173,12 @@ ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
       d.iterator.level = in.integer(it["level"], "iterator.level");
     } else {
       const std::string k = in.string(it, "iterator");
-      if (k == "leaves") d.iterator.kind = IteratorKind::leaves;
-      else if (k == "all_blocks") d.iterator.kind = IteratorKind::all_blocks;
-      else throw in.fail("iterator", "unknown '" + k + "' (all_blocks, leaves or {\"level\": L})");
+      if (k == "leaves")
+        d.iterator.kind = IteratorKind::leaves;
+      else if (k == "all_blocks")
+        d.iterator.kind = IteratorKind::all_blocks;
+      else
+        throw in.fail("iterator", "unknown '" + k + "' (all_blocks, leaves or {\"level\": L})");
     }
   }
   if (j.contains("hints")) {
@@ -186,8 +196,10 @@ ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
       if (!c.is_object()) throw in.fail(field, "expected {\"host\": x, \"device\": y}");
       in.only(c, field, {"host", "device"});
       const bool measured = std::string(group) == "measured";
-      if (c.contains("host")) (measured ? d.hints.measured_host : d.hints.host_cost) = in.number(c["host"], field + ".host");
-      if (c.contains("device")) (measured ? d.hints.measured_device : d.hints.device_cost) = in.number(c["device"], field + ".device");
+      if (c.contains("host"))
+        (measured ? d.hints.measured_host : d.hints.host_cost) = in.number(c["host"], field + ".host");
+      if (c.contains("device"))
+        (measured ? d.hints.measured_device : d.hints.device_cost) = in.number(c["device"], field + ".device");
     }
   }
   d.check();
@@ -199,19 +211,24 @@ std::string ActionDeclaration::to_json() const {
   j["name"] = action;
   j["reads"] = json::array();
   for (const auto& r : reads) {
-    if (r.stencil == 0) j["reads"].push_back(r.variable);
-    else j["reads"].push_back({{"variable", r.variable}, {"stencil", r.stencil}});
+    if (r.stencil == 0)
+      j["reads"].push_back(r.variable);
+    else
+      j["reads"].push_back({{"variable", r.variable}, {"stencil", r.stencil}});
   }
   j["writes"] = writes;
   j["data_type"] = to_string(data_type);
-  if (iterator.kind == IteratorKind::level) j["iterator"] = {{"level", iterator.level}};
-  else j["iterator"] = to_string(iterator.kind);
+  if (iterator.kind == IteratorKind::level)
+    j["iterator"] = {{"level", iterator.level}};
+  else
+    j["iterator"] = to_string(iterator.kind);
   json h = json::object();
   if (hints.short_running) h["short"] = true;
   if (hints.heavy) h["heavy"] = true;
   if (hints.host_only) h["host_only"] = true;
   if (hints.device_only) h["device_only"] = true;
-  if (hints.host_cost > 0 || hints.device_cost > 0) h["cost"] = {{"host", hints.host_cost}, {"device", hints.device_cost}};
+  if (hints.host_cost > 0 || hints.device_cost > 0)
+    h["cost"] = {{"host", hints.host_cost}, {"device", hints.device_cost}};
   if (hints.measured_host > 0 || hints.measured_device > 0)
     h["measured"] = {{"host", hints.measured_host}, {"device", hints.measured_device}};
   j["hints"] = h;

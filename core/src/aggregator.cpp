@@ -9,8 +9,9 @@
 
 namespace korch {
 
-Aggregator::Aggregator(std::string name, const DataSource& source, DataType input, DataType output, std::size_t packet_blocks,
-                       PacketVariables variables, MemoryPool& pinned_pool, MemoryPool& device_pool)
+Aggregator::Aggregator(std::string name, const DataSource& source, DataType input, DataType output,
+                       std::size_t packet_blocks, PacketVariables variables, MemoryPool& pinned_pool,
+                       MemoryPool& device_pool)
     : name_(std::move(name)),
       source_(&source),
       input_(input),
@@ -79,12 +80,15 @@ std::vector<std::shared_ptr<DataItem>> Aggregator::flush() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     rest.swap(pending_blocks_);
-    for (const auto& [b, n] : tiles_seen_) missing += fmt::format("{}block {} ({} of {} tiles)", missing.empty() ? "" : ", ", b, n, tiles_in(b));
+    for (const auto& [b, n] : tiles_seen_)
+      missing += fmt::format("{}block {} ({} of {} tiles)", missing.empty() ? "" : ", ", b, n, tiles_in(b));
     tiles_seen_.clear();
   }
   if (!missing.empty()) {
-    throw Error::format("aggregator '{}' holds incomplete blocks at the end of the cycle: {}: its publisher must route every "
-                        "tile of a block to it (distributor unit block)", name_, missing);
+    throw Error::format(
+        "aggregator '{}' holds incomplete blocks at the end of the cycle: {}: its publisher must route every "
+        "tile of a block to it (distributor unit block)",
+        name_, missing);
   }
   std::vector<std::shared_ptr<DataItem>> out;
   if (!rest.empty()) out.push_back(make_packet(rest));

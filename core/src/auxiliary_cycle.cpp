@@ -17,12 +17,16 @@
 namespace korch {
 
 void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement where, ActionParameters parameters) {
-  if (routine.name().empty()) throw Error("runtime: run_auxiliary: the routine has no name: name it, errors and traces need one");
-  if (!routine) throw Error::format("runtime: run_auxiliary('{}'): the routine is empty: give it a function", excerpt(routine.name()));
+  if (routine.name().empty())
+    throw Error("runtime: run_auxiliary: the routine has no name: name it, errors and traces need one");
+  if (!routine)
+    throw Error::format("runtime: run_auxiliary('{}'): the routine is empty: give it a function",
+                        excerpt(routine.name()));
   const std::size_t n_teams = state_->teams.size();
   if (where.team >= n_teams) {
-    throw Error::format("runtime: run_auxiliary('{}') on team index {}: there are {} teams (0 .. {}): choose one of them",
-                        excerpt(routine.name()), where.team, n_teams, n_teams - 1);
+    throw Error::format(
+        "runtime: run_auxiliary('{}') on team index {}: there are {} teams (0 .. {}): choose one of them",
+        excerpt(routine.name()), where.team, n_teams, n_teams - 1);
   }
   const State::Turn turn = State::take_turn(state_, "run_auxiliary", routine.name());
   // From here on `this` may be destroyed by the routine: only the turn's state is used.
@@ -36,15 +40,18 @@ void Runtime::run_auxiliary(const AuxiliaryRoutine& routine, AuxiliaryPlacement 
   // returned or thrown.
   auto done = std::make_shared<std::promise<void>>();
   std::future<void> finished = done->get_future();
-  const ActionRoutine action(routine.name(), [&routine, space = where.space, done](const ActionContext& ctx, DataItem&) {
-    struct Signal {
-      std::promise<void>& p;
-      ~Signal() { p.set_value(); }
-    } signal{*done};
-    routine(ctx);
-    if (space == AuxiliarySpace::device) ctx.device_space().fence();
-    else ctx.host_space().fence();
-  });
+  const ActionRoutine action(routine.name(),
+                             [&routine, space = where.space, done](const ActionContext& ctx, DataItem&) {
+                               struct Signal {
+                                 std::promise<void>& p;
+                                 ~Signal() { p.set_value(); }
+                               } signal{*done};
+                               routine(ctx);
+                               if (space == AuxiliarySpace::device)
+                                 ctx.device_space().fence();
+                               else
+                                 ctx.host_space().fence();
+                             });
   std::exception_ptr failure;
   bool started = false;
   try {

@@ -9,7 +9,9 @@
 namespace korch {
 
 BlockList::BlockList(std::string name, int n_vars) : name_(std::move(name)), n_vars_(n_vars) {
-  if (n_vars < 1) throw Error::format("block list '{}': n_vars is {}: a block list needs at least one variable", excerpt(name_), n_vars);
+  if (n_vars < 1)
+    throw Error::format("block list '{}': n_vars is {}: a block list needs at least one variable", excerpt(name_),
+                        n_vars);
 }
 
 void BlockList::check_shape(const BlockShape& shape) const {
@@ -20,7 +22,8 @@ void BlockList::check_shape(const BlockShape& shape) const {
       throw Error::format("{}: block {} has {} cells in {}: every block needs at least one interior cell per direction",
                           source_name(), id, shape.cells[d], axis[d]);
     if (shape.guard[d] < 0)
-      throw Error::format("{}: block {} has {} guard cells in {}: use 0 or more", source_name(), id, shape.guard[d], axis[d]);
+      throw Error::format("{}: block {} has {} guard cells in {}: use 0 or more", source_name(), id, shape.guard[d],
+                          axis[d]);
     if (shape.tile_cells[d] < 0)
       throw Error::format("{}: block {} has tile_cells {} in {}: use a positive tile size or 0 for the whole block",
                           source_name(), id, shape.tile_cells[d], axis[d]);
@@ -38,23 +41,25 @@ void BlockList::check_sizes(const BlockShape& shape) const {
     const std::int64_t cells = shape.cells[d];
     const std::int64_t stored = cells + 2 * std::int64_t{shape.guard[d]};
     if (stored > max_stored_cells)
-      throw Error::format("{}: block {} stores {} cells in {} ({} + 2 x {} guard cells), more than the limit of {} "
-                          "cells per direction: split it into smaller blocks",
-                          source_name(), id, stored, axis[d], cells, shape.guard[d], max_stored_cells);
+      throw Error::format(
+          "{}: block {} stores {} cells in {} ({} + 2 x {} guard cells), more than the limit of {} "
+          "cells per direction: split it into smaller blocks",
+          source_name(), id, stored, axis[d], cells, shape.guard[d], max_stored_cells);
     if (values > max_values / stored)
-      throw Error::format("{}: block {} holds more than {} values ({} variables of {} x {} x {} cells with guard cells): "
-                          "split it into smaller blocks",
-                          source_name(), id, max_values, n_vars_, shape.cells[0] + 2 * std::int64_t{shape.guard[0]},
-                          shape.cells[1] + 2 * std::int64_t{shape.guard[1]},
-                          shape.cells[2] + 2 * std::int64_t{shape.guard[2]});
+      throw Error::format(
+          "{}: block {} holds more than {} values ({} variables of {} x {} x {} cells with guard cells): "
+          "split it into smaller blocks",
+          source_name(), id, max_values, n_vars_, shape.cells[0] + 2 * std::int64_t{shape.guard[0]},
+          shape.cells[1] + 2 * std::int64_t{shape.guard[1]}, shape.cells[2] + 2 * std::int64_t{shape.guard[2]});
     values *= stored;
     const std::int64_t tile = shape.tile_cells[d] <= 0 ? cells : std::min<std::int64_t>(shape.tile_cells[d], cells);
     tiles *= (cells + tile - 1) / tile;  // at most max_tiles times at most max_stored_cells: no overflow
     if (tiles > max_tiles)
-      throw Error::format("{}: block {} of {} x {} x {} cells in tiles of {} x {} x {} makes more than {} tiles: give "
-                          "larger tile_cells (0: the whole block in a direction)",
-                          source_name(), id, shape.cells[0], shape.cells[1], shape.cells[2], shape.tile_cells[0],
-                          shape.tile_cells[1], shape.tile_cells[2], max_tiles);
+      throw Error::format(
+          "{}: block {} of {} x {} x {} cells in tiles of {} x {} x {} makes more than {} tiles: give "
+          "larger tile_cells (0: the whole block in a direction)",
+          source_name(), id, shape.cells[0], shape.cells[1], shape.cells[2], shape.tile_cells[0], shape.tile_cells[1],
+          shape.tile_cells[2], max_tiles);
   }
 }
 
@@ -71,49 +76,55 @@ std::string quadruple(const std::array<std::ptrdiff_t, 4>& v) {
 void BlockList::check_array(const BlockShape& shape, const BlockArray& array) const {
   const int id = n_blocks();
   if (array.data == nullptr)
-    throw Error::format("{}: block {} has no data: give the address of its cell (var 0, i 0, j 0, k 0)", source_name(), id);
+    throw Error::format("{}: block {} has no data: give the address of its cell (var 0, i 0, j 0, k 0)", source_name(),
+                        id);
   if (array.extent == std::array<std::ptrdiff_t, 4>{0, 0, 0, 0})
-    throw Error::format("{}: block {} gives no extents: make its BlockArray with BlockArray::of(view, order) or "
-                        "BlockArray::of(data, order, extents, strides), so that korch can check them against its shape",
-                        source_name(), id);
+    throw Error::format(
+        "{}: block {} gives no extents: make its BlockArray with BlockArray::of(view, order) or "
+        "BlockArray::of(data, order, extents, strides), so that korch can check them against its shape",
+        source_name(), id);
   const std::array<std::ptrdiff_t, 4> needed{n_vars_, shape.cells[0] + 2 * shape.guard[0],
-                                              shape.cells[1] + 2 * shape.guard[1], shape.cells[2] + 2 * shape.guard[2]};
+                                             shape.cells[1] + 2 * shape.guard[1], shape.cells[2] + 2 * shape.guard[2]};
   if (array.extent != needed)
-    throw Error::format("{}: block {} is an array of extents {} but its shape needs {} (cells {} x {} x {} with {} x {} x {} "
-                        "guard cells per side, {} variables): give BlockShape the array's cells and guard cells, the list "
-                        "as many variables as the array holds (or a Kokkos::subview of the variables it should see), and "
-                        "the View's index order",
-                        source_name(), id, quadruple(array.extent), quadruple(needed), shape.cells[0], shape.cells[1],
-                        shape.cells[2], shape.guard[0], shape.guard[1], shape.guard[2], n_vars_);
+    throw Error::format(
+        "{}: block {} is an array of extents {} but its shape needs {} (cells {} x {} x {} with {} x {} x {} "
+        "guard cells per side, {} variables): give BlockShape the array's cells and guard cells, the list "
+        "as many variables as the array holds (or a Kokkos::subview of the variables it should see), and "
+        "the View's index order",
+        source_name(), id, quadruple(array.extent), quadruple(needed), shape.cells[0], shape.cells[1], shape.cells[2],
+        shape.guard[0], shape.guard[1], shape.guard[2], n_vars_);
   for (int r = 0; r < 4; ++r)
     if (array.stride[static_cast<std::size_t>(r)] < 1)
-      throw Error::format("{}: block {} has stride {} along {}: strides count doubles and are at least 1", source_name(),
-                          id, array.stride[static_cast<std::size_t>(r)], index_name[r]);
+      throw Error::format("{}: block {} has stride {} along {}: strides count doubles and are at least 1",
+                          source_name(), id, array.stride[static_cast<std::size_t>(r)], index_name[r]);
   // The last value's offset, within max_values (the extents are within the shape's limits).
   std::int64_t last = 0;
   for (int r = 0; r < 4; ++r) {
     const auto ru = static_cast<std::size_t>(r);
     const std::int64_t steps = array.extent[ru] - 1;
     if (steps > 0 && array.stride[ru] > (max_values - last) / steps)
-      throw Error::format("{}: block {} has strides {} for extents {}: its last value lies more than {} values past its "
-                          "first; give the array's strides in doubles",
-                          source_name(), id, quadruple(array.stride), quadruple(array.extent), max_values);
+      throw Error::format(
+          "{}: block {} has strides {} for extents {}: its last value lies more than {} values past its "
+          "first; give the array's strides in doubles",
+          source_name(), id, quadruple(array.stride), quadruple(array.extent), max_values);
     last += steps * array.stride[ru];
   }
   // Strides under which two cells share memory: in increasing stride order, each stride must step
   // over everything the smaller ones span (indices of extent 1 span nothing).
   std::array<int, 4> order{0, 1, 2, 3};
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return array.stride[static_cast<std::size_t>(a)] < array.stride[static_cast<std::size_t>(b)]; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return array.stride[static_cast<std::size_t>(a)] < array.stride[static_cast<std::size_t>(b)];
+  });
   std::ptrdiff_t spanned = 1;
   int spanning = -1;
   for (int r : order) {
     const auto ru = static_cast<std::size_t>(r);
     if (array.extent[ru] < 2) continue;
     if (array.stride[ru] < spanned)
-      throw Error::format("{}: block {} has strides {} for extents {}: its cells along {} overlap those along {}; give the "
-                          "array's strides in doubles",
-                          source_name(), id, quadruple(array.stride), quadruple(array.extent), index_name[r],
-                          index_name[spanning]);
+      throw Error::format(
+          "{}: block {} has strides {} for extents {}: its cells along {} overlap those along {}; give the "
+          "array's strides in doubles",
+          source_name(), id, quadruple(array.stride), quadruple(array.extent), index_name[r], index_name[spanning]);
     spanned = array.stride[ru] * array.extent[ru];
     spanning = r;
   }
@@ -164,7 +175,8 @@ BlockView BlockList::block_view(int id) const {
   const auto n = [](int x) { return static_cast<std::size_t>(x); };
   const auto s = [&](int r) { return static_cast<std::size_t>(e.array.stride[static_cast<std::size_t>(r)]); };
   const auto& st = e.meta.stored;
-  return BlockView(e.array.data, Kokkos::LayoutStride(n(n_vars_), s(0), n(st.hi[0]), s(1), n(st.hi[1]), s(2), n(st.hi[2]), s(3)));
+  return BlockView(e.array.data,
+                   Kokkos::LayoutStride(n(n_vars_), s(0), n(st.hi[0]), s(1), n(st.hi[1]), s(2), n(st.hi[2]), s(3)));
 }
 
 std::vector<int> BlockList::levels() const {

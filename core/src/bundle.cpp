@@ -9,7 +9,8 @@ Bundle& Bundle::add(ActionRoutine routine) {
     throw Error::format("bundle '{}': a routine needs a name and a function", excerpt(name_));
   }
   if (find(routine.name())) {
-    throw Error::format("bundle '{}' already has a routine '{}': give each routine its own name", excerpt(name_), excerpt(routine.name()));
+    throw Error::format("bundle '{}' already has a routine '{}': give each routine its own name", excerpt(name_),
+                        excerpt(routine.name()));
   }
   routines_.push_back(std::move(routine));
   return *this;

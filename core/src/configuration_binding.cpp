@@ -22,7 +22,9 @@ ActionBinding::ActionBinding(const std::map<std::string, std::string>& by_slot) 
 
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 bool feeds(const Configuration& c, const std::string& node) {
   for (const auto& g : c.distributor.groups)
@@ -49,7 +51,8 @@ bool droppable(const Configuration& c, const TeamConfig& t) {
 
 std::string slot_list(const std::vector<ActionSlot>& slots) {
   std::string out;
-  for (const auto& s : slots) out += fmt::format("{}{}{}", out.empty() ? "" : ", ", excerpt(s.name), s.optional ? " (optional)" : "");
+  for (const auto& s : slots)
+    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", excerpt(s.name), s.optional ? " (optional)" : "");
   return out.empty() ? std::string("none") : out;
 }
 
@@ -58,8 +61,9 @@ void drop_slot(Configuration& c, const std::string& slot) {
   std::set<std::string> gone;
   for (const auto& t : c.teams)
     if (t.action == slot) gone.insert(t.name);
-  c.teams.erase(std::remove_if(c.teams.begin(), c.teams.end(), [&](const TeamConfig& t) { return gone.count(t.name) > 0; }),
-                c.teams.end());
+  c.teams.erase(
+      std::remove_if(c.teams.begin(), c.teams.end(), [&](const TeamConfig& t) { return gone.count(t.name) > 0; }),
+      c.teams.end());
   for (const auto& e : c.work) {
     if (!gone.count(e.to)) continue;
     // The packets it unpacked are no longer split into tiles for anyone: it only unpacks them now.
@@ -81,21 +85,22 @@ std::map<std::string, std::string> resolve(const Configuration& c, const std::ve
   if (binding.by_position()) {
     const auto& names = binding.names();
     if (names.size() > slots.size()) {
-      throw Error::format("configuration '{}' has {} slot{} ({}) but {} action names were given by position: give at most {}, "
-                          "in slot order",
-                          excerpt(c.name), slots.size(), slots.size() == 1 ? "" : "s", slot_list(slots), names.size(), slots.size());
+      throw Error::format(
+          "configuration '{}' has {} slot{} ({}) but {} action names were given by position: give at most {}, "
+          "in slot order",
+          excerpt(c.name), slots.size(), slots.size() == 1 ? "" : "s", slot_list(slots), names.size(), slots.size());
     }
     for (std::size_t i = 0; i < names.size(); ++i) to[slots[i].name] = names[i];
   } else {
     for (const auto& p : binding.pairs()) {
       const bool known = std::any_of(slots.begin(), slots.end(), [&](const ActionSlot& s) { return s.name == p.slot; });
       if (!known) {
-        throw Error::format("configuration '{}' has no slot '{}' to bind '{}' to: its slots are {}; bind one of those", excerpt(c.name),
-                            excerpt(p.slot), excerpt(p.action), slot_list(slots));
+        throw Error::format("configuration '{}' has no slot '{}' to bind '{}' to: its slots are {}; bind one of those",
+                            excerpt(c.name), excerpt(p.slot), excerpt(p.action), slot_list(slots));
       }
       if (auto it = to.find(p.slot); it != to.end()) {
-        throw Error::format("configuration '{}': slot '{}' is bound twice, to '{}' and to '{}': bind each slot once", excerpt(c.name),
-                            excerpt(p.slot), excerpt(it->second), excerpt(p.action));
+        throw Error::format("configuration '{}': slot '{}' is bound twice, to '{}' and to '{}': bind each slot once",
+                            excerpt(c.name), excerpt(p.slot), excerpt(it->second), excerpt(p.action));
       }
       to[p.slot] = p.action;
     }
@@ -105,14 +110,16 @@ std::map<std::string, std::string> resolve(const Configuration& c, const std::ve
     auto it = to.find(s.name);
     if (it == to.end()) continue;
     if (it->second.empty()) {
-      throw Error::format("configuration '{}': slot '{}' is bound to an empty action name: give the name of a bundle routine{}",
-                          excerpt(c.name), excerpt(s.name), s.optional ? ", or leave the slot out (it is optional)" : "");
+      throw Error::format(
+          "configuration '{}': slot '{}' is bound to an empty action name: give the name of a bundle routine{}",
+          excerpt(c.name), excerpt(s.name), s.optional ? ", or leave the slot out (it is optional)" : "");
     }
     if (auto first = slot_of.find(it->second); first != slot_of.end()) {
-      throw Error::format("configuration '{}': action '{}' is bound to slots '{}' and '{}', which are separate steps (each "
-                          "would apply it to every item it gets, and each has its own place and variables): bind '{}' to "
-                          "another routine, the same function added to the bundle under a second name if it is to run twice",
-                          excerpt(c.name), excerpt(it->second), excerpt(first->second), excerpt(s.name), excerpt(s.name));
+      throw Error::format(
+          "configuration '{}': action '{}' is bound to slots '{}' and '{}', which are separate steps (each "
+          "would apply it to every item it gets, and each has its own place and variables): bind '{}' to "
+          "another routine, the same function added to the bundle under a second name if it is to run twice",
+          excerpt(c.name), excerpt(it->second), excerpt(first->second), excerpt(s.name), excerpt(s.name));
     }
     slot_of[it->second] = s.name;
   }
@@ -142,9 +149,11 @@ Configuration Configuration::bind_actions(const ActionBinding& binding) const {
     if (!s.optional) {
       std::string teams;
       for (const auto& t : s.teams) teams += fmt::format("{}'{}'", teams.empty() ? "" : ", ", excerpt(t));
-      throw Error::format("configuration '{}': slot '{}' ({} {}) is left unbound, and the configuration cannot run "
-                          "without it: bind an action to '{}'{}",
-                          excerpt(name), excerpt(s.name), s.teams.size() == 1 ? "team" : "teams", teams, excerpt(s.name), binding.by_position() ? " (by position: one name for each slot up to it)" : "");
+      throw Error::format(
+          "configuration '{}': slot '{}' ({} {}) is left unbound, and the configuration cannot run "
+          "without it: bind an action to '{}'{}",
+          excerpt(name), excerpt(s.name), s.teams.size() == 1 ? "team" : "teams", teams, excerpt(s.name),
+          binding.by_position() ? " (by position: one name for each slot up to it)" : "");
     }
     drop_slot(bound, s.name);
   }

@@ -69,7 +69,9 @@ class Reader {
   DataType data_type(const std::string& key, bool required, DataType fallback) {
     const std::string s = string(key, required, to_string(fallback));
     auto t = parse_data_type(s);
-    if (!t) fail(key, "unknown data type \"" + json_input::shorten(s) + "\": use tile, block, packet_of_blocks, packet_of_tiles or action_metadata");
+    if (!t)
+      fail(key, "unknown data type \"" + json_input::shorten(s) +
+                    "\": use tile, block, packet_of_blocks, packet_of_tiles or action_metadata");
     return *t;
   }
   template <class E, std::size_t N>
@@ -166,9 +168,13 @@ HelperConfig read_helper(const std::string& label, const json& object, const std
   Reader r(label, object, path);
   HelperConfig h;
   h.name = r.string("name", true);
-  static const HelperKind kinds[] = {HelperKind::mover, HelperKind::unpacker, HelperKind::splitter,
-                                     HelperKind::aggregator, HelperKind::mover_unpacker,
-                                     HelperKind::mover_unpacker_splitter, HelperKind::aggregator_mover,
+  static const HelperKind kinds[] = {HelperKind::mover,
+                                     HelperKind::unpacker,
+                                     HelperKind::splitter,
+                                     HelperKind::aggregator,
+                                     HelperKind::mover_unpacker,
+                                     HelperKind::mover_unpacker_splitter,
+                                     HelperKind::aggregator_mover,
                                      HelperKind::router};
   h.kind = r.choice("kind", true, HelperKind::mover, kinds);
   h.input = r.data_type("input", true, DataType::packet_of_blocks);
@@ -190,7 +196,8 @@ DistributorGroup read_distributor_group(const std::string& label, const json& ob
   DistributorGroup group;
   const json& p = g.array("pipelines", true);
   for (std::size_t k = 0; k < p.size(); ++k) {
-    if (!p[k].is_string()) g.fail(at("pipelines", k), "expected a team or helper name, got " + json_input::excerpt(p[k]));
+    if (!p[k].is_string())
+      g.fail(at("pipelines", k), "expected a team or helper name, got " + json_input::excerpt(p[k]));
     group.pipelines.push_back(p[k].get<std::string>());
   }
   // "static" and "dynamic" are read as the two policies' shorter names; they are written out
@@ -269,12 +276,17 @@ std::string Configuration::to_json() const {
   doc["name"] = name;
   doc["teams"] = json::array();
   for (const auto& t : teams) {
-    doc["teams"].push_back({{"name", t.name}, {"type", to_string(t.type)}, {"action", t.action}, {"threads", t.initial_threads}});
+    doc["teams"].push_back(
+        {{"name", t.name}, {"type", to_string(t.type)}, {"action", t.action}, {"threads", t.initial_threads}});
   }
   doc["helpers"] = json::array();
   for (const auto& h : helpers) {
-    json j{{"name", h.name},        {"kind", to_string(h.kind)},    {"input", to_string(h.input)},
-           {"output", to_string(h.output)}, {"threads", h.threads}, {"direction", to_string(h.direction)},
+    json j{{"name", h.name},
+           {"kind", to_string(h.kind)},
+           {"input", to_string(h.input)},
+           {"output", to_string(h.output)},
+           {"threads", h.threads},
+           {"direction", to_string(h.direction)},
            {"packet_blocks", h.packet_blocks}};
     j["variables"] = {{"copy_in", h.variables.copy_in},
                       {"copy_in_out", h.variables.copy_in_out},
@@ -289,7 +301,8 @@ std::string Configuration::to_json() const {
   }
   for (const char* key : {"work", "threads"}) {
     doc[key] = json::array();
-    for (const auto& e : (std::string(key) == "work" ? work : threads)) doc[key].push_back({{"from", e.from}, {"to", e.to}});
+    for (const auto& e : (std::string(key) == "work" ? work : threads))
+      doc[key].push_back({{"from", e.from}, {"to", e.to}});
   }
   json groups = json::array();
   for (const auto& g : distributor.groups) {

@@ -76,8 +76,8 @@ std::string DataPacket::describe() const {
     if (entries_[i].tile >= 0) blocks += "." + std::to_string(entries_[i].tile);
   }
   if (entries_.size() > 8) blocks += ",...";
-  return fmt::format("data packet #{} ({}, {} entries [{}], {})", id_, korch::to_string(type_), entries_.size(),
-                     blocks, to_string(state_));
+  return fmt::format("data packet #{} ({}, {} entries [{}], {})", id_, korch::to_string(type_), entries_.size(), blocks,
+                     to_string(state_));
 }
 
 void DataPacket::require(State state, const char* operation) const {
@@ -140,8 +140,8 @@ std::vector<int> DataPacket::block_ids() const {
 
 std::pair<int, int> DataPacket::locate(int var) const {
   if (var < 0 || var >= source_->n_vars() || section_of_[static_cast<std::size_t>(var)] < 0) {
-    throw Error::format("{}: variable {} is not in this packet: list it in copy_in, copy_in_out or copy_out", describe(),
-                        var);
+    throw Error::format("{}: variable {} is not in this packet: list it in copy_in, copy_in_out or copy_out",
+                        describe(), var);
   }
   return {section_of_[static_cast<std::size_t>(var)], slot_of_[static_cast<std::size_t>(var)]};
 }
@@ -174,7 +174,8 @@ void copy_box(const DataSource& source, const PacketEntryMeta& m, const std::vec
   const std::size_t ej = data.extent(2), ek = data.extent(3);
   const bool rows = data.stride(3) == 1;
   const bool whole_planes = rows && data.stride(2) == ek && data.stride(1) == ej * ek && m.lo[1] == 0 &&
-                            static_cast<std::size_t>(m.hi[1]) == ej && m.lo[2] == 0 && static_cast<std::size_t>(m.hi[2]) == ek;
+                            static_cast<std::size_t>(m.hi[1]) == ej && m.lo[2] == 0 &&
+                            static_cast<std::size_t>(m.hi[2]) == ek;
   for (int v : vars) {
     if (whole_planes) {
       copy(&data(v, m.lo[0], 0, 0), packed, ni * nj * nk);

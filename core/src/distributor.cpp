@@ -37,7 +37,8 @@ Distributor::Distributor(DistributorConfig config, std::vector<std::vector<Distr
     for (double& weight : w) weight /= largest;
     for (const auto& t : targets_[g]) {
       if (!t.push && !t.push_batch) {
-        throw Error::format("distributor: target '{}' of group {} has neither push nor push_batch: give it one", t.name, g);
+        throw Error::format("distributor: target '{}' of group {} has neither push nor push_batch: give it one", t.name,
+                            g);
       }
     }
     credit_.emplace_back(targets_[g].size(), 0.0);
@@ -95,8 +96,9 @@ void make_items(const DataSource& grid, ItemCache* cache, int block, DataType ty
       break;
     case DataType::action_metadata: out.push_back(std::make_shared<ActionMetadata>(block)); break;
     default:
-      throw Error::format("distributor: cannot make {} items from the grid: put an aggregator in front of that pipeline",
-                          to_string(type));
+      throw Error::format(
+          "distributor: cannot make {} items from the grid: put an aggregator in front of that pipeline",
+          to_string(type));
   }
 }
 }  // namespace
@@ -118,14 +120,15 @@ class BlockSequence {
     const auto b = order_->next();
     if (!b) {
       if (order_->covers_every_block() && count_ != grid_.n_blocks())
-        throw Error::format("distributor: the block iterator ended after {} of the {}'s {} blocks: it must hand out "
-                            "every block once",
-                            count_, grid_.source_name(), grid_.n_blocks());
+        throw Error::format(
+            "distributor: the block iterator ended after {} of the {}'s {} blocks: it must hand out "
+            "every block once",
+            count_, grid_.source_name(), grid_.n_blocks());
       return b;
     }
     if (*b < 0 || *b >= grid_.n_blocks())
-      throw Error::format("distributor: the block iterator gave block {}, which the {} (blocks 0..{}) does not hold", *b,
-                          grid_.source_name(), grid_.n_blocks() - 1);
+      throw Error::format("distributor: the block iterator gave block {}, which the {} (blocks 0..{}) does not hold",
+                          *b, grid_.source_name(), grid_.n_blocks() - 1);
     if (seen_[static_cast<std::size_t>(*b)])
       throw Error::format("distributor: the block iterator gave block {} twice: it must hand out every block once", *b);
     seen_[static_cast<std::size_t>(*b)] = true;
@@ -159,8 +162,8 @@ std::vector<std::vector<std::size_t>> Distributor::distribute(const DataSource& 
 }
 
 template <class Blocks>
-std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache,
-                                                                     Blocks& blocks) {
+std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const DataSource& grid, Trace* trace,
+                                                                     ItemCache* cache, Blocks& blocks) {
   std::vector<std::vector<std::size_t>> counts;
   // Items made but not pushed yet, per [group][target], and the size at which a target's next
   // batch goes out (doubling up to kMaxBatch). Targets without push_batch get every item at once.
@@ -186,11 +189,13 @@ std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const DataS
   };
   while (const auto next = blocks.next()) {
     const int b = *next;
-    TraceScope scope(trace, "distribute", "distributor", "distributor", 0, trace ? "block " + std::to_string(b) : std::string());
+    TraceScope scope(trace, "distribute", "distributor", "distributor", 0,
+                     trace ? "block " + std::to_string(b) : std::string());
     // Every copy of this block for every group is made first ...
     for (std::size_t g = 0; g < targets_.size(); ++g) {
       if (config_.groups[g].unit == RoutingUnit::tile && targets_[g].size() > 1) {
-        for (int t = 0, n = tiles_in(grid, b); t < n; ++t) pending[g][choose(g, pending[g])].push_back(make_tile(grid, cache, b, t));
+        for (int t = 0, n = tiles_in(grid, b); t < n; ++t)
+          pending[g][choose(g, pending[g])].push_back(make_tile(grid, cache, b, t));
       } else {
         const std::size_t i = choose(g, pending[g]);
         make_items(grid, cache, b, targets_[g][i].type, pending[g][i]);
@@ -220,7 +225,8 @@ namespace {
 DistributorConfig action_parallel_config(const std::vector<DistributorTarget>& pipelines) {
   DistributorConfig c;
   c.kind = DistributorKind::action_parallel;
-  for (const auto& p : pipelines) c.groups.push_back(DistributorGroup{{p.name}, DistributionPolicy::fixed_fraction, {}, RoutingUnit::block});
+  for (const auto& p : pipelines)
+    c.groups.push_back(DistributorGroup{{p.name}, DistributionPolicy::fixed_fraction, {}, RoutingUnit::block});
   return c;
 }
 std::vector<std::vector<DistributorTarget>> one_each(std::vector<DistributorTarget> pipelines) {
@@ -229,7 +235,7 @@ std::vector<std::vector<DistributorTarget>> one_each(std::vector<DistributorTarg
   return t;
 }
 DistributorConfig data_parallel_config(const std::vector<DistributorTarget>& pipelines, DistributionPolicy policy,
-                            std::vector<double> weights, RoutingUnit unit) {
+                                       std::vector<double> weights, RoutingUnit unit) {
   DistributorConfig c;
   c.kind = DistributorKind::data_parallel;
   DistributorGroup g;

@@ -25,8 +25,9 @@ std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit) {
   for (int d = 0; d < 3; ++d) {
     const std::int64_t cells = static_cast<std::int64_t>(spec.blocks[d]) * spec.block_cells[d];
     if (cells > Grid::max_cells_per_direction)
-      throw Error::format("grid: {} blocks of {} cells in {} make {} cells, more than the limit of {} cells per direction",
-                          spec.blocks[d], spec.block_cells[d], axis[d], cells, Grid::max_cells_per_direction);
+      throw Error::format(
+          "grid: {} blocks of {} cells in {} make {} cells, more than the limit of {} cells per direction",
+          spec.blocks[d], spec.block_cells[d], axis[d], cells, Grid::max_cells_per_direction);
     const std::int64_t stored = spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0);
     if (stored > Grid::max_cells_per_direction)
       throw Error::format("grid: a block stores {} cells in {} ({} + 2 x {} guard cells), more than the limit of {}",
@@ -40,19 +41,21 @@ std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit) {
     std::int64_t previous = -1;
     for (const int id : spec.owned_blocks) {
       if (id <= previous || id >= blocks)
-        throw Error::format("grid: owned_blocks holds {} after {}: give ascending global block ids in 0..{}", id, previous,
-                            blocks - 1);
+        throw Error::format("grid: owned_blocks holds {} after {}: give ascending global block ids in 0..{}", id,
+                            previous, blocks - 1);
       previous = id;
     }
     blocks = static_cast<std::int64_t>(spec.owned_blocks.size());
   }
   // Bytes in long double first: the exact product may not fit 64 bits, its estimate always does.
   long double estimate = static_cast<long double>(blocks) * spec.n_vars * sizeof(double);
-  for (int d = 0; d < 3; ++d) estimate *= static_cast<long double>(spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0));
+  for (int d = 0; d < 3; ++d)
+    estimate *= static_cast<long double>(spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0));
   const std::uint64_t limit = memory_limit > 0 ? memory_limit : (std::uint64_t{1} << 62);
   if (estimate > static_cast<long double>(limit))
     throw Error::format(
-        "grid: {} x {} x {} blocks of {} x {} x {} cells (+ guard cells) with {} variables need {:.4g} bytes, more than "
+        "grid: {} x {} x {} blocks of {} x {} x {} cells (+ guard cells) with {} variables need {:.4g} bytes, more "
+        "than "
         "the limit of {} bytes{}",
         spec.blocks[0], spec.blocks[1], spec.blocks[2], spec.block_cells[0], spec.block_cells[1], spec.block_cells[2],
         spec.n_vars, static_cast<double>(estimate), limit, memory_limit > 0 ? " (this machine's physical memory)" : "");
@@ -63,8 +66,9 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
   static const char* axis[3] = {"x", "y", "z"};
   for (int d = 0; d < 3; ++d) {
     if (spec_.block_cells[d] < 1) {
-      throw Error::format("grid: block_cells[{}] ({}) is {}: every block needs at least one interior cell per direction",
-                          d, axis[d], spec_.block_cells[d]);
+      throw Error::format(
+          "grid: block_cells[{}] ({}) is {}: every block needs at least one interior cell per direction", d, axis[d],
+          spec_.block_cells[d]);
     }
     if (spec_.blocks[d] < 1) {
       throw Error::format("grid: blocks[{}] ({}) is {}: the grid needs at least one block per direction", d, axis[d],
@@ -160,7 +164,8 @@ BlockView Grid::block_view(int id) const {
   const auto ext = stored_extent();
   const auto n = [](int x) { return static_cast<std::size_t>(x); };
   const std::size_t sk = 1, sj = n(ext[2]), si = sj * n(ext[1]), sv = si * n(ext[0]);
-  return BlockView(block_pointer(id), Kokkos::LayoutStride(n(spec_.n_vars), sv, n(ext[0]), si, n(ext[1]), sj, n(ext[2]), sk));
+  return BlockView(block_pointer(id),
+                   Kokkos::LayoutStride(n(spec_.n_vars), sv, n(ext[0]), si, n(ext[1]), sj, n(ext[2]), sk));
 }
 
 double Grid::max_interior_difference(const Grid& other) const {
@@ -179,9 +184,10 @@ double Grid::max_interior_difference(const Grid& other) const {
 
 const Grid& as_grid(const DataSource& source) {
   if (const auto* grid = dynamic_cast<const Grid*>(&source)) return *grid;
-  throw Error::format("the {} is not a korch::Grid: use the item's source() and view() (any layout) instead of grid() "
-                      "and data()",
-                      source.source_name());
+  throw Error::format(
+      "the {} is not a korch::Grid: use the item's source() and view() (any layout) instead of grid() "
+      "and data()",
+      source.source_name());
 }
 
 Grid& as_grid(DataSource& source) { return const_cast<Grid&>(as_grid(static_cast<const DataSource&>(source))); }

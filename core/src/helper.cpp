@@ -90,8 +90,10 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
       TraceScope s(trace, "route", "helper", config_.name, th, what);
       const std::size_t branch = router_->route(item);
       if (!pushes_[branch]) {
-        throw Error::format("router '{}' has no way to reach '{}': the cycle connects a router (route_to) before it "
-                            "starts", config_.name, config_.to.at(branch));
+        throw Error::format(
+            "router '{}' has no way to reach '{}': the cycle connects a router (route_to) before it "
+            "starts",
+            config_.name, config_.to.at(branch));
       }
       pushes_[branch](router_->hand_on(item));
       return;
@@ -108,7 +110,8 @@ ActionRoutine Helper::routine(Trace* trace) {
   auto each = [this, trace](const ActionContext& ctx, DataItem& item) { process(ctx, item, trace); };
   if (!emits(config_.kind)) return ActionRoutine(config_.name, std::move(each));
   if (!aggregator_) return ActionRoutine::emitting(config_.name, std::move(each));
-  return ActionRoutine::emitting(config_.name, std::move(each), [this, trace](const ActionContext& ctx) { flush(ctx, trace); });
+  return ActionRoutine::emitting(config_.name, std::move(each),
+                                 [this, trace](const ActionContext& ctx) { flush(ctx, trace); });
 }
 
 }  // namespace korch

@@ -34,8 +34,10 @@ std::shared_ptr<Tile> ItemCache::tile(int block, int tile) {
 
 std::shared_ptr<Block> ItemCache::block(int block) {
   if (source_ == nullptr) throw Error("item cache: block() before bind(): bind the cache to a data source first");
-  if (block < 0 || static_cast<std::size_t>(block) >= blocks_.size()) return std::make_shared<Block>(*source_, block);  // throws
-  return reuse_or_make(blocks_[static_cast<std::size_t>(block)], [&] { return std::make_shared<Block>(*source_, block); });
+  if (block < 0 || static_cast<std::size_t>(block) >= blocks_.size())
+    return std::make_shared<Block>(*source_, block);  // throws
+  return reuse_or_make(blocks_[static_cast<std::size_t>(block)],
+                       [&] { return std::make_shared<Block>(*source_, block); });
 }
 
 }  // namespace korch

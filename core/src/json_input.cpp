@@ -92,7 +92,6 @@ class PathTracker {
   std::vector<Frame> frames_;
 };
 
-
 std::string dump_scalar(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // Appends v's text to `out` until `out` holds more than `limit` characters.
@@ -138,9 +137,8 @@ std::string size_note(const json& v) {
 json parse(const std::string& text, const std::string& what) {
   PathTracker tracker(what);
   try {
-    return json::parse(text, [&tracker](int, json::parse_event_t event, json& parsed) {
-      return tracker.on_event(event, parsed);
-    });
+    return json::parse(
+        text, [&tracker](int, json::parse_event_t event, json& parsed) { return tracker.on_event(event, parsed); });
   } catch (const json::parse_error& e) {
     throw Error::format("{}: not valid JSON ({}), in field {}: fix the text at byte {}", what, shorten(e.what(), 200),
                         tracker.path(), e.byte);

@@ -59,7 +59,8 @@ bool is_temporary_name(const std::string& filename) { return temporary_pid(filen
 void prepare_output_directory(const std::string& dir) {
   if (dir.empty()) throw Error("output directory: the name is empty");
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw Error::format("output directory '{}' is not a directory", dir);
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw Error::format("output directory '{}' is not a directory", dir);
   fs::create_directories(dir, ec);
   if (ec) throw Error::format("output directory '{}' cannot be created: {}", dir, ec.message());
   if (!fs::is_directory(dir, ec)) throw Error::format("output directory '{}' is not a directory", dir);

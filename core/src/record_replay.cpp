@@ -43,7 +43,8 @@ std::string Recording::to_json() const {
   doc["configuration"] = json::parse(configuration);
   doc["teams"] = json::array();
   for (const auto& t : teams)
-    doc["teams"].push_back({{"name", t.name}, {"mode", t.mode}, {"n_max", t.n_max}, {"initial_threads", t.initial_threads}});
+    doc["teams"].push_back(
+        {{"name", t.name}, {"mode", t.mode}, {"n_max", t.n_max}, {"initial_threads", t.initial_threads}});
   doc["pushes"] = json::array();
   for (const auto& p : pushes) doc["pushes"].push_back({{"pipeline", p.pipeline}, {"item", p.item}});
   doc["tasks"] = json::array();
@@ -59,12 +60,13 @@ Recording Recording::from_json(const std::string& text) {
     const json doc = json::parse(text);
     r.configuration = doc.at("configuration").dump();
     for (const auto& t : doc.at("teams"))
-      r.teams.push_back({t.at("name").get<std::string>(), t.at("mode").get<std::string>(), t.at("n_max").get<unsigned>(),
-                         t.at("initial_threads").get<unsigned>()});
-    for (const auto& p : doc.at("pushes")) r.pushes.push_back({p.at("pipeline").get<std::string>(), p.at("item").get<std::string>()});
+      r.teams.push_back({t.at("name").get<std::string>(), t.at("mode").get<std::string>(),
+                         t.at("n_max").get<unsigned>(), t.at("initial_threads").get<unsigned>()});
+    for (const auto& p : doc.at("pushes"))
+      r.pushes.push_back({p.at("pipeline").get<std::string>(), p.at("item").get<std::string>()});
     for (const auto& t : doc.at("tasks"))
-      r.tasks.push_back({t.at("sequence").get<std::uint64_t>(), t.at("node").get<std::string>(), t.at("item").get<std::string>(),
-                         t.at("thread").get<unsigned>()});
+      r.tasks.push_back({t.at("sequence").get<std::uint64_t>(), t.at("node").get<std::string>(),
+                         t.at("item").get<std::string>(), t.at("thread").get<unsigned>()});
   } catch (const json::exception& e) {
     throw Error::format("recording: not a korch recording ({}): write it with Recording::to_json()", e.what());
   }
@@ -116,7 +118,8 @@ Recording replay(const Recording& recording, const Bundle& bundle, DataSource& g
   std::map<std::string, std::string> next;
   for (const auto& e : c.work) next[e.to.empty() ? e.from : e.from] = e.to;
   std::map<std::string, std::unique_ptr<Helper>> helpers;
-  for (const auto& h : c.helpers) helpers[h.name] = std::make_unique<Helper>(h, grid, runtime.pinned_pool(), runtime.device_pool());
+  for (const auto& h : c.helpers)
+    helpers[h.name] = std::make_unique<Helper>(h, grid, runtime.pinned_pool(), runtime.device_pool());
   std::map<std::string, std::string> publisher;  // helper-or-team feeding a node (helpers only need it)
   for (const auto& e : c.work) publisher[e.to] = e.from;
   // A router pushes into its subscribers' inboxes; the recording holds the distributor's pushes only.
@@ -166,8 +169,10 @@ Recording replay(const Recording& recording, const Bundle& bundle, DataSource& g
       it = find();
     }
     if (it == q.end()) {
-      throw Error::format("replay diverged at task {}: '{}' is not waiting at '{}': the routines or the grid differ from "
-                          "the recorded run", task.sequence, task.item, task.node);
+      throw Error::format(
+          "replay diverged at task {}: '{}' is not waiting at '{}': the routines or the grid differ from "
+          "the recorded run",
+          task.sequence, task.item, task.node);
     }
     std::shared_ptr<DataItem> item = *it;
     q.erase(it);

@@ -31,8 +31,10 @@ std::size_t Router::route(const DataItem& item) {
   } else if (auto* b = dynamic_cast<const Block*>(&item)) {
     block = b->block_id();
   } else {
-    throw Error::format("router '{}': got {}, but a router routes tiles and blocks: put it where the pipeline carries "
-                        "tiles or blocks", name_, item.describe());
+    throw Error::format(
+        "router '{}': got {}, but a router routes tiles and blocks: put it where the pipeline carries "
+        "tiles or blocks",
+        name_, item.describe());
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (unit_ == RoutingUnit::tile) return next_unit();

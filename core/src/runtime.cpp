@@ -66,8 +66,9 @@ ThreadTeam& Runtime::State::started(std::vector<std::unique_ptr<ThreadTeam>>& sl
   if (torn_down) throw Error::format("runtime: {} {} is gone: the runtime was destroyed", what, i);
   auto& slot = slots[i];
   if (!slot) {
-    slot = std::make_unique<ThreadTeam>(fmt::format("{} {}", kind, i + 1),
-                                        helper ? options.helper_threads : options.threads_per_team, options.team_options);
+    slot =
+        std::make_unique<ThreadTeam>(fmt::format("{} {}", kind, i + 1),
+                                     helper ? options.helper_threads : options.threads_per_team, options.team_options);
   }
   return *slot;
 }
@@ -95,9 +96,10 @@ bool Runtime::State::inside_own_cycle() const noexcept {
 Runtime::State::Turn::Turn(std::shared_ptr<State> state, const char* call, const std::string& name)
     : state_(std::move(state)), lock_(state_->cycle_mutex) {
   if (state_->torn_down || state_->destroyed_in_cycle.load()) {
-    throw Error::format("runtime: {}('{}') waited for its turn on a runtime that was destroyed meanwhile: make the "
-                        "calls before destroying the runtime",
-                        call, excerpt(name));
+    throw Error::format(
+        "runtime: {}('{}') waited for its turn on a runtime that was destroyed meanwhile: make the "
+        "calls before destroying the runtime",
+        call, excerpt(name));
   }
   cycle_of_this_thread = state_.get();
 }
@@ -106,15 +108,17 @@ Runtime::State::Turn::~Turn() { cycle_of_this_thread = nullptr; }
 Runtime::State::Turn Runtime::State::take_turn(const std::shared_ptr<State>& state, const char* call,
                                                const std::string& name) {
   if (const ThreadTeam* team = ThreadTeam::current(); state->owns_team_thread(team)) {
-    throw Error::format("runtime: {}('{}') called from a thread of team '{}' of this runtime (from an action "
-                        "routine?) while its cycle runs: that cycle waits for this thread, so the call could never "
-                        "start; run the next cycle from the caller after execute() returns",
-                        call, excerpt(name), team->name());
+    throw Error::format(
+        "runtime: {}('{}') called from a thread of team '{}' of this runtime (from an action "
+        "routine?) while its cycle runs: that cycle waits for this thread, so the call could never "
+        "start; run the next cycle from the caller after execute() returns",
+        call, excerpt(name), team->name());
   }
   if (cycle_of_this_thread == state.get()) {
-    throw Error::format("runtime: {}('{}') called again on the thread that runs this runtime's cycle: "
-                        "cycles do not nest; call it after the running execute() returns",
-                        call, excerpt(name));
+    throw Error::format(
+        "runtime: {}('{}') called again on the thread that runs this runtime's cycle: "
+        "cycles do not nest; call it after the running execute() returns",
+        call, excerpt(name));
   }
   return Turn(state, call, name);
 }
@@ -136,9 +140,10 @@ void Runtime::State::finish_if_destroyed(State& state, const char* call, const s
       also = "; the cycle also failed with an exception of unknown type";
     }
   }
-  throw Error::format("runtime: destroyed during its own {}('{}'), from an action routine of that cycle: the cycle ran "
-                      "to its end, then the runtime was torn down; destroy a Runtime after {}() returns{}",
-                      call, excerpt(name), call, also);
+  throw Error::format(
+      "runtime: destroyed during its own {}('{}'), from an action routine of that cycle: the cycle ran "
+      "to its end, then the runtime was torn down; destroy a Runtime after {}() returns{}",
+      call, excerpt(name), call, also);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,14 +199,16 @@ namespace {
 // What makes a cycle impossible before it starts: Kokkos gone, or nothing to run on.
 void check_cycle_can_run(const Configuration& c, const DataSource& source) {
   if (!compat::is_initialized())
-    throw Error::format("runtime: execute('{}') while Kokkos is not initialized (after Kokkos::finalize?): the teams "
-                        "launch their kernels on Kokkos; run every cycle between Kokkos::initialize and "
-                        "Kokkos::finalize, and destroy the Runtime before finalizing",
-                        excerpt(c.name));
+    throw Error::format(
+        "runtime: execute('{}') while Kokkos is not initialized (after Kokkos::finalize?): the teams "
+        "launch their kernels on Kokkos; run every cycle between Kokkos::initialize and "
+        "Kokkos::finalize, and destroy the Runtime before finalizing",
+        excerpt(c.name));
   if (source.n_blocks() == 0)
-    throw Error::format("runtime: execute('{}') on the {}, which has no blocks: add the blocks before the cycle "
-                        "(BlockList::add), or skip the call where there is nothing to update",
-                        excerpt(c.name), source.source_name());
+    throw Error::format(
+        "runtime: execute('{}') on the {}, which has no blocks: add the blocks before the cycle "
+        "(BlockList::add), or skip the call where there is nothing to update",
+        excerpt(c.name), source.source_name());
 }
 
 }  // namespace

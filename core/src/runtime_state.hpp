@@ -35,10 +35,10 @@ struct Runtime::State {
   Recorder* recorder = nullptr;
   std::vector<NodeReport> reports;
   std::vector<std::pair<std::string, std::size_t>> distribution;
-  ItemCache items;  // the grid's tiles and blocks, reused from cycle to cycle
+  ItemCache items;                                    // the grid's tiles and blocks, reused from cycle to cycle
   std::unique_ptr<detail::ValidationMemo> validated;  // the configuration and bundle validated last
-  std::mutex cycle_mutex;  // one execute() at a time
-  bool ranks_checked = false;  // the launcher's ranks were checked on this runtime's first cycle
+  std::mutex cycle_mutex;                             // one execute() at a time
+  bool ranks_checked = false;                         // the launcher's ranks were checked on this runtime's first cycle
   // The Runtime was destroyed from inside the running cycle; its caller tears the state down.
   std::atomic<bool> destroyed_in_cycle{false};
   bool torn_down = false;  // under cycle_mutex, or by the last owner

@@ -23,7 +23,8 @@ std::vector<std::shared_ptr<DataItem>> Splitter::split(const DataItem& item) con
     throw Error::format("splitter: {} is neither a block nor a data packet: only those can be split", item.describe());
   }
   if (packet->state() != DataPacket::State::unpacked) {
-    throw Error::format("splitter: {} is not unpacked: unpack it (mover_unpacker) before splitting", packet->describe());
+    throw Error::format("splitter: {} is not unpacked: unpack it (mover_unpacker) before splitting",
+                        packet->describe());
   }
   const DataSource& source = packet->source();
   if (packet->data_type() == DataType::packet_of_blocks) {

@@ -10,9 +10,12 @@
 
 namespace korch {
 
-TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events) { return overlap_with_tasks(events, "transfer"); }
+TransferOverlap transfer_overlap(const std::vector<TraceEvent>& events) {
+  return overlap_with_tasks(events, "transfer");
+}
 
-TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& all, const std::string& category, const std::string& name) {
+TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& all, const std::string& category,
+                                   const std::string& name) {
   TransferOverlap result;
   std::map<int, std::vector<TraceEvent>> by_process;
   for (const auto& e : all) by_process[e.process].push_back(e);
@@ -36,8 +39,9 @@ TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& all, const std
       ++result.transfers;
       result.transfer_ns += e.end_ns - e.begin_ns;
       // The first merged piece that ends after the transfer begins, then every piece it meets.
-      auto it = std::upper_bound(merged.begin(), merged.end(), e.begin_ns,
-                                 [](std::int64_t t, const std::pair<std::int64_t, std::int64_t>& m) { return t < m.second; });
+      auto it =
+          std::upper_bound(merged.begin(), merged.end(), e.begin_ns,
+                           [](std::int64_t t, const std::pair<std::int64_t, std::int64_t>& m) { return t < m.second; });
       for (; it != merged.end() && it->first < e.end_ns; ++it) {
         result.overlapped_ns += std::min(it->second, e.end_ns) - std::max(it->first, e.begin_ns);
       }
@@ -69,9 +73,10 @@ std::vector<TraceEvent> events_from_json(const std::string& text) {
       out.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw Error::format("trace: events text is not a list of [name, category, team, thread, item, begin_ns, end_ns, "
-                        "process] rows: {}",
-                        e.what());
+    throw Error::format(
+        "trace: events text is not a list of [name, category, team, thread, item, begin_ns, end_ns, "
+        "process] rows: {}",
+        e.what());
   }
   return out;
 }
@@ -106,12 +111,16 @@ std::string chrome_json(const std::vector<TraceEvent>& evs) {
   for (const auto& e : evs) {
     const int pid = e.process + 1;
     if (processes.emplace(pid, true).second) {
-      list.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", "rank " + std::to_string(e.process)}}}});
+      list.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"args", {{"name", "rank " + std::to_string(e.process)}}}});
     }
     const std::string key = e.team + "/" + std::to_string(e.thread);
     auto [it, fresh] = tids.emplace(std::to_string(pid) + ":" + key, static_cast<int>(tids.size()) + 1);
     if (fresh) {
-      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", it->second}, {"args", {{"name", key}}}});
+      list.push_back(
+          {{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", it->second}, {"args", {{"name", key}}}});
     }
     list.push_back({{"name", e.name},
                     {"cat", e.category},

@@ -96,23 +96,25 @@ struct TypedRoutines {
       if (held >= needed) continue;
       const auto* packet = dynamic_cast<const DataPacket*>(&item);
       if (packet != nullptr && packet->data_type() == DataType::packet_of_tiles && held < declared) {
-        throw Error::format("action '{}' reads guard cells, but {} stores none around its entries (tile entries): "
-                            "send this action packets of blocks (packet_of_blocks), blocks or tiles instead",
-                            excerpt(name), item.describe());
+        throw Error::format(
+            "action '{}' reads guard cells, but {} stores none around its entries (tile entries): "
+            "send this action packets of blocks (packet_of_blocks), blocks or tiles instead",
+            excerpt(name), item.describe());
       }
-      throw Error::format("action '{}' reads {} guard cells in {}, but block {} of the {} has {} there ({}): give the "
-                          "block at least {} guard cells in {} (BlockShape::guard or GridSpec::guard, with arrays that "
-                          "hold them), or read fewer",
-                          excerpt(name), needed, axis[d], meta.id, source.source_name(), declared, item.describe(), needed,
-                          axis[d]);
+      throw Error::format(
+          "action '{}' reads {} guard cells in {}, but block {} of the {} has {} there ({}): give the "
+          "block at least {} guard cells in {} (BlockShape::guard or GridSpec::guard, with arrays that "
+          "hold them), or read fewer",
+          excerpt(name), needed, axis[d], meta.id, source.source_name(), declared, item.describe(), needed, axis[d]);
     }
   }
 
   void run_packet(const ActionContext& ctx, DataPacket& p) const {
     if (!packet_entry && !packet_box) {
-      const char* fix = p.data_type() == DataType::packet_of_tiles
-                            ? "its entries have no Tile form: add on_packet_entry(...) or on_box(...) to its TypedAction"
-                            : "its entries have no Block form: add on_packet_entry(...) or on_box(...) to its TypedAction";
+      const char* fix =
+          p.data_type() == DataType::packet_of_tiles
+              ? "its entries have no Tile form: add on_packet_entry(...) or on_box(...) to its TypedAction"
+              : "its entries have no Block form: add on_packet_entry(...) or on_box(...) to its TypedAction";
       uncovered(p, "a data packet", fix);
     }
     // The entries' kernels run on the device instance: fence it before the packet moves on, also
@@ -122,8 +124,10 @@ struct TypedRoutines {
         const PacketEntry entry(p, e);
         if (guard_width >= 0)
           check_guard_cells(p, p.source(), p.source().block(entry.block_id()), entry.interior(), entry.stored());
-        if (packet_entry) packet_entry(ctx, entry);
-        else packet_box(ctx, PacketBoxView(ctx, entry));
+        if (packet_entry)
+          packet_entry(ctx, entry);
+        else
+          packet_box(ctx, PacketBoxView(ctx, entry));
       }
     } catch (...) {
       try {
@@ -143,9 +147,10 @@ struct TypedRoutines {
     } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
       run_packet(ctx, *p);
     } else {
-      throw Error::format("action '{}' was given {} (a {}): a TypedAction takes tiles, blocks and data packets; "
-                          "route this item to a plain ActionRoutine instead",
-                          excerpt(name), item.describe(), type_name(typeid(item)));
+      throw Error::format(
+          "action '{}' was given {} (a {}): a TypedAction takes tiles, blocks and data packets; "
+          "route this item to a plain ActionRoutine instead",
+          excerpt(name), item.describe(), type_name(typeid(item)));
     }
   }
 };
@@ -154,9 +159,10 @@ struct TypedRoutines {
 
 TypedAction& TypedAction::reads_guard_cells(int width) & {
   if (width < 1)
-    throw Error::format("TypedAction '{}': reads_guard_cells({}): give the stencil's width, 1 or more (or no width for "
-                        "all the source's guard cells)",
-                        excerpt(name_), width);
+    throw Error::format(
+        "TypedAction '{}': reads_guard_cells({}): give the stencil's width, 1 or more (or no width for "
+        "all the source's guard cells)",
+        excerpt(name_), width);
   guard_width_read_ = width;
   return *this;
 }

@@ -56,7 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < programs.size(); ++i)
     if (programs[i].first == args[0]) chosen = i;
   const std::unique_ptr<korch::cli::Program> program = programs[chosen].second();
-  if (program->name() != programs[chosen].first) broken("a benchmark's command line carries its program's name", program->name());
+  if (program->name() != programs[chosen].first)
+    broken("a benchmark's command line carries its program's name", program->name());
   if (!parses(*program, args) || program->name() != "korch-bench-task_bench") return 0;
   try {
     bench::complete_task_bench_args(*program, task_bench, built);
@@ -66,7 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::exception& e) {
     broken("only cli::UsageError escapes from complete_task_bench_args", e.what());
   }
-  if (task_bench.patterns.empty() || task_bench.drivers.empty() || task_bench.min_iterations > task_bench.max_iterations ||
+  if (task_bench.patterns.empty() || task_bench.drivers.empty() ||
+      task_bench.min_iterations > task_bench.max_iterations ||
       task_bench.width * task_bench.steps > bench::task_bench_max_tasks)
     broken("accepted Task Bench arguments run at least one graph of at most task_bench_max_tasks tasks", "");
   return 0;

@@ -87,13 +87,15 @@ void check_accepted(const kh::CheckpointContent& c, const kh::Options& o) {
   const std::size_t n = static_cast<std::size_t>(o.blocks) * static_cast<std::size_t>(o.cells_per_block);
   const std::size_t cells = o.dim == 3 ? n * n * n : n * n;
   for (const auto& v : c.state) {
-    if (v.size() != cells) broken("an accepted checkpoint has the grid's cells in each variable", std::to_string(v.size()));
+    if (v.size() != cells)
+      broken("an accepted checkpoint has the grid's cells in each variable", std::to_string(v.size()));
     if (!std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); }))
       broken("an accepted checkpoint's state is finite", "");
   }
   const std::string again = scratch_dir() + "/again.bin";
   kh::write_checkpoint_file(again, c);
-  if (!same(kh::read_checkpoint_file(again, o), c)) broken("an accepted checkpoint reads back unchanged once written", "");
+  if (!same(kh::read_checkpoint_file(again, o), c))
+    broken("an accepted checkpoint reads back unchanged once written", "");
 }
 
 }  // namespace

@@ -96,7 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     broken("a plan reads back from its own to_json()", std::string(e.what()) + "\n" + json);
   }
   if (again != json) broken("a plan reads back unchanged", json + "\n---\n" + again);
-  for (const korch::plan::PlannedBundle* bundle : plan.bundles()) (void)korch::plan::configuration_dot(bundle->configuration);
+  for (const korch::plan::PlannedBundle* bundle : plan.bundles())
+    (void)korch::plan::configuration_dot(bundle->configuration);
   check_against_operation(plan);
   return 0;
 }

@@ -3,7 +3,6 @@
 
 #include <CLI/CLI.hpp>
 
-
 namespace korch::cli {
 
 namespace {
@@ -13,8 +12,8 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.com
 // Kokkos 3.4 reads these with std::stoi after '=' (a letter there or a missing '=' ends the
 // process); --kokkos-num-devices also takes ",SKIP".
 void check_kokkos_integer(const std::string& arg) {
-  static const char* const names[] = {"--kokkos-threads", "--kokkos-numa", "--kokkos-device-id", "--kokkos-device",
-                                      "--kokkos-num-devices", "--kokkos-ndevices"};
+  static const char* const names[] = {"--kokkos-threads", "--kokkos-numa",        "--kokkos-device-id",
+                                      "--kokkos-device",  "--kokkos-num-devices", "--kokkos-ndevices"};
   for (const char* name : names) {
     const std::string n = name;
     if (!starts_with(arg, n) || (arg.size() > n.size() && arg[n.size()] != '=')) continue;

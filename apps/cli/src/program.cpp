@@ -118,8 +118,7 @@ std::string describe(const CLI::ParseError& error, const CLI::App& app) {
     const auto subcommands = app.get_subcommands([](const CLI::App*) { return true; });
     if (!subcommands.empty()) {
       message += " (subcommands:";
-      for (std::size_t i = 0; i < subcommands.size(); ++i)
-        message += (i ? ", " : " ") + subcommands[i]->get_name();
+      for (std::size_t i = 0; i < subcommands.size(); ++i) message += (i ? ", " : " ") + subcommands[i]->get_name();
       message += ")";
     }
   }

@@ -13,8 +13,10 @@ namespace {
 // A bound as the user would write it: 1024, 0.5, 1e+06.
 std::string bound_text(long double v) {
   char buf[64];
-  if (v == std::floor(v) && std::fabs(v) < 1e20L) std::snprintf(buf, sizeof buf, "%.0Lf", v);
-  else std::snprintf(buf, sizeof buf, "%Lg", v);
+  if (v == std::floor(v) && std::fabs(v) < 1e20L)
+    std::snprintf(buf, sizeof buf, "%.0Lf", v);
+  else
+    std::snprintf(buf, sizeof buf, "%Lg", v);
   return buf;
 }
 
@@ -67,9 +69,12 @@ CLI::Validator within(long double lo, long double hi, bool lo_exclusive, bool sh
         const bool say_lo = std::isfinite(lo), say_hi = std::isfinite(hi) && (show_hi || v > hi);
         const std::string above = "a number above " + bound_text(lo);
         std::string use;
-        if (say_lo && say_hi) use = lo_exclusive ? above + " and at most " + bound_text(hi) : bound_text(lo) + " to " + bound_text(hi);
-        else if (say_lo) use = lo_exclusive ? above : bound_text(lo) + " or more";
-        else use = "at most " + bound_text(hi);
+        if (say_lo && say_hi)
+          use = lo_exclusive ? above + " and at most " + bound_text(hi) : bound_text(lo) + " to " + bound_text(hi);
+        else if (say_lo)
+          use = lo_exclusive ? above : bound_text(lo) + " or more";
+        else
+          use = "at most " + bound_text(hi);
         return text + " is out of range: use " + use;
       },
       "", "within");
@@ -95,7 +100,10 @@ CLI::Validator non_empty() {
 
 CLI::Option* add_real(CLI::App& app, const std::string& name, double& value, const std::string& description,
                       long double lo, long double hi, bool lo_exclusive) {
-  return app.add_option(name, value, description)->type_name("X")->check(finite_real())->check(within(lo, hi, lo_exclusive));
+  return app.add_option(name, value, description)
+      ->type_name("X")
+      ->check(finite_real())
+      ->check(within(lo, hi, lo_exclusive));
 }
 
 }  // namespace korch::cli

@@ -61,15 +61,17 @@ class CheckpointInput {
   explicit CheckpointInput(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0)
-      throw Error::format("option --restart: cannot open '{}' ({}): give a checkpoint file written by --checkpoint-every",
-                          path, std::strerror(errno));
+      throw Error::format(
+          "option --restart: cannot open '{}' ({}): give a checkpoint file written by --checkpoint-every", path,
+          std::strerror(errno));
     struct stat st {};
     const bool known = ::fstat(fd_, &st) == 0;
     if (!known || !S_ISREG(st.st_mode)) {
-      const std::string kind = known ? kind_of_file(st.st_mode) : fmt::format("of an unknown kind ({})", std::strerror(errno));
+      const std::string kind =
+          known ? kind_of_file(st.st_mode) : fmt::format("of an unknown kind ({})", std::strerror(errno));
       ::close(fd_);
-      throw Error::format("option --restart: '{}' is {}, not a checkpoint file: give a file written by --checkpoint-every",
-                          path, kind);
+      throw Error::format(
+          "option --restart: '{}' is {}, not a checkpoint file: give a file written by --checkpoint-every", path, kind);
     }
     size_ = static_cast<std::int64_t>(st.st_size);
   }
@@ -110,7 +112,8 @@ struct NonFinite {
 // Reads the state after the header, into h.fields.state when `keep` (else through a buffer),
 // and checks the checksum over the header's checksummed bytes and the state, then that every
 // value is finite.
-void read_state(const CheckpointInput& in, const std::string& head, CheckpointHeader& h, bool keep, const std::string& path) {
+void read_state(const CheckpointInput& in, const std::string& head, CheckpointHeader& h, bool keep,
+                const std::string& path) {
   const auto cells = static_cast<std::size_t>(h.cells);
   const std::size_t chunk = std::min<std::size_t>(cells, std::size_t{1} << 16);  // doubles per read
   std::vector<double> buffer(keep ? 0 : chunk);
@@ -132,15 +135,17 @@ void read_state(const CheckpointInput& in, const std::string& head, CheckpointHe
     }
   }
   if (sum.value() != h.checksum)
-    throw Error::format("checkpoint '{}': field 'checksum' is {:016x}, but the file's bytes give {:016x}: the file was "
-                        "changed after korch wrote it (a damaged copy or disk, or an edit); use an intact checkpoint",
-                        path, h.checksum, sum.value());
+    throw Error::format(
+        "checkpoint '{}': field 'checksum' is {:016x}, but the file's bytes give {:016x}: the file was "
+        "changed after korch wrote it (a damaged copy or disk, or an edit); use an intact checkpoint",
+        path, h.checksum, sum.value());
   if (bad.variable >= 0) {
     const auto n = static_cast<std::size_t>(h.fields.blocks) * static_cast<std::size_t>(h.fields.cells_per_block);
-    throw Error::format("checkpoint '{}': the state's {} at cell ({}, {}, {}) is {}: the run that wrote it had failed; "
-                        "restart from an earlier checkpoint",
-                        path, kVariables[static_cast<std::size_t>(bad.variable)], bad.cell % n, bad.cell / n % n,
-                        bad.cell / n / n, bad.value);
+    throw Error::format(
+        "checkpoint '{}': the state's {} at cell ({}, {}, {}) is {}: the run that wrote it had failed; "
+        "restart from an earlier checkpoint",
+        path, kVariables[static_cast<std::size_t>(bad.variable)], bad.cell % n, bad.cell / n % n, bad.cell / n / n,
+        bad.value);
   }
 }
 
@@ -148,23 +153,27 @@ void read_state(const CheckpointInput& in, const std::string& head, CheckpointHe
 void check_not_finished(const CheckpointContent& c, const Options& o, const std::string& path) {
   if (o.steps > 0) {
     if (c.steps >= o.steps)
-      throw Error::format("option --steps: {}, but checkpoint '{}' is at step {} (t = {}) already: give --steps above {} "
-                          "to continue it", o.steps, path, c.steps, c.time, c.steps);
+      throw Error::format(
+          "option --steps: {}, but checkpoint '{}' is at step {} (t = {}) already: give --steps above {} "
+          "to continue it",
+          o.steps, path, c.steps, c.time, c.steps);
     return;
   }
   const double tmax = o.tmax > 0 ? o.tmax : default_tmax(o.problem);
   if (c.time >= tmax * (1.0 - 1e-12))
-    throw Error::format("option --tmax: {}{}, but checkpoint '{}' is at t = {} (step {}) already: give a --tmax above {} "
-                        "to continue it", tmax, o.tmax > 0 ? "" : fmt::format(" (the default of --problem {})", c.problem),
-                        path, c.time, c.steps, c.time);
+    throw Error::format(
+        "option --tmax: {}{}, but checkpoint '{}' is at t = {} (step {}) already: give a --tmax above {} "
+        "to continue it",
+        tmax, o.tmax > 0 ? "" : fmt::format(" (the default of --problem {})", c.problem), path, c.time, c.steps,
+        c.time);
 }
 
 // The grid's size against the run's before the state is read: what is allocated is the run's own grid.
 void check_grid(const CheckpointContent& c, const Options& o, const std::string& path) {
   auto differs = [&](const char* option, int file, int given) {
     if (file != given)
-      throw Error::format("option {}: '{}' was written with {} {}, this run has {}: give the checkpoint's value", option, path,
-                          option, file, given);
+      throw Error::format("option {}: '{}' was written with {} {}, this run has {}: give the checkpoint's value",
+                          option, path, option, file, given);
   };
   differs("--dim", c.dim, o.dim);
   differs("--blocks", c.blocks, o.blocks);
@@ -172,7 +181,8 @@ void check_grid(const CheckpointContent& c, const Options& o, const std::string&
 }
 
 CheckpointContent load(const std::string& path, const Options& o, bool keep_state) {
-  if (!little_endian()) throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");
+  if (!little_endian())
+    throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");
   const CheckpointInput in(path);
   std::string head(static_cast<std::size_t>(std::min<std::int64_t>(in.size(), checkpoint_header_limit)), '\0');
   in.read(0, head.data(), head.size());
@@ -180,8 +190,9 @@ CheckpointContent load(const std::string& path, const Options& o, bool keep_stat
   const std::int64_t state_bytes = n_cons * h.cells * static_cast<std::int64_t>(sizeof(double));
   const std::int64_t after_header = in.size() - static_cast<std::int64_t>(h.length);
   if (after_header != state_bytes)
-    throw Error::format("checkpoint '{}': {} bytes after the header, but the state of {} cells takes {}: the file is {}",
-                        path, after_header, h.cells, state_bytes, after_header < state_bytes ? "cut short" : "longer than a checkpoint");
+    throw Error::format(
+        "checkpoint '{}': {} bytes after the header, but the state of {} cells takes {}: the file is {}", path,
+        after_header, h.cells, state_bytes, after_header < state_bytes ? "cut short" : "longer than a checkpoint");
   check_grid(h.fields, o, path);
   read_state(in, head, h, keep_state, path);
   check_restart_options(h.fields, o, path);
@@ -199,11 +210,12 @@ void catch_stop_signals() {
 int stop_signal() noexcept { return caught_signal.load(); }
 
 void write_checkpoint_file(const std::string& path, const CheckpointContent& c) {
-  if (!little_endian()) throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");
+  if (!little_endian())
+    throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");
   for (const auto& v : c.state)
     if (v.size() != c.state[0].size() || v.empty())
-      throw Error::format("checkpoint '{}': the five state variables have {} and {} cells: give each the whole grid", path,
-                          c.state[0].size(), v.size());
+      throw Error::format("checkpoint '{}': the five state variables have {} and {} cells: give each the whole grid",
+                          path, c.state[0].size(), v.size());
   const std::string fields = checkpoint_header_fields(c);
   CheckpointChecksum sum;
   sum.add(fields.data(), fields.size());
@@ -212,20 +224,23 @@ void write_checkpoint_file(const std::string& path, const CheckpointContent& c) 
     std::ofstream out(temporary, std::ios::binary);
     if (!out) throw Error::format("checkpoint: cannot open '{}' for writing", temporary);
     out << fields << checkpoint_header_end(sum.value());
-    for (const auto& v : c.state) out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
+    for (const auto& v : c.state)
+      out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
     if (!out) throw Error::format("checkpoint: writing '{}' failed: check the free space", temporary);
   });
 }
 
-CheckpointContent read_checkpoint_file(const std::string& path, const Options& options) { return load(path, options, true); }
+CheckpointContent read_checkpoint_file(const std::string& path, const Options& options) {
+  return load(path, options, true);
+}
 
 void check_checkpoint_file(const std::string& path, const Options& options) { load(path, options, false); }
 
 void check_restart_options(const CheckpointContent& c, const Options& o, const std::string& path) {
   auto mismatch = [&](const char* option, const std::string& file, const std::string& given) {
     if (file != given)
-      throw Error::format("option {}: '{}' was written with {} {}, this run has {}: give the checkpoint's value", option,
-                          path, option, file, given);
+      throw Error::format("option {}: '{}' was written with {} {}, this run has {}: give the checkpoint's value",
+                          option, path, option, file, given);
   };
   check_grid(c, o, path);
   mismatch("--problem", c.problem, to_string(o.problem));
@@ -235,7 +250,8 @@ void check_restart_options(const CheckpointContent& c, const Options& o, const s
   // Exact comparisons: the continued run is bitwise the uninterrupted one only with the same values.
   if (c.gamma != o.gamma) mismatch("gamma", exact(c.gamma), exact(o.gamma));
   if (c.cfl != o.cfl) mismatch("--cfl", fmt::format("{}", c.cfl), fmt::format("{}", o.cfl));
-  if (c.conduction != o.conduction) mismatch("--conduction", fmt::format("{}", c.conduction), fmt::format("{}", o.conduction));
+  if (c.conduction != o.conduction)
+    mismatch("--conduction", fmt::format("{}", c.conduction), fmt::format("{}", o.conduction));
 }
 
 }  // namespace korch::hydro

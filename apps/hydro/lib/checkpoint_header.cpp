@@ -26,9 +26,9 @@ constexpr const char* kChecksumAlgorithm = "fnv1a64";
 constexpr std::size_t kLineLimit = 200;  // the longest line korch writes (initial_totals) takes about 120
 
 // A version 2 header's fields, in the order korch writes them.
-constexpr std::array<const char*, 14> kFields = {"problem", "dim",   "blocks", "cells_per_block", "gamma",
-                                                 "cfl",     "conduction", "limiter", "boundary", "time",
-                                                 "steps",   "initial_totals", "cells", "checksum"};
+constexpr std::array<const char*, 14> kFields = {
+    "problem", "dim",      "blocks", "cells_per_block", "gamma",          "cfl",   "conduction",
+    "limiter", "boundary", "time",   "steps",           "initial_totals", "cells", "checksum"};
 
 std::string exact(double x) { return fmt::format("{:a}", x); }  // hexadecimal: the bits survive the text
 
@@ -49,7 +49,8 @@ bool parse_real(const std::string& text, double& value) {
 }
 
 void check_version(const std::string& bytes, const std::string& path) {
-  if (bytes.empty()) throw Error::format("checkpoint '{}': the file is empty: give a checkpoint written by --checkpoint-every", path);
+  if (bytes.empty())
+    throw Error::format("checkpoint '{}': the file is empty: give a checkpoint written by --checkpoint-every", path);
   const std::string first = bytes.substr(0, std::min(bytes.find('\n'), kLineLimit + 1));
   const std::string expected = kVersionLine + std::to_string(checkpoint_version);
   if (first == expected) return;
@@ -58,13 +59,14 @@ void check_version(const std::string& bytes, const std::string& path) {
     int version = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
     if (ec == std::errc() && end == text.data() + text.size() && version >= 1) {
-      throw Error::format("checkpoint '{}' was written by {} korch, version {}; this korch reads version {}: continue the "
-                          "run with the korch that wrote it, or start it again",
-                          path, version < checkpoint_version ? "an older" : "a newer", version, checkpoint_version);
+      throw Error::format(
+          "checkpoint '{}' was written by {} korch, version {}; this korch reads version {}: continue the "
+          "run with the korch that wrote it, or start it again",
+          path, version < checkpoint_version ? "an older" : "a newer", version, checkpoint_version);
     }
   }
-  throw Error::format("checkpoint '{}': not a korch-hydro checkpoint: its first line is '{}', not '{}'", path, excerpt(first),
-                      expected);
+  throw Error::format("checkpoint '{}': not a korch-hydro checkpoint: its first line is '{}', not '{}'", path,
+                      excerpt(first), expected);
 }
 
 // The header's lines after the version line, each with its offset, up to its 'end' line.
@@ -92,8 +94,10 @@ HeaderLines split_lines(const std::string& bytes, const std::string& path) {
       return lines;
     }
     if (line.size() > kLineLimit)
-      throw Error::format("checkpoint '{}': header line {} has {} characters, more than a header line's {}: the header is "
-                          "damaged", path, lines.text.size() + 2, line.size(), kLineLimit);
+      throw Error::format(
+          "checkpoint '{}': header line {} has {} characters, more than a header line's {}: the header is "
+          "damaged",
+          path, lines.text.size() + 2, line.size(), kLineLimit);
     lines.text.push_back(std::move(line));
     lines.start.push_back(start);
     start = end + 1;
@@ -111,8 +115,9 @@ class Fields {
         throw Error::format("checkpoint '{}': header line {} ('{}') is not 'name value'", path, i + 2, excerpt(line));
       const std::string name = line.substr(0, space);
       if (std::find_if(kFields.begin(), kFields.end(), [&](const char* f) { return name == f; }) == kFields.end())
-        throw Error::format("checkpoint '{}': header line {} has the unknown field '{}': a version {} checkpoint has {}",
-                            path, i + 2, excerpt(name), checkpoint_version, fmt::join(kFields, ", "));
+        throw Error::format(
+            "checkpoint '{}': header line {} has the unknown field '{}': a version {} checkpoint has {}", path, i + 2,
+            excerpt(name), checkpoint_version, fmt::join(kFields, ", "));
       if (const auto seen = at_.find(name); seen != at_.end())
         throw Error::format("checkpoint '{}': field '{}' is given twice, on header lines {} and {}", path, name,
                             seen->second + 2, i + 2);
@@ -122,8 +127,10 @@ class Fields {
     for (const char* name : kFields)
       if (at_.count(name) == 0) throw Error::format("checkpoint '{}': the header has no field '{}'", path, name);
     if (at_.at("checksum") + 1 != lines.text.size())
-      throw Error::format("checkpoint '{}': field 'checksum' is not the header's last before 'end': the fields after it "
-                          "would not be covered by it", path);
+      throw Error::format(
+          "checkpoint '{}': field 'checksum' is not the header's last before 'end': the fields after it "
+          "would not be covered by it",
+          path);
   }
 
   const std::string& text(const char* name) const { return values_[at_.at(name)]; }
@@ -181,7 +188,8 @@ std::uint64_t checksum(const Fields& f) {
   const bool lower_hex = digits.size() == 16 && std::all_of(digits.begin(), digits.end(), [](char ch) {
                            return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
                          });
-  if (!lower_hex) f.refuse("checksum", fmt::format("not '{} ' and 16 lowercase hexadecimal digits", kChecksumAlgorithm));
+  if (!lower_hex)
+    f.refuse("checksum", fmt::format("not '{} ' and 16 lowercase hexadecimal digits", kChecksumAlgorithm));
   std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
   return value;
 }
@@ -193,7 +201,8 @@ void check_consistency(const CheckpointHeader& h, const Fields& f) {
   const long double cells = c.dim == 3 ? per_direction * per_direction * per_direction : per_direction * per_direction;
   const std::string shape = fmt::format("{}^{} blocks of {}^{} cells", c.blocks, c.dim, c.cells_per_block, c.dim);
   if (cells > INT_MAX)
-    f.refuse("blocks", fmt::format("{} make {:.4g} cells, more than a grid holds ({})", shape, static_cast<double>(cells), INT_MAX));
+    f.refuse("blocks", fmt::format("{} make {:.4g} cells, more than a grid holds ({})", shape,
+                                   static_cast<double>(cells), INT_MAX));
   if (static_cast<long double>(h.cells) != cells)
     f.refuse("cells", fmt::format("{} make {:.0f}", shape, static_cast<double>(cells)));
   if (c.steps == 0 && c.time != 0) f.refuse("time", "a checkpoint at step 0 is at time 0");
@@ -206,10 +215,12 @@ void check_consistency(const CheckpointHeader& h, const Fields& f) {
 std::string checkpoint_header_fields(const CheckpointContent& c) {
   const auto& t = c.initial_totals;
   return fmt::format("{}{}\n", kVersionLine, checkpoint_version) +
-         fmt::format("problem {}\ndim {}\nblocks {}\ncells_per_block {}\n", c.problem, c.dim, c.blocks, c.cells_per_block) +
+         fmt::format("problem {}\ndim {}\nblocks {}\ncells_per_block {}\n", c.problem, c.dim, c.blocks,
+                     c.cells_per_block) +
          fmt::format("gamma {}\ncfl {}\nconduction {}\n", exact(c.gamma), exact(c.cfl), exact(c.conduction)) +
          fmt::format("limiter {}\nboundary {}\ntime {}\nsteps {}\n", c.limiter, c.boundary, exact(c.time), c.steps) +
-         fmt::format("initial_totals {} {} {} {} {}\n", exact(t[0]), exact(t[1]), exact(t[2]), exact(t[3]), exact(t[4])) +
+         fmt::format("initial_totals {} {} {} {} {}\n", exact(t[0]), exact(t[1]), exact(t[2]), exact(t[3]),
+                     exact(t[4])) +
          fmt::format("cells {}\n", c.state[0].size());
 }
 

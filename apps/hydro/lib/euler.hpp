@@ -168,8 +168,10 @@ inline constexpr double strong_shock_pressure_ratio = 5.0;
 // The flux of one face: HLLE where either cell is at a strong shock, HLLC elsewhere.
 KOKKOS_INLINE_FUNCTION void face_flux(const double WL[5], const double WR[5], int d, double gamma, bool shock,
                                       double F[5]) {
-  if (shock) hlle_flux(WL, WR, d, gamma, F);
-  else hllc_flux(WL, WR, d, gamma, F);
+  if (shock)
+    hlle_flux(WL, WR, d, gamma, F);
+  else
+    hllc_flux(WL, WR, d, gamma, F);
 }
 
 // Whether a cell of pressure pc whose face neighbours have the pressures lo_d[d], hi_d[d] (the
@@ -197,9 +199,8 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
   for (int d = 0; d < 3; ++d)
     for (int v = 0; v < 5; ++v) S[d][v] = 0.0;
   KORCH_HYDRO_UNROLL
-  for (int d = 0; d < dim; ++d)
-    KORCH_HYDRO_UNROLL
-    for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
+  for (int d = 0; d < dim; ++d) KORCH_HYDRO_UNROLL
+  for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
   for (int v = 0; v < 5; ++v) Wh[v] = W[v];
   for (int d = 0; d < dim; ++d) {
     const double h = 0.5 * p.dt / p.dx[d];

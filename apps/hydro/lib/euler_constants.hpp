@@ -5,8 +5,8 @@
 
 namespace korch::hydro {
 
-inline constexpr int n_cons = 5;     // rho, mx, my, mz, E
-inline constexpr int var_new = 5;    // first variable of the other state set (see EulerParams::state)
+inline constexpr int n_cons = 5;   // rho, mx, my, mz, E
+inline constexpr int var_new = 5;  // first variable of the other state set (see EulerParams::state)
 inline constexpr int n_grid_vars = 10;
 inline constexpr int guard_cells = 2;
 

@@ -65,11 +65,11 @@ constexpr int n_arrays(int dim) { return flux_array(dim) + 5 * dim; }
 // The face fluxes along one direction of a row of faces [c0, c1): HLLC for every face in a loop
 // without branches (it vectorizes), then HLLE over it for the faces of strong-shock cells.
 struct Face {
-  double* const* Wh;    // predicted states, 5 arrays
-  double* const* S;     // slopes along the direction, 5 arrays
+  double* const* Wh;  // predicted states, 5 arrays
+  double* const* S;   // slopes along the direction, 5 arrays
   const unsigned char* shock;
-  double* const* F;     // fluxes out, 5 arrays
-  Index stride;         // of the direction
+  double* const* F;  // fluxes out, 5 arrays
+  Index stride;      // of the direction
   double gamma;
 
   template <int D>
@@ -239,9 +239,12 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
 }  // namespace
 
 void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
-  if (p.dim == 3) sweep<3>(vars, p, lo, hi);
-  else if (p.dim == 2) sweep<2>(vars, p, lo, hi);
-  else sweep<1>(vars, p, lo, hi);
+  if (p.dim == 3)
+    sweep<3>(vars, p, lo, hi);
+  else if (p.dim == 2)
+    sweep<2>(vars, p, lo, hi);
+  else
+    sweep<1>(vars, p, lo, hi);
 }
 
 }  // namespace korch::hydro

@@ -28,8 +28,10 @@ void pressure_function(double p, const Primitive1D& k, double gamma, double& f, 
 
 Primitive1D exact_riemann(const Primitive1D& L, const Primitive1D& R, double gamma, double s) {
   if (!(L.rho > 0 && R.rho > 0 && L.p > 0 && R.p > 0 && gamma > 1.0)) {
-    throw Error::format("exact_riemann: states must have positive density and pressure and gamma > 1 "
-                        "(left rho {} p {}, right rho {} p {}, gamma {})", L.rho, L.p, R.rho, R.p, gamma);
+    throw Error::format(
+        "exact_riemann: states must have positive density and pressure and gamma > 1 "
+        "(left rho {} p {}, right rho {} p {}, gamma {})",
+        L.rho, L.p, R.rho, R.p, gamma);
   }
   const double cL = std::sqrt(gamma * L.p / L.rho), cR = std::sqrt(gamma * R.p / R.rho);
   const double du = R.u - L.u;

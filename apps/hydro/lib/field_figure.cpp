@@ -159,10 +159,11 @@ Image render_field_figure(const std::vector<double>& values, int nx, int ny, con
   }
 
   for (int row = 0; row < field.height; ++row)
-    std::copy_n(field.rgb.data() + 3 * static_cast<std::size_t>(row) * static_cast<std::size_t>(field.width),
-                3 * static_cast<std::size_t>(field.width),
-                image.rgb.data() + 3 * (static_cast<std::size_t>(l.plot_top + row) * static_cast<std::size_t>(image.width) +
-                                        static_cast<std::size_t>(l.plot_left)));
+    std::copy_n(
+        field.rgb.data() + 3 * static_cast<std::size_t>(row) * static_cast<std::size_t>(field.width),
+        3 * static_cast<std::size_t>(field.width),
+        image.rgb.data() + 3 * (static_cast<std::size_t>(l.plot_top + row) * static_cast<std::size_t>(image.width) +
+                                static_cast<std::size_t>(l.plot_left)));
   const int plot_right = l.plot_left + l.plot_width, plot_bottom = l.plot_top + l.plot_height;
   canvas.frame(l.plot_left - 1, l.plot_top - 1, plot_right + 1, plot_bottom + 1, kInk);
 

@@ -11,9 +11,9 @@
 // Linear scale: colours run from the field's finite min (bottom of the bar) to its max (top).
 // Log scale (FieldFigure::log_scale): colours follow log10 of the value from the smallest positive
 // value to the largest, so each decade takes an equal step of the bar; the bar is labelled
-// "log10(<variable>)" and its ticks are log10 values (every decade when they fit). Values <= 0 (no logarithm) take the bottom
-// colour, like values below the range; non-finite values stay grey. A field with no positive value
-// falls back to the linear scale (FieldFigureLayout::log_scale tells which was drawn).
+// "log10(<variable>)" and its ticks are log10 values (every decade when they fit). Values <= 0 (no logarithm) take the
+// bottom colour, like values below the range; non-finite values stay grey. A field with no positive value falls back to
+// the linear scale (FieldFigureLayout::log_scale tells which was drawn).
 #pragma once
 
 #include "image.hpp"
@@ -25,9 +25,9 @@
 namespace korch::hydro {
 
 struct FieldFigure {
-  std::vector<std::string> title;                  // lines, top to bottom
-  std::string variable = "density";                // the colour bar's label
-  std::array<double, 2> x_range{0.0, 1.0};         // physical extent of the field (cell faces)
+  std::vector<std::string> title;           // lines, top to bottom
+  std::string variable = "density";         // the colour bar's label
+  std::array<double, 2> x_range{0.0, 1.0};  // physical extent of the field (cell faces)
   std::array<double, 2> y_range{0.0, 1.0};
   std::string x_label = "x", y_label = "y";
   bool log_scale = false;
@@ -39,8 +39,8 @@ struct FieldFigureLayout {
   int title_top = 0, title_scale = 2;
   int plot_left = 0, plot_top = 0, plot_width = 0, plot_height = 0;  // the field's pixels
   int bar_left = 0, bar_top = 0, bar_width = 0, bar_height = 0;      // inside the bar's frame
-  bool log_scale = false;             // the scale drawn (false when log was asked for but impossible)
-  double lo = 0.0, hi = 1.0;          // the colour range (log10 of values on the log scale)
+  bool log_scale = false;                   // the scale drawn (false when log was asked for but impossible)
+  double lo = 0.0, hi = 1.0;                // the colour range (log10 of values on the log scale)
   double value_min = 0.0, value_max = 0.0;  // finite range of the field itself
   std::vector<double> x_ticks, y_ticks;     // physical coordinates
   std::vector<double> bar_ticks;            // in colour-range units (log10 values on the log scale)

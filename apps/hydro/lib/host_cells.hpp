@@ -13,11 +13,13 @@
 
 namespace korch::hydro {
 
-using HostVar = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using HostVar =
+    Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 inline HostVar host_var(const Grid& grid, int block, int var) {
   const auto e = grid.stored_extent();
-  const std::size_t n = static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
+  const std::size_t n =
+      static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
   return HostVar(grid.block_pointer(block) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
 }
 
@@ -31,23 +33,25 @@ template <class F>
 void for_each_interior_cell(const Grid& grid, F&& f) {
   const auto& spec = grid.spec();
   std::size_t n[3];
-  for (int d = 0; d < 3; ++d) n[d] = static_cast<std::size_t>(spec.block_cells[d]) * static_cast<std::size_t>(spec.blocks[d]);
+  for (int d = 0; d < 3; ++d)
+    n[d] = static_cast<std::size_t>(spec.block_cells[d]) * static_cast<std::size_t>(spec.blocks[d]);
   for (const auto& m : grid.blocks())
     for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
       for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
         for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
-          const std::size_t g[3] = {
-              static_cast<std::size_t>(m.index[0] * spec.block_cells[0] + i - m.interior.lo[0]),
-              static_cast<std::size_t>(m.index[1] * spec.block_cells[1] + j - m.interior.lo[1]),
-              static_cast<std::size_t>(m.index[2] * spec.block_cells[2] + k - m.interior.lo[2])};
+          const std::size_t g[3] = {static_cast<std::size_t>(m.index[0] * spec.block_cells[0] + i - m.interior.lo[0]),
+                                    static_cast<std::size_t>(m.index[1] * spec.block_cells[1] + j - m.interior.lo[1]),
+                                    static_cast<std::size_t>(m.index[2] * spec.block_cells[2] + k - m.interior.lo[2])};
           f(m.id, i, j, k, g[0] + n[0] * (g[1] + n[1] * g[2]));
         }
 }
 
 template <class F>
 void on_host_space(bool parallel, F&& f) {
-  if (parallel) f(Kokkos::DefaultHostExecutionSpace());
-  else f(Kokkos::Serial());
+  if (parallel)
+    f(Kokkos::DefaultHostExecutionSpace());
+  else
+    f(Kokkos::Serial());
 }
 
 }  // namespace korch::hydro

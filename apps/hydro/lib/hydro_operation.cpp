@@ -19,22 +19,25 @@ namespace korch::hydro {
 
 namespace {
 
-const char* const role_names[n_grid_vars] = {"rho", "mx", "my", "mz", "E", "rho_next", "mx_next", "my_next", "mz_next", "E_next"};
+const char* const role_names[n_grid_vars] = {"rho",      "mx",      "my",      "mz",      "E",
+                                             "rho_next", "mx_next", "my_next", "mz_next", "E_next"};
 
 void check_whole_block(const Grid& grid, int block, const Box& box, const char* action) {
   if (!(box == grid.block(block).interior))
-    throw Error::format("hydro action '{}': block {} came as a part of its interior; the action works on whole blocks: "
-                        "declare \"data_type\": \"block\" in the operation file",
-                        action, grid.block(block).global_id);
+    throw Error::format(
+        "hydro action '{}': block {} came as a part of its interior; the action works on whole blocks: "
+        "declare \"data_type\": \"block\" in the operation file",
+        action, grid.block(block).global_id);
 }
 
 // Guard cells are filled for the current state set only (the exchange fills a set's five variables).
 void check_current_set(const std::vector<int>& variables) {
   for (int v : variables)
     if (v < 0 || v >= n_cons)
-      throw Error::format("hydro operation: a guard-cell fill of '{}': korch-hydro fills the current state set (rho..E) "
-                          "only; no action may read a variable of the next set with a stencil",
-                          v >= 0 && v < n_grid_vars ? role_names[v] : "?");
+      throw Error::format(
+          "hydro operation: a guard-cell fill of '{}': korch-hydro fills the current state set (rho..E) "
+          "only; no action may read a variable of the next set with a stencil",
+          v >= 0 && v < n_grid_vars ? role_names[v] : "?");
 }
 
 // The slot's value becomes min(slot, value): tiles of one block may finish at the same time.
@@ -66,9 +69,10 @@ plan::Operation load_operation(const std::string& path) {
   bool roles = op.variables.size() == static_cast<std::size_t>(n_grid_vars);
   for (std::size_t v = 0; roles && v < op.variables.size(); ++v) roles = op.variables[v] == role_names[v];
   if (!roles)
-    throw Error::format("operation file '{}': field variables: korch-hydro's variables are [{}] in this order (the current "
-                        "state set, then the one a step writes); the file lists [{}]",
-                        path, fmt::join(role_names, role_names + n_grid_vars, ", "), fmt::join(op.variables, ", "));
+    throw Error::format(
+        "operation file '{}': field variables: korch-hydro's variables are [{}] in this order (the current "
+        "state set, then the one a step writes); the file lists [{}]",
+        path, fmt::join(role_names, role_names + n_grid_vars, ", "), fmt::join(op.variables, ", "));
   return op;
 }
 
@@ -120,7 +124,8 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
     fill();
   };
   if (hooks.current_guards_order) {
-    registry.hooks.filling_order = [order = hooks.current_guards_order](DataSource&, const std::vector<int>& variables) {
+    registry.hooks.filling_order = [order = hooks.current_guards_order](DataSource&,
+                                                                        const std::vector<int>& variables) {
       check_current_set(variables);
       return order();
     };
@@ -131,7 +136,8 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
     } else if (name == "conduction") {
       hooks.conduction(*s);
     } else {
-      throw Error::format("hydro operation: reduction '{}' is unknown: korch-hydro reduces time_step and conduction", name);
+      throw Error::format("hydro operation: reduction '{}' is unknown: korch-hydro reduces time_step and conduction",
+                          name);
     }
   };
   return registry;
@@ -163,7 +169,8 @@ void HydroOperation::run(Runtime& runtime, Grid& grid, const EulerParams& euler,
   state_->diagnostics = diagnostics;
   state_->cell_volume = cell_volume;
   for (int b = 0; b < state_->n_blocks; ++b)
-    state_->block_dt[static_cast<std::size_t>(b)].store(std::numeric_limits<double>::infinity(), std::memory_order_relaxed);
+    state_->block_dt[static_cast<std::size_t>(b)].store(std::numeric_limits<double>::infinity(),
+                                                        std::memory_order_relaxed);
   executor_->run(plan_, runtime, grid);
 }
 

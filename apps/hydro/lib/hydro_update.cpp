@@ -64,8 +64,8 @@ double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, con
 
 // The same on a packet entry's device variables, on the thread's instance (a named function:
 // its KOKKOS_LAMBDA must be a valid extended lambda on CUDA).
-[[maybe_unused]] double box_dt_device(const DeviceTaskSpace& space, const DataPacket::DeviceVar (&vars)[n_grid_vars], const EulerParams& p,
-                     const int lo[3], const int hi[3]) {
+[[maybe_unused]] double box_dt_device(const DeviceTaskSpace& space, const DataPacket::DeviceVar (&vars)[n_grid_vars],
+                                      const EulerParams& p, const int lo[3], const int hi[3]) {
   DataPacket::DeviceVar U0 = vars[p.next_state], U1 = vars[p.next_state + 1], U2 = vars[p.next_state + 2],
                         U3 = vars[p.next_state + 3], U4 = vars[p.next_state + 4];
   double m = 0;
@@ -83,7 +83,8 @@ double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, con
 }
 
 template <class Space, class View>
-double box_dt(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+double box_dt(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+              const int hi[3]) {
   if constexpr (std::is_same_v<View, HostVar>) {
     (void)space;
     return box_dt_host(vars, p, lo, hi);
@@ -98,7 +99,9 @@ void check_injected_failure(const StepParameters& P, const Grid& grid, int block
 }
 
 void record_dt(const StepParameters& P, int block, int tile, double dt) {
-  if (P.box_dt) P.box_dt[static_cast<std::size_t>(block) * static_cast<std::size_t>(P.tiles_per_block) + static_cast<std::size_t>(tile)] = dt;
+  if (P.box_dt)
+    P.box_dt[static_cast<std::size_t>(block) * static_cast<std::size_t>(P.tiles_per_block) +
+             static_cast<std::size_t>(tile)] = dt;
 }
 
 }  // namespace
@@ -156,7 +159,8 @@ void update_box(const StepParameters& P, const BoxView& box) {
   typename BoxView::var_type vars[n_grid_vars];
   for (int v = 0; v < n_grid_vars; ++v) vars[v] = box.var(v);
   update_packet_entry(box.space(), vars, P.euler, box.lo(), box.hi());
-  if (P.box_dt) record_dt(P, box.block_id(), std::max(box.tile_index(), 0), box_dt(box.space(), vars, P.euler, box.lo(), box.hi()));
+  if (P.box_dt)
+    record_dt(P, box.block_id(), std::max(box.tile_index(), 0), box_dt(box.space(), vars, P.euler, box.lo(), box.hi()));
 }
 
 }  // namespace
@@ -164,7 +168,9 @@ void update_box(const StepParameters& P, const BoxView& box) {
 ActionRoutine hydro_routine() {
   // The solver runs on korch::Grid only: its kernels are written for the grid's and the packets'
   // LayoutRight Views, not for another source's strided ones.
-  const auto update = [](const ActionContext& ctx, const auto& box) { update_box(ctx.parameters_as<StepParameters>(), box); };
+  const auto update = [](const ActionContext& ctx, const auto& box) {
+    update_box(ctx.parameters_as<StepParameters>(), box);
+  };
   return TypedAction("hydro").reads_guard_cells().on_grid_box(update).on_packet_box(update).routine();
 }
 
@@ -176,14 +182,17 @@ void density_stats(const DeviceTaskSpace& space, const DataPacket::DeviceVar rho
                    double& sum, double& lo, double& hi) {
   using Policy = Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<3>>;
   Policy policy(space, {lo3[0], lo3[1], lo3[2]}, {hi3[0], hi3[1], hi3[2]});
-  Kokkos::parallel_reduce("korch hydro mass", policy, KOKKOS_LAMBDA(int i, int j, int k, double& s) { s += rho(i, j, k); },
-                          Kokkos::Sum<double>(sum));
-  Kokkos::parallel_reduce("korch hydro rho min", policy,
-                          KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) < s ? rho(i, j, k) : s; },
-                          Kokkos::Min<double>(lo));
-  Kokkos::parallel_reduce("korch hydro rho max", policy,
-                          KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) > s ? rho(i, j, k) : s; },
-                          Kokkos::Max<double>(hi));
+  Kokkos::parallel_reduce(
+      "korch hydro mass", policy, KOKKOS_LAMBDA(int i, int j, int k, double& s) { s += rho(i, j, k); },
+      Kokkos::Sum<double>(sum));
+  Kokkos::parallel_reduce(
+      "korch hydro rho min", policy,
+      KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) < s ? rho(i, j, k) : s; },
+      Kokkos::Min<double>(lo));
+  Kokkos::parallel_reduce(
+      "korch hydro rho max", policy,
+      KOKKOS_LAMBDA(int i, int j, int k, double& s) { s = rho(i, j, k) > s ? rho(i, j, k) : s; },
+      Kokkos::Max<double>(hi));
   space.fence();
 }
 
@@ -194,8 +203,8 @@ ActionRoutine diagnostics_routine() {
       .on_packet_entry([](const ActionContext& ctx, const PacketEntry& entry) {
         const auto& P = ctx.parameters_as<StepParameters>();
         double sum = 0, lo = 0, hi = 0;
-        density_stats(ctx.device_space(), entry.var(P.euler.state), entry.interior().lo.data(), entry.interior().hi.data(),
-                      sum, lo, hi);
+        density_stats(ctx.device_space(), entry.var(P.euler.state), entry.interior().lo.data(),
+                      entry.interior().hi.data(), sum, lo, hi);
         P.diagnostics[entry.block_id()] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
       })
       .routine();

@@ -32,7 +32,8 @@ long double physical_memory() {
 }
 
 std::string bytes_text(long double bytes) {
-  if (bytes >= 1024.0L * 1024 * 1024) return fmt::format("{:.1f} GiB", static_cast<double>(bytes / (1024.0L * 1024 * 1024)));
+  if (bytes >= 1024.0L * 1024 * 1024)
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes / (1024.0L * 1024 * 1024)));
   return fmt::format("{:.1f} MiB", static_cast<double>(bytes / (1024.0L * 1024)));
 }
 
@@ -72,9 +73,11 @@ double default_tmax(Problem problem) {
 
 void validate(const Options& o) {
   if (o.config != "cpu" && o.config != "device" && o.config != "split" && o.config != "action-parallel")
-    throw Error::format("option --config: unknown configuration '{}': use cpu, device, split or action-parallel", o.config);
+    throw Error::format("option --config: unknown configuration '{}': use cpu, device, split or action-parallel",
+                        o.config);
   if (o.dim != 2 && o.dim != 3) throw Error::format("option --dim: {} is not supported: use 2 or 3", o.dim);
-  if (o.threads < 1 || o.threads > 64) throw Error::format("option --threads: {} is out of range: use 1 to 64", o.threads);
+  if (o.threads < 1 || o.threads > 64)
+    throw Error::format("option --threads: {} is out of range: use 1 to 64", o.threads);
   if (o.blocks < 1) throw Error::format("option --blocks: {} blocks per direction: use 1 or more", o.blocks);
   if (o.cells_per_block < guard_cells)
     throw Error::format("option --cells-per-block: {} is below the stencil's {} guard cells: use {} or more",
@@ -83,12 +86,15 @@ void validate(const Options& o) {
     throw Error::format("option --tile: {} must be between 1 and --cells-per-block ({}), or 0 for whole blocks", o.tile,
                         o.cells_per_block);
   if (o.tile > 0 && o.config == "device")
-    throw Error("option --tile makes no sense with --config device: the device team processes whole blocks in "
-                "packets; use --packet-blocks, or --config cpu|split|action-parallel");
+    throw Error(
+        "option --tile makes no sense with --config device: the device team processes whole blocks in "
+        "packets; use --packet-blocks, or --config cpu|split|action-parallel");
   if (!o.operation.empty()) {
     if (o.config != "cpu")
-      throw Error::format("option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
-                          "leave --config out", o.config);
+      throw Error::format(
+          "option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
+          "leave --config out",
+          o.config);
     if (o.inject_failure >= 0)
       throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
   }
@@ -96,21 +102,26 @@ void validate(const Options& o) {
   if (o.steps < 0) throw Error::format("option --steps: {}: use 1 or more", o.steps);
   if (o.tmax < 0) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
   if (o.steps > 0 && o.tmax > 0)
-    throw Error("options --steps and --tmax make no sense together: give one (--steps N runs N steps, --tmax T runs to time T)");
+    throw Error(
+        "options --steps and --tmax make no sense together: give one (--steps N runs N steps, --tmax T runs to time "
+        "T)");
   if (o.problem == Problem::sod_z && o.dim != 3)
     throw Error("option --problem sod-z makes no sense with --dim 2: use --dim 3 or sod-x / sod-y");
-  if (o.conduction < 0) throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
+  if (o.conduction < 0)
+    throw Error::format("option --conduction: kappa {} is negative: use a positive value", o.conduction);
   if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
   if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
   // The block count in long double: --blocks may be as large as an int holds, its cube is not.
   const long double blocks = count(o).blocks;
   if (o.inject_failure >= 0 && o.inject_failure >= blocks)
-    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{:.0f}", o.inject_failure,
-                        static_cast<double>(blocks - 1));
-  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks % 2 != 0 && o.cells_per_block % 2 != 0)
-    throw Error::format("options --problem sedov and --boundary periodic need an even number of cells per direction, "
-                        "not --blocks {} x --cells-per-block {}: make one of them even",
-                        o.blocks, o.cells_per_block);
+    throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{:.0f}",
+                        o.inject_failure, static_cast<double>(blocks - 1));
+  if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks % 2 != 0 &&
+      o.cells_per_block % 2 != 0)
+    throw Error::format(
+        "options --problem sedov and --boundary periodic need an even number of cells per direction, "
+        "not --blocks {} x --cells-per-block {}: make one of them even",
+        o.blocks, o.cells_per_block);
 }
 
 void add_options(CLI::App& app, Options& o) {
@@ -123,7 +134,8 @@ void add_options(CLI::App& app, Options& o) {
   add_integer(app, "--threads", o.threads, "threads per team", 1, 64);
   add_integer(app, "--tile", o.tile, "tile cells per direction on host teams (default: whole blocks)", 1)
       ->default_str("");
-  add_integer(app, "--packet-blocks", o.packet_blocks, "blocks per device packet (with device, split or action-parallel)", 1);
+  add_integer(app, "--packet-blocks", o.packet_blocks,
+              "blocks per device packet (with device, split or action-parallel)", 1);
   add_integer(app, "--blocks", o.blocks, "blocks per direction", 1);
   add_integer(app, "--cells-per-block", o.cells_per_block, "interior cells per block and direction", guard_cells);
   add_integer(app, "--steps", o.steps, "run N steps (default: run to --tmax)", 1)->default_str("");
@@ -132,7 +144,7 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option_function<std::string>(
          "--problem",
          [&o](const std::string& v) {
-           o.problem = v == "sod-x" ? Problem::sod_x
+           o.problem = v == "sod-x"   ? Problem::sod_x
                        : v == "sod-y" ? Problem::sod_y
                        : v == "sod-z" ? Problem::sod_z
                        : v == "wave"  ? Problem::wave
@@ -144,7 +156,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(one_of({"sedov", "sod-x", "sod-y", "sod-z", "wave"}));
   add_integer(app, "--dim", o.dim, "dimensions: 2 or 3", 2, 3);
   app.add_option_function<std::string>(
-         "--boundary", [&o](const std::string& v) { o.boundary = v == "periodic" ? Boundary::periodic : Boundary::outflow; },
+         "--boundary",
+         [&o](const std::string& v) { o.boundary = v == "periodic" ? Boundary::periodic : Boundary::outflow; },
          "periodic or outflow (default: periodic for wave, outflow otherwise)")
       ->type_name("NAME")
       ->check(one_of({"periodic", "outflow"}));
@@ -155,8 +168,8 @@ void add_options(CLI::App& app, Options& o) {
       ->default_str(o.limiter == Limiter::minmod ? "minmod" : "mc")
       ->check(one_of({"minmod", "mc"}));
   add_real(app, "--cfl", o.cfl, "CFL number, in (0, 1]", 0.0, 1.0, true);
-  add_real(app, "--conduction", o.conduction, "implicit thermal conduction between cycles with conductivity KAPPA (default off)",
-           0.0, HUGE_VALL, true)
+  add_real(app, "--conduction", o.conduction,
+           "implicit thermal conduction between cycles with conductivity KAPPA (default off)", 0.0, HUGE_VALL, true)
       ->type_name("KAPPA")
       ->default_str("");
   app.add_option("--out", o.out, "folder for density.png, trace.json and timeline.png")
@@ -183,7 +196,7 @@ void add_options(CLI::App& app, Options& o) {
       "instead of the hand-bundled step; the state is bitwise the same");
   app.add_option("--operation", o.operation,
                  "like --plan, with the operation read from FILE (the built-in one's variables and action names; "
-      "builtin: the built-in one)")
+                 "builtin: the built-in one)")
       ->type_name("FILE")
       ->check(korch::cli::non_empty())
       ->excludes(plan);
@@ -192,13 +205,17 @@ void add_options(CLI::App& app, Options& o) {
 
 void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && o.config == "cpu")
-    throw Error("option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
-                "device|split|action-parallel");
+    throw Error(
+        "option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
+        "device|split|action-parallel");
   if (!o.operation.empty() && o.operation != "builtin" && !std::ifstream(o.operation))
-    throw Error::format("option --operation: file '{}' cannot be read: give an operation file (docs/planner.md), or --plan "
-                        "for the built-in one", o.operation);
+    throw Error::format(
+        "option --operation: file '{}' cannot be read: give an operation file (docs/planner.md), or --plan "
+        "for the built-in one",
+        o.operation);
   if (app.count("--packet-blocks") > 0 && !o.operation.empty())
-    throw Error("option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
+    throw Error(
+        "option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
   validate(o);
   check_plot_options(o.plot);
   // A run of --steps has no end time known before it runs: its steps bound its plots.
@@ -236,17 +253,18 @@ GridSize grid_size(const Options& o) {
 
 void check_grid_size(const Options& o) {
   const GridCount n = count(o);
-  const std::string shape =
-      fmt::format("{}^{} blocks of {}^{} cells", o.blocks, o.dim, o.cells_per_block, o.dim);
+  const std::string shape = fmt::format("{}^{} blocks of {}^{} cells", o.blocks, o.dim, o.cells_per_block, o.dim);
   if (n.cells > INT_MAX || n.blocks > INT_MAX)
-    throw Error::format("options --blocks and --cells-per-block: {} make {:.4g} cells, more than {} (the grid counts "
-                        "cells in int): use fewer blocks or cells per block",
-                        shape, static_cast<double>(n.cells), INT_MAX);
+    throw Error::format(
+        "options --blocks and --cells-per-block: {} make {:.4g} cells, more than {} (the grid counts "
+        "cells in int): use fewer blocks or cells per block",
+        shape, static_cast<double>(n.cells), INT_MAX);
   const long double memory = physical_memory();
   if (memory > 0 && n.bytes > memory)
-    throw Error::format("options --blocks and --cells-per-block: {} need {} for the grid alone, more than this "
-                        "machine's {}: use fewer blocks or cells per block",
-                        shape, bytes_text(n.bytes), bytes_text(memory));
+    throw Error::format(
+        "options --blocks and --cells-per-block: {} need {} for the grid alone, more than this "
+        "machine's {}: use fewer blocks or cells per block",
+        shape, bytes_text(n.bytes), bytes_text(memory));
 }
 
 }  // namespace korch::hydro

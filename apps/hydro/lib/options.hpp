@@ -35,7 +35,7 @@ struct Options {
   int dim = 2;
   std::string out = "out";
   bool quiet = false;
-  double conduction = 0.0;     // kappa; 0: off
+  double conduction = 0.0;  // kappa; 0: off
   double cfl = 0.4;
   double gamma = 1.4;
   Limiter limiter = Limiter::mc;
@@ -73,10 +73,10 @@ Options parse_options(const std::vector<std::string>& args, bool* help = nullptr
 
 // The grid an Options value asks for, counted in 64 bits before anything is allocated.
 struct GridSize {
-  std::int64_t blocks = 0;  // blocks in the whole grid
-  std::int64_t cells = 0;   // interior cells in the whole grid
-  std::int64_t bytes = 0;   // the grid's host storage (all variables, guard cells included)
-  std::string text() const; // "the grid: 384 x 384 cells in 36 blocks, 25.1 MiB"
+  std::int64_t blocks = 0;   // blocks in the whole grid
+  std::int64_t cells = 0;    // interior cells in the whole grid
+  std::int64_t bytes = 0;    // the grid's host storage (all variables, guard cells included)
+  std::string text() const;  // "the grid: 384 x 384 cells in 36 blocks, 25.1 MiB"
 };
 GridSize grid_size(const Options& options);
 // Throws korch::Error naming --blocks / --cells-per-block when the grid has more cells than an int

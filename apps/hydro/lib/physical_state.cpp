@@ -68,8 +68,9 @@ std::optional<UnphysicalCell> find_unphysical_cell(const Grid& grid, const Euler
 }
 
 std::string describe(const UnphysicalCell& c) {
-  return fmt::format("block {}, cell ({}, {}, {}) (global cell ({}, {}, {})): {} = {} {}", c.block, c.cell[0], c.cell[1],
-                     c.cell[2], c.global_cell[0], c.global_cell[1], c.global_cell[2], c.variable, c.value, c.fault);
+  return fmt::format("block {}, cell ({}, {}, {}) (global cell ({}, {}, {})): {} = {} {}", c.block, c.cell[0],
+                     c.cell[1], c.cell[2], c.global_cell[0], c.global_cell[1], c.global_cell[2], c.variable, c.value,
+                     c.fault);
 }
 
 }  // namespace korch::hydro

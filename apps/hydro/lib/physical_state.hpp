@@ -19,7 +19,7 @@ struct UnphysicalCell {
   std::array<int, 3> global_cell{};  // the cell within the whole grid
   std::string variable;              // "density", "momentum x", ..., "energy", "pressure", "signal speed"
   double value = 0.0;
-  std::string fault;                 // "is not finite", "is not positive", ...
+  std::string fault;  // "is not finite", "is not positive", ...
 };
 
 // The first cell, in block order then i, j, k, of the interior of `grid`'s blocks whose conserved

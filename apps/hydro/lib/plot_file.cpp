@@ -74,7 +74,8 @@ void check(herr_t rc, const std::string& path, const std::string& what) {
   if (rc < 0) throw Error::format("plot file '{}': {} failed: {}", path, what, hdf5_reason());
 }
 
-void write_attribute(hid_t object, const char* name, hid_t type, const void* value, std::size_t count, const std::string& path) {
+void write_attribute(hid_t object, const char* name, hid_t type, const void* value, std::size_t count,
+                     const std::string& path) {
   const hsize_t n = count;
   Id space(count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose, path, "a dataspace");
   Id attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose, path,
@@ -176,8 +177,10 @@ void write_plot_file(const std::string& path, const PlotFrame& f, const Communic
   parallel = ranks.uses_mpi();
 #endif
   if (!parallel && ranks.size() > 1)
-    throw Error::format("plot file '{}': {} ranks, but this HDF5 library is not parallel: build with "
-                        "libhdf5-openmpi-dev", path, ranks.size());
+    throw Error::format(
+        "plot file '{}': {} ranks, but this HDF5 library is not parallel: build with "
+        "libhdf5-openmpi-dev",
+        path, ranks.size());
   if (!parallel) {
     write_file_atomically(path, [&](const std::string& temporary) { write_contents(temporary, path, f, false); });
     return;
@@ -215,7 +218,8 @@ void write_plot_file(const std::string& path, const PlotFrame& f, const Communic
 bool plot_files_supported() noexcept { return false; }
 
 void write_plot_file(const std::string& path, const PlotFrame&, const Communicator&) {
-  throw Error::format("plot file '{}': this korch-hydro was built without HDF5; install libhdf5-dev and configure again", path);
+  throw Error::format(
+      "plot file '{}': this korch-hydro was built without HDF5; install libhdf5-dev and configure again", path);
 }
 
 #endif

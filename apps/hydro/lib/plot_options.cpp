@@ -13,18 +13,24 @@ namespace korch::hydro {
 
 namespace {
 
-constexpr const char* kEveryForms = "give N (a plot every N steps, e.g. 10) or Tt (every T of simulation time, e.g. 0.01t)";
+constexpr const char* kEveryForms =
+    "give N (a plot every N steps, e.g. 10) or Tt (every T of simulation time, e.g. 0.01t)";
 
 bool plain_decimal(const std::string& text, bool integer) {
   if (text.empty()) return false;
   bool digits = false, point = false, exponent = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c >= '0' && c <= '9') digits = true;
-    else if (c == '.' && !integer && !point && !exponent) point = true;
-    else if ((c == 'e' || c == 'E') && !integer && digits && !exponent) exponent = true;
-    else if ((c == '+' || c == '-') && i > 0 && (text[i - 1] == 'e' || text[i - 1] == 'E')) continue;
-    else return false;
+    if (c >= '0' && c <= '9')
+      digits = true;
+    else if (c == '.' && !integer && !point && !exponent)
+      point = true;
+    else if ((c == 'e' || c == 'E') && !integer && digits && !exponent)
+      exponent = true;
+    else if ((c == '+' || c == '-') && i > 0 && (text[i - 1] == 'e' || text[i - 1] == 'E'))
+      continue;
+    else
+      return false;
   }
   return digits;
 }
@@ -84,22 +90,25 @@ void check_plot_options(const PlotOptions& plot) {
     throw Error::format("option --plot-prefix: '{}' is not a plain file name (no '/', not empty, no leading '.')",
                         plot.prefix);
   if (plot.enabled() && !plot_files_supported())
-    throw Error("option --plot-every: this korch-hydro was built without HDF5, so it cannot write plot files: "
-                "install libhdf5-dev (libhdf5-openmpi-dev for an MPI build) and configure again");
+    throw Error(
+        "option --plot-every: this korch-hydro was built without HDF5, so it cannot write plot files: "
+        "install libhdf5-dev (libhdf5-openmpi-dev for an MPI build) and configure again");
 }
 
 void check_plot_interval(const PlotOptions& plot, double start, double end) {
   if (!(plot.every_time > 0.0)) return;
   const double resolution = 1e-9 * std::max({1.0, std::fabs(start), std::fabs(end)});
   if (plot.every_time < resolution)
-    throw Error::format("option --plot-every: {}t is below the smallest plot interval {}t for simulation times up to {}: "
-                        "use a longer interval, or --plot-every N to count steps",
-                        plot.every_time, resolution, std::max(std::fabs(start), std::fabs(end)));
+    throw Error::format(
+        "option --plot-every: {}t is below the smallest plot interval {}t for simulation times up to {}: "
+        "use a longer interval, or --plot-every N to count steps",
+        plot.every_time, resolution, std::max(std::fabs(start), std::fabs(end)));
   const double plots = (end - start) / plot.every_time;
   if (end > start && plots > max_plots_in_time)
-    throw Error::format("option --plot-every: {}t makes {:.3g} plots from t = {} to {}, more than {:.0f}: use a longer "
-                        "interval, or --plot-every N to count steps",
-                        plot.every_time, plots, start, end, max_plots_in_time);
+    throw Error::format(
+        "option --plot-every: {}t makes {:.3g} plots from t = {} to {}, more than {:.0f}: use a longer "
+        "interval, or --plot-every N to count steps",
+        plot.every_time, plots, start, end, max_plots_in_time);
 }
 
 PlotSchedule::PlotSchedule(const PlotOptions& plot, int first_step, double first_time)
@@ -121,8 +130,11 @@ bool PlotSchedule::due(int steps, double time) {
   // The first plot time beyond this one, found by division (a loop over the intervals passed
   // could be long), then moved by whole intervals where the division rounded.
   const double reached = time + 1e-12 * std::max(1.0, std::fabs(time));
-  const auto beyond = [&](long long index) { return first_time_ + static_cast<double>(index) * plot_.every_time > reached; };
-  long long index = std::max(next_time_index_ + 1, static_cast<long long>(std::floor((reached - first_time_) / plot_.every_time)) + 1);
+  const auto beyond = [&](long long index) {
+    return first_time_ + static_cast<double>(index) * plot_.every_time > reached;
+  };
+  long long index = std::max(next_time_index_ + 1,
+                             static_cast<long long>(std::floor((reached - first_time_) / plot_.every_time)) + 1);
   while (index > next_time_index_ + 1 && beyond(index - 1)) --index;
   while (!beyond(index)) ++index;
   next_time_index_ = index;

@@ -23,7 +23,7 @@ constexpr const char* kHeader = "korch-hydro plot series";
 
 std::vector<std::pair<std::string, std::string>> series_identity(const Options& options) {
   static const char* const kept[] = {"--problem", "--dim", "--blocks", "--cells-per-block", "--boundary",
-                                     "--limiter", "--cfl", "gamma", "--conduction"};
+                                     "--limiter", "--cfl", "gamma",    "--conduction"};
   std::vector<std::pair<std::string, std::string>> identity;
   for (const auto& option : run_shaping_options(options))
     if (std::find(std::begin(kept), std::end(kept), option.first) != std::end(kept)) identity.push_back(option);
@@ -40,8 +40,10 @@ std::optional<SeriesRecord> read_series_record(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line) || line != kHeader)
-    throw Error::format("plot series record '{}' cannot be read (its first line is not '{}'): remove it, or choose "
-                        "another --plot-dir or --plot-prefix", path, kHeader);
+    throw Error::format(
+        "plot series record '{}' cannot be read (its first line is not '{}'): remove it, or choose "
+        "another --plot-dir or --plot-prefix",
+        path, kHeader);
   SeriesRecord record;
   while (std::getline(in, line)) {
     const auto space = line.find(' ');
@@ -78,8 +80,8 @@ std::string series_difference(const SeriesRecord& there, const std::vector<std::
     for (const auto& t : there.identity)
       if (t.first == option) theirs = t.second;
     if (theirs != value)
-      out += fmt::format("{}{} {} there, {} here", out.empty() ? "" : "; ", option, theirs.empty() ? "(not given)" : theirs,
-                         value.empty() ? "(not given)" : value);
+      out += fmt::format("{}{} {} there, {} here", out.empty() ? "" : "; ", option,
+                         theirs.empty() ? "(not given)" : theirs, value.empty() ? "(not given)" : value);
   }
   return out;
 }

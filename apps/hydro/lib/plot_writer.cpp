@@ -37,7 +37,8 @@ std::string plot_folder(const PlotOptions& plot, const std::string& out) { retur
 // steps. A run continued from a checkpoint lists them first in its series, so that the series spans
 // the whole simulation; the earlier run's plots from `cycle` on are left out, since the continued
 // run writes them again.
-std::vector<std::pair<int, std::string>> earlier_plots(const std::string& folder, const std::string& prefix, int cycle) {
+std::vector<std::pair<int, std::string>> earlier_plots(const std::string& folder, const std::string& prefix,
+                                                       int cycle) {
   namespace fs = std::filesystem;
   const std::string head = prefix + "_";
   std::vector<std::pair<int, std::string>> found;
@@ -101,7 +102,8 @@ PlotFrame plot_frame(const Simulation& sim) {
   const int s = sim.state();
   const double gamma = sim.options().gamma;
   const std::size_t n = cells.size();
-  std::vector<double> rho(n), v[3] = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)}, p(n), e(n);
+  std::vector<double> rho(n), v[3] = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)}, p(n),
+                              e(n);
   for (std::size_t c = 0; c < n; ++c) {
     const Cell& x = cells[c];
     auto q = [&](int var) { return host_var(grid, x.block, s + var)(x.i, x.j, x.k); };
@@ -119,8 +121,8 @@ PlotFrame plot_frame(const Simulation& sim) {
   f.variables.push_back({"density", "mass density", "M L^-3", std::move(rho)});
   const char* axis[3] = {"x", "y", "z"};
   for (int d = 0; d < f.dim; ++d)
-    f.variables.push_back({fmt::format("velocity_{}", axis[d]), fmt::format("velocity, {} component", axis[d]), "L T^-1",
-                           std::move(v[d])});
+    f.variables.push_back({fmt::format("velocity_{}", axis[d]), fmt::format("velocity, {} component", axis[d]),
+                           "L T^-1", std::move(v[d])});
   f.variables.push_back({"pressure", "pressure", "M L^-1 T^-2", std::move(p)});
   f.variables.push_back({"energy", "total energy density (internal + kinetic)", "M L^-1 T^-2", std::move(e)});
   return f;
@@ -154,9 +156,10 @@ std::string PlotWriter::continue_series() {
                                       (std::filesystem::path(folder()) / plot_.prefix).string());
   if (!record) {
     if (earlier.empty()) return "";
-    return fmt::format("option --plot-dir: {} holds plots {}_<step> of a run without a series record ({}), so this "
-                       "continued run cannot tell whether they are its own: {}",
-                       folder(), plot_.prefix, record_path, fix);
+    return fmt::format(
+        "option --plot-dir: {} holds plots {}_<step> of a run without a series record ({}), so this "
+        "continued run cannot tell whether they are its own: {}",
+        folder(), plot_.prefix, record_path, fix);
   }
   const std::string difference = series_difference(*record, identity);
   if (!difference.empty())
@@ -200,7 +203,8 @@ void PlotWriter::write() {
   const std::string stem = h5.substr(0, h5.size() - 3);
   write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), xdmf_document({series_.back()}, false));
   write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
-  write_series_record(series_record_path(folder(), plot_.prefix), SeriesRecord{series_identity(sim_.options()), cycles_});
+  write_series_record(series_record_path(folder(), plot_.prefix),
+                      SeriesRecord{series_identity(sim_.options()), cycles_});
 }
 
 }  // namespace korch::hydro

@@ -45,17 +45,21 @@ std::string xdmf_grid(const PlotFrame& f, const std::string& h5_name) {
   std::string out;
   out += fmt::format("    <Grid Name=\"{}\" GridType=\"Uniform\">\n", xml_escaped(fmt::format("cycle {}", f.cycle)));
   out += fmt::format("      <Time Value=\"{}\"/>\n", real(f.time));
-  out += fmt::format("      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{}\"/>\n", slowest_first(nodes, count));
+  out +=
+      fmt::format("      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{}\"/>\n", slowest_first(nodes, count));
   out += "      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n";
-  out += fmt::format("        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{}</DataItem>\n",
-                     slowest_first(f.origin, real));
-  out += fmt::format("        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{}</DataItem>\n",
-                     slowest_first(f.spacing, real));
+  out += fmt::format(
+      "        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{}</DataItem>\n",
+      slowest_first(f.origin, real));
+  out += fmt::format(
+      "        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{}</DataItem>\n",
+      slowest_first(f.spacing, real));
   out += "      </Geometry>\n";
   for (const PlotVariable& v : f.variables) {
     out += fmt::format("      <Attribute Name=\"{}\" AttributeType=\"Scalar\" Center=\"Cell\">\n", xml_escaped(v.name));
-    out += fmt::format("        <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">{}:/{}</DataItem>\n",
-                       cells, xml_escaped(h5_name), xml_escaped(v.name));
+    out += fmt::format(
+        "        <DataItem Dimensions=\"{}\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">{}:/{}</DataItem>\n",
+        cells, xml_escaped(h5_name), xml_escaped(v.name));
     out += "      </Attribute>\n";
   }
   out += "    </Grid>\n";
@@ -63,7 +67,8 @@ std::string xdmf_grid(const PlotFrame& f, const std::string& h5_name) {
 }
 
 std::string xdmf_document(const std::vector<std::string>& grids, bool time_series) {
-  std::string out = "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n  <Domain>\n";
+  std::string out =
+      "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n  <Domain>\n";
   if (time_series) out += "  <Grid Name=\"series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
   for (const auto& g : grids) out += g;
   if (time_series) out += "  </Grid>\n";

@@ -25,8 +25,8 @@ void Progress::update(double fraction, int steps, double t, double dt, double el
     const int tenths = last ? 10 : static_cast<int>(std::floor(fraction * 10.0 + 1e-9));
     if (tenths <= reported_tenths_) return;
     reported_tenths_ = tenths;
-    std::fprintf(out_, "progress %3.0f%%  step %d  t = %.4e  dt = %.3e  %.3e cell updates/s\n", 100.0 * fraction, steps, t,
-                 dt, rate);
+    std::fprintf(out_, "progress %3.0f%%  step %d  t = %.4e  dt = %.3e  %.3e cell updates/s\n", 100.0 * fraction, steps,
+                 t, dt, rate);
     std::fflush(out_);
     return;
   }
@@ -36,7 +36,8 @@ void Progress::update(double fraction, int steps, double t, double dt, double el
   const int filled = static_cast<int>(fraction * width);
   std::fprintf(out_, "\r[%s%s] %3.0f%% step %d  t=%.4e  dt=%.3e  %.3e cells/s ",
                std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100.0 * fraction, steps, t, dt, rate);
+               std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100.0 * fraction, steps, t, dt,
+               rate);
   if (last) std::fputc('\n', out_);
   std::fflush(out_);
 }

@@ -28,8 +28,8 @@ class Progress {
   std::FILE* out_;
   Mode mode_;
   double cells_;
-  int reported_tenths_ = 0;     // lines mode: tenths of the run already reported
-  double last_draw_ = -1.0;     // live mode: elapsed seconds at the last redraw
+  int reported_tenths_ = 0;  // lines mode: tenths of the run already reported
+  double last_draw_ = -1.0;  // live mode: elapsed seconds at the last redraw
 };
 
 }  // namespace korch::hydro

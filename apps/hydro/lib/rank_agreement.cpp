@@ -54,7 +54,8 @@ std::string values_by_rank(const std::vector<std::string>& values) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> run_shaping_options(const Options& o) {
-  const Boundary boundary = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
+  const Boundary boundary =
+      o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   return {
       {"--config", o.config},
       {"--problem", to_string(o.problem)},
@@ -102,9 +103,10 @@ std::string rank_disagreement(const Communicator& ranks, const Options& options,
     for (const auto& v : all) same = same && v == all[0];
     if (!same) differ += fmt::format("{}option {}: {}", differ.empty() ? "" : "; ", name, values_by_rank(all));
   }
-  return fmt::format("the ranks of this run were given different options ({}): give every rank the same options "
-                     "(only --threads, --tile, --packet-blocks, --host-parallel and --quiet may differ)",
-                     differ.empty() ? "the same values, but a different build of korch-hydro" : differ);
+  return fmt::format(
+      "the ranks of this run were given different options ({}): give every rank the same options "
+      "(only --threads, --tile, --packet-blocks, --host-parallel and --quiet may differ)",
+      differ.empty() ? "the same values, but a different build of korch-hydro" : differ);
 }
 
 }  // namespace korch::hydro

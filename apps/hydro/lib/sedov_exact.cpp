@@ -98,7 +98,8 @@ double SedovSolution::moved_mass_moment(int k) const {
   const double h = std::log(lambda_min) / table_steps;
   double sum = 0.0;
   auto integrand = [&](std::size_t n) { return (table_[n].g - 1.0) * std::pow(table_[n].lambda, dim_ + k); };
-  for (std::size_t n = 0; n + 2 < table_.size(); n += 2) sum += (integrand(n) + 4.0 * integrand(n + 1) + integrand(n + 2)) * (-h) / 3.0;
+  for (std::size_t n = 0; n + 2 < table_.size(); n += 2)
+    sum += (integrand(n) + 4.0 * integrand(n + 1) + integrand(n + 2)) * (-h) / 3.0;
   // Below lambda_min: g is 0 there, the integrand -lambda^(dim + k) in s.
   return sum - std::pow(lambda_min, dim_ + k) / (dim_ + k);
 }

@@ -80,14 +80,14 @@ Configuration make_configuration(const Options& o, int state) {
   return c;
 }
 
-
 Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Communicator::world()) {
   validate(options_);
   const Options& o = options_;
   if (o.conduction > 0 && comm_.size() > 1)
-    throw Error::format("option --conduction: the conduction solve runs on one process; this run has {} ranks: run it "
-                        "without mpirun or with -np 1",
-                        comm_.size());
+    throw Error::format(
+        "option --conduction: the conduction solve runs on one process; this run has {} ranks: run it "
+        "without mpirun or with -np 1",
+        comm_.size());
   boundary_ = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   GridSpec spec;
   spec.block_cells = {o.cells_per_block, o.cells_per_block, o.dim == 3 ? o.cells_per_block : 1};
@@ -103,7 +103,8 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
   spec.owned_blocks = decomposition_->blocks_of(comm_.rank());
   grid_ = std::make_unique<Grid>(spec);
   const BoundaryKind edge = boundary_ == Boundary::periodic ? BoundaryKind::periodic : BoundaryKind::outflow;
-  exchange_ = std::make_unique<GuardCellExchange>(*grid_, *decomposition_, std::array<BoundaryKind, 3>{edge, edge, edge}, comm_);
+  exchange_ = std::make_unique<GuardCellExchange>(*grid_, *decomposition_,
+                                                  std::array<BoundaryKind, 3>{edge, edge, edge}, comm_);
   blocks_when_ready_ = std::make_unique<GuardCellIterator>(*exchange_, state_, n_cons);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
@@ -119,10 +120,12 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
     // Kokkos 3.4: the first reduction of a size resizes Serial's shared buffer; run them once here.
     // Host lambdas: Serial runs on the host, and nvcc forbids extended lambdas in constructors.
     double s = 0;
-    Kokkos::parallel_reduce("korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1),
-                            [](int, double& x) { x += 1; }, Kokkos::Sum<double>(s));
-    Kokkos::parallel_reduce("korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1),
-                            [](int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
+    Kokkos::parallel_reduce(
+        "korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1), [](int, double& x) { x += 1; },
+        Kokkos::Sum<double>(s));
+    Kokkos::parallel_reduce(
+        "korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1), [](int, double& x) { x = x < 1 ? x : 1; },
+        Kokkos::Min<double>(s));
   }
   initialize_state();
   initial_totals_ = totals();
@@ -141,10 +144,15 @@ void Simulation::restore(const std::string& path) {
       for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
         for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
           for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i) {
-            const std::size_t I = static_cast<std::size_t>(m.index[0] * options_.cells_per_block + i - m.interior.lo[0]);
-            const std::size_t J = static_cast<std::size_t>(m.index[1] * options_.cells_per_block + j - m.interior.lo[1]);
-            const std::size_t K = static_cast<std::size_t>(m.index[2] * (options_.dim == 3 ? options_.cells_per_block : 1) + k - m.interior.lo[2]);
-            data(m.id, v, i, j, k) = c.state[static_cast<std::size_t>(v)][I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)];
+            const std::size_t I =
+                static_cast<std::size_t>(m.index[0] * options_.cells_per_block + i - m.interior.lo[0]);
+            const std::size_t J =
+                static_cast<std::size_t>(m.index[1] * options_.cells_per_block + j - m.interior.lo[1]);
+            const std::size_t K = static_cast<std::size_t>(
+                m.index[2] * (options_.dim == 3 ? options_.cells_per_block : 1) + k - m.interior.lo[2]);
+            data(m.id, v, i, j, k) =
+                c.state[static_cast<std::size_t>(v)]
+                       [I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)];
           }
   time_ = c.time;
   steps_ = c.steps;
@@ -171,7 +179,9 @@ void Simulation::write_checkpoint(const std::string& path) const {
   write_checkpoint_file(path, c);
 }
 
-std::string Simulation::checkpoint_path() const { return (std::filesystem::path(options_.out) / "checkpoint.bin").string(); }
+std::string Simulation::checkpoint_path() const {
+  return (std::filesystem::path(options_.out) / "checkpoint.bin").string();
+}
 
 Simulation::~Simulation() = default;
 
@@ -180,7 +190,9 @@ void Simulation::set_configuration(const std::string& config) {
   o.config = config;
   if (o.tile > 0 && config == "device") o.tile = 0;
   validate(o);
-  if (o.tile != options_.tile) throw Error::format("set_configuration: --config {} needs whole-block tiles; build the Simulation with tile 0", config);
+  if (o.tile != options_.tile)
+    throw Error::format("set_configuration: --config {} needs whole-block tiles; build the Simulation with tile 0",
+                        config);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
   options_ = o;
@@ -216,7 +228,10 @@ void Simulation::initialize_state() {
   // domain centre (a cell corner, so the set is symmetric under every reflection of the quadrants).
   const double r0 = 3.5 * d[0];
   int deposit = 0;
-  auto centre = [&](const BlockMeta& m, int a, int i) { return m.lo_coord[static_cast<std::size_t>(a)] + (i - m.interior.lo[static_cast<std::size_t>(a)] + 0.5) * d[static_cast<std::size_t>(a)]; };
+  auto centre = [&](const BlockMeta& m, int a, int i) {
+    return m.lo_coord[static_cast<std::size_t>(a)] +
+           (i - m.interior.lo[static_cast<std::size_t>(a)] + 0.5) * d[static_cast<std::size_t>(a)];
+  };
   auto radius2 = [&](const BlockMeta& m, int i, int j, int k) {
     double r2 = 0;
     const double x[3] = {centre(m, 0, i) - 0.5, centre(m, 1, j) - 0.5, o.dim == 3 ? centre(m, 2, k) - 0.5 : 0.0};
@@ -297,21 +312,20 @@ double Simulation::stable_dt() const {
   const EulerParams p = euler_params(0.0);
   double m = 0;
   on_host_space(options_.host_parallel, [&](auto space) {
-  using Space = decltype(space);
-  Kokkos::parallel_reduce(
-      "korch hydro cfl",
-      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>({0, in.lo[0], in.lo[1]},
-                                                                                {grid_->n_blocks(), in.hi[0], in.hi[1]}),
-      [=](int b, int i, int j, double& lo) {
-        for (int k = in.lo[2]; k < in.hi[2]; ++k) {
-          double U[5];
-          for (int v = 0; v < 5; ++v) U[v] = data(b, p.state + v, i, j, k);
-          const double t = cell_dt(U, p);
-          lo = t < lo ? t : lo;
-        }
-      },
-      Kokkos::Min<double>(m));
-  space.fence();
+    using Space = decltype(space);
+    Kokkos::parallel_reduce(
+        "korch hydro cfl",
+        Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>({0, in.lo[0], in.lo[1]}, {grid_->n_blocks(), in.hi[0], in.hi[1]}),
+        [=](int b, int i, int j, double& lo) {
+          for (int k = in.lo[2]; k < in.hi[2]; ++k) {
+            double U[5];
+            for (int v = 0; v < 5; ++v) U[v] = data(b, p.state + v, i, j, k);
+            const double t = cell_dt(U, p);
+            lo = t < lo ? t : lo;
+          }
+        },
+        Kokkos::Min<double>(m));
+    space.fence();
   });
   m = comm_.min(m);
   if (!(m > 0) || !std::isfinite(m)) stop_unphysical(state_, fmt::format("at step {} (t = {})", steps_, time_));
@@ -334,9 +348,10 @@ void Simulation::stop_unphysical(int set, const std::string& when) const {
     }
   }
   if (where.empty()) where = "no cell of the state is at fault, the time step's reduction is";
-  throw Error::format("hydro: the state is not physical {}: {}; the run stops before writing its outputs: check the "
-                      "initial or restarted state, or lower --cfl",
-                      when, where);
+  throw Error::format(
+      "hydro: the state is not physical {}: {}; the run stops before writing its outputs: check the "
+      "initial or restarted state, or lower --cfl",
+      when, where);
 }
 
 // The dt the last cycle's tasks reduced: the minimum over this rank's boxes, then over the ranks.
@@ -346,7 +361,8 @@ double Simulation::cycle_dt(int written) {
   double m = std::numeric_limits<double>::infinity();
   for (const double t : box_dt_) m = t < m || t != t ? t : m;
   m = comm_.min(m);
-  if (!(m > 0) || !std::isfinite(m)) stop_unphysical(written, fmt::format("after step {} (from t = {})", steps_ + 1, time_));
+  if (!(m > 0) || !std::isfinite(m))
+    stop_unphysical(written, fmt::format("after step {} (from t = {})", steps_ + 1, time_));
   return m;
 }
 
@@ -434,8 +450,8 @@ double Simulation::step(double dt_max) {
 void Simulation::conduct_step(double dt, int set) {
 #if defined(KORCH_HYDRO_HAVE_CONDUCTION)
   const double g = options_.gamma;
-  std::vector<double> rho = gather_set(set, 0), mx = gather_set(set, 1), my = gather_set(set, 2), mz = gather_set(set, 3),
-                      E = gather_set(set, 4);
+  std::vector<double> rho = gather_set(set, 0), mx = gather_set(set, 1), my = gather_set(set, 2),
+                      mz = gather_set(set, 3), E = gather_set(set, 4);
   std::vector<double> T(rho.size());
   for (std::size_t c = 0; c < rho.size(); ++c) {
     const double kin = 0.5 * (mx[c] * mx[c] + my[c] * my[c] + mz[c] * mz[c]) / rho[c];
@@ -448,8 +464,11 @@ void Simulation::conduct_step(double dt, int set) {
   for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) {
     const int s = set;
     const double r = data(b, s, i, j, k);
-    const double kin = 0.5 * (data(b, s + 1, i, j, k) * data(b, s + 1, i, j, k) + data(b, s + 2, i, j, k) * data(b, s + 2, i, j, k) +
-                              data(b, s + 3, i, j, k) * data(b, s + 3, i, j, k)) / r;
+    const double kin =
+        0.5 *
+        (data(b, s + 1, i, j, k) * data(b, s + 1, i, j, k) + data(b, s + 2, i, j, k) * data(b, s + 2, i, j, k) +
+         data(b, s + 3, i, j, k) * data(b, s + 3, i, j, k)) /
+        r;
     data(b, s + 4, i, j, k) = r * T[c] / (g - 1.0) + kin;
   });
 #else

@@ -164,11 +164,11 @@ class Simulation {
   std::unique_ptr<GuardCellExchange> exchange_;
   std::unique_ptr<GuardCellIterator> blocks_when_ready_;
   std::unique_ptr<Runtime> runtime_;
-  std::unique_ptr<HydroOperation> operation_;  // the plan steps run from (options_.operation)
+  std::unique_ptr<HydroOperation> operation_;                       // the plan steps run from (options_.operation)
   std::map<std::string, std::unique_ptr<HydroOperation>> planned_;  // the others set_operation made, by file
-  Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
+  Configuration configurations_[2];                                 // for the current state in 0..4, and in 5..9
   int state_ = 0;
-  int first_step_ = 0;  // steps_ when run() began (a restart continues a count)
+  int first_step_ = 0;          // steps_ when run() began (a restart continues a count)
   std::vector<double> box_dt_;  // per tile slot, written by the cycle's tasks
   double next_dt_ = 0.0;        // the cycle's stable dt before the CFL factor; 0: not known
   Boundary boundary_ = Boundary::outflow;

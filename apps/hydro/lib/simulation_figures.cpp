@@ -16,13 +16,15 @@
 namespace korch::hydro {
 
 std::vector<double> Simulation::gather(int var) const {
-  if (var < 0 || var >= n_cons) throw Error::format("hydro: gather({}): conserved variables are 0..{}", var, n_cons - 1);
+  if (var < 0 || var >= n_cons)
+    throw Error::format("hydro: gather({}): conserved variables are 0..{}", var, n_cons - 1);
   return gather_set(state_, var);
 }
 
 std::vector<double> Simulation::gather_set(int set, int var) const {
   const auto n = global_cells();
-  std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) * static_cast<std::size_t>(n[2]));
+  std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) *
+                          static_cast<std::size_t>(n[2]));
   auto data = grid_->data();
   const int v = set + var;
   if (comm_.size() == 1) {
@@ -45,7 +47,8 @@ std::vector<double> Simulation::gather_set(int set, int var) const {
       for (int k = 0; k < in.extent(2); ++k)
         for (int j = 0; j < in.extent(1); ++j)
           for (int i = 0; i < in.extent(0); ++i) {
-            const std::size_t I = static_cast<std::size_t>(idx[0] * nb[0] + i), J = static_cast<std::size_t>(idx[1] * nb[1] + j),
+            const std::size_t I = static_cast<std::size_t>(idx[0] * nb[0] + i),
+                              J = static_cast<std::size_t>(idx[1] * nb[1] + j),
                               K = static_cast<std::size_t>(idx[2] * nb[2] + k);
             out[I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)] = all[next++];
           }
@@ -117,18 +120,23 @@ std::string Simulation::summary() const {
   const auto n = global_cells();
   const double cells = static_cast<double>(n[0]) * n[1] * n[2];
   std::string s;
-  s += fmt::format("korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = {:.4e}\n",
-                   to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
-                   options_.cells_per_block, options_.dim, configuration_label(), options_.threads, steps_, time_);
+  s += fmt::format(
+      "korch-hydro: {} {}D, {} cells ({}^{} blocks of {}^{}), configuration {} ({} threads/team), {} steps to t = "
+      "{:.4e}\n",
+      to_string(options_.problem), options_.dim, static_cast<long long>(cells), options_.blocks, options_.dim,
+      options_.cells_per_block, options_.dim, configuration_label(), options_.threads, steps_, time_);
   if (comm_.size() > 1) {
     const auto c = exchange_->counts();
-    s += fmt::format("  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
-                     comm_.size(), grid_->n_blocks(), c.neighbour_ranks, c.cells_sent);
+    s += fmt::format(
+        "  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
+        comm_.size(), grid_->n_blocks(), c.neighbour_ranks, c.cells_sent);
   }
   const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.dt + phases_.conduction);
   s += fmt::format("  {:<34} {:>14}\n", "metric", "value");
-  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s", steps_ > first_step_ && total > 0 ? cells * (steps_ - first_step_) / total : 0.0);
-  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", steps_ > first_step_ ? total / (steps_ - first_step_) : 0.0);
+  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s",
+                   steps_ > first_step_ && total > 0 ? cells * (steps_ - first_step_) / total : 0.0);
+  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]",
+                   steps_ > first_step_ ? total / (steps_ - first_step_) : 0.0);
   auto share = [&](const char* name, double t) {
     s += fmt::format("  {:<34} {:>13.1f}%\n", name, total > 0 ? 100.0 * t / total : 0.0);
   };
@@ -143,8 +151,9 @@ std::string Simulation::summary() const {
   s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
   s += fmt::format("  {:<34} {:>14.4e}\n", "bytes moved host<->device", transfer_bytes_);
   if (comm_overlap_.transfers > 0) {
-    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n", "communication overlapped by tasks",
-                     100.0 * comm_overlap_.fraction(), 1e-9 * static_cast<double>(comm_overlap_.transfer_ns));
+    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n",
+                     "communication overlapped by tasks", 100.0 * comm_overlap_.fraction(),
+                     1e-9 * static_cast<double>(comm_overlap_.transfer_ns));
   }
   if (overlap_.transfers > 0) {
     s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
@@ -173,8 +182,8 @@ std::string Simulation::summary() const {
     s += fmt::format("  {:<34} {:>14.4e}\n", "diagnostics: max density", hi);
   }
   const auto t = totals();
-  s += fmt::format("  totals (mass, momentum x y z, energy): {:.17g} {:.17g} {:.17g} {:.17g} {:.17g}\n", t[0], t[1], t[2],
-                   t[3], t[4]);
+  s += fmt::format("  totals (mass, momentum x y z, energy): {:.17g} {:.17g} {:.17g} {:.17g} {:.17g}\n", t[0], t[1],
+                   t[2], t[3], t[4]);
   // Exact conservation needs periodic boundaries (outflow lets mass and energy leave).
   auto change = [&](std::size_t v) { return std::abs(t[v] - initial_totals_[v]) / std::abs(initial_totals_[v]); };
   s += fmt::format("  relative change since step 0: mass {:.3e}, energy {:.3e}{}\n", change(0), change(4),

@@ -66,10 +66,11 @@ void Simulation::write_outputs() const {
   write_chrome_trace(events, (fs::path(options_.out) / "trace.json").string());
   const int cycles = static_cast<int>(kept_.size());
   const std::string title =
-      cycles == 0 ? std::string("task timeline: no traced cycles")
-                  : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team{}", cycles,
-                                cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, configuration_label(), options_.threads,
-                                comm_.size() > 1 ? fmt::format(", {} ranks", comm_.size()) : std::string());
+      cycles == 0
+          ? std::string("task timeline: no traced cycles")
+          : fmt::format("task timeline: last {} cycle{} (steps {}-{}), configuration {}, {} threads/team{}", cycles,
+                        cycles == 1 ? "" : "s", steps_ - cycles + 1, steps_, configuration_label(), options_.threads,
+                        comm_.size() > 1 ? fmt::format(", {} ranks", comm_.size()) : std::string());
   TimelineOptions timeline;
   timeline.title = title;
   write_timeline_png(events, (fs::path(options_.out) / "timeline.png").string(), timeline);

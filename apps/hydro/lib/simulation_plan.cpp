@@ -39,15 +39,21 @@ std::unique_ptr<HydroOperation> Simulation::make_operation(const std::string& fi
   op.parameters["conduction"] = options_.conduction;
   // Nothing the run asks for may be left out silently by an edited operation file.
   if (!has_reduction(op, "time_step"))
-    throw Error::format("operation file '{}': it has no reduction \"time_step\": add {{\"barrier\": \"reduction\", "
-                        "\"name\": \"time_step\", ...}} after the actions", file);
+    throw Error::format(
+        "operation file '{}': it has no reduction \"time_step\": add {{\"barrier\": \"reduction\", "
+        "\"name\": \"time_step\", ...}} after the actions",
+        file);
   if (options_.conduction > 0 && !has_reduction(op, "conduction"))
-    throw Error::format("option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
-                        "--conduction out", options_.conduction, file);
+    throw Error::format(
+        "option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
+        "--conduction out",
+        options_.conduction, file);
   // --tile sizes the items of the actions declared on tiles; an operation without any would ignore it.
   if (options_.tile > 0 && !has_tile_action(op))
-    throw Error::format("option --tile {}: operation file '{}' declares no action on tiles: give hydro_update (and "
-                        "cell_dt) \"data_type\": \"tile\", or leave --tile out", options_.tile, file);
+    throw Error::format(
+        "option --tile {}: operation file '{}' declares no action on tiles: give hydro_update (and "
+        "cell_dt) \"data_type\": \"tile\", or leave --tile out",
+        options_.tile, file);
   HydroStepHooks hooks;
   hooks.fill_current_guards = [this] { fill_guards(); };
   // As in the hand-bundled step: each block reaches the teams once its own guard cells are valid.
@@ -102,7 +108,8 @@ double Simulation::plan_step(double dt_max) {
   const bool tracing = begin_trace();
   t0 = Clock::now();
   try {
-    operation_->run(*runtime_, *grid_, euler_params(dt), diagnostics_.data(), d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0));
+    operation_->run(*runtime_, *grid_, euler_params(dt), diagnostics_.data(),
+                    d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0));
   } catch (...) {
     if (tracing) end_trace();
     throw;

@@ -45,7 +45,8 @@ void place_nodes(MeshData& m, const OGrid& o, double far_radius) {
   for (int i = 0; i < ni; ++i) {
     const double th = 2 * pi * i / ni;
     const double xs = 0.5 * (1 + std::cos(th));
-    const double t = 0.6 * (0.2969 * std::sqrt(xs) - 0.1260 * xs - 0.3516 * xs * xs + 0.2843 * xs * xs * xs - 0.1036 * xs * xs * xs * xs);
+    const double t = 0.6 * (0.2969 * std::sqrt(xs) - 0.1260 * xs - 0.3516 * xs * xs + 0.2843 * xs * xs * xs -
+                            0.1036 * xs * xs * xs * xs);
     const double yb = std::sin(th) >= 0 ? t : -t;
     const double xo = 0.5 + far_radius * std::cos(th), yo = far_radius * std::sin(th);
     for (int j = 0; j <= nj; ++j) {
@@ -126,7 +127,8 @@ void make_boundary_edges(MeshData& m, const OGrid& o) {
 
 MeshData generate_ogrid(int ni, int nj, double far_radius) {
   if (ni < 8 || nj < 2) throw Error::format("generate_ogrid: ni = {}, nj = {}: need ni >= 8 and nj >= 2", ni, nj);
-  if (static_cast<long long>(ni) * (nj + 1) * 2 >= (1LL << 31)) throw Error::format("generate_ogrid: {} x {} is too large", ni, nj);
+  if (static_cast<long long>(ni) * (nj + 1) * 2 >= (1LL << 31))
+    throw Error::format("generate_ogrid: {} x {} is too large", ni, nj);
   const OGrid o{ni, nj};
   MeshData m;
   m.nnode = ni * (nj + 1);
@@ -212,13 +214,16 @@ void Problem::throw_non_finite(int k) const {
     const double a = adts[static_cast<std::size_t>(c)];
     if (!std::isfinite(qc[0]) || !std::isfinite(qc[1]) || !std::isfinite(qc[2]) || !std::isfinite(qc[3]) ||
         !std::isfinite(a)) {
-      throw Error::format("airfoil: iteration {}, step {}: the state of cell {} is not finite (q = {} {} {} {}, adt = {}): "
-                          "the mesh may have a cell of zero area or a collapsed edge; check it (and the constants)",
-                          iteration_, k, c, qc[0], qc[1], qc[2], qc[3], a);
+      throw Error::format(
+          "airfoil: iteration {}, step {}: the state of cell {} is not finite (q = {} {} {} {}, adt = {}): "
+          "the mesh may have a cell of zero area or a collapsed edge; check it (and the constants)",
+          iteration_, k, c, qc[0], qc[1], qc[2], qc[3], a);
     }
   }
-  throw Error::format("airfoil: iteration {}, step {}: the rms is not finite though every cell's state is: the update "
-                      "overflowed; check the mesh and the constants", iteration_, k);
+  throw Error::format(
+      "airfoil: iteration {}, step {}: the rms is not finite though every cell's state is: the update "
+      "overflowed; check the mesh and the constants",
+      iteration_, k);
 }
 
 CellState Problem::state() const {

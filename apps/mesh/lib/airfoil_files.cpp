@@ -95,10 +95,12 @@ class LineReader {
     errno = 0;
     const long v = std::strtol(b, &e, 10);
     if (e == b || *e != '\0' || errno == ERANGE) {
-      throw Error::format("file '{}', line {}: field '{}' is '{}', not an integer", path_, line_, field.text(), shown(text));
+      throw Error::format("file '{}', line {}: field '{}' is '{}', not an integer", path_, line_, field.text(),
+                          shown(text));
     }
     if (v < lo || v >= hi) {
-      throw Error::format("file '{}', line {}: field '{}' is {}, outside [{}, {})", path_, line_, field.text(), v, lo, hi);
+      throw Error::format("file '{}', line {}: field '{}' is {}, outside [{}, {})", path_, line_, field.text(), v, lo,
+                          hi);
     }
     return static_cast<int>(v);
   }
@@ -137,9 +139,10 @@ void check_counts_fit(const LineReader& r, const MeshData& m) {
                          Count{"nedge", m.nedge, 4, "edges"}, Count{"nbedge", m.nbedge, 4, "boundary edges"}}) {
     need += 2 * static_cast<std::uintmax_t>(c.entries) * static_cast<std::uintmax_t>(c.fields_per_entry);
     if (need > *r.size() + 1) {
-      throw Error::format("file '{}', line 1: field '{}' is {}: that many {} (after the entries before them) need at "
-                          "least {} bytes, but the file has {}: check the header's counts, or whether the file was cut short",
-                          r.path(), c.field, c.entries, c.what, need, *r.size());
+      throw Error::format(
+          "file '{}', line 1: field '{}' is {}: that many {} (after the entries before them) need at "
+          "least {} bytes, but the file has {}: check the header's counts, or whether the file was cut short",
+          r.path(), c.field, c.entries, c.what, need, *r.size());
     }
   }
 }
@@ -199,7 +202,7 @@ Constants read_constants(const std::string& path) {
   LineReader r(path);
   std::map<std::string, std::vector<double>> values;
   std::map<std::string, int> lines;
-  const std::map<std::string, std::size_t> want = {{"gam", 1}, {"gm1", 1},   {"cfl", 1}, {"eps", 1},
+  const std::map<std::string, std::size_t> want = {{"gam", 1},  {"gm1", 1},   {"cfl", 1}, {"eps", 1},
                                                    {"mach", 1}, {"alpha", 1}, {"qinf", 4}};
   for (;;) {
     std::vector<std::string> f;
@@ -243,9 +246,10 @@ CellState read_state(const std::string& path, int ncell) {
   s.res.resize(s.q.size());
   s.adt.resize(static_cast<std::size_t>(ncell));
   auto head = r.next("the header line '# cell q0 ...'");
-  if (head.empty() || head[0] != "#") throw Error::format("file '{}', line 1: expected the header '# cell q0 ... adt'", path);
-  const std::vector<std::string> names = {"cell", "q0", "q1", "q2", "q3", "qold0", "qold1", "qold2",
-                                          "qold3", "res0", "res1", "res2", "res3", "adt"};
+  if (head.empty() || head[0] != "#")
+    throw Error::format("file '{}', line 1: expected the header '# cell q0 ... adt'", path);
+  const std::vector<std::string> names = {"cell",  "q0",    "q1",   "q2",   "q3",   "qold0", "qold1",
+                                          "qold2", "qold3", "res0", "res1", "res2", "res3",  "adt"};
   for (int c = 0; c < ncell; ++c) {
     auto f = r.fields({"cell {}", c}, names);
     const int id = r.integer(f[0], "cell", 0, ncell);
@@ -265,9 +269,12 @@ void write_mesh(const MeshData& m, const std::string& path) {
   if (!o) throw Error::format("cannot write '{}': check the directory", path);
   o << fmt::format("{} {} {} {}\n", m.nnode, m.ncell, m.nedge, m.nbedge);
   for (int n = 0; n < m.nnode; ++n) o << fmt::format("{:.17g} {:.17g}\n", m.x[2 * n], m.x[2 * n + 1]);
-  for (int c = 0; c < m.ncell; ++c) o << fmt::format("{} {} {} {}\n", m.cell[4 * c], m.cell[4 * c + 1], m.cell[4 * c + 2], m.cell[4 * c + 3]);
-  for (int e = 0; e < m.nedge; ++e) o << fmt::format("{} {} {} {}\n", m.edge[2 * e], m.edge[2 * e + 1], m.ecell[2 * e], m.ecell[2 * e + 1]);
-  for (int e = 0; e < m.nbedge; ++e) o << fmt::format("{} {} {} {}\n", m.bedge[2 * e], m.bedge[2 * e + 1], m.becell[e], m.bound[e]);
+  for (int c = 0; c < m.ncell; ++c)
+    o << fmt::format("{} {} {} {}\n", m.cell[4 * c], m.cell[4 * c + 1], m.cell[4 * c + 2], m.cell[4 * c + 3]);
+  for (int e = 0; e < m.nedge; ++e)
+    o << fmt::format("{} {} {} {}\n", m.edge[2 * e], m.edge[2 * e + 1], m.ecell[2 * e], m.ecell[2 * e + 1]);
+  for (int e = 0; e < m.nbedge; ++e)
+    o << fmt::format("{} {} {} {}\n", m.bedge[2 * e], m.bedge[2 * e + 1], m.becell[e], m.bound[e]);
   if (!o) throw Error::format("writing '{}' failed", path);
 }
 
@@ -287,8 +294,10 @@ Constants reference_constants() {
 void write_constants(const Constants& c, const std::string& path) {
   std::ofstream o(path);
   if (!o) throw Error::format("cannot write '{}': check the directory", path);
-  o << fmt::format("gam {:.17g}\ngm1 {:.17g}\ncfl {:.17g}\neps {:.17g}\nmach {:.17g}\nalpha {:.17g}\nqinf {:.17g} {:.17g} {:.17g} {:.17g}\n",
-                   c.gam, c.gm1, c.cfl, c.eps, c.mach, c.alpha, c.qinf[0], c.qinf[1], c.qinf[2], c.qinf[3]);
+  o << fmt::format(
+      "gam {:.17g}\ngm1 {:.17g}\ncfl {:.17g}\neps {:.17g}\nmach {:.17g}\nalpha {:.17g}\nqinf {:.17g} {:.17g} {:.17g} "
+      "{:.17g}\n",
+      c.gam, c.gm1, c.cfl, c.eps, c.mach, c.alpha, c.qinf[0], c.qinf[1], c.qinf[2], c.qinf[3]);
 }
 
 }  // namespace korch::mesh::airfoil

@@ -44,7 +44,8 @@ void viterbi_decode(const Item* soft, Item* bits) {
   struct Tables {
     std::array<std::uint8_t, 128> code;  // (out0 << 1) | out1 per 7-bit register
     Tables() {
-      for (unsigned reg = 0; reg < 128; ++reg) code[reg] = static_cast<std::uint8_t>((parity(reg & kG0) << 1) | parity(reg & kG1));
+      for (unsigned reg = 0; reg < 128; ++reg)
+        code[reg] = static_cast<std::uint8_t>((parity(reg & kG0) << 1) | parity(reg & kG1));
     }
   };
   static const Tables t;
@@ -129,33 +130,36 @@ Comp scrambler(const char* name) {
 
 // Takes the 16 length bits; emits one header block (length bits then zeros); returns the length.
 Comp fmt_header() {
-  return take_block("fmt_header", [](const Env&) { return kLengthBits; },
-                    [](const Item* in, std::size_t n, std::vector<Item>& out) {
-                      Value len = 0;
-                      for (std::size_t i = 0; i < n; ++i) {
-                        len |= static_cast<Value>(bit(in[i])) << i;
-                        out.push_back(static_cast<Item>(bit(in[i])));
-                      }
-                      out.resize(kBlockBits, 0.0);
-                      return len;
-                    });
+  return take_block(
+      "fmt_header", [](const Env&) { return kLengthBits; },
+      [](const Item* in, std::size_t n, std::vector<Item>& out) {
+        Value len = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          len |= static_cast<Value>(bit(in[i])) << i;
+          out.push_back(static_cast<Item>(bit(in[i])));
+        }
+        out.resize(kBlockBits, 0.0);
+        return len;
+      });
 }
 Comp parse_header() {
-  return take_block("parse_header", [](const Env&) { return kBlockBits; },
-                    [](const Item* in, std::size_t, std::vector<Item>&) {
-                      Value len = 0;
-                      for (std::size_t i = 0; i < kLengthBits; ++i) len |= static_cast<Value>(bit(in[i])) << i;
-                      return len;
-                    });
+  return take_block(
+      "parse_header", [](const Env&) { return kBlockBits; },
+      [](const Item* in, std::size_t, std::vector<Item>&) {
+        Value len = 0;
+        for (std::size_t i = 0; i < kLengthBits; ++i) len |= static_cast<Value>(bit(in[i])) << i;
+        return len;
+      });
 }
 // Takes the payload bits and emits them zero-padded to whole blocks.
 Comp take_payload() {
-  return take_block("take_payload", [](const Env& e) { return static_cast<std::size_t>(e.at("len")) * 8; },
-                    [](const Item* in, std::size_t n, std::vector<Item>& out) {
-                      out.assign(in, in + n);
-                      out.resize((n + kBlockBits - 1) / kBlockBits * kBlockBits, 0.0);
-                      return Value(n / 8);
-                    });
+  return take_block(
+      "take_payload", [](const Env& e) { return static_cast<std::size_t>(e.at("len")) * 8; },
+      [](const Item* in, std::size_t n, std::vector<Item>& out) {
+        out.assign(in, in + n);
+        out.resize((n + kBlockBits - 1) / kBlockBits * kBlockBits, 0.0);
+        return Value(n / 8);
+      });
 }
 // Takes the padded blocks of one frame and emits its payload bits.
 Comp emit_payload() {

@@ -25,7 +25,7 @@
 
 namespace korch::streams::baseband {
 
-constexpr std::size_t kBlockBits = 90;    // data bits per trellis block
+constexpr std::size_t kBlockBits = 90;  // data bits per trellis block
 constexpr std::size_t kTailBits = 6;
 constexpr std::size_t kCodedBits = 2 * (kBlockBits + kTailBits);  // 192
 constexpr std::size_t kLengthBits = 16;

@@ -20,9 +20,8 @@ class ActionContext {
   using Outputs = std::vector<std::shared_ptr<DataItem>>;
 
   // `outputs` collects what an emitting routine emits (nullptr for a routine whose output is its item).
-  ActionContext(unsigned team_id, const std::string& team_name, unsigned thread_index,
-                std::uint64_t cycle, const ThreadSpaces& spaces, const ActionParameters& parameters,
-                Outputs* outputs = nullptr)
+  ActionContext(unsigned team_id, const std::string& team_name, unsigned thread_index, std::uint64_t cycle,
+                const ThreadSpaces& spaces, const ActionParameters& parameters, Outputs* outputs = nullptr)
       : team_id_(team_id),
         team_name_(&team_name),
         thread_index_(thread_index),
@@ -54,8 +53,10 @@ class ActionContext {
   // subscriber after the call returns, in emission order.
   void emit(std::shared_ptr<DataItem> item) const {
     if (outputs_ == nullptr) {
-      throw Error::format("team '{}': a routine emitted an item, but its output is the item it was given: make it "
-                          "with ActionRoutine::emitting to hand on new items", *team_name_);
+      throw Error::format(
+          "team '{}': a routine emitted an item, but its output is the item it was given: make it "
+          "with ActionRoutine::emitting to hand on new items",
+          *team_name_);
     }
     if (!item) throw Error::format("team '{}': a routine emitted a null item", *team_name_);
     outputs_->push_back(std::move(item));

@@ -38,15 +38,17 @@ class ActionRoutine {
   // A routine whose outputs are the items it emits; `end_of_cycle` may be empty.
   static ActionRoutine emitting(std::string name, Function function, EndOfCycle end_of_cycle = {}) {
     ActionRoutine r;
-    r.state_ = std::make_shared<const State>(State{std::move(name), std::move(function), true, std::move(end_of_cycle), {}});
+    r.state_ =
+        std::make_shared<const State>(State{std::move(name), std::move(function), true, std::move(end_of_cycle), {}});
     return r;
   }
   // The same kind of routine (outputs and end-of-cycle step kept) under another function, for
   // wrappers that record or time each call.
   ActionRoutine wrapped(Function function) const {
     ActionRoutine r;
-    r.state_ = std::make_shared<const State>(State{name(), std::move(function), emits(), state_ ? state_->end : EndOfCycle{},
-                                               state_ ? state_->declaration : nullptr});
+    r.state_ =
+        std::make_shared<const State>(State{name(), std::move(function), emits(), state_ ? state_->end : EndOfCycle{},
+                                            state_ ? state_->declaration : nullptr});
     return r;
   }
 

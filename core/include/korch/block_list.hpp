@@ -79,11 +79,11 @@ struct BlockShape {
   std::array<int, 3> guard{0, 0, 0};       // guard cells per side per direction
   std::array<int, 3> tile_cells{0, 0, 0};  // tile size; 0 in a direction: the whole interior
   int level = 0;
-  bool leaf = true;                        // false: a finer block covers this one
-  std::array<int, 3> index{0, 0, 0};       // block coordinates at its level (metadata)
+  bool leaf = true;                   // false: a finer block covers this one
+  std::array<int, 3> index{0, 0, 0};  // block coordinates at its level (metadata)
   std::array<double, 3> lo_coord{0, 0, 0};
   std::array<double, 3> delta{1, 1, 1};
-  int global_id = -1;                      // -1: the block's id in this list
+  int global_id = -1;  // -1: the block's id in this list
 };
 
 class BlockList : public DataSource {

@@ -25,11 +25,11 @@ struct BlockMeta {
   int id = 0;         // index among the blocks this source holds
   int global_id = 0;  // index in the whole grid, x fastest (equal to id when the source holds all)
   int level = 0;
-  std::array<int, 3> index{0, 0, 0};      // block coordinates in the grid (at its level)
-  std::array<double, 3> delta{0, 0, 0};   // cell size
+  std::array<int, 3> index{0, 0, 0};        // block coordinates in the grid (at its level)
+  std::array<double, 3> delta{0, 0, 0};     // cell size
   std::array<double, 3> lo_coord{0, 0, 0};  // physical coordinate of the interior's low corner
-  Box interior;                           // block-local
-  Box stored;                             // interior plus guard cells
+  Box interior;                             // block-local
+  Box stored;                               // interior plus guard cells
 };
 
 // Tiles of size `tile_cells` (0: whole extent) covering `interior`, x fastest; the last tile in a

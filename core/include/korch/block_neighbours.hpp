@@ -80,7 +80,9 @@ class NeighbourList {
                                std::array<BoundaryKind, 3> boundary, const std::function<int(int)>& rank_of);
 
  private:
-  static int slot(Direction direction) noexcept { return (direction[0] + 1) + 3 * (direction[1] + 1) + 9 * (direction[2] + 1); }
+  static int slot(Direction direction) noexcept {
+    return (direction[0] + 1) + 3 * (direction[1] + 1) + 9 * (direction[2] + 1);
+  }
   void check(Direction direction) const;
 
   int dims_;

@@ -32,9 +32,11 @@
 namespace korch {
 
 // One variable of one block in the grid's host memory, indexed block-local (guard cells included).
-using HostCellVar = Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using HostCellVar =
+    Kokkos::View<double***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 // One variable of one block of another source, in its owner's layout, indexed block-local.
-using StridedCellVar = Kokkos::View<double***, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using StridedCellVar =
+    Kokkos::View<double***, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // Where a box view's cells live.
 enum class BoxSource { grid, strided, packet };
@@ -54,16 +56,30 @@ class BoxView {
       : BoxView(context, item, source, source.block(block), tile, box) {}
   BoxView(const ActionContext& context, DataItem& item, const DataSource& source, const BlockMeta& block, int tile,
           const Box& box)
-      : context_(&context), item_(&item), source_(&source), block_(block.id), tile_(tile), box_(box),
-        stored_(block.stored), level_(block.level), delta_(block.delta) {
+      : context_(&context),
+        item_(&item),
+        source_(&source),
+        block_(block.id),
+        tile_(tile),
+        box_(box),
+        stored_(block.stored),
+        level_(block.level),
+        delta_(block.delta) {
     static_assert(!in_packet, "a packet view is made from a PacketEntry");
     if constexpr (Source == BoxSource::strided) block_view_ = source.block_view(block.id);
   }
   // A packet entry (packet views).
   BoxView(const ActionContext& context, const PacketEntry& entry)
-      : context_(&context), item_(&entry.packet()), source_(&entry.packet().source()), entry_(&entry),
-        block_(entry.block_id()), tile_(entry.tile_index()), box_(entry.interior()), stored_(entry.stored()),
-        level_(entry.level()), delta_{entry.meta().delta[0], entry.meta().delta[1], entry.meta().delta[2]} {}
+      : context_(&context),
+        item_(&entry.packet()),
+        source_(&entry.packet().source()),
+        entry_(&entry),
+        block_(entry.block_id()),
+        tile_(entry.tile_index()),
+        box_(entry.interior()),
+        stored_(entry.stored()),
+        level_(entry.level()),
+        delta_{entry.meta().delta[0], entry.meta().delta[1], entry.meta().delta[2]} {}
 
   const ActionContext& context() const noexcept { return *context_; }
   // The tile, block or packet the box belongs to.
@@ -108,14 +124,17 @@ class BoxView {
       // The grid's own cast, not as_grid: a grid view is only ever made from a korch::Grid.
       const auto& grid = static_cast<const Grid&>(*source_);
       const auto e = grid.stored_extent();
-      const std::size_t n = static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
+      const std::size_t n =
+          static_cast<std::size_t>(e[0]) * static_cast<std::size_t>(e[1]) * static_cast<std::size_t>(e[2]);
       return var_type(grid.block_pointer(block_) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
     }
   }
   // The thread's own instance for this box's memory: launch the box's kernels on it.
   const execution_space& space() const noexcept {
-    if constexpr (in_packet) return context_->device_space();
-    else return context_->host_space();
+    if constexpr (in_packet)
+      return context_->device_space();
+    else
+      return context_->host_space();
   }
 
  private:

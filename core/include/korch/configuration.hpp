@@ -46,7 +46,16 @@ namespace korch {
 
 class Bundle;
 
-enum class HelperKind { mover, unpacker, splitter, aggregator, mover_unpacker, mover_unpacker_splitter, aggregator_mover, router };
+enum class HelperKind {
+  mover,
+  unpacker,
+  splitter,
+  aggregator,
+  mover_unpacker,
+  mover_unpacker_splitter,
+  aggregator_mover,
+  router
+};
 enum class MoveDirection { host_to_device, device_to_host, device_to_device };
 enum class DistributorKind { action_parallel, data_parallel, hybrid };
 // fixed_fraction: each pipeline of a group gets its weight's share of the blocks; queue_depth: each
@@ -75,11 +84,11 @@ struct HelperConfig {
   DataType output = DataType::packet_of_blocks;
   unsigned threads = 1;
   MoveDirection direction = MoveDirection::host_to_device;  // mover only
-  std::size_t packet_blocks = 4;   // aggregators: blocks per packet
-  PacketVariables variables;       // aggregators: what the packets carry
+  std::size_t packet_blocks = 4;                            // aggregators: blocks per packet
+  PacketVariables variables;                                // aggregators: what the packets carry
   // Routers only: the share of the items (or blocks) that goes to to[0]; the rest go to to[1].
   double fraction = 0.5;
-  std::vector<std::string> to;     // routers: their two work subscribers
+  std::vector<std::string> to;            // routers: their two work subscribers
   RoutingUnit unit = RoutingUnit::block;  // routers: whole blocks go one way, or single tiles
 };
 
@@ -91,7 +100,7 @@ struct Edge {
 struct DistributorGroup {
   std::vector<std::string> pipelines;  // entry nodes (teams or helpers)
   DistributionPolicy policy = DistributionPolicy::fixed_fraction;
-  std::vector<double> weights;         // empty: equal
+  std::vector<double> weights;  // empty: equal
   RoutingUnit unit = RoutingUnit::block;
 };
 
@@ -137,8 +146,8 @@ class ActionBinding {
   ActionBinding(const std::map<std::string, std::string>& by_slot);
 
   bool by_position() const noexcept { return by_position_; }
-  const std::vector<std::string>& names() const noexcept { return names_; }      // by position
-  const std::vector<SlotAction>& pairs() const noexcept { return pairs_; }      // by slot, as given
+  const std::vector<std::string>& names() const noexcept { return names_; }  // by position
+  const std::vector<SlotAction>& pairs() const noexcept { return pairs_; }   // by slot, as given
 
  private:
   bool by_position_ = true;

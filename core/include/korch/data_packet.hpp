@@ -40,23 +40,25 @@ enum class PacketSection : int { copy_in = 0, copy_in_out = 1, copy_out = 2, scr
 
 struct PacketEntryMeta {
   std::int32_t block;
-  std::int32_t tile;      // -1 in a packet of blocks
+  std::int32_t tile;  // -1 in a packet of blocks
   std::int32_t level;
   std::int32_t n_cells;
-  std::int32_t lo[3];     // block-local box stored in the packet
+  std::int32_t lo[3];  // block-local box stored in the packet
   std::int32_t hi[3];
   std::int32_t interior_lo[3];  // block-local interior (of the block, or the tile's box)
   std::int32_t interior_hi[3];
   double delta[3];
-  std::uint64_t offset[4];      // first double of the entry in each section, from the buffer start
+  std::uint64_t offset[4];          // first double of the entry in each section, from the buffer start
   std::uint64_t device_address[4];  // the same on the device (valid once on the device)
 };
 
 class DataPacket : public DataItem {
  public:
   enum class State { building, packed, on_device, on_host, unpacked, released };
-  using DeviceVar = Kokkos::View<double***, Kokkos::LayoutRight, DeviceMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  using HostVar = Kokkos::View<double***, Kokkos::LayoutRight, PinnedHostMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using DeviceVar =
+      Kokkos::View<double***, Kokkos::LayoutRight, DeviceMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using HostVar =
+      Kokkos::View<double***, Kokkos::LayoutRight, PinnedHostMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   // type: packet_of_blocks or packet_of_tiles. The pools must outlive the packet's transfers.
   DataPacket(const DataSource& source, DataType type, PacketVariables variables, MemoryPool& pinned_pool,

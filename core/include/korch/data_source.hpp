@@ -22,7 +22,8 @@
 namespace korch {
 
 // One block's cells in its owner's layout: (var, i, j, k), block-local indices, any strides.
-using BlockView = Kokkos::View<double****, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using BlockView =
+    Kokkos::View<double****, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 class DataSource {
  public:

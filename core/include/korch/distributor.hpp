@@ -49,15 +49,16 @@ class Distributor {
   // group's pipelines ([group][pipeline]).
   // `cache`, when given, supplies the tile and block items (reused across cycles); `order`, when
   // given, the order of the blocks (else ascending ids); every block must come from it once.
-  std::vector<std::vector<std::size_t>> distribute(const DataSource& grid, Trace* trace = nullptr, ItemCache* cache = nullptr,
-                                                   BlockIterator* order = nullptr);
+  std::vector<std::vector<std::size_t>> distribute(const DataSource& grid, Trace* trace = nullptr,
+                                                   ItemCache* cache = nullptr, BlockIterator* order = nullptr);
   const DistributorConfig& config() const noexcept { return config_; }
 
   static constexpr std::size_t kMaxBatch = 64;
 
  private:
   template <class Blocks>
-  std::vector<std::vector<std::size_t>> distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache, Blocks& blocks);
+  std::vector<std::vector<std::size_t>> distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache,
+                                                          Blocks& blocks);
   std::size_t choose(std::size_t group, const std::vector<std::vector<std::shared_ptr<DataItem>>>& pending);
   DistributorConfig config_;
   std::vector<std::vector<DistributorTarget>> targets_;

@@ -1,7 +1,7 @@
 // A minimal grid substrate for the orchestration runtime's tests and apps, and one DataSource:
 // a uniform 3-D grid of blocks, each with nxb x nyb x nzb interior cells and `guard` guard cells on
-// every side (of the first guard_dims directions), n_vars cell-centred variables, one refinement level (its index kept in the metadata).
-// Tiles are sub-boxes of a block's interior (tile size configurable; the whole block allowed).
+// every side (of the first guard_dims directions), n_vars cell-centred variables, one refinement level (its index kept
+// in the metadata). Tiles are sub-boxes of a block's interior (tile size configurable; the whole block allowed).
 //
 // Storage: one host View (block, var, i, j, k), LayoutRight, so each block (all variables, guard
 // cells included) is one contiguous range of doubles. Indices i, j, k are block-local and count
@@ -30,11 +30,11 @@ struct GridSpec {
   // per block in z) sets 2, so that its blocks store no z guard planes (a 2-guard-cell 2-D block
   // would otherwise store, pack and move 5 planes for its 1 interior plane).
   int guard_dims = 3;
-  int n_vars = 1;                              // cell-centred variables
-  int level = 0;                               // refinement level index (metadata)
+  int n_vars = 1;  // cell-centred variables
+  int level = 0;   // refinement level index (metadata)
   std::array<double, 3> domain_lo{0.0, 0.0, 0.0};
   std::array<double, 3> domain_hi{1.0, 1.0, 1.0};
-  std::array<int, 3> tile_cells{0, 0, 0};      // tile size; 0 in a direction: the whole block
+  std::array<int, 3> tile_cells{0, 0, 0};  // tile size; 0 in a direction: the whole block
   // The global ids (x fastest) of the blocks this grid stores, ascending: a rank's share of the
   // whole grid (Decomposition::blocks_of). Empty: every block. The grid numbers the blocks it
   // stores 0, 1, ... in this order (BlockMeta::id) and keeps their global ids (BlockMeta::global_id).
@@ -52,8 +52,8 @@ std::uint64_t physical_memory_bytes() noexcept;
 class Grid : public DataSource {
  public:
   using HostData = Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using BlockData = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using BlockData =
+      Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   // Limits of a spec: block ids and block-local and global cell indices are int.
   static constexpr std::int64_t max_blocks = INT_MAX;

@@ -39,10 +39,10 @@ struct GuardCellPlan;
 }
 
 struct ExchangeCounts {
-  int neighbour_ranks = 0;         // ranks this rank exchanges messages with
-  std::size_t cells_sent = 0;      // guard cells per variable sent per fill (= received)
-  std::size_t local_copies = 0;    // guard cells per variable copied within the rank per fill
-  int blocks_needing_messages = 0; // blocks with a guard cell owned by another rank
+  int neighbour_ranks = 0;          // ranks this rank exchanges messages with
+  std::size_t cells_sent = 0;       // guard cells per variable sent per fill (= received)
+  std::size_t local_copies = 0;     // guard cells per variable copied within the rank per fill
+  int blocks_needing_messages = 0;  // blocks with a guard cell owned by another rank
 };
 
 class GuardCellExchange {
@@ -59,8 +59,8 @@ class GuardCellExchange {
   // lists cannot fill the guard cells: a direction not described, an unknown global id or a wrong
   // rank, lists that disagree across ranks, faces of different sizes, a neighbour with fewer interior
   // cells than guard cells to fill, a width beyond a block's guard cells.
-  GuardCellExchange(const DataSource& source, const NeighbourList& neighbours, Communicator comm = Communicator::world(),
-                    std::array<int, 3> width = {-1, -1, -1});
+  GuardCellExchange(const DataSource& source, const NeighbourList& neighbours,
+                    Communicator comm = Communicator::world(), std::array<int, 3> width = {-1, -1, -1});
   ~GuardCellExchange();
   GuardCellExchange(const GuardCellExchange&) = delete;
   GuardCellExchange& operator=(const GuardCellExchange&) = delete;

@@ -61,33 +61,33 @@ enum { KORCH_ALL_BLOCKS = 0, KORCH_LEAF_BLOCKS = 1, KORCH_LEVEL_BLOCKS = 2 };
 enum { KORCH_NEIGHBOUR_BLOCK = 0, KORCH_NEIGHBOUR_OUTFLOW = 1, KORCH_NEIGHBOUR_NONE = 2 };
 
 typedef struct korch_options {
-  int32_t n_teams;          /* 0: the runtime's default for each field */
+  int32_t n_teams; /* 0: the runtime's default for each field */
   int32_t threads_per_team;
   int32_t n_helpers;
   int32_t helper_threads;
 } korch_options;
 
 typedef struct korch_block_shape {
-  int32_t cells[3];       /* interior cells per direction */
-  int32_t guard[3];       /* guard cells per side */
-  int32_t tile_cells[3];  /* tile size; 0: the whole interior */
+  int32_t cells[3];      /* interior cells per direction */
+  int32_t guard[3];      /* guard cells per side */
+  int32_t tile_cells[3]; /* tile size; 0: the whole interior */
   int32_t level;
-  int32_t leaf;           /* 0: a finer block covers this one */
-  double lo_coord[3];     /* physical coordinate of the interior's low corner (metadata) */
-  double delta[3];        /* cell size (metadata) */
+  int32_t leaf;       /* 0: a finer block covers this one */
+  double lo_coord[3]; /* physical coordinate of the interior's low corner (metadata) */
+  double delta[3];    /* cell size (metadata) */
 } korch_block_shape;
 
 typedef struct korch_item {
-  int64_t stride[4];      /* (var, i, j, k), in doubles */
+  int64_t stride[4]; /* (var, i, j, k), in doubles */
   double delta[3];
   double lo_coord[3];
-  int32_t block;          /* id in the block list (0-based, the order of korch_blocks_add) */
-  int32_t tile;           /* tile index (0-based), -1 for a whole block */
+  int32_t block; /* id in the block list (0-based, the order of korch_blocks_add) */
+  int32_t tile;  /* tile index (0-based), -1 for a whole block */
   int32_t level;
   int32_t n_vars;
   int32_t cells[3];
   int32_t guard[3];
-  int32_t lo[3];          /* inclusive, Fortran numbering (interior 1..n) */
+  int32_t lo[3]; /* inclusive, Fortran numbering (interior 1..n) */
   int32_t hi[3];
 } korch_item;
 

@@ -15,6 +15,8 @@
 
 namespace korch {
 
-inline Communicator communicator_of(MPI_Comm comm) { return Communicator::from_handle(static_cast<int>(MPI_Comm_c2f(comm))); }
+inline Communicator communicator_of(MPI_Comm comm) {
+  return Communicator::from_handle(static_cast<int>(MPI_Comm_c2f(comm)));
+}
 
 }  // namespace korch

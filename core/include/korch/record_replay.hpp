@@ -27,7 +27,7 @@ std::string item_key(const DataItem& item);
 
 struct RecordedTeamState {
   std::string name;
-  std::string mode;        // at the start of the cycle (Idle)
+  std::string mode;  // at the start of the cycle (Idle)
   unsigned n_max = 0;
   unsigned initial_threads = 0;
 };

@@ -92,7 +92,8 @@ class Runtime {
   // `order`, when given, hands the distributor the source's blocks (block_iterator.hpp), e.g. as
   // their guard cells become valid (GuardCellIterator) or the leaves only (block_iterators.hpp);
   // otherwise every block goes, in id order.
-  void execute(const Bundle& bundle, const Configuration& configuration, DataSource& source, BlockIterator* order = nullptr);
+  void execute(const Bundle& bundle, const Configuration& configuration, DataSource& source,
+               BlockIterator* order = nullptr);
 
   // Runs `routine` once, with no items, on one thread of pipeline team `where.team`, then fences
   // the chosen instance (auxiliary_cycle.hpp). Takes its turn with execute() and refuses the same

@@ -17,8 +17,8 @@
 // Publishers and subscribers (one-directional observers):
 //  * work subscriber: every item this team finished (or, for an emitting routine, every item the
 //    routine emitted; see action_routine.hpp) is enqueued with the subscriber; when this team goes
-//    Idle it closes the subscriber's queue (after its last item and its end-of-cycle outputs). A subscriber with several
-//    work publishers leaves RunningOpen only after each of them has closed it.
+//    Idle it closes the subscriber's queue (after its last item and its end-of-cycle outputs). A subscriber with
+//    several work publishers leaves RunningOpen only after each of them has closed it.
 //  * thread subscriber: every thread of this team that goes Idle (and every activation this team
 //    does not need) is handed on with subscriber.increase_thread_count(1).
 // A team publishes to at most one work and one thread subscriber, never to itself, and the
@@ -53,14 +53,14 @@ namespace korch {
 // enqueued == processed + failed + skipped, and with a work subscriber and a routine whose output is
 // its item, processed == forwarded + undelivered (an emitting routine forwards what it emitted).
 struct CycleReport {
-  std::uint64_t cycle = 0;       // 1 for the team's first cycle; 0: no cycle yet
-  std::string routine;           // the action routine's name
-  std::size_t enqueued = 0;      // items the team accepted
-  std::size_t processed = 0;     // the routine returned normally
-  std::size_t failed = 0;        // the routine threw
-  std::size_t skipped = 0;       // not given to the routine: the cycle had already failed, or the team was destroyed
-  std::size_t forwarded = 0;     // items handed to the work subscriber
-  std::size_t undelivered = 0;   // outputs the work subscriber refused, or emitted with none (see error)
+  std::uint64_t cycle = 0;      // 1 for the team's first cycle; 0: no cycle yet
+  std::string routine;          // the action routine's name
+  std::size_t enqueued = 0;     // items the team accepted
+  std::size_t processed = 0;    // the routine returned normally
+  std::size_t failed = 0;       // the routine threw
+  std::size_t skipped = 0;      // not given to the routine: the cycle had already failed, or the team was destroyed
+  std::size_t forwarded = 0;    // items handed to the work subscriber
+  std::size_t undelivered = 0;  // outputs the work subscriber refused, or emitted with none (see error)
   // Threads handed to the thread subscriber, and threads handed to this team by its thread
   // publishers, from this cycle's start to the next one's (threads that pass through the Idle team
   // after the cycle are included), so that over a round of cycles each team hands on exactly the
@@ -70,7 +70,7 @@ struct CycleReport {
   // Times a sleeping team thread was woken (same span as the thread counts above). A cycle wakes
   // a thread only for an item (docs/thread-team.md, "Waking for items").
   std::size_t wakeups = 0;
-  std::size_t errors = 0;        // errors in this cycle; `error` describes the first
+  std::size_t errors = 0;  // errors in this cycle; `error` describes the first
   std::string error;
 };
 
@@ -78,12 +78,12 @@ struct CycleReport {
 struct TeamSnapshot {
   TeamMode mode = TeamMode::Idle;
   unsigned n_max = 0;
-  unsigned n_idle = 0;        // N_i, threads pending activation included
-  unsigned n_waiting = 0;     // N_w
-  unsigned n_computing = 0;   // N_c (a thread delivering its outputs counts as Computing)
-  unsigned n_to_activate = 0; // activations sent but not yet received
-  std::size_t n_queued = 0;   // N_Q
-  bool finishing = false;     // Idle, but the outputs of the last transition are still being delivered
+  unsigned n_idle = 0;         // N_i, threads pending activation included
+  unsigned n_waiting = 0;      // N_w
+  unsigned n_computing = 0;    // N_c (a thread delivering its outputs counts as Computing)
+  unsigned n_to_activate = 0;  // activations sent but not yet received
+  std::size_t n_queued = 0;    // N_Q
+  bool finishing = false;      // Idle, but the outputs of the last transition are still being delivered
   bool waiter_blocked = false;
   unsigned closes_pending = 0;  // close_queue calls (from publishers or external code) still needed
   unsigned work_publishers = 0;
@@ -91,30 +91,30 @@ struct TeamSnapshot {
   unsigned thread_publishers = 0;
   bool has_work_subscriber = false;
   bool has_thread_subscriber = false;
-  CycleReport cycle;          // the running cycle, or the last one when Idle
+  CycleReport cycle;  // the running cycle, or the last one when Idle
 };
 
 // Events of the EFSM, reported to a TransitionObserver.
 enum class TeamEvent {
   start_cycle,
-  increase_thread_count,   // from external code
-  threads_received,        // from a thread publisher
-  enqueue,                 // from external code
-  item_received,           // from a work publisher
-  close_queue,             // from external code
-  publisher_closed,        // from a work publisher
-  activate_thread,         // received by a team thread
-  transition_thread,       // received by a team thread
-  computation_finished,    // a team thread finished an item
-  cycle_finished,          // the Idle transition's outputs were delivered; wait() is released
+  increase_thread_count,  // from external code
+  threads_received,       // from a thread publisher
+  enqueue,                // from external code
+  item_received,          // from a work publisher
+  close_queue,            // from external code
+  publisher_closed,       // from a work publisher
+  activate_thread,        // received by a team thread
+  transition_thread,      // received by a team thread
+  computation_finished,   // a team thread finished an item
+  cycle_finished,         // the Idle transition's outputs were delivered; wait() is released
 };
 const char* to_string(TeamEvent event) noexcept;
 
 struct TeamTransition {
   TeamEvent event;
-  int thread;               // team thread index, or -1 for a caller outside the team
+  int thread;  // team thread index, or -1 for a caller outside the team
   std::uint64_t cycle;
-  TeamMode mode;            // after the transition
+  TeamMode mode;  // after the transition
   unsigned n_idle, n_waiting, n_computing, n_to_activate;
   std::size_t n_queued;
 };
@@ -212,7 +212,7 @@ class ThreadTeam {
   // ---- observation (thread-safe; each call is one consistent reading) ----
   TeamMode mode() const;
   TeamSnapshot snapshot() const;
-  CycleReport last_cycle() const;  // the last finished cycle
+  CycleReport last_cycle() const;                             // the last finished cycle
   void set_transition_observer(TransitionObserver observer);  // Idle only; empty to remove
 
  private:
@@ -305,13 +305,13 @@ class ThreadTeam {
   unsigned n_to_activate_ = 0;
   unsigned transitions_in_flight_ = 0;  // transitionThread sent, not yet received
   std::unique_ptr<ItemRing> queue_;
-  std::vector<Worker*> idle_parked_;     // Idle threads not yet sent activateThread
-  std::vector<Worker*> waiting_parked_;  // Waiting threads not yet sent transitionThread
-  std::vector<Worker*> activated_in_place_;  // see activate(): their activation is received in place
-  std::vector<Worker*> waiting_in_place_;  // see wake_all_waiting(): their transition is made in place
+  std::vector<Worker*> idle_parked_;              // Idle threads not yet sent activateThread
+  std::vector<Worker*> waiting_parked_;           // Waiting threads not yet sent transitionThread
+  std::vector<Worker*> activated_in_place_;       // see activate(): their activation is received in place
+  std::vector<Worker*> waiting_in_place_;         // see wake_all_waiting(): their transition is made in place
   std::vector<std::shared_ptr<Worker>> workers_;  // shared with their threads (see mutex_)
 
-  ActionRoutine routine_;       // written only in Idle, read by threads during the cycle
+  ActionRoutine routine_;  // written only in Idle, read by threads during the cycle
   ActionParameters parameters_;
   std::uint64_t cycle_ = 0;
   CycleReport report_;
@@ -323,14 +323,14 @@ class ThreadTeam {
   // When start_cycle made it RunningOpen, in the cycles that are timed (see detail::tiny_item_time).
   std::chrono::steady_clock::time_point cycle_started_{};
   std::exception_ptr first_cause_;
-  std::exception_ptr pending_error_;   // a finished cycle's error not yet collected by wait()
+  std::exception_ptr pending_error_;  // a finished cycle's error not yet collected by wait()
 
-  bool finishing_ = false;       // Idle, but delivering the Idle transition's outputs
+  bool finishing_ = false;  // Idle, but delivering the Idle transition's outputs
   bool terminating_ = false;
-  WaitSlot* waiter_ = nullptr;   // the one thread blocked in wait() this cycle
+  WaitSlot* waiter_ = nullptr;                   // the one thread blocked in wait() this cycle
   std::chrono::nanoseconds waiter_spin_budget_;  // how long wait() polls (adapted, see polling.hpp)
-  unsigned n_blocked_ = 0;       // callers blocked on done_cv_
-  unsigned outbound_ = 0;        // calls into subscribers in flight (unlocked)
+  unsigned n_blocked_ = 0;                       // callers blocked on done_cv_
+  unsigned outbound_ = 0;                        // calls into subscribers in flight (unlocked)
   std::condition_variable done_cv_;
 
   ThreadTeam* work_subscriber_ = nullptr;

@@ -58,17 +58,17 @@ struct TimelineRow {
 // Where render_timeline puts things, for callers and tests.
 struct TimelineLayout {
   int width = 0, height = 0;
-  std::vector<TimelineRow> rows;   // sorted by (process, team, thread)
-  bool ranks = false;              // events of more than one process: rows labelled with their rank
-  std::vector<std::string> names;  // distinct event names, sorted: the legend order
+  std::vector<TimelineRow> rows;        // sorted by (process, team, thread)
+  bool ranks = false;                   // events of more than one process: rows labelled with their rank
+  std::vector<std::string> names;       // distinct event names, sorted: the legend order
   std::vector<std::string> categories;  // categories[k]: the kind of names[k] (task, transfer, ...)
-  std::vector<Rgb> colours;        // colours[k]: the colour of names[k] in this picture
+  std::vector<Rgb> colours;             // colours[k]: the colour of names[k] in this picture
   int plot_left = 0, plot_width = 0;
   int title_top = 0;
   int rows_top = 0;
-  int axis_top = 0;                // pixel row of the time axis' line
-  std::vector<double> ticks_ms;    // time ticks, ms since t0
-  std::int64_t t0 = 0, t1 = 1;  // time range in ns mapped to [plot_left, plot_left + plot_width)
+  int axis_top = 0;              // pixel row of the time axis' line
+  std::vector<double> ticks_ms;  // time ticks, ms since t0
+  std::int64_t t0 = 0, t1 = 1;   // time range in ns mapped to [plot_left, plot_left + plot_width)
   int legend_top = 0;
   // Top pixel row of row r.
   int row_top(std::size_t r) const { return rows_top + static_cast<int>(r) * (kTimelineRowHeight + kTimelineRowGap); }

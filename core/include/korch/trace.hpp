@@ -20,7 +20,7 @@ struct TraceEvent {
   std::string item;      // DataItem::describe()
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
-  int process = 0;       // the rank that recorded it: one process row per rank in the Chrome trace
+  int process = 0;  // the rank that recorded it: one process row per rank in the Chrome trace
 };
 
 class Trace {

@@ -12,8 +12,8 @@
 // handed over entry by entry, and the thread's device
 // instance is fenced after its last entry (also when an entry's routine threw), so the packet's
 // results are complete when its next owner takes it (a tile's or block's kernels run on the host
-// instance, Kokkos::Serial, which finishes them before their dispatch returns). An item no routine covers, or an item without the guard
-// cells an action reads (reads_guard_cells), fails the call with a korch::Error naming the action,
+// instance, Kokkos::Serial, which finishes them before their dispatch returns). An item no routine covers, or an item
+// without the guard cells an action reads (reads_guard_cells), fails the call with a korch::Error naming the action,
 // the item and the fix. Design and rules (CUDA's for lambdas included): docs/typed-actions.md.
 #pragma once
 
@@ -55,7 +55,9 @@ class TypedAction {
     block_ = std::move(routine);
     return *this;
   }
-  TypedAction&& on_packet_entry(PacketEntryRoutine routine) && { return std::move(on_packet_entry(std::move(routine))); }
+  TypedAction&& on_packet_entry(PacketEntryRoutine routine) && {
+    return std::move(on_packet_entry(std::move(routine)));
+  }
   TypedAction& on_packet_entry(PacketEntryRoutine routine) & {
     packet_entry_ = std::move(routine);
     return *this;

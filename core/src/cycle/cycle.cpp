@@ -41,9 +41,10 @@ void Cycle::validate() {
     r_.validated.remember(c_, bundle_);
   }
   if (r_.pinned.outstanding_bytes() != 0 || r_.device.outstanding_bytes() != 0) {
-    throw Error::format("runtime: the pools hold {} pinned and {} device bytes from before this cycle: release the "
-                        "data packets you kept before calling execute()", r_.pinned.outstanding_bytes(),
-                        r_.device.outstanding_bytes());
+    throw Error::format(
+        "runtime: the pools hold {} pinned and {} device bytes from before this cycle: release the "
+        "data packets you kept before calling execute()",
+        r_.pinned.outstanding_bytes(), r_.device.outstanding_bytes());
   }
 }
 
@@ -166,7 +167,8 @@ void Cycle::check_pools() {
     errors_.add("the memory pools",
                 std::make_exception_ptr(Error::format(
                     "{} pinned and {} device bytes are still outstanding after the cycle: a data packet outlived the "
-                    "cycle (kept by a routine?)", r_.pinned.outstanding_bytes(), r_.device.outstanding_bytes())));
+                    "cycle (kept by a routine?)",
+                    r_.pinned.outstanding_bytes(), r_.device.outstanding_bytes())));
   }
 }
 

@@ -40,7 +40,7 @@ struct CycleResources {
 
 // What a finished cycle reports (also after a failure).
 struct CycleResult {
-  std::vector<NodeReport> reports;                           // in wait order
+  std::vector<NodeReport> reports;                                // in wait order
   std::vector<std::pair<std::string, std::size_t>> distribution;  // items per pipeline entry
 };
 

@@ -34,8 +34,8 @@ void CycleErrors::rethrow(const std::string& configuration) {
   const std::string message =
       count_ > 1 ? fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {} ({} more errors)",
                                excerpt(configuration), where_, what, count_ - 1)
-                 : fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {}", excerpt(configuration),
-                               where_, what);
+                 : fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {}",
+                               excerpt(configuration), where_, what);
   try {
     std::rethrow_exception(first_);
   } catch (...) {

@@ -61,10 +61,11 @@ void check_declarations(const Configuration& c, const Bundle& bundle) {
           if (!ar || !br || !ar->declaration() || !br->declaration()) continue;
           const Conflict k = conflict(*ar->declaration(), *br->declaration());
           if (k.variable.empty()) continue;
-          throw Error::format("configuration '{}', bundle '{}': actions '{}' and '{}' run in action-parallel pipelines "
-                              "(distributor groups {} and {}) but {} variable '{}': put them in one pipeline, in "
-                              "order, or in separate bundles",
-                              excerpt(c.name), excerpt(bundle.name()), excerpt(an), excerpt(bn), i, j, k.how, k.variable);
+          throw Error::format(
+              "configuration '{}', bundle '{}': actions '{}' and '{}' run in action-parallel pipelines "
+              "(distributor groups {} and {}) but {} variable '{}': put them in one pipeline, in "
+              "order, or in separate bundles",
+              excerpt(c.name), excerpt(bundle.name()), excerpt(an), excerpt(bn), i, j, k.how, k.variable);
         }
       }
     }

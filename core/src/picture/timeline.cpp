@@ -59,7 +59,8 @@ int layout_legend(const std::vector<std::string>& texts, int width, int y0, Plac
 
 std::vector<std::string> legend_texts(const TimelineLayout& layout) {
   std::vector<std::string> texts;
-  for (std::size_t k = 0; k < layout.names.size(); ++k) texts.push_back(legend_text(layout.names[k], layout.categories[k]));
+  for (std::size_t k = 0; k < layout.names.size(); ++k)
+    texts.push_back(legend_text(layout.names[k], layout.categories[k]));
   return texts;
 }
 
@@ -205,7 +206,8 @@ Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, c
   Canvas canvas(image);
   const Rgb band{236, 236, 236}, grid_line{205, 205, 205};
   if (!title.empty()) {
-    const std::size_t title_chars = static_cast<std::size_t>((layout.width - 2 * kMargin) / (kGlyphAdvance * kTitleScale));
+    const std::size_t title_chars =
+        static_cast<std::size_t>((layout.width - 2 * kMargin) / (kGlyphAdvance * kTitleScale));
     canvas.text(kMargin, layout.title_top, title, kInk, kTitleScale, title_chars);
   }
   const std::size_t label_chars = static_cast<std::size_t>((layout.plot_left - 2 * kMargin) / kGlyphAdvance);
@@ -213,7 +215,8 @@ Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, c
   for (std::size_t r = 0; r < layout.rows.size(); ++r) {
     const int top = layout.row_top(r);
     canvas.fill(layout.plot_left, top, layout.plot_left + layout.plot_width, top + kTimelineRowHeight, band);
-    canvas.text(kMargin, top + (kTimelineRowHeight - kGlyphHeight) / 2, row_label(layout.rows[r], layout.ranks), kInk, 1, label_chars);
+    canvas.text(kMargin, top + (kTimelineRowHeight - kGlyphHeight) / 2, row_label(layout.rows[r], layout.ranks), kInk,
+                1, label_chars);
   }
   // Faint vertical lines at the time ticks, under the boxes, so that durations can be read off.
   auto tick_x = [&](double ms) { return layout.x_of(layout.t0 + static_cast<std::int64_t>(std::llround(ms * 1e6))); };
@@ -262,13 +265,16 @@ std::vector<TraceEvent> timeline_events(const std::vector<TraceEvent>& events, c
     lo = options.window_begin_ns;
     hi = options.window_end_ns;
   }
-  auto inside = [&](const TraceEvent& e) { return std::max(e.begin_ns, e.end_ns) >= lo && std::min(e.begin_ns, e.end_ns) < hi; };
+  auto inside = [&](const TraceEvent& e) {
+    return std::max(e.begin_ns, e.end_ns) >= lo && std::min(e.begin_ns, e.end_ns) < hi;
+  };
   if (options.last_ns > 0) {
     bool any = false;
     std::int64_t latest = 0;
     for (const TraceEvent& e : events)
       if (inside(e)) {
-        latest = any ? std::max(latest, std::min(hi, std::max(e.begin_ns, e.end_ns))) : std::min(hi, std::max(e.begin_ns, e.end_ns));
+        latest = any ? std::max(latest, std::min(hi, std::max(e.begin_ns, e.end_ns)))
+                     : std::min(hi, std::max(e.begin_ns, e.end_ns));
         any = true;
       }
     if (!any) return {};
@@ -285,11 +291,13 @@ std::vector<TraceEvent> timeline_events(const std::vector<TraceEvent>& events, c
   return selected;
 }
 
-void write_timeline_png(const std::vector<TraceEvent>& events, const std::string& path, const TimelineOptions& options) {
+void write_timeline_png(const std::vector<TraceEvent>& events, const std::string& path,
+                        const TimelineOptions& options) {
   if (options.window_end_ns < options.window_begin_ns || options.last_ns < 0)
-    throw Error::format("write_timeline_png '{}': the window [{}, {}) ns with last_ns = {} is not a time window: give "
-                        "window_end_ns >= window_begin_ns (both 0 for the whole trace) and last_ns >= 0",
-                        path, options.window_begin_ns, options.window_end_ns, options.last_ns);
+    throw Error::format(
+        "write_timeline_png '{}': the window [{}, {}) ns with last_ns = {} is not a time window: give "
+        "window_end_ns >= window_begin_ns (both 0 for the whole trace) and last_ns >= 0",
+        path, options.window_begin_ns, options.window_end_ns, options.last_ns);
   write_png(path, render_timeline(timeline_events(events, options), options.width, options.title));
 }
 

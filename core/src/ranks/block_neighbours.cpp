@@ -22,9 +22,10 @@ void NeighbourList::check(Direction direction) const {
     if (c < -1 || c > 1)
       throw Error::format("neighbour list: direction {} has a component {}: use -1, 0 or +1", name(direction), c);
     if (c != 0 && d >= dims_)
-      throw Error::format("neighbour list: direction {} points along axis {} of a {}-D list: build a NeighbourList({}) "
-                          "for {} directions",
-                          name(direction), "xyz"[d], dims_, d + 1, d + 1);
+      throw Error::format(
+          "neighbour list: direction {} points along axis {} of a {}-D list: build a NeighbourList({}) "
+          "for {} directions",
+          name(direction), "xyz"[d], dims_, d + 1, d + 1);
     zero = zero && c == 0;
   }
   if (zero) throw Error("neighbour list: direction (0, 0, 0) is the block itself: name a face, an edge or a corner");
@@ -34,8 +35,9 @@ void NeighbourList::set(int block, Direction direction, Neighbour neighbour) {
   check(direction);
   if (block < 0) throw Error::format("neighbour list: block {}: blocks are the data source's ids, 0 or more", block);
   if (neighbour.kind == Neighbour::Kind::block && (neighbour.global_id < 0 || neighbour.rank < 0))
-    throw Error::format("neighbour list: block {} in direction {}: neighbour id {} on rank {}: ids and ranks are 0 or more",
-                        block, name(direction), neighbour.global_id, neighbour.rank);
+    throw Error::format(
+        "neighbour list: block {} in direction {}: neighbour id {} on rank {}: ids and ranks are 0 or more", block,
+        name(direction), neighbour.global_id, neighbour.rank);
   if (block >= n_blocks()) entries_.resize(static_cast<std::size_t>(block) + 1);
   entries_[static_cast<std::size_t>(block)][static_cast<std::size_t>(slot(direction))] = neighbour;
 }
@@ -61,7 +63,8 @@ NeighbourList NeighbourList::uniform(const DataSource& source, int dims, std::ar
   NeighbourList list(dims);
   for (int d = 0; d < 3; ++d)
     if (blocks[static_cast<std::size_t>(d)] < 1)
-      throw Error::format("neighbour list: {} blocks along {}: use 1 or more", blocks[static_cast<std::size_t>(d)], "xyz"[d]);
+      throw Error::format("neighbour list: {} blocks along {}: use 1 or more", blocks[static_cast<std::size_t>(d)],
+                          "xyz"[d]);
   for (int b = 0; b < source.n_blocks(); ++b) {
     const auto& index = source.block(b).index;
     for (const Direction& dir : directions(dims)) {
@@ -70,8 +73,10 @@ NeighbourList NeighbourList::uniform(const DataSource& source, int dims, std::ar
       for (std::size_t d = 0; d < 3; ++d) {
         q[d] = index[d] + dir[d];
         if (q[d] >= 0 && q[d] < blocks[d]) continue;
-        if (boundary[d] == BoundaryKind::periodic) q[d] = (q[d] + blocks[d]) % blocks[d];
-        else outside = true;
+        if (boundary[d] == BoundaryKind::periodic)
+          q[d] = (q[d] + blocks[d]) % blocks[d];
+        else
+          outside = true;
       }
       if (outside) {
         list.set(b, dir, Neighbour::outflow());

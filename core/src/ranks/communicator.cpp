@@ -69,12 +69,14 @@ Communicator Communicator::from_handle(int fortran_handle) {
   Communicator c;
 #if KORCH_HAVE_MPI
   if (!mpi_running())
-    throw Error::format("communicator: handle {} given while MPI is not running: call MPI_Init first (or create a "
-                        "korch::MpiSession)",
-                        fortran_handle);
+    throw Error::format(
+        "communicator: handle {} given while MPI is not running: call MPI_Init first (or create a "
+        "korch::MpiSession)",
+        fortran_handle);
   const MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_handle));
   if (comm == MPI_COMM_NULL)
-    throw Error::format("communicator: handle {} is MPI_COMM_NULL: give a communicator this rank belongs to", fortran_handle);
+    throw Error::format("communicator: handle {} is MPI_COMM_NULL: give a communicator this rank belongs to",
+                        fortran_handle);
   c.mpi_ = true;
   c.handle_ = fortran_handle;
   check(MPI_Comm_rank(comm, &c.rank_), "MPI_Comm_rank");
@@ -82,9 +84,10 @@ Communicator Communicator::from_handle(int fortran_handle) {
   detail::note_ranks_told();
   return c;
 #else
-  throw Error::format("communicator: handle {} given, but this korch was built without MPI: rebuild korch with MPI "
-                      "(KORCH_MPI=ON; Debian: libopenmpi-dev) to run on the code's ranks",
-                      fortran_handle);
+  throw Error::format(
+      "communicator: handle {} given, but this korch was built without MPI: rebuild korch with MPI "
+      "(KORCH_MPI=ON; Debian: libopenmpi-dev) to run on the code's ranks",
+      fortran_handle);
 #endif
 }
 
@@ -193,11 +196,12 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   // Started as one of several ranks, a build without MPI would run the whole problem in each.
   const auto launched = detail::launcher_ranks();
   if (launched.size > 1 && std::getenv("KORCH_MPI_INIT") == nullptr && !detail::ranks_independent())
-    throw Error::format("MPI session: started as one of {} ranks ({}), but this korch was built without MPI "
-                        "(KORCH_MPI=OFF, or CMake found no MPI): every rank would run the whole problem alone; "
-                        "rebuild korch with MPI (Debian: libopenmpi-dev) or run one process (KORCH_RANKS_INDEPENDENT=1 "
-                        "runs independent copies on purpose)",
-                        launched.size, launched.variable);
+    throw Error::format(
+        "MPI session: started as one of {} ranks ({}), but this korch was built without MPI "
+        "(KORCH_MPI=OFF, or CMake found no MPI): every rank would run the whole problem alone; "
+        "rebuild korch with MPI (Debian: libopenmpi-dev) or run one process (KORCH_RANKS_INDEPENDENT=1 "
+        "runs independent copies on purpose)",
+        launched.size, launched.variable);
 #endif
 }
 

@@ -11,22 +11,23 @@ Decomposition::Decomposition(std::array<int, 3> blocks, int n_ranks) : blocks_(b
   std::int64_t n = 1;
   for (int d = 0; d < 3; ++d) {
     if (blocks_[d] < 1 || blocks_[d] > (1 << 21))
-      throw Error::format("decomposition: {} blocks in {}: use 1 to {} blocks per direction", blocks_[d], axis[d], 1 << 21);
+      throw Error::format("decomposition: {} blocks in {}: use 1 to {} blocks per direction", blocks_[d], axis[d],
+                          1 << 21);
     n *= blocks_[d];
   }
   if (n_ranks_ < 1) throw Error::format("decomposition: {} ranks: use 1 or more", n_ranks_);
   if (n > (std::int64_t{1} << 31) - 1) throw Error::format("decomposition: {} blocks exceed the limit of 2^31 - 1", n);
   if (n_ranks_ > n)
-    throw Error::format("decomposition: {} ranks for {} blocks: every rank needs at least one block; use at most {} "
-                        "ranks or more blocks",
-                        n_ranks_, n, n);
+    throw Error::format(
+        "decomposition: {} ranks for {} blocks: every rank needs at least one block; use at most {} "
+        "ranks or more blocks",
+        n_ranks_, n, n);
   std::vector<int> curve(static_cast<std::size_t>(n));
   std::iota(curve.begin(), curve.end(), 0);
   std::vector<std::uint64_t> key(curve.size());
   for (int id = 0; id < static_cast<int>(n); ++id) key[static_cast<std::size_t>(id)] = morton_key(index_of(id));
-  std::sort(curve.begin(), curve.end(), [&](int a, int b) {
-    return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)];
-  });
+  std::sort(curve.begin(), curve.end(),
+            [&](int a, int b) { return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)]; });
   // Rank r takes curve positions [r n / R, (r + 1) n / R): sizes differ by at most one block.
   owner_.assign(curve.size(), 0);
   blocks_of_.assign(static_cast<std::size_t>(n_ranks_), {});
@@ -55,14 +56,16 @@ const std::vector<int>& Decomposition::blocks_of(int rank) const {
 }
 
 std::array<int, 3> Decomposition::index_of(int global_block) const noexcept {
-  return {global_block % blocks_[0], (global_block / blocks_[0]) % blocks_[1], global_block / (blocks_[0] * blocks_[1])};
+  return {global_block % blocks_[0], (global_block / blocks_[0]) % blocks_[1],
+          global_block / (blocks_[0] * blocks_[1])};
 }
 
 std::uint64_t Decomposition::morton_key(std::array<int, 3> index) noexcept {
   std::uint64_t key = 0;
   for (int bit = 0; bit < 21; ++bit)
     for (int d = 0; d < 3; ++d)
-      key |= static_cast<std::uint64_t>((static_cast<unsigned>(index[static_cast<std::size_t>(d)]) >> bit) & 1u) << (3 * bit + d);
+      key |= static_cast<std::uint64_t>((static_cast<unsigned>(index[static_cast<std::size_t>(d)]) >> bit) & 1u)
+             << (3 * bit + d);
   return key;
 }
 

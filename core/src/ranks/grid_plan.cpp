@@ -15,25 +15,28 @@ namespace {
 void check_grid(const Grid& grid, const Decomposition& dec, int me, int n_ranks) {
   const GridSpec& spec = grid.spec();
   if (dec.blocks() != spec.blocks)
-    throw Error::format("guard-cell exchange: the decomposition has {}x{}x{} blocks, the grid {}x{}x{}: build both from "
-                        "the same sizes",
-                        dec.blocks()[0], dec.blocks()[1], dec.blocks()[2], spec.blocks[0], spec.blocks[1], spec.blocks[2]);
+    throw Error::format(
+        "guard-cell exchange: the decomposition has {}x{}x{} blocks, the grid {}x{}x{}: build both from "
+        "the same sizes",
+        dec.blocks()[0], dec.blocks()[1], dec.blocks()[2], spec.blocks[0], spec.blocks[1], spec.blocks[2]);
   if (dec.n_ranks() != n_ranks)
-    throw Error::format("guard-cell exchange: the decomposition is for {} ranks, the communicator has {}", dec.n_ranks(),
-                        n_ranks);
+    throw Error::format("guard-cell exchange: the decomposition is for {} ranks, the communicator has {}",
+                        dec.n_ranks(), n_ranks);
   const auto& mine = dec.blocks_of(me);
   bool same = static_cast<int>(mine.size()) == grid.n_blocks();
   for (int b = 0; same && b < grid.n_blocks(); ++b) same = grid.block(b).global_id == mine[static_cast<std::size_t>(b)];
   if (!same)
-    throw Error::format("guard-cell exchange: rank {}'s grid holds {} blocks, not the {} the decomposition gives it: set "
-                        "GridSpec::owned_blocks to Decomposition::blocks_of(rank)",
-                        me, grid.n_blocks(), mine.size());
+    throw Error::format(
+        "guard-cell exchange: rank {}'s grid holds {} blocks, not the {} the decomposition gives it: set "
+        "GridSpec::owned_blocks to Decomposition::blocks_of(rank)",
+        me, grid.n_blocks(), mine.size());
   const auto gw = grid.guard_width();
   for (std::size_t d = 0; d < 3; ++d)
     if (gw[d] > spec.block_cells[d])
-      throw Error::format("guard-cell exchange: blocks have {} cells in {} but {} guard cells: blocks need at least as "
-                          "many interior cells as guard cells",
-                          spec.block_cells[d], "xyz"[d], gw[d]);
+      throw Error::format(
+          "guard-cell exchange: blocks have {} cells in {} but {} guard cells: blocks need at least as "
+          "many interior cells as guard cells",
+          spec.block_cells[d], "xyz"[d], gw[d]);
 }
 
 // Every guard cell of the block at `index`, in (i, j, k) order, with its source: the interior
@@ -62,8 +65,10 @@ void each_guard_cell(const Grid& grid, const Decomposition& dec, const std::arra
           interior = interior && l[d] >= gw[D] && l[d] < gw[D] + nb[D];
           const int n = nb[D] * spec.blocks[D];
           int g = index[D] * nb[D] + l[d] - gw[D];
-          if (boundary[D] == BoundaryKind::periodic) g = ((g % n) + n) % n;
-          else g = std::clamp(g, 0, n - 1);
+          if (boundary[D] == BoundaryKind::periodic)
+            g = ((g % n) + n) % n;
+          else
+            g = std::clamp(g, 0, n - 1);
           src_block[D] = g / nb[D];
           src[D] = g % nb[D] + gw[D];
         }
@@ -93,8 +98,10 @@ std::set<int> blocks_near(const Grid& grid, const Decomposition& dec, const std:
           bool inside = true;
           for (std::size_t D = 0; D < 3; ++D) {
             if (q[D] >= 0 && q[D] < spec.blocks[D]) continue;
-            if (boundary[D] == BoundaryKind::periodic && gw[D] > 0) q[D] = (q[D] + spec.blocks[D]) % spec.blocks[D];
-            else inside = false;
+            if (boundary[D] == BoundaryKind::periodic && gw[D] > 0)
+              q[D] = (q[D] + spec.blocks[D]) % spec.blocks[D];
+            else
+              inside = false;
           }
           if (inside) near.insert(dec.global_id(q));
         }

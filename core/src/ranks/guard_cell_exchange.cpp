@@ -35,7 +35,8 @@ void check_mpi(int rc, const char* call, int rank) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(rc, text, &length);
-  throw Error::format("guard-cell exchange on rank {}: {} failed: {}", rank, call, std::string(text, static_cast<std::size_t>(length)));
+  throw Error::format("guard-cell exchange on rank {}: {} failed: {}", rank, call,
+                      std::string(text, static_cast<std::size_t>(length)));
 }
 #endif
 
@@ -93,8 +94,10 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
   for (const auto& copies : plan_->local) counts_.local_copies += copies.size();
   counts_.neighbour_ranks = static_cast<int>(plan_->peers.size());
   for (int b = 0; b < n; ++b) {
-    if (needs[static_cast<std::size_t>(b)] == 0) local_only_.push_back(b);
-    else ++counts_.blocks_needing_messages;
+    if (needs[static_cast<std::size_t>(b)] == 0)
+      local_only_.push_back(b);
+    else
+      ++counts_.blocks_needing_messages;
   }
   remote_pending_ = needs;
 }
@@ -115,22 +118,25 @@ void GuardCellExchange::fill(int first, int count) {
 
 void GuardCellExchange::start(int first, int count) {
   if (active_)
-    throw Error::format("guard-cell exchange on rank {}: start() while a fill is in progress: call finish() (or "
-                        "abandon()) first",
-                        comm_.rank());
+    throw Error::format(
+        "guard-cell exchange on rank {}: start() while a fill is in progress: call finish() (or "
+        "abandon()) first",
+        comm_.rank());
   if (first < 0 || count < 1 || first + count > source_.n_vars())
     throw Error::format("guard-cell exchange: variables [{}, {}) are not in the {}'s 0..{}", first, first + count,
                         source_.source_name(), source_.n_vars() - 1);
   if (source_.layout_stamp() != layout_stamp_ || source_.n_blocks() != static_cast<int>(base_.size()))
-    throw Error::format("guard-cell exchange on rank {}: the blocks of {} changed since the exchange was made: make a new "
-                        "exchange after changing the blocks",
-                        comm_.rank(), source_.source_name());
+    throw Error::format(
+        "guard-cell exchange on rank {}: the blocks of {} changed since the exchange was made: make a new "
+        "exchange after changing the blocks",
+        comm_.rank(), source_.source_name());
   if (!boundary_fill_)
     for (std::size_t b = 0; b < plan_->user.size(); ++b)
       if (!plan_->user[b].empty())
-        throw Error::format("guard-cell exchange on rank {}: block {} of {} has guard cells marked Neighbour::user() in "
-                            "direction {} but no boundary fill is set: call set_boundary_fill first",
-                            comm_.rank(), b, source_.source_name(), NeighbourList::name(plan_->user[b].front()));
+        throw Error::format(
+            "guard-cell exchange on rank {}: block {} of {} has guard cells marked Neighbour::user() in "
+            "direction {} but no boundary fill is set: call set_boundary_fill first",
+            comm_.rank(), b, source_.source_name(), NeighbourList::name(plan_->user[b].front()));
   first_ = first;
   count_ = count;
   active_ = true;
@@ -171,16 +177,20 @@ void GuardCellExchange::start(int first, int count) {
       }
     }
     r.send.emplace_back();
-    check_mpi(MPI_Isend(p.send_buffer.data(), static_cast<int>(n * vars), MPI_DOUBLE, p.rank, 0, r.comm, &r.send.back()),
-              "MPI_Isend", comm_.rank());
+    check_mpi(
+        MPI_Isend(p.send_buffer.data(), static_cast<int>(n * vars), MPI_DOUBLE, p.rank, 0, r.comm, &r.send.back()),
+        "MPI_Isend", comm_.rank());
   }
 #else
-  throw Error("guard-cell exchange: this build of korch has no MPI, yet the decomposition puts neighbours on other ranks");
+  throw Error(
+      "guard-cell exchange: this build of korch has no MPI, yet the decomposition puts neighbours on other ranks");
 #endif
 }
 
 void GuardCellExchange::fill_local(int block) {
-  if (!active_) throw Error::format("guard-cell exchange on rank {}: fill_local({}) outside a fill: call start() first", comm_.rank(), block);
+  if (!active_)
+    throw Error::format("guard-cell exchange on rank {}: fill_local({}) outside a fill: call start() first",
+                        comm_.rank(), block);
   (void)source_.block(block);  // range check
   const auto& copies = plan_->local[static_cast<std::size_t>(block)];
   double* dst = base_[static_cast<std::size_t>(block)];
@@ -232,10 +242,11 @@ std::vector<int> GuardCellExchange::wait_some() {
     e.end_ns = trace_->now();
     trace_->record(std::move(e));
   }
-  TraceScope scope(trace_, "unpack", "communication", "communication", 0,
-                   std::to_string(n_done) + " messages");
+  TraceScope scope(trace_, "unpack", "communication", "communication", 0, std::to_string(n_done) + " messages");
   for (int i = 0; i < n_done; ++i) {
-    auto& p = plan_->peers[static_cast<std::size_t>(r.recv_peer[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])])];
+    auto& p =
+        plan_
+            ->peers[static_cast<std::size_t>(r.recv_peer[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])])];
     const std::size_t n = p.recv.size();
     for (int v = 0; v < count_; ++v) {
       const std::ptrdiff_t var = first_ + v;
@@ -262,13 +273,15 @@ void GuardCellExchange::finish() {
   auto& r = *requests_;
   if (!r.send.empty()) {
     TraceScope scope(trace_, "wait", "communication", "communication", 0, "sends");
-    check_mpi(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall", comm_.rank());
+    check_mpi(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
+              comm_.rank());
   }
   for (int pending : remote_pending_)
     if (pending != 0)
-      throw Error::format("guard-cell exchange on rank {}: finish() before every message arrived: call wait_some() until "
-                          "it returns nothing",
-                          comm_.rank());
+      throw Error::format(
+          "guard-cell exchange on rank {}: finish() before every message arrived: call wait_some() until "
+          "it returns nothing",
+          comm_.rank());
   r.send.clear();
   r.recv.clear();
 #endif

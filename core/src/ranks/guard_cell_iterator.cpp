@@ -15,9 +15,10 @@ void GuardCellIterator::set_variables(int first, int count) {
 
 void GuardCellIterator::begin(const DataSource& source) {
   if (&source != &exchange_.source())
-    throw Error::format("guard-cell iterator: the cycle runs on {}, but the exchange fills {}: pass the exchange's own "
-                        "source to Runtime::execute",
-                        source.source_name(), exchange_.source().source_name());
+    throw Error::format(
+        "guard-cell iterator: the cycle runs on {}, but the exchange fills {}: pass the exchange's own "
+        "source to Runtime::execute",
+        source.source_name(), exchange_.source().source_name());
   exchange_.start(first_, count_);
   const auto& local = exchange_.blocks_without_messages();
   ready_.assign(local.begin(), local.end());

@@ -41,7 +41,8 @@ void check_ranks_told() {
   if (launched.size <= 1 || ranks_independent()) return;
 #if KORCH_HAVE_MPI
   throw Error::format(
-      "runtime: this process is one of {} ranks started by a launcher ({}), but korch was never told of them: each rank "
+      "runtime: this process is one of {} ranks started by a launcher ({}), but korch was never told of them: each "
+      "rank "
       "would run the whole problem alone. Give korch the ranks: create a korch::MpiSession or take "
       "korch::Communicator::world() after MPI_Init (or korch::communicator_of(your_comm)), and fill guard cells with a "
       "GuardCellExchange over this rank's blocks (C and Fortran: korch_start_mpi or korch_use_communicator). To run {} "

@@ -25,7 +25,7 @@ constexpr int kFields = 12 + 2 * 27;
 struct Row {
   int global = 0, rank = 0, local = 0;
   std::array<int, 3> cells{}, guard{}, width{};
-  std::array<int, 27> id{};    // per direction slot: the neighbour's global id, or kUnset/kOutflow/kNone
+  std::array<int, 27> id{};     // per direction slot: the neighbour's global id, or kUnset/kOutflow/kNone
   std::array<int, 27> owner{};  // the rank the list names for it
 };
 
@@ -40,7 +40,9 @@ int slot(const Direction& d) { return (d[0] + 1) + 3 * (d[1] + 1) + 9 * (d[2] + 
 Direction opposite(const Direction& d) { return {-d[0], -d[1], -d[2]}; }
 std::string dir(const Direction& d) { return NeighbourList::name(d); }
 
-std::string describe(const Row& r) { return fmt::format("block {} (global id {}, rank {})", r.local, r.global, r.rank); }
+std::string describe(const Row& r) {
+  return fmt::format("block {} (global id {}, rank {})", r.local, r.global, r.rank);
+}
 
 // The checks of this rank's own blocks that need no other rank: an empty text when all is well.
 std::string local_problem(const DataSource& source, const NeighbourList& list, std::array<int, 3> width, int rank) {
@@ -53,13 +55,15 @@ std::string local_problem(const DataSource& source, const NeighbourList& list, s
       const auto D = static_cast<std::size_t>(d);
       const int g = m.interior.lo[D];
       if (d >= list.dims() && (width[D] > 0 || (width[D] < 0 && g > 0)))
-        return fmt::format("rank {}: {} block {} has {} guard cells in {} but the neighbour list is {}-D: describe its "
-                           "neighbours in {} directions (NeighbourList({})) or fill width 0 in {}",
-                           rank, source.source_name(), b, g, "xyz"[d], list.dims(), d + 1, d + 1, "xyz"[d]);
+        return fmt::format(
+            "rank {}: {} block {} has {} guard cells in {} but the neighbour list is {}-D: describe its "
+            "neighbours in {} directions (NeighbourList({})) or fill width 0 in {}",
+            rank, source.source_name(), b, g, "xyz"[d], list.dims(), d + 1, d + 1, "xyz"[d]);
       if (width[D] > g)
-        return fmt::format("rank {}: {} block {} has {} guard cells in {} but the fill asks for {}: fill at most as many "
-                           "as every block has",
-                           rank, source.source_name(), b, g, "xyz"[d], width[D]);
+        return fmt::format(
+            "rank {}: {} block {} has {} guard cells in {} but the fill asks for {}: fill at most as many "
+            "as every block has",
+            rank, source.source_name(), b, g, "xyz"[d], width[D]);
     }
   }
   return {};
@@ -79,7 +83,8 @@ std::vector<Row> gather_rows(const DataSource& source, const NeighbourList& list
     for (std::size_t d = 0; d < 3; ++d)
       put(static_cast<int>(d) >= list.dims() ? std::max(width[d], 0) : width[d] < 0 ? m.interior.lo[d] : width[d]);
     std::array<Neighbour, 27> n{};
-    for (const auto& dir : NeighbourList::directions(list.dims())) n[static_cast<std::size_t>(slot(dir))] = list.get(b, dir);
+    for (const auto& dir : NeighbourList::directions(list.dims()))
+      n[static_cast<std::size_t>(slot(dir))] = list.get(b, dir);
     for (const auto& e : n)
       put(e.kind == Neighbour::Kind::block     ? e.global_id
           : e.kind == Neighbour::Kind::outflow ? kOutflow
@@ -107,9 +112,10 @@ std::vector<Row> gather_rows(const DataSource& source, const NeighbourList& list
   });
   for (std::size_t i = 1; i < rows.size(); ++i)
     if (rows[i].global == rows[i - 1].global)
-      throw Error::format("guard-cell exchange: global id {} belongs to block {} on rank {} and block {} on rank {}: give "
-                          "every block of every rank its own global id (BlockShape::global_id)",
-                          rows[i].global, rows[i - 1].local, rows[i - 1].rank, rows[i].local, rows[i].rank);
+      throw Error::format(
+          "guard-cell exchange: global id {} belongs to block {} on rank {} and block {} on rank {}: give "
+          "every block of every rank its own global id (BlockShape::global_id)",
+          rows[i].global, rows[i - 1].local, rows[i - 1].rank, rows[i].local, rows[i].rank);
   return rows;
 }
 
@@ -149,14 +155,16 @@ class Resolver {
     if (id == kUser) return {Source::user, i, reduced};
     if (id == kOutflow) return {Source::own, i, {0, 0, 0}};
     if (id == kUnset)
-      throw Error::format("guard-cell exchange: {} has no neighbour in direction {}, which its guard cells in direction {} "
-                          "need: name the block there, Neighbour::outflow(), Neighbour::user() or Neighbour::none()",
-                          describe(r), dir(reduced), dir(d));
+      throw Error::format(
+          "guard-cell exchange: {} has no neighbour in direction {}, which its guard cells in direction {} "
+          "need: name the block there, Neighbour::outflow(), Neighbour::user() or Neighbour::none()",
+          describe(r), dir(reduced), dir(d));
     const auto found = row_of_.find(id);
     if (found == row_of_.end())
-      throw Error::format("guard-cell exchange: {} names block {} in direction {}, but no rank has a block of that global "
-                          "id: name an existing block (BlockMeta::global_id)",
-                          describe(r), id, dir(reduced));
+      throw Error::format(
+          "guard-cell exchange: {} names block {} in direction {}, but no rank has a block of that global "
+          "id: name an existing block (BlockMeta::global_id)",
+          describe(r), id, dir(reduced));
     const Row& n = rows_[static_cast<std::size_t>(found->second)];
     check_pair(r, n, reduced);
     return {Source::other, found->second, reduced};
@@ -165,31 +173,36 @@ class Resolver {
   void check_pair(const Row& r, const Row& n, const Direction& d) const {
     const int claimed = r.owner[static_cast<std::size_t>(slot(d))];
     if (claimed != n.rank)
-      throw Error::format("guard-cell exchange: {} names block {} on rank {} in direction {}, but rank {} owns it: name "
-                          "the owner's rank",
-                          describe(r), n.global, claimed, dir(d), n.rank);
+      throw Error::format(
+          "guard-cell exchange: {} names block {} on rank {} in direction {}, but rank {} owns it: name "
+          "the owner's rank",
+          describe(r), n.global, claimed, dir(d), n.rank);
     for (std::size_t a = 0; a < 3; ++a) {
       if (d[a] == 0 && n.cells[a] != r.cells[a])
-        throw Error::format("guard-cell exchange: {} has {} cells in {} but its neighbour block {} (rank {}) in direction "
-                            "{} has {}: blocks may differ in size only across the face they share",
-                            describe(r), r.cells[a], "xyz"[a], n.global, n.rank, dir(d), n.cells[a]);
+        throw Error::format(
+            "guard-cell exchange: {} has {} cells in {} but its neighbour block {} (rank {}) in direction "
+            "{} has {}: blocks may differ in size only across the face they share",
+            describe(r), r.cells[a], "xyz"[a], n.global, n.rank, dir(d), n.cells[a]);
       if (d[a] != 0 && n.cells[a] < r.width[a])
-        throw Error::format("guard-cell exchange: {} fills {} guard cells in {} from block {} (rank {}) in direction {}, "
-                            "which has only {} interior cells there: fill fewer guard cells or use larger blocks",
-                            describe(r), r.width[a], "xyz"[a], n.global, n.rank, dir(d), n.cells[a]);
+        throw Error::format(
+            "guard-cell exchange: {} fills {} guard cells in {} from block {} (rank {}) in direction {}, "
+            "which has only {} interior cells there: fill fewer guard cells or use larger blocks",
+            describe(r), r.width[a], "xyz"[a], n.global, n.rank, dir(d), n.cells[a]);
     }
     bool back_needed = true;
     for (std::size_t a = 0; a < 3; ++a) back_needed = back_needed && (d[a] == 0 || n.width[a] > 0);
     const int back = entry(n, opposite(d));
-    if (back_needed && back != kNone && (back != r.global || n.owner[static_cast<std::size_t>(slot(opposite(d)))] != r.rank))
-      throw Error::format("guard-cell exchange: the neighbour lists disagree: {} names block {} (rank {}) in direction {}, "
-                          "but that block names {} in direction {}: describe each pair of neighbours on both sides",
-                          describe(r), n.global, n.rank, dir(d),
-                          back >= 0 ? fmt::format("block {} on rank {}", back, n.owner[static_cast<std::size_t>(slot(opposite(d)))])
-                          : back == kOutflow ? std::string("the outflow boundary")
-                          : back == kUser    ? std::string("the code's boundary fill")
-                                             : std::string("nothing"),
-                          dir(opposite(d)));
+    if (back_needed && back != kNone &&
+        (back != r.global || n.owner[static_cast<std::size_t>(slot(opposite(d)))] != r.rank))
+      throw Error::format(
+          "guard-cell exchange: the neighbour lists disagree: {} names block {} (rank {}) in direction {}, "
+          "but that block names {} in direction {}: describe each pair of neighbours on both sides",
+          describe(r), n.global, n.rank, dir(d),
+          back >= 0 ? fmt::format("block {} on rank {}", back, n.owner[static_cast<std::size_t>(slot(opposite(d)))])
+          : back == kOutflow ? std::string("the outflow boundary")
+          : back == kUser    ? std::string("the code's boundary fill")
+                             : std::string("nothing"),
+          dir(opposite(d)));
   }
 
   const std::vector<Row>& rows_;
@@ -222,9 +235,12 @@ void each_guard_cell(const std::vector<Row>& rows, const std::vector<std::array<
         const Row& n = rows[static_cast<std::size_t>(s.row)];
         for (std::size_t a = 0; a < 3; ++a) {
           int c = x[a];
-          if (d[a] != 0 && s.reduced[a] == 0) c = std::clamp(c, 0, r.cells[a] - 1);
-          else if (s.reduced[a] < 0) c += n.cells[a];
-          else if (s.reduced[a] > 0) c -= r.cells[a];
+          if (d[a] != 0 && s.reduced[a] == 0)
+            c = std::clamp(c, 0, r.cells[a] - 1);
+          else if (s.reduced[a] < 0)
+            c += n.cells[a];
+          else if (s.reduced[a] > 0)
+            c -= r.cells[a];
           src[a] = c + n.guard[a];
         }
         visit(l, s.row, src);
@@ -244,7 +260,8 @@ GuardCellPlan plan_neighbours(const DataSource& source, const NeighbourList& lis
   std::vector<std::array<std::ptrdiff_t, 3>> stride(static_cast<std::size_t>(source.n_blocks()));
   for (int b = 0; b < source.n_blocks(); ++b) {
     const auto v = source.block_view(b);
-    stride[static_cast<std::size_t>(b)] = {static_cast<std::ptrdiff_t>(v.stride(1)), static_cast<std::ptrdiff_t>(v.stride(2)),
+    stride[static_cast<std::size_t>(b)] = {static_cast<std::ptrdiff_t>(v.stride(1)),
+                                           static_cast<std::ptrdiff_t>(v.stride(2)),
                                            static_cast<std::ptrdiff_t>(v.stride(3))};
   }
   auto offset = [&](int block, const std::array<int, 3>& l) {
@@ -270,7 +287,8 @@ GuardCellPlan plan_neighbours(const DataSource& source, const NeighbourList& lis
       each_guard_cell(rows, sources, i, [&](const std::array<int, 3>& l, int src_row, const std::array<int, 3>& src) {
         const Row& n = rows[static_cast<std::size_t>(src_row)];
         if (n.rank == me) {
-          plan.local[static_cast<std::size_t>(r.local)].push_back({r.local, n.local, offset(r.local, l), offset(n.local, src)});
+          plan.local[static_cast<std::size_t>(r.local)].push_back(
+              {r.local, n.local, offset(r.local, l), offset(n.local, src)});
           return;
         }
         PeerPlan& p = peer(n.rank);

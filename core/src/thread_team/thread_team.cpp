@@ -82,8 +82,8 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
     throw Error::format("team '{}': a thread team needs at least 1 thread, N_max = 0 was given", name_);
   }
   if (options_.spin.count() < 0 || options_.contended_nap.count() < 0) {
-    throw Error::format("team '{}': TeamOptions::{} is {} us, a negative time; give 0 (off) or a positive limit",
-                        name_, options_.spin.count() < 0 ? "spin" : "contended_nap",
+    throw Error::format("team '{}': TeamOptions::{} is {} us, a negative time; give 0 (off) or a positive limit", name_,
+                        options_.spin.count() < 0 ? "spin" : "contended_nap",
                         options_.spin.count() < 0 ? options_.spin.count() : options_.contended_nap.count());
   }
   if (!compat::is_initialized()) {
@@ -121,8 +121,7 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
         v->cv.notify_one();
         if (v->thread.joinable()) v->thread.join();
       }
-      throw Error::format("team '{}': could not start thread {} of {}: {}", name_, w->index, n_max_,
-                          e.what());
+      throw Error::format("team '{}': could not start thread {} of {}: {}", name_, w->index, n_max_, e.what());
     }
   }
 }
@@ -133,7 +132,7 @@ ThreadTeam::~ThreadTeam() {
   // without touching the team (docs/thread-team.md, "Failures").
   detail::RoutineFrame* const own_routine = detail::routine_frame_of(this);
   const std::thread::id this_thread = std::this_thread::get_id();
-  bool waiter_destroys = false;  // the caller in wait() runs the routine that destroys the team
+  bool waiter_destroys = false;                  // the caller in wait() runs the routine that destroys the team
   std::vector<char> parked(workers_.size(), 0);  // Worker::parked when terminated
   {
     std::unique_lock<std::mutex> lk(mutex_);
@@ -227,8 +226,7 @@ void ThreadTeam::unlink_on_destruction() {
     if (link != sub.work_publishers_.end()) {
       const bool closed = link->closed;
       sub.work_publishers_.erase(link);
-      if (!closed && sub.mode_ == TeamMode::RunningOpen && !sub.terminating_ &&
-          sub.publisher_closes_pending_ > 0) {
+      if (!closed && sub.mode_ == TeamMode::RunningOpen && !sub.terminating_ && sub.publisher_closes_pending_ > 0) {
         --sub.publisher_closes_pending_;
         sub.after_close(lk, TeamEvent::publisher_closed, -1, wake);
       }

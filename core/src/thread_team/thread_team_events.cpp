@@ -21,8 +21,8 @@ using detail::message_of;
 
 void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionParameters parameters) {
   if (!routine) {
-    throw Error::format("team '{}': start_cycle was given an empty action routine '{}': give it a function",
-                        name_, routine.name());
+    throw Error::format("team '{}': start_cycle was given an empty action routine '{}': give it a function", name_,
+                        routine.name());
   }
   WakeList wake;
   {
@@ -35,13 +35,14 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
       throw Error::format("{}: start_cycle needs Idle; call wait() for cycle {} first", describe_state(), cycle_);
     }
     if (pending_error_) {
-      throw Error::format("team '{}' is Idle, but cycle {} failed and its error has not been collected: call "
-                          "wait() (it throws that error) before starting another cycle. The error: {}",
-                          name_, cycle_, last_report_.error);
+      throw Error::format(
+          "team '{}' is Idle, but cycle {} failed and its error has not been collected: call "
+          "wait() (it throws that error) before starting another cycle. The error: {}",
+          name_, cycle_, last_report_.error);
     }
     if (n_active > idle_parked_.size()) {
-      throw Error::format("{}: start_cycle cannot activate {} threads; at most {} can be activated",
-                          describe_state(), n_active, idle_parked_.size());
+      throw Error::format("{}: start_cycle cannot activate {} threads; at most {} can be activated", describe_state(),
+                          n_active, idle_parked_.size());
     }
     routine_ = std::move(routine);
     parameters_ = std::move(parameters);
@@ -52,7 +53,8 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
     cycle_failed_ = false;
     end_of_cycle_ran_ = false;
     first_cause_ = nullptr;
-    cycle_started_ = cycle_ % detail::tiny_items_timed_every == 1 ? detail::PollClock::now() : detail::PollClock::time_point{};
+    cycle_started_ =
+        cycle_ % detail::tiny_items_timed_every == 1 ? detail::PollClock::now() : detail::PollClock::time_point{};
     for (PublisherLink& link : work_publishers_) link.closed = false;
     publisher_closes_pending_ = static_cast<unsigned>(work_publishers_.size());
     external_closes_pending_ = external_publishers_ > 0 ? external_publishers_ : (work_publishers_.empty() ? 1U : 0U);
@@ -77,9 +79,10 @@ void ThreadTeam::increase_thread_count(unsigned n) {
     return;
   }
   if (n > idle_parked_.size()) {
-    throw Error::format("{}: increase_thread_count({}) asks for more threads than are Idle and not already "
-                        "pending activation ({}); a team may be given at most N_max threads in a cycle",
-                        describe_state(), n, idle_parked_.size());
+    throw Error::format(
+        "{}: increase_thread_count({}) asks for more threads than are Idle and not already "
+        "pending activation ({}); a team may be given at most N_max threads in a cycle",
+        describe_state(), n, idle_parked_.size());
   }
   if (mode_ == TeamMode::RunningNoMoreWork) {
     observe(TeamEvent::increase_thread_count, -1);
@@ -192,9 +195,10 @@ std::string ThreadTeam::refusal(const std::string& state, TeamMode mode, const D
     return fmt::format("{}: {} of item {} refused: items are accepted only in RunningOpen; {}", state, caller,
                        describe_item(item), fix);
   }
-  return fmt::format("{}: it refused item {} from its work publisher '{}': items are accepted only in "
-                     "RunningOpen; {}",
-                     state, describe_item(item), caller, fix);
+  return fmt::format(
+      "{}: it refused item {} from its work publisher '{}': items are accepted only in "
+      "RunningOpen; {}",
+      state, describe_item(item), caller, fix);
 }
 
 void ThreadTeam::close_queue() {
@@ -208,9 +212,10 @@ void ThreadTeam::close_queue() {
   }
   if (external_closes_pending_ == 0) {
     if (external_publishers_ == 0) {
-      throw Error::format("{}: its queue is closed by its {} work publisher team(s), so close_queue() from "
-                          "other code is not expected; register such a feeder with add_external_work_publisher()",
-                          describe_state(), work_publishers_.size());
+      throw Error::format(
+          "{}: its queue is closed by its {} work publisher team(s), so close_queue() from "
+          "other code is not expected; register such a feeder with add_external_work_publisher()",
+          describe_state(), work_publishers_.size());
     }
     throw Error::format("{}: all {} external work publishers have already called close_queue() this cycle",
                         describe_state(), external_publishers_);
@@ -224,13 +229,15 @@ void ThreadTeam::close_queue() {
 std::string ThreadTeam::receive_close(const ThreadTeam& from) {
   WakeList wake;
   std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
-  if (terminating_) return fmt::format("team '{}' is being destroyed: work publisher '{}' could not close it", name_, from.name_);
+  if (terminating_)
+    return fmt::format("team '{}' is being destroyed: work publisher '{}' could not close it", name_, from.name_);
   auto link = std::find_if(work_publishers_.begin(), work_publishers_.end(),
                            [&from](const PublisherLink& l) { return l.team == &from; });
   if (mode_ != TeamMode::RunningOpen || link == work_publishers_.end()) {
-    return fmt::format("{}: its work publisher '{}' could not close its queue, which needs RunningOpen; start "
-                       "a subscriber's cycle before its publishers' cycles",
-                       describe_state(), from.name_);
+    return fmt::format(
+        "{}: its work publisher '{}' could not close its queue, which needs RunningOpen; start "
+        "a subscriber's cycle before its publishers' cycles",
+        describe_state(), from.name_);
   }
   if (link->closed) {
     return fmt::format("{}: work publisher '{}' closed its queue twice in one cycle", describe_state(), from.name_);

@@ -40,7 +40,7 @@ inline thread_local unsigned team_thread_index = 0;  // the team thread whose pl
 // "Failures").
 struct RoutineFrame {
   const ThreadTeam* team;
-  bool holds_outbound;     // the thread counts in the team's outbound_ while the routine runs
+  bool holds_outbound;  // the thread counts in the team's outbound_ while the routine runs
   bool team_destroyed;
   ActionRoutine keep_alive;
   RoutineFrame* outer;
@@ -142,20 +142,20 @@ struct ThreadTeam::Worker : std::enable_shared_from_this<ThreadTeam::Worker> {
   // the team but the mutex and this record once it is terminated, so ~ThreadTeam need not wait for it
   // (team mutex).
   bool parked = true;
-  bool waking = false;    // notified, not yet running (counted in detail::waking_threads; team mutex)
+  bool waking = false;  // notified, not yet running (counted in detail::waking_threads; team mutex)
   // Sleeps for at most TeamOptions::contended_nap: events reach it without a notify (team mutex).
   bool napping = false;
-  unsigned naps_in_vain = 0;  // naps in a row that ended with no event and no new cycle (owned by the thread)
-  bool leaving_event = false;  // leaves its event to the caller for a moment (team mutex; see park)
+  unsigned naps_in_vain = 0;            // naps in a row that ended with no event and no new cycle (owned by the thread)
+  bool leaving_event = false;           // leaves its event to the caller for a moment (team mutex; see park)
   bool caller_took_left_event = false;  // the last event it left was taken (owned by the thread)
   bool event_left_unlocked = false;     // the event in hand was left before the mutex (owned by the thread)
   // The team's last cycle had tiny items (detail::tiny_item_time): written at each cycle's end under
   // the team mutex, read by the thread also while it polls unlocked.
   std::atomic<bool> tiny_items{false};
-  int waker_cpu = -1;     // the core of the thread that last woke it (team mutex; see park)
+  int waker_cpu = -1;                           // the core of the thread that last woke it (team mutex; see park)
   detail::PollClock::time_point notified_at{};  // when it was last notified (team mutex)
   detail::CoreContention contention;            // owned by the thread (see park)
-  detail::WakerCore waker_core;  // owned by the thread (see park)
+  detail::WakerCore waker_core;                 // owned by the thread (see park)
   std::shared_ptr<const std::atomic<std::size_t>> queued;  // the queue's size hint (ItemRing::size_hint)
   std::condition_variable cv;
   // Released by the team's destructor when the thread is not waited for (the thread may end after

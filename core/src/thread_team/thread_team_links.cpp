@@ -28,15 +28,16 @@ void ThreadTeam::attach_work_subscriber(ThreadTeam& subscriber) {
   require_quiescent_idle("attach_work_subscriber");
   subscriber.require_quiescent_idle("becoming a work subscriber");
   if (work_subscriber_ != nullptr) {
-    throw Error::format("team '{}' already has work subscriber '{}': a team has at most one; detach it first",
-                        name_, work_subscriber_->name_);
+    throw Error::format("team '{}' already has work subscriber '{}': a team has at most one; detach it first", name_,
+                        work_subscriber_->name_);
   }
   // Every link change holds the topology mutex, so the chain can be followed under it alone.
   for (const ThreadTeam* t = &subscriber; t != nullptr; t = t->work_subscriber_) {
     if (t == this) {
-      throw Error::format("team '{}' cannot publish work to '{}': '{}' already passes its items on to '{}', "
-                          "and a cycle of work publishers would never close",
-                          name_, subscriber.name_, subscriber.name_, name_);
+      throw Error::format(
+          "team '{}' cannot publish work to '{}': '{}' already passes its items on to '{}', "
+          "and a cycle of work publishers would never close",
+          name_, subscriber.name_, subscriber.name_, name_);
     }
   }
   work_subscriber_ = &subscriber;
@@ -65,14 +66,15 @@ void ThreadTeam::attach_thread_subscriber(ThreadTeam& subscriber) {
   require_quiescent_idle("attach_thread_subscriber");
   subscriber.require_quiescent_idle("becoming a thread subscriber");
   if (thread_subscriber_ != nullptr) {
-    throw Error::format("team '{}' already has thread subscriber '{}': a team has at most one; detach it first",
-                        name_, thread_subscriber_->name_);
+    throw Error::format("team '{}' already has thread subscriber '{}': a team has at most one; detach it first", name_,
+                        thread_subscriber_->name_);
   }
   for (const ThreadTeam* t = &subscriber; t != nullptr; t = t->thread_subscriber_) {
     if (t == this) {
-      throw Error::format("team '{}' cannot publish threads to '{}': '{}' already passes its threads on to '{}', "
-                          "and threads would circle forever",
-                          name_, subscriber.name_, subscriber.name_, name_);
+      throw Error::format(
+          "team '{}' cannot publish threads to '{}': '{}' already passes its threads on to '{}', "
+          "and threads would circle forever",
+          name_, subscriber.name_, subscriber.name_, name_);
     }
   }
   thread_subscriber_ = &subscriber;

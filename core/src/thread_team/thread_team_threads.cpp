@@ -49,9 +49,9 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
       detail::PollResult poll;
       for (;;) {
         w.event_left_unlocked = false;
-        poll = detail::poll_until(beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
-                                  [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; },
-                                  &poll_ended);
+        poll = detail::poll_until(
+            beside_waker ? std::chrono::nanoseconds(0) : w.spin_budget,
+            [&w] { return w.signal.load(std::memory_order_acquire) != Worker::none; }, &poll_ended);
         if (poll == detail::PollResult::descheduled) w.contention.note_descheduled_poll(poll_ended);
         if (poll != detail::PollResult::ready) break;
         give_caller_time_to_enqueue(w);
@@ -66,10 +66,10 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
       if (poll == detail::PollResult::ready && w.signal.load(std::memory_order_relaxed) == Worker::none) continue;
       const bool slept = sleep_until_signalled(w, lk);
       if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;  // the team may be gone
-      w.spin_budget = detail::next_spin_budget(
-          w.spin_budget, options_.spin, poll,
-          slept && poll != detail::PollResult::ready ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
-                                                      : std::chrono::nanoseconds(0));
+      w.spin_budget = detail::next_spin_budget(w.spin_budget, options_.spin, poll,
+                                               slept && poll != detail::PollResult::ready
+                                                   ? std::chrono::nanoseconds(detail::PollClock::now() - poll_ended)
+                                                   : std::chrono::nanoseconds(0));
     }
   } while (leave_event_to_caller(w, lk));
   if (w.signal.load(std::memory_order_relaxed) != Worker::terminate) w.parked = false;
@@ -293,8 +293,8 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
     // n_computing_ but are done with the cycle: this thread is the last when it is the only other
     // (docs/thread-team-model.md, "What the model found").
     assert(mode_ == TeamMode::RunningNoMoreWork);
-    if (n_computing_ - n_leaving_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ && !cycle_failed_ &&
-        routine_.has_end_of_cycle()) {
+    if (n_computing_ - n_leaving_ == 1 && n_waiting_ == 0 && report_.processed > 0 && !end_of_cycle_ran_ &&
+        !cycle_failed_ && routine_.has_end_of_cycle()) {
       if (run_end_of_cycle(context, outputs, lk)) return true;
       continue;
     }
@@ -347,9 +347,9 @@ bool ThreadTeam::run_taken_item(Worker& w, const ActionContext& context, TakenIt
     } catch (...) {
       if (!scope.team_destroyed()) {
         thrown = std::current_exception();
-        failure = fmt::format("team '{}' (id {}), cycle {}: action routine '{}' threw on item {} (thread {}): {}",
-                              name_, id_, context.cycle(), routine_.name(), describe_item(*taken.item), w.index,
-                              message_of(thrown));
+        failure =
+            fmt::format("team '{}' (id {}), cycle {}: action routine '{}' threw on item {} (thread {}): {}", name_, id_,
+                        context.cycle(), routine_.name(), describe_item(*taken.item), w.index, message_of(thrown));
       }
     }
     if (scope.team_destroyed()) return true;
@@ -366,8 +366,7 @@ bool ThreadTeam::run_taken_item(Worker& w, const ActionContext& context, TakenIt
   }
   taken.item.reset();
 
-  const std::chrono::nanoseconds took =
-      taken.timed ? detail::PollClock::now() - started : std::chrono::nanoseconds(0);
+  const std::chrono::nanoseconds took = taken.timed ? detail::PollClock::now() - started : std::chrono::nanoseconds(0);
   lock_briefly_spinning(lk);
   if (taken.timed) passed_on_item_time_ = took;
   if (taken.subscriber != nullptr) release_outbound();
@@ -425,8 +424,10 @@ ThreadTeam::Delivery ThreadTeam::deliver(ThreadTeam* subscriber, ActionContext::
   if (subscriber == nullptr) {
     if (routine_.emits() && !outputs.empty()) {
       d.undelivered = outputs.size();
-      d.refused = fmt::format("team '{}': routine '{}' emitted {} item(s) but the team has no work subscriber to "
-                              "take them: attach one", name_, routine_.name(), outputs.size());
+      d.refused = fmt::format(
+          "team '{}': routine '{}' emitted {} item(s) but the team has no work subscriber to "
+          "take them: attach one",
+          name_, routine_.name(), outputs.size());
     }
     return d;
   }

@@ -112,8 +112,9 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
     // limit (its polls were descheduled, or the next cycle came too late for them), the wake-up
     // would buy a short poll, and on a loaded machine it costs a scheduling delay and a preemption
     // of the thread that works: then nobody is woken.
-    Worker* const best = *std::max_element(waiting_in_place_.begin(), waiting_in_place_.end(),
-                                           [](const Worker* a, const Worker* b) { return a->spin_budget < b->spin_budget; });
+    Worker* const best =
+        *std::max_element(waiting_in_place_.begin(), waiting_in_place_.end(),
+                          [](const Worker* a, const Worker* b) { return a->spin_budget < b->spin_budget; });
     if (best->spin_budget >= options_.spin / 2) {
       wake.add(best);
     }
@@ -245,8 +246,8 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
     const std::string message = fmt::format(
         "{}. Cycle {} of team '{}' (routine '{}'): {} items enqueued, {} processed, {} failed, {} "
         "skipped, {} undelivered; {} error(s). The team is Idle and can start another cycle",
-        report_.error, report_.cycle, name_, report_.routine, report_.enqueued, report_.processed,
-        report_.failed, report_.skipped, report_.undelivered, report_.errors);
+        report_.error, report_.cycle, name_, report_.routine, report_.enqueued, report_.processed, report_.failed,
+        report_.skipped, report_.undelivered, report_.errors);
     if (first_cause_) {
       try {
         std::rethrow_exception(first_cause_);
@@ -264,8 +265,8 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
   }
   last_report_ = report_;
   if (cycle_started_ != detail::PollClock::time_point{}) {
-    const bool tiny_items = report_.processed > 0 &&
-                            detail::PollClock::now() - cycle_started_ < report_.processed * detail::tiny_item_time;
+    const bool tiny_items =
+        report_.processed > 0 && detail::PollClock::now() - cycle_started_ < report_.processed * detail::tiny_item_time;
     for (const auto& w : workers_) w->tiny_items.store(tiny_items, std::memory_order_relaxed);
   }
   if (waiter_ != nullptr) {
@@ -291,21 +292,21 @@ void ThreadTeam::record_error(std::string message, std::exception_ptr cause) {
 
 void ThreadTeam::observe(TeamEvent event, int thread) {
   if (!observer_) return;
-  const TeamTransition t{event,       thread,         cycle_,         mode_,          n_idle_,
-                         n_waiting_,  n_computing_,   n_to_activate_, queue_->size()};
+  const TeamTransition t{event,      thread,       cycle_,         mode_,         n_idle_,
+                         n_waiting_, n_computing_, n_to_activate_, queue_->size()};
   try {
     observer_(t);
   } catch (...) {
-    record_error(fmt::format("team '{}': the transition observer threw: {}", name_,
-                             message_of(std::current_exception())),
-                 std::current_exception());
+    record_error(
+        fmt::format("team '{}': the transition observer threw: {}", name_, message_of(std::current_exception())),
+        std::current_exception());
   }
 }
 
 std::string ThreadTeam::describe_state() const {
   return fmt::format("team '{}' is {} (cycle {}, N_max {}, N_i {}, N_w {}, N_c {}, N_Q {}, {} pending activation)",
-                     name_, to_string(mode_), cycle_, n_max_, n_idle_, n_waiting_, n_computing_,
-                     queue_->size(), n_to_activate_);
+                     name_, to_string(mode_), cycle_, n_max_, n_idle_, n_waiting_, n_computing_, queue_->size(),
+                     n_to_activate_);
 }
 
 void ThreadTeam::require_quiescent_idle(const char* what) const {
@@ -314,9 +315,10 @@ void ThreadTeam::require_quiescent_idle(const char* what) const {
     throw Error::format("{}: {} needs an Idle team; call wait() first", describe_state(), what);
   }
   if (finishing_ || outbound_ > 0) {
-    throw Error::format("team '{}' is Idle but still delivering the outputs of cycle {}: {} needs "
-                        "them delivered; call wait() first",
-                        name_, cycle_, what);
+    throw Error::format(
+        "team '{}' is Idle but still delivering the outputs of cycle {}: {} needs "
+        "them delivered; call wait() first",
+        name_, cycle_, what);
   }
 }
 

@@ -27,21 +27,24 @@ void ThreadTeam::wait() {
   if (terminating_) throw Error::format("team '{}' is being destroyed: wait() is not possible", name_);
   for (const auto& w : workers_) {
     if (w->thread.get_id() == std::this_thread::get_id()) {
-      throw Error::format("{}: wait() was called by the team's own thread {} (from its action routine '{}'), "
-                          "which would wait for itself forever; wait for a team from outside it",
-                          describe_state(), w->index, routine_.name());
+      throw Error::format(
+          "{}: wait() was called by the team's own thread {} (from its action routine '{}'), "
+          "which would wait for itself forever; wait for a team from outside it",
+          describe_state(), w->index, routine_.name());
     }
   }
   if (waiter_ != nullptr && detail::team_of_this_thread == this) {
-    throw Error::format("{}: wait() was called by the team's own thread {} (from its action routine '{}', run by "
-                        "the caller blocked in wait(), see TeamOptions::waiter_works), which would wait for itself "
-                        "forever; wait for a team from outside it",
-                        describe_state(), detail::team_thread_index, routine_.name());
+    throw Error::format(
+        "{}: wait() was called by the team's own thread {} (from its action routine '{}', run by "
+        "the caller blocked in wait(), see TeamOptions::waiter_works), which would wait for itself "
+        "forever; wait for a team from outside it",
+        describe_state(), detail::team_thread_index, routine_.name());
   }
   if (waiter_ != nullptr) {
-    throw Error::format("{}: another thread is already blocked in wait() for this cycle; at most one thread "
-                        "may wait for a cycle",
-                        describe_state());
+    throw Error::format(
+        "{}: another thread is already blocked in wait() for this cycle; at most one thread "
+        "may wait for a cycle",
+        describe_state());
   }
   if (stranded()) std::rethrow_exception(stranded_error());
   WaitSlot slot;

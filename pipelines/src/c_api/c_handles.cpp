@@ -35,8 +35,8 @@ Decoded decode(std::uintptr_t handle) {
   d.kind = static_cast<unsigned>((h >> (slot_bits + generation_bits)) & kind_mask);
   d.generation = static_cast<std::uint32_t>((h >> slot_bits) & generation_mask);
   d.slot = static_cast<std::size_t>(h & slot_mask);
-  const bool known_kind = d.kind >= static_cast<unsigned>(HandleKind::blocks) &&
-                          d.kind <= static_cast<unsigned>(HandleKind::exchange);
+  const bool known_kind =
+      d.kind >= static_cast<unsigned>(HandleKind::blocks) && d.kind <= static_cast<unsigned>(HandleKind::exchange);
   d.ours = d.ours && known_kind;
   return d;
 }
@@ -69,7 +69,8 @@ std::string hex(std::uintptr_t handle) { return fmt::format("{:#x}", static_cast
 // The live slot of `handle`, or an error naming what the value is instead. Under the table's mutex.
 Slot& live_slot(Table& t, std::uintptr_t handle, HandleKind kind, const char* parameter) {
   const char* wanted = type_name(kind);
-  if (handle == 0) throw Error::format("{} is NULL: pass a {} that korch made and that is not destroyed", parameter, wanted);
+  if (handle == 0)
+    throw Error::format("{} is NULL: pass a {} that korch made and that is not destroyed", parameter, wanted);
   const Decoded d = decode(handle);
   if (!d.ours)
     throw Error::format("{} ({}) is not a handle that korch made: pass the {} that korch gave, unchanged", parameter,
@@ -78,9 +79,10 @@ Slot& live_slot(Table& t, std::uintptr_t handle, HandleKind kind, const char* pa
     throw Error::format("{} ({}) is a {} handle where a {} is needed: pass the right handle", parameter, hex(handle),
                         type_name(static_cast<HandleKind>(d.kind)), wanted);
   if (d.slot >= t.slots.size() || t.slots[d.slot].generation != d.generation || !t.slots[d.slot].object)
-    throw Error::format("{} ({}) is a dead {} handle: it was destroyed (with {}_destroy); use a {} that is not "
-                        "destroyed yet",
-                        parameter, hex(handle), wanted, wanted, wanted);
+    throw Error::format(
+        "{} ({}) is a dead {} handle: it was destroyed (with {}_destroy); use a {} that is not "
+        "destroyed yet",
+        parameter, hex(handle), wanted, wanted, wanted);
   return t.slots[d.slot];
 }
 
@@ -123,29 +125,33 @@ std::shared_ptr<HandleObject> find_handle(std::uintptr_t handle, HandleKind kind
 }
 
 void remove_handle(std::uintptr_t handle, HandleKind kind, const char* parameter) {
-  if (handle == 0) return;  // as free(NULL)
+  if (handle == 0) return;               // as free(NULL)
   std::shared_ptr<HandleObject> object;  // freed after the mutex is released
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   Slot& s = live_slot(t, handle, kind, parameter);
   if (s.object->readers > 0 || s.object->writer)
-    throw Error::format("{} ({}) is in use by a running {}: destroy it after that call returns, not from an action "
-                        "routine of its cycle or from another thread meanwhile",
-                        parameter, s.object->label, s.object->readers > 0 ? "cycle" : "call on another thread");
+    throw Error::format(
+        "{} ({}) is in use by a running {}: destroy it after that call returns, not from an action "
+        "routine of its cycle or from another thread meanwhile",
+        parameter, s.object->label, s.object->readers > 0 ? "cycle" : "call on another thread");
   object = std::move(s.object);
   s.generation = (s.generation + 1) & static_cast<std::uint32_t>(generation_mask);
   t.free.push_back(decode(handle).slot);
 }
 
-Lease::Lease(std::shared_ptr<HandleObject> object, Mode mode, const char* call) : object_(std::move(object)), mode_(mode) {
+Lease::Lease(std::shared_ptr<HandleObject> object, Mode mode, const char* call)
+    : object_(std::move(object)), mode_(mode) {
   std::lock_guard<std::mutex> lock(table().mutex);
   HandleObject& o = *object_;
   if (o.writer)
-    throw Error::format("{} is being changed by a call on another thread: {} it after that call returns", o.label, call);
+    throw Error::format("{} is being changed by a call on another thread: {} it after that call returns", o.label,
+                        call);
   if (mode == exclusive && o.readers > 0)
-    throw Error::format("{} is in use by a running cycle: {} it after korch_execute returns, not from an action "
-                        "routine of that cycle",
-                        o.label, call);
+    throw Error::format(
+        "{} is in use by a running cycle: {} it after korch_execute returns, not from an action "
+        "routine of that cycle",
+        o.label, call);
   if (mode == exclusive) {
     o.writer = true;
   } else {

@@ -57,9 +57,10 @@ ActionRoutine routine(const std::string& name, korch_action_fn function, void* u
       view = b->view();
       c = describe(b->source(), b->block_id(), -1, b->interior(), view);
     } else {
-      throw Error::format("action '{}' is a C or Fortran routine, which runs on tiles and blocks, but it was given {}: "
-                          "choose a configuration whose team for '{}' takes tiles or blocks (e.g. cpu_only)",
-                          excerpt(name), item.describe(), excerpt(name));
+      throw Error::format(
+          "action '{}' is a C or Fortran routine, which runs on tiles and blocks, but it was given {}: "
+          "choose a configuration whose team for '{}' takes tiles or blocks (e.g. cpu_only)",
+          excerpt(name), item.describe(), excerpt(name));
     }
     routine_message.clear();
     int status = 0;

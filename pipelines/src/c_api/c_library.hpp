@@ -24,7 +24,9 @@ namespace korch::c_api {
 
 struct BlocksObject : HandleObject {
   static constexpr HandleKind kind = HandleKind::blocks;
-  BlocksObject(const std::string& name, int n_vars) : list(name, n_vars) { label = "korch_blocks '" + excerpt(name) + "'"; }
+  BlocksObject(const std::string& name, int n_vars) : list(name, n_vars) {
+    label = "korch_blocks '" + excerpt(name) + "'";
+  }
   BlockList list;
 };
 struct BundleObject : HandleObject {
@@ -45,7 +47,7 @@ struct Library {
   std::unique_ptr<Runtime> runtime;
   unsigned cycles_running = 0;  // korch_execute calls inside the runtime: finalize waits for none
   bool kokkos_ours = false;
-  std::unique_ptr<MpiSession> mpi;        // korch_start_mpi
+  std::unique_ptr<MpiSession> mpi;           // korch_start_mpi
   std::optional<Communicator> communicator;  // korch_use_communicator
 };
 Library& library();
@@ -92,6 +94,5 @@ class RuntimeUse {
  private:
   Runtime* runtime_;
 };
-
 
 }  // namespace korch::c_api

@@ -64,11 +64,13 @@ using korch::c_api::require_text;
 // The array strides of a block in `order`, after checking the declared extent against the shape.
 korch::BlockArray block_array(const korch::BlockList& list, const korch_block_shape& s, double* data,
                               const int64_t extent[4], int32_t order) {
-  if (data == nullptr) throw korch::Error::format("{}: the block's data is NULL: pass the block's array", list.source_name());
+  if (data == nullptr)
+    throw korch::Error::format("{}: the block's data is NULL: pass the block's array", list.source_name());
   if (extent == nullptr) throw korch::Error::format("{}: extent is NULL: pass the array's shape", list.source_name());
   if (order != KORCH_FORTRAN_ORDER && order != KORCH_C_ORDER)
-    throw korch::Error::format("{}: order is {}: use KORCH_FORTRAN_ORDER ({}) or KORCH_C_ORDER ({})", list.source_name(),
-                               order, static_cast<int>(KORCH_FORTRAN_ORDER), static_cast<int>(KORCH_C_ORDER));
+    throw korch::Error::format("{}: order is {}: use KORCH_FORTRAN_ORDER ({}) or KORCH_C_ORDER ({})",
+                               list.source_name(), order, static_cast<int>(KORCH_FORTRAN_ORDER),
+                               static_cast<int>(KORCH_C_ORDER));
   const int64_t want[3] = {int64_t{s.cells[0]} + 2 * s.guard[0], int64_t{s.cells[1]} + 2 * s.guard[1],
                            int64_t{s.cells[2]} + 2 * s.guard[2]};
   const bool fortran = order == KORCH_FORTRAN_ORDER;
@@ -77,7 +79,8 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
                                fortran ? want[2] : want[1], fortran ? list.n_vars() : want[2]};
   if (!std::equal(expected, expected + 4, extent))
     throw korch::Error::format(
-        "{}: block {} is an array of shape ({}, {}, {}, {}) but its shape says ({}, {}, {}, {}) ({}: cells {} x {} x {} "
+        "{}: block {} is an array of shape ({}, {}, {}, {}) but its shape says ({}, {}, {}, {}) ({}: cells {} x {} x "
+        "{} "
         "with {} x {} x {} guard cells per side and {} variables)",
         list.source_name(), list.n_blocks(), extent[0], extent[1], extent[2], extent[3], expected[0], expected[1],
         expected[2], expected[3], fortran ? "i, j, k, var" : "var, i, j, k", s.cells[0], s.cells[1], s.cells[2],
@@ -90,8 +93,8 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
     a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]), 1, static_cast<std::ptrdiff_t>(want[0]),
                 static_cast<std::ptrdiff_t>(want[0] * want[1])};
   } else {
-    a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]), static_cast<std::ptrdiff_t>(want[1] * want[2]),
-                static_cast<std::ptrdiff_t>(want[2]), 1};
+    a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]),
+                static_cast<std::ptrdiff_t>(want[1] * want[2]), static_cast<std::ptrdiff_t>(want[2]), 1};
   }
   return a;
 }
@@ -129,10 +132,12 @@ int korch_initialize(const korch_options* options) {
     if (l.runtime) throw korch::Error("korch is already initialized: call korch_finalize before initializing again");
     korch::RuntimeOptions o;
     if (options) {
-      const int32_t fields[4] = {options->n_teams, options->threads_per_team, options->n_helpers, options->helper_threads};
+      const int32_t fields[4] = {options->n_teams, options->threads_per_team, options->n_helpers,
+                                 options->helper_threads};
       static const char* names[4] = {"n_teams", "threads_per_team", "n_helpers", "helper_threads"};
       for (int f = 0; f < 4; ++f)
-        if (fields[f] < 0) throw korch::Error::format("options.{} is {}: use 0 (the default) or more", names[f], fields[f]);
+        if (fields[f] < 0)
+          throw korch::Error::format("options.{} is {}: use 0 (the default) or more", names[f], fields[f]);
       if (options->n_teams > 0) o.n_teams = static_cast<unsigned>(options->n_teams);
       if (options->threads_per_team > 0) o.threads_per_team = static_cast<unsigned>(options->threads_per_team);
       if (options->n_helpers > 0) o.n_helpers = static_cast<unsigned>(options->n_helpers);
@@ -152,13 +157,15 @@ int korch_finalize(void) {
     std::lock_guard<std::mutex> lock(l.mutex);
     if (!l.runtime) throw korch::Error("korch is not initialized: nothing to finalize");
     if (const std::string* action = korch::c_api::routine_running())
-      throw korch::Error::format("called from action routine '{}' while its cycle runs: the cycle needs the runtime "
-                                 "until it ends; call korch_finalize after korch_execute returns",
-                                 korch::excerpt(*action));
+      throw korch::Error::format(
+          "called from action routine '{}' while its cycle runs: the cycle needs the runtime "
+          "until it ends; call korch_finalize after korch_execute returns",
+          korch::excerpt(*action));
     if (l.cycles_running > 0)
-      throw korch::Error::format("{} cycle(s) of korch_execute are running on other threads: call korch_finalize "
-                                 "after they return",
-                                 l.cycles_running);
+      throw korch::Error::format(
+          "{} cycle(s) of korch_execute are running on other threads: call korch_finalize "
+          "after they return",
+          l.cycles_running);
     l.runtime.reset();
     if (l.kokkos_ours) {
       Kokkos::finalize();
@@ -264,9 +271,10 @@ int korch_execute(const korch_bundle* bundle, const korch_configuration* configu
       case KORCH_LEAF_BLOCKS: order = &leaves; break;
       case KORCH_LEVEL_BLOCKS: order = &one_level; break;
       default:
-        throw korch::Error::format("iterator is {}: use KORCH_ALL_BLOCKS ({}), KORCH_LEAF_BLOCKS ({}) or KORCH_LEVEL_BLOCKS ({})",
-                                   iterator, static_cast<int>(KORCH_ALL_BLOCKS), static_cast<int>(KORCH_LEAF_BLOCKS),
-                                   static_cast<int>(KORCH_LEVEL_BLOCKS));
+        throw korch::Error::format(
+            "iterator is {}: use KORCH_ALL_BLOCKS ({}), KORCH_LEAF_BLOCKS ({}) or KORCH_LEVEL_BLOCKS ({})", iterator,
+            static_cast<int>(KORCH_ALL_BLOCKS), static_cast<int>(KORCH_LEAF_BLOCKS),
+            static_cast<int>(KORCH_LEVEL_BLOCKS));
     }
     const korch::c_api::RuntimeUse use;
     use.runtime().execute(object_of<BundleObject>(b).bundle, object_of<ConfigurationObject>(c).configuration,

@@ -104,10 +104,11 @@ int korch_neighbours_set(korch_neighbours* neighbours, int32_t block, const int3
       case KORCH_NEIGHBOUR_OUTFLOW: n = korch::Neighbour::outflow(); break;
       case KORCH_NEIGHBOUR_NONE: n = korch::Neighbour::none(); break;
       default:
-        throw korch::Error::format("kind is {}: use KORCH_NEIGHBOUR_BLOCK ({}), KORCH_NEIGHBOUR_OUTFLOW ({}) or "
-                                   "KORCH_NEIGHBOUR_NONE ({})",
-                                   kind, static_cast<int>(KORCH_NEIGHBOUR_BLOCK), static_cast<int>(KORCH_NEIGHBOUR_OUTFLOW),
-                                   static_cast<int>(KORCH_NEIGHBOUR_NONE));
+        throw korch::Error::format(
+            "kind is {}: use KORCH_NEIGHBOUR_BLOCK ({}), KORCH_NEIGHBOUR_OUTFLOW ({}) or "
+            "KORCH_NEIGHBOUR_NONE ({})",
+            kind, static_cast<int>(KORCH_NEIGHBOUR_BLOCK), static_cast<int>(KORCH_NEIGHBOUR_OUTFLOW),
+            static_cast<int>(KORCH_NEIGHBOUR_NONE));
     }
     list.set(block, {direction[0], direction[1], direction[2]}, n);
   });
@@ -133,8 +134,8 @@ int korch_exchange_create(korch_blocks* blocks, const korch_neighbours* neighbou
     auto e = std::make_shared<ExchangeObject>();
     e->label = "korch_exchange of " + b->label;
     e->blocks = b;
-    e->exchange = std::make_unique<korch::GuardCellExchange>(b->list, object_of<NeighboursObject>(n).list,
-                                                             communicator(), w);
+    e->exchange =
+        std::make_unique<korch::GuardCellExchange>(b->list, object_of<NeighboursObject>(n).list, communicator(), w);
     e->order = std::make_unique<korch::GuardCellIterator>(*e->exchange, 0, 1);
     *out = korch::c_api::make_handle<ExchangeObject, korch_exchange>(std::move(e));
   });

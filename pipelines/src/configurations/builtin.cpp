@@ -170,31 +170,38 @@ const std::map<std::string, std::map<std::string, std::string>>& descriptions() 
       {"gpu_internal", {{"A", "the action, given each block's metadata on a device team; it finds the data itself"}}},
       {"cpu_gpu_action_parallel",
        {{"A", "on every tile on the host; writes variable 0"},
-        {"B", "on every block on the device, at the same time as A; writes variable 1, the one its packets copy back"}}},
-      {"cpu_gpu_data_parallel", {{"A", "on each block once: half the blocks as tiles on the host, half packed for the device"}}},
+        {"B",
+         "on every block on the device, at the same time as A; writes variable 1, the one its packets copy back"}}},
+      {"cpu_gpu_data_parallel",
+       {{"A", "on each block once: half the blocks as tiles on the host, half packed for the device"}}},
       {"hybrid_distributor",
        {{"A", "on each block once, as host tiles or device packets, whichever queue is shorter; writes variable 0"},
-        {"B", "on every tile, packed one block per packet for the fpga team, at the same time as A; writes variable 1"}}},
+        {"B",
+         "on every tile, packed one block per packet for the fpga team, at the same time as A; writes variable 1"}}},
       {"data_parallel_accumulator",
        {{"A", "on each block once: half as host tiles, half as device packets; writes variable 0"},
         {"B", "after A, on every block, both halves packed for the fpga team; reads variable 0, writes variable 1"}}},
       {"mashup",
        {{"A", "on each block once: half as host tiles, half as device packets; writes variable 0"},
         {"B", "after A, on every block, both halves packed for the fpga team; reads variable 0, writes variable 1"},
-        {"C", "on every tile, packed for fpga2, at the same time as A and B; writes variable 2; fpga2's threads then "
-              "join fpga"}}},
+        {"C",
+         "on every tile, packed for fpga2, at the same time as A and B; writes variable 2; fpga2's threads then "
+         "join fpga"}}},
       {"concurrent_itor",
        {{"A", "on every tile on the host; writes variable 0"},
         {"B", "on every block on the device, at the same time as A; writes variable 1"},
-        {"C", "after B, on the tiles of each block back on the host, with the threads host and gpu hand on; "
-              "reads variable 1, writes variable 2; left unbound, the post team is dropped"}}},
+        {"C",
+         "after B, on the tiles of each block back on the host, with the threads host and gpu hand on; "
+         "reads variable 1, writes variable 2; left unbound, the post team is dropped"}}},
       {"split_itor",
        {{"A", "on each block once: half as host tiles, half as device packets"},
-        {"B", "after A, on every tile on the host, with the threads cpu and gpu hand on; reads variable 0, "
-              "writes variable 1; left unbound, the post team is dropped"}}},
+        {"B",
+         "after A, on every tile on the host, with the threads cpu and gpu hand on; reads variable 0, "
+         "writes variable 1; left unbound, the post team is dropped"}}},
       {"big_example",
        {{"A", "on every tile on the host; writes variable 0"},
-        {"B", "after A: half the blocks as host tiles, half packed for the device; reads variable 0, writes variable 1"},
+        {"B",
+         "after A: half the blocks as host tiles, half packed for the device; reads variable 0, writes variable 1"},
         {"C", "after B, on every block packed on the device; reads variable 1, writes variable 2"}}},
   };
   return d;
@@ -203,8 +210,17 @@ const std::map<std::string, std::map<std::string, std::string>>& descriptions() 
 }  // namespace
 
 std::vector<std::string> names() {
-  return {"cpu_only",           "gpu_only",   "gpu_internal",          "cpu_gpu_action_parallel", "cpu_gpu_data_parallel",
-          "hybrid_distributor", "data_parallel_accumulator", "mashup", "concurrent_itor", "split_itor", "big_example"};
+  return {"cpu_only",
+          "gpu_only",
+          "gpu_internal",
+          "cpu_gpu_action_parallel",
+          "cpu_gpu_data_parallel",
+          "hybrid_distributor",
+          "data_parallel_accumulator",
+          "mashup",
+          "concurrent_itor",
+          "split_itor",
+          "big_example"};
 }
 
 const std::string& json(const std::string& name) {
@@ -226,7 +242,9 @@ std::vector<ActionSlot> slots(const std::string& name) {
   const auto& lines = descriptions().at(name);
   for (auto& s : out) {
     auto it = lines.find(s.name);
-    if (it == lines.end()) throw Error::format("configurations: built-in '{}' has no description of its slot '{}'", excerpt(name), excerpt(s.name));
+    if (it == lines.end())
+      throw Error::format("configurations: built-in '{}' has no description of its slot '{}'", excerpt(name),
+                          excerpt(s.name));
     s.description = it->second;
   }
   return out;

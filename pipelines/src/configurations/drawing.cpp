@@ -51,11 +51,13 @@ std::string helper_node(const HelperConfig& h) {
   std::string label = fmt::format("{}\n{}", h.name, to_string(h.kind));
   if (h.kind == HelperKind::mover) label += fmt::format("\n{}", to_string(h.direction));
   if (h.kind == HelperKind::aggregator || h.kind == HelperKind::aggregator_mover) {
-    label += fmt::format("\n{} block{} per packet\n{}", h.packet_blocks, h.packet_blocks == 1 ? "" : "s", carried(h.variables));
+    label += fmt::format("\n{} block{} per packet\n{}", h.packet_blocks, h.packet_blocks == 1 ? "" : "s",
+                         carried(h.variables));
   }
   // A router is the diamond of a split in the middle of a pipeline, as the distributor is of one at its start.
   const char* shape = h.kind == HelperKind::router ? "diamond" : "ellipse";
-  return fmt::format("  {} [shape={}, style=filled, fillcolor=lightyellow, label={}];\n", quoted(h.name), shape, quoted(label));
+  return fmt::format("  {} [shape={}, style=filled, fillcolor=lightyellow, label={}];\n", quoted(h.name), shape,
+                     quoted(label));
 }
 
 DataType output_of(const Configuration& c, const std::string& node) {
@@ -91,24 +93,29 @@ std::string distributor_edges(const Configuration& c) {
 
 std::string to_dot(const Configuration& c) {
   std::string out = fmt::format(
-      "digraph {} {{\n  rankdir=LR;\n  ranksep=0.35;\n  labelloc=t;\n  fontname=\"Helvetica\";\n  label={};\n  node [fontname=\"Helvetica\", fontsize=11];\n"
-      "  edge [fontname=\"Helvetica\", fontsize=9];\n  distributor [shape=diamond, style=filled, fillcolor=lightgrey, label={}];\n",
+      "digraph {} {{\n  rankdir=LR;\n  ranksep=0.35;\n  labelloc=t;\n  fontname=\"Helvetica\";\n  label={};\n  node "
+      "[fontname=\"Helvetica\", fontsize=11];\n"
+      "  edge [fontname=\"Helvetica\", fontsize=9];\n  distributor [shape=diamond, style=filled, fillcolor=lightgrey, "
+      "label={}];\n",
       quoted(c.name), quoted(fmt::format("{} ({} distributor)", c.name, to_string(c.distributor.kind))),
       quoted(fmt::format("distributor\n{}", to_string(c.distributor.kind))));
   for (const auto& t : c.teams) out += team_node(t);
   for (const auto& h : c.helpers) out += helper_node(h);
   out += distributor_edges(c);
   for (const auto& e : c.work)
-    out += fmt::format("  {} -> {} [label={}];\n", quoted(e.from), quoted(e.to), quoted(to_string(output_of(c, e.from))));
+    out +=
+        fmt::format("  {} -> {} [label={}];\n", quoted(e.from), quoted(e.to), quoted(to_string(output_of(c, e.from))));
   for (const auto& h : c.helpers) {
     if (h.kind != HelperKind::router) continue;
     for (std::size_t i = 0; i < h.to.size(); ++i) {
       const double share = i == 0 ? h.fraction : 1.0 - h.fraction;
-      out += fmt::format("  {} -> {} [label=\"{:.3g} of the {}s\"];\n", quoted(h.name), quoted(h.to[i]), share, to_string(h.unit));
+      out += fmt::format("  {} -> {} [label=\"{:.3g} of the {}s\"];\n", quoted(h.name), quoted(h.to[i]), share,
+                         to_string(h.unit));
     }
   }
   for (const auto& e : c.threads)
-    out += fmt::format("  {} -> {} [style=dashed, color=grey40, fontcolor=grey40, label=\"threads\"];\n", quoted(e.from), quoted(e.to));
+    out += fmt::format("  {} -> {} [style=dashed, color=grey40, fontcolor=grey40, label=\"threads\"];\n",
+                       quoted(e.from), quoted(e.to));
   return out + "}\n";
 }
 

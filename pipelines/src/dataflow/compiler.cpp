@@ -78,20 +78,28 @@ bool is_ancestor(const CompiledGraph& g, int a, int b) {  // a strictly upstream
 std::map<std::string, int> index_node_names(const std::string& name, const std::vector<NodeSpec>& nodes) {
   const int n = static_cast<int>(nodes.size());
   if (n == 0 || nodes[0].kind != NodeKind::Source)
-    throw Error::format("dataflow graph '{}': the first node must be the source; add one with "
-                        ".source(name, ...) before any other node", name);
+    throw Error::format(
+        "dataflow graph '{}': the first node must be the source; add one with "
+        ".source(name, ...) before any other node",
+        name);
   std::map<std::string, int> index;
   for (int i = 0; i < n; ++i) {
     const NodeSpec& s = nodes[i];
     if (s.name.empty() || s.name.find('.') != std::string::npos)
-      throw Error::format("dataflow graph '{}': node name '{}' is invalid: use a non-empty name "
-                          "without '.'", name, s.name);
+      throw Error::format(
+          "dataflow graph '{}': node name '{}' is invalid: use a non-empty name "
+          "without '.'",
+          name, s.name);
     if (!index.emplace(s.name, i).second)
-      throw Error::format("dataflow graph '{}': two nodes are named '{}': give each node its own "
-                          "name", name, s.name);
+      throw Error::format(
+          "dataflow graph '{}': two nodes are named '{}': give each node its own "
+          "name",
+          name, s.name);
     if (i > 0 && s.kind == NodeKind::Source)
-      throw Error::format("dataflow graph '{}': '{}' is a second source; a graph has exactly one "
-                          "source", name, s.name);
+      throw Error::format(
+          "dataflow graph '{}': '{}' is a second source; a graph has exactly one "
+          "source",
+          name, s.name);
   }
   return index;
 }
@@ -108,36 +116,41 @@ void connect_to_upstream(CompiledGraph& g, const std::map<std::string, int>& ind
   }
   auto it = index.find(up);
   if (it == index.end() || it->second >= i)
-    throw Error::format("dataflow graph '{}': {} '{}' reads from '{}', which is not a node "
-                        "defined before it: add '{}' first or fix the name", name,
-                        to_string(s.kind), s.name, s.from, up);
+    throw Error::format(
+        "dataflow graph '{}': {} '{}' reads from '{}', which is not a node "
+        "defined before it: add '{}' first or fix the name",
+        name, to_string(s.kind), s.name, s.from, up);
   int p = it->second;
   const NodeSpec& ps = g.nodes[p];
   if (ps.channels.empty())
-    throw Error::format("dataflow graph '{}': {} '{}' reads from sink '{}', which has no "
-                        "outputs", name, to_string(s.kind), s.name, up);
+    throw Error::format(
+        "dataflow graph '{}': {} '{}' reads from sink '{}', which has no "
+        "outputs",
+        name, to_string(s.kind), s.name, up);
   int ch = 0;
   if (channel.empty()) {
     if (ps.channels.size() > 1)
-      throw Error::format("dataflow graph '{}': {} '{}' reads from '{}', which has {} channels: "
-                          "name one, e.g. '{}.{}'", name, to_string(s.kind), s.name, up,
-                          ps.channels.size(), up, ps.channels[0]);
+      throw Error::format(
+          "dataflow graph '{}': {} '{}' reads from '{}', which has {} channels: "
+          "name one, e.g. '{}.{}'",
+          name, to_string(s.kind), s.name, up, ps.channels.size(), up, ps.channels[0]);
   } else {
     auto c = std::find(ps.channels.begin(), ps.channels.end(), channel);
     if (c == ps.channels.end())
-      throw Error::format("dataflow graph '{}': {} '{}' has no channel '{}' (read by '{}')",
-                          name, to_string(ps.kind), up, channel, s.name);
+      throw Error::format("dataflow graph '{}': {} '{}' has no channel '{}' (read by '{}')", name, to_string(ps.kind),
+                          up, channel, s.name);
     ch = static_cast<int>(c - ps.channels.begin());
   }
   if (g.children[p][ch] >= 0)
-    throw Error::format("dataflow graph '{}': channel '{}.{}' already feeds '{}' and cannot "
-                        "also feed '{}': every channel has one consumer (add a channel)",
-                        name, up, ps.channels[ch], g.nodes[g.children[p][ch]].name, s.name);
+    throw Error::format(
+        "dataflow graph '{}': channel '{}.{}' already feeds '{}' and cannot "
+        "also feed '{}': every channel has one consumer (add a channel)",
+        name, up, ps.channels[ch], g.nodes[g.children[p][ch]].name, s.name);
   if (ps.channel_types[ch] != s.input_type)
-    throw Error::format("dataflow graph '{}': channel '{}.{}' carries {} but {} '{}' takes {}: "
-                        "make the types equal", name, up, ps.channels[ch],
-                        ps.channel_types[ch].name(), to_string(s.kind), s.name,
-                        s.input_type.name());
+    throw Error::format(
+        "dataflow graph '{}': channel '{}.{}' carries {} but {} '{}' takes {}: "
+        "make the types equal",
+        name, up, ps.channels[ch], ps.channel_types[ch].name(), to_string(s.kind), s.name, s.input_type.name());
   g.parent[i] = p;
   g.parent_channel[i] = ch;
   g.children[p][ch] = i;
@@ -154,8 +167,10 @@ void connect_nodes(CompiledGraph& g, const std::map<std::string, int>& index) {
   for (int i = 0; i < n; ++i)
     for (std::size_t c = 0; c < g.children[i].size(); ++c)
       if (g.children[i][c] < 0)
-        throw Error::format("dataflow graph '{}': channel '{}.{}' is not connected: feed it to a "
-                            "node or a sink", g.name, g.nodes[i].name, g.nodes[i].channels[c]);
+        throw Error::format(
+            "dataflow graph '{}': channel '{}.{}' is not connected: feed it to a "
+            "node or a sink",
+            g.name, g.nodes[i].name, g.nodes[i].channels[c]);
 }
 
 // Region 0: every node, ended by the sinks.
@@ -182,9 +197,10 @@ std::vector<Region> enumerate_regions(const CompiledGraph& g) {
     regs.push_back(std::move(r));
   }
   if (static_cast<int>(regs.size()) + 1 > max_regions)
-    throw Error::format("dataflow graph '{}': {} enumerate nodes make {} regions, more than the "
-                        "{} supported: split the graph", g.name, regs.size(), regs.size() + 1,
-                        max_regions);
+    throw Error::format(
+        "dataflow graph '{}': {} enumerate nodes make {} regions, more than the "
+        "{} supported: split the graph",
+        g.name, regs.size(), regs.size() + 1, max_regions);
   return regs;
 }
 
@@ -198,21 +214,24 @@ void check_aggregates(const CompiledGraph& g, const std::map<std::string, int>& 
     if (s.kind != NodeKind::Aggregate) continue;
     auto it = index.find(s.closes);
     if (it == index.end() || nodes[it->second].kind != NodeKind::Enumerate)
-      throw Error::format("dataflow graph '{}': aggregate node '{}' closes '{}', which is not an "
-                          "enumerate node: name the enumerate node whose parents it aggregates",
-                          name, s.name, s.closes);
+      throw Error::format(
+          "dataflow graph '{}': aggregate node '{}' closes '{}', which is not an "
+          "enumerate node: name the enumerate node whose parents it aggregates",
+          name, s.name, s.closes);
     const Region* r = nullptr;
     for (const Region& x : regs)
       if (x.head == it->second) r = &x;
     if (std::find(r->terminals.begin(), r->terminals.end(), i) == r->terminals.end())
-      throw Error::format("dataflow graph '{}': aggregate node '{}' closes the region of '{}' but "
-                          "is not inside it (it is not downstream of '{}', or the region already "
-                          "ends before it at {}): place it inside the region", name, s.name,
-                          s.closes, s.closes, names(g, r->terminals));
+      throw Error::format(
+          "dataflow graph '{}': aggregate node '{}' closes the region of '{}' but "
+          "is not inside it (it is not downstream of '{}', or the region already "
+          "ends before it at {}): place it inside the region",
+          name, s.name, s.closes, s.closes, names(g, r->terminals));
     if (nodes[it->second].parent_type != s.parent_type)
-      throw Error::format("dataflow graph '{}': aggregate node '{}' expects parents of type {} but "
-                          "enumerate node '{}' holds {}: make the types equal", name, s.name,
-                          s.parent_type.name(), s.closes, nodes[it->second].parent_type.name());
+      throw Error::format(
+          "dataflow graph '{}': aggregate node '{}' expects parents of type {} but "
+          "enumerate node '{}' holds {}: make the types equal",
+          name, s.name, s.parent_type.name(), s.closes, nodes[it->second].parent_type.name());
   }
 }
 
@@ -231,8 +250,8 @@ void check_regions_nest(const CompiledGraph& g, const std::vector<Region>& regs)
           "dataflow graph '{}': regions of enumerate nodes '{}' and '{}' overlap: {} in both, "
           "but {} only in '{}' and {} only in '{}'. Regions may nest but not overlap: close the "
           "inner region (aggregate) before the outer one ends",
-          g.name, regs[a].name, regs[b].name, names(g, both), names(g, only_a), regs[a].name,
-          names(g, only_b), regs[b].name);
+          g.name, regs[a].name, regs[b].name, names(g, both), names(g, only_a), regs[a].name, names(g, only_b),
+          regs[b].name);
     }
 }
 
@@ -246,8 +265,8 @@ std::vector<int> region_numbering_order(const CompiledGraph& g, const std::vecto
   std::vector<std::vector<int>> less_than(m);  // edge x -> y: number(x) < number(y)
   std::vector<int> indeg(m, 0);
   auto contains = [&](std::size_t outer, std::size_t inner) {
-    return std::includes(regs[outer].members.begin(), regs[outer].members.end(),
-                         regs[inner].members.begin(), regs[inner].members.end());
+    return std::includes(regs[outer].members.begin(), regs[outer].members.end(), regs[inner].members.begin(),
+                         regs[inner].members.end());
   };
   for (std::size_t a = 0; a < m; ++a)
     for (std::size_t b = 0; b < m; ++b) {
@@ -265,13 +284,16 @@ std::vector<int> region_numbering_order(const CompiledGraph& g, const std::vecto
   for (std::size_t k = 0; k < m; ++k) {
     int pick = -1;
     for (std::size_t x = 0; x < m; ++x)
-      if (!done[x] && indeg[x] == 0 && (pick < 0 || regs[x].head < regs[pick].head))
-        pick = static_cast<int>(x);
+      if (!done[x] && indeg[x] == 0 && (pick < 0 || regs[x].head < regs[pick].head)) pick = static_cast<int>(x);
     if (pick < 0)
-      throw Error::format("dataflow graph '{}': region numbering has contradictory constraints "
-                          "among the regions of {}; this graph shape is not supported", g.name,
-                          [&] { std::vector<int> h; for (auto& r : regs) h.push_back(r.head);
-                                return names(g, h); }());
+      throw Error::format(
+          "dataflow graph '{}': region numbering has contradictory constraints "
+          "among the regions of {}; this graph shape is not supported",
+          g.name, [&] {
+            std::vector<int> h;
+            for (auto& r : regs) h.push_back(r.head);
+            return names(g, h);
+          }());
     done[pick] = true;
     order.push_back(pick);
     for (int y : less_than[pick]) --indeg[y];
@@ -297,8 +319,7 @@ void label_nodes(CompiledGraph& g) {
   for (const Region& r : g.regions)
     for (int x : r.members)
       if (g.label[x] < r.number)
-        throw Error::format("dataflow graph '{}': internal error numbering region of '{}'", g.name,
-                            r.name);
+        throw Error::format("dataflow graph '{}': internal error numbering region of '{}'", g.name, r.name);
 }
 
 }  // namespace

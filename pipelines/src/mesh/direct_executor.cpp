@@ -63,8 +63,10 @@ std::map<const void*, DatTargets> conflicting_targets(const ParLoopBase& loop, I
   std::map<const void*, bool> indirectly_modified, direct_inc;
   for (const ArgInfo& a : args) {
     if (!a.is_dat() || !modifies(a.access)) continue;
-    if (a.indirect()) indirectly_modified[a.dat.get()] = true;
-    else if (a.access == Access::Inc) direct_inc[a.dat.get()] = true;
+    if (a.indirect())
+      indirectly_modified[a.dat.get()] = true;
+    else if (a.access == Access::Inc)
+      direct_inc[a.dat.get()] = true;
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgInfo& a = args[i];
@@ -129,12 +131,15 @@ void order_by_colour(const ParLoopBase& loop, const Colouring& colouring, Direct
   plan.natural_order = false;
   plan.colour_offsets.assign(static_cast<std::size_t>(n_colours) + 1, 0);
   for (int e = 0; e < n; ++e) ++plan.colour_offsets[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)]) + 1];
-  for (int c = 0; c < n_colours; ++c) plan.colour_offsets[static_cast<std::size_t>(c) + 1] += plan.colour_offsets[static_cast<std::size_t>(c)];
+  for (int c = 0; c < n_colours; ++c)
+    plan.colour_offsets[static_cast<std::size_t>(c) + 1] += plan.colour_offsets[static_cast<std::size_t>(c)];
   std::vector<int> order(static_cast<std::size_t>(n));
   std::vector<int> fill(plan.colour_offsets.begin(), plan.colour_offsets.end() - 1);
-  for (int e = 0; e < n; ++e) order[static_cast<std::size_t>(fill[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)])]++)] = e;
-  plan.order = Kokkos::View<int*, DeviceMemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::order " + loop.name()),
-                                                  static_cast<std::size_t>(n));
+  for (int e = 0; e < n; ++e)
+    order[static_cast<std::size_t>(fill[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)])]++)] = e;
+  plan.order = Kokkos::View<int*, DeviceMemSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::order " + loop.name()),
+      static_cast<std::size_t>(n));
   Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> src(order.data(), order.size());
   Kokkos::deep_copy(plan.order, src);
 }

@@ -35,7 +35,8 @@ Map::Map(std::string name, Set from, Set to, int arity, std::vector<int> values)
     throw Error::format("map '{}': its {} set is a null handle: pass constructed mesh::Sets", name,
                         from.valid() ? "target" : "source");
   }
-  if (arity < 1) throw Error::format("map '{}' ({} -> {}): arity {} must be at least 1", name, from.name(), to.name(), arity);
+  if (arity < 1)
+    throw Error::format("map '{}' ({} -> {}): arity {} must be at least 1", name, from.name(), to.name(), arity);
   const std::size_t need = static_cast<std::size_t>(from.size()) * static_cast<std::size_t>(arity);
   if (values.size() != need) {
     throw Error::format("map '{}' ({} -> {}): given {} entries, needs {} ({} elements x arity {})", name, from.name(),
@@ -186,8 +187,8 @@ void validate_loop(const std::string& name, const Set& set, const std::vector<Ar
                                 a.map.name(), a.map.arity(), a.map.arity() - 1));
     }
     if (a.map.to() != a.dat->set()) {
-      throw fail(i, fmt::format("is rejected: map '{}' leads to set '{}', but dat '{}' lives on set '{}'",
-                                a.map.name(), a.map.to().name(), a.dat->name(), a.dat->set().name()));
+      throw fail(i, fmt::format("is rejected: map '{}' leads to set '{}', but dat '{}' lives on set '{}'", a.map.name(),
+                                a.map.to().name(), a.dat->name(), a.dat->set().name()));
     }
   }
   // Uses of one dat in one loop must not race (RW/WRITE once, INC only added to).

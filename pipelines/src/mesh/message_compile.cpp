@@ -81,10 +81,12 @@ void collect_sets(Program& p, const ParLoopBase& loop) {
     }
   }
   for (auto& slot : p.slots) {
-    if (slot.read_dats.size() > 32) throw Error::format("par_loop '{}': more than 32 indirect read dats on set '{}'", loop.name(), slot.set.name());
+    if (slot.read_dats.size() > 32)
+      throw Error::format("par_loop '{}': more than 32 indirect read dats on set '{}'", loop.name(), slot.set.name());
     slot.read_send_mask_all = static_cast<std::uint32_t>((std::uint64_t{1} << slot.read_dats.size()) - 1);
   }
-  if (p.write_args.size() > 32) throw Error::format("par_loop '{}': more than 32 indirect write arguments", loop.name());
+  if (p.write_args.size() > 32)
+    throw Error::format("par_loop '{}': more than 32 indirect write arguments", loop.name());
   p.slots[0].write_send_mask_all = static_cast<std::uint32_t>((std::uint64_t{1} << p.write_args.size()) - 1);
 }
 
@@ -106,9 +108,10 @@ void lay_out_pads(Program& p, const ParLoopBase& loop) {
     }
   }
   if (p.end_bytes > kPayload) {
-    throw Error::format("message-driven executor: par_loop '{}': its INC/MIN/MAX globals need {} bytes in {}_end, a "
-                        "message carries at most {}",
-                        loop.name(), p.end_bytes, p.inv, kPayload);
+    throw Error::format(
+        "message-driven executor: par_loop '{}': its INC/MIN/MAX globals need {} bytes in {}_end, a "
+        "message carries at most {}",
+        loop.name(), p.end_bytes, p.inv, kPayload);
   }
   p.pad_stride = std::max<std::size_t>(off, 0);
 }
@@ -123,7 +126,8 @@ void number_devices(Program& p, const ParLoopBase& loop) {
   p.n_devices = next;
   p.n_iter = loop.set().size();
   if (p.pad_stride > 0) {
-    const std::size_t words = (p.pad_stride * static_cast<std::size_t>(p.n_iter) + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+    const std::size_t words =
+        (p.pad_stride * static_cast<std::size_t>(p.n_iter) + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
     p.pads.reset(new std::max_align_t[std::max<std::size_t>(words, 1)]);
     std::memset(static_cast<void*>(p.pads.get()), 0, std::max<std::size_t>(words, 1) * sizeof(std::max_align_t));
   }
@@ -137,15 +141,18 @@ void build_read_edges(Program& p) {
     const int size = p.slots[static_cast<std::size_t>(rd.slot)].set.size();
     rd.offsets.assign(static_cast<std::size_t>(size) + 1, 0);
     for (std::size_t i = 0; i < na; ++i) {
-      if (p.read_dat_of_arg[i] < 0 || p.read_dats[static_cast<std::size_t>(p.read_dat_of_arg[i])].dat != rd.dat) continue;
+      if (p.read_dat_of_arg[i] < 0 || p.read_dats[static_cast<std::size_t>(p.read_dat_of_arg[i])].dat != rd.dat)
+        continue;
       for (int e = 0; e < p.n_iter; ++e) ++rd.offsets[static_cast<std::size_t>(args[i].map(e, args[i].index)) + 1];
     }
-    for (int t = 0; t < size; ++t) rd.offsets[static_cast<std::size_t>(t) + 1] += rd.offsets[static_cast<std::size_t>(t)];
+    for (int t = 0; t < size; ++t)
+      rd.offsets[static_cast<std::size_t>(t) + 1] += rd.offsets[static_cast<std::size_t>(t)];
     rd.consumers.resize(static_cast<std::size_t>(rd.offsets.back()));
     std::vector<int> fill(rd.offsets.begin(), rd.offsets.end() - 1);
     for (int e = 0; e < p.n_iter; ++e) {
       for (std::size_t i = 0; i < na; ++i) {
-        if (p.read_dat_of_arg[i] < 0 || p.read_dats[static_cast<std::size_t>(p.read_dat_of_arg[i])].dat != rd.dat) continue;
+        if (p.read_dat_of_arg[i] < 0 || p.read_dats[static_cast<std::size_t>(p.read_dat_of_arg[i])].dat != rd.dat)
+          continue;
         const int t = args[i].map(e, args[i].index);
         rd.consumers[static_cast<std::size_t>(fill[static_cast<std::size_t>(t)]++)] = {e, static_cast<int>(i)};
       }

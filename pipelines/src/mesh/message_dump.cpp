@@ -26,11 +26,14 @@ void dump_device_type(std::ostringstream& o, const Program& p, const Program::Se
   if (s.iteration) {
     for (std::size_t i = 0; i < p.args.size(); ++i) {
       const ArgInfo& a = p.args[i];
-      if (a.indirect()) o << fmt::format(" {}_arg{}_buffer : {}[{}]", inv, i, a.scalar, a.dim);
-      else if (!a.is_dat() && a.global->kind() == GlobalKind::Mutable) o << fmt::format(" global_{} : {}[{}]", a.global->name(), a.scalar, a.dim);
+      if (a.indirect())
+        o << fmt::format(" {}_arg{}_buffer : {}[{}]", inv, i, a.scalar, a.dim);
+      else if (!a.is_dat() && a.global->kind() == GlobalKind::Mutable)
+        o << fmt::format(" global_{} : {}[{}]", a.global->name(), a.scalar, a.dim);
     }
   }
-  o << fmt::format(" {0}_in_progress {0}_read_recv_count {0}_write_recv_count {0}_read_send_mask {0}_write_send_mask\n", inv);
+  o << fmt::format(" {0}_in_progress {0}_read_recv_count {0}_write_recv_count {0}_read_send_mask {0}_write_send_mask\n",
+                   inv);
   o << fmt::format("  type properties: {}_{}_read_send_mask_all = {:#x}, {}_{}_write_send_mask_all = {:#x}\n", inv, sn,
                    s.read_send_mask_all, inv, sn, s.write_send_mask_all);
   o << fmt::format("  device properties: {0}_read_recv_total (begin + reads expected), {0}_write_recv_expected\n", inv);
@@ -46,7 +49,8 @@ void dump_device_type(std::ostringstream& o, const Program& p, const Program::Se
     }
   for (const auto& w : wr) o << ", " << w;
   o << fmt::format("\n  output pins: {}_end", inv);
-  for (int r : s.read_dats) o << fmt::format(", {}_dat_{}_read_send", inv, p.read_dats[static_cast<std::size_t>(r)].dat->name());
+  for (int r : s.read_dats)
+    o << fmt::format(", {}_dat_{}_read_send", inv, p.read_dats[static_cast<std::size_t>(r)].dat->name());
   if (s.iteration) {
     o << fmt::format(", {}_execute", inv);
     for (int i : p.write_args) o << fmt::format(", {}_arg{}_write_send", inv, i);
@@ -65,7 +69,8 @@ void dump_edges(std::ostringstream& o, const Program& p, std::size_t max_items) 
     for (std::size_t t = 0; t + 1 < rd.offsets.size() && shown < max_items; ++t)
       for (int k = rd.offsets[t]; k < rd.offsets[t + 1] && shown < max_items; ++k, ++shown) {
         const auto& [e, arg] = rd.consumers[static_cast<std::size_t>(k)];
-        o << fmt::format("  set_{}[{}].{}_dat_{}_read_send -> set_{}[{}].{}_arg{}_read_recv\n", sn, t, inv, rd.dat->name(), iter, e, inv, arg);
+        o << fmt::format("  set_{}[{}].{}_dat_{}_read_send -> set_{}[{}].{}_arg{}_read_recv\n", sn, t, inv,
+                         rd.dat->name(), iter, e, inv, arg);
       }
     o << fmt::format("  ({} read edges from {}_dat_{}_read_send)\n", rd.consumers.size(), inv, rd.dat->name());
   }
@@ -74,11 +79,12 @@ void dump_edges(std::ostringstream& o, const Program& p, std::size_t max_items) 
     const std::string& tn = a.dat->set().name();
     const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(p.n_iter), max_items);
     for (std::size_t e = 0; e < n; ++e)
-      o << fmt::format("  set_{}[{}].{}_arg{}_write_send -> set_{}[{}].{}_dat_{}_write_recv ({})\n", iter, e, inv, i, tn,
-                       a.map(static_cast<int>(e), a.index), inv, a.dat->name(), to_string(a.access));
+      o << fmt::format("  set_{}[{}].{}_arg{}_write_send -> set_{}[{}].{}_dat_{}_write_recv ({})\n", iter, e, inv, i,
+                       tn, a.map(static_cast<int>(e), a.index), inv, a.dat->name(), to_string(a.access));
     o << fmt::format("  ({} write edges from {}_arg{}_write_send)\n", p.n_iter, inv, i);
   }
-  o << fmt::format("  ({0} begin edges global.{1}_begin -> *.{1}_begin, {0} end edges *.{1}_end -> global.{1}_end)\n", p.n_devices, inv);
+  o << fmt::format("  ({0} begin edges global.{1}_begin -> *.{1}_begin, {0} end edges *.{1}_end -> global.{1}_end)\n",
+                   p.n_devices, inv);
 }
 
 }  // namespace
@@ -87,8 +93,9 @@ std::string MessageExecutor::dump(const ParLoopBase& loop, std::size_t max_items
   const Program& p = program(loop);
   std::ostringstream o;
   const std::string& inv = p.inv;
-  o << fmt::format("device graph of invocation '{}' (par_loop '{}' over set '{}'): {} devices, {} device types + global\n",
-                   inv, p.loop_name, p.slots[0].set.name(), p.n_devices, p.slots.size());
+  o << fmt::format(
+      "device graph of invocation '{}' (par_loop '{}' over set '{}'): {} devices, {} device types + global\n", inv,
+      p.loop_name, p.slots[0].set.name(), p.n_devices, p.slots.size());
   o << "graph properties:\n";
   for (const auto& s : p.slots) o << fmt::format("  length_{} = {}\n", s.set.name(), s.set.size());
   for (const auto& a : p.args)
@@ -115,7 +122,8 @@ std::string MessageExecutor::dump(const ParLoopBase& loop, std::size_t max_items
       o << fmt::format("  set_{}[{}]: {}_read_recv_total = {}, {}_write_recv_expected = {}\n", s.set.name(), e, inv,
                        p.read_recv_total[d], inv, p.write_recv_expected[d]);
     }
-    if (static_cast<std::size_t>(s.set.size()) > n) o << fmt::format("  ... {} more set_{} devices\n", static_cast<std::size_t>(s.set.size()) - n, s.set.name());
+    if (static_cast<std::size_t>(s.set.size()) > n)
+      o << fmt::format("  ... {} more set_{} devices\n", static_cast<std::size_t>(s.set.size()) - n, s.set.name());
   }
 
   dump_edges(o, p, max_items);

@@ -22,7 +22,8 @@ MessageExecutor::MessageExecutor(MessageOptions options) : options_(options) {
 MessageExecutor::~MessageExecutor() = default;
 
 std::string MessageExecutor::name() const {
-  if (options_.random_seed) return fmt::format("message-driven ({} threads, random order, seed {})", options_.threads, *options_.random_seed);
+  if (options_.random_seed)
+    return fmt::format("message-driven ({} threads, random order, seed {})", options_.threads, *options_.random_seed);
   return fmt::format("message-driven ({} threads, batches of {})", options_.threads, options_.batch);
 }
 
@@ -38,6 +39,5 @@ MessageExecutor::Program& MessageExecutor::program(const ParLoopBase& loop) {
 }
 
 std::string MessageExecutor::invocation_name(const ParLoopBase& loop) { return program(loop).inv; }
-
 
 }  // namespace korch::mesh

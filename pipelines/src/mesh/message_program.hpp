@@ -55,10 +55,10 @@ struct MessageExecutor::Program {
     Set set;
     int base = 0;
     bool iteration = false;
-    std::vector<int> read_dats;     // this set's indirect read dats (bit b of the read mask)
+    std::vector<int> read_dats;  // this set's indirect read dats (bit b of the read mask)
     std::uint32_t read_send_mask_all = 0;
     std::uint32_t write_send_mask_all = 0;  // iteration set: one bit per indirect write argument
-    std::vector<std::string> dats;  // dats of this set the invocation touches (state members)
+    std::vector<std::string> dats;          // dats of this set the invocation touches (state members)
     bool write_target = false;
   };
   struct ReadDat {
@@ -66,8 +66,8 @@ struct MessageExecutor::Program {
     int slot = 0;
     int arg = 0;  // first argument reading it (whose base pointer is the dat's state)
     std::size_t bytes = 0;
-    std::vector<int> offsets;                   // per element of its set: consumers[offsets[t]..offsets[t+1])
-    std::vector<std::pair<int, int>> consumers; // (iteration element, argument)
+    std::vector<int> offsets;                    // per element of its set: consumers[offsets[t]..offsets[t+1])
+    std::vector<std::pair<int, int>> consumers;  // (iteration element, argument)
   };
 
   std::string inv;
@@ -81,7 +81,7 @@ struct MessageExecutor::Program {
   std::vector<int> read_dat_of_arg;  // per argument: its read dat, or -1
   std::vector<int> write_args;       // indirect WRITE/RW/INC arguments (bit order)
   std::vector<int> write_slot_of_arg;
-  std::vector<int> reduction_args;   // global INC/MIN/MAX
+  std::vector<int> reduction_args;      // global INC/MIN/MAX
   std::vector<std::size_t> end_offset;  // per argument: offset in the end payload
   std::size_t end_bytes = 0;
   std::vector<std::size_t> pad_offset;  // per argument: landing pad offset in the device's pad block
@@ -113,7 +113,8 @@ struct MessageExecutor::Program {
   }
   std::string device_name(int d) const {
     const int s = slot_of(d);
-    return fmt::format("set_{}[{}]", slots[static_cast<std::size_t>(s)].set.name(), d - slots[static_cast<std::size_t>(s)].base);
+    return fmt::format("set_{}[{}]", slots[static_cast<std::size_t>(s)].set.name(),
+                       d - slots[static_cast<std::size_t>(s)].base);
   }
 };
 

@@ -24,11 +24,11 @@ namespace korch::mesh {
 namespace {
 
 using Program = MessageExecutor::Program;
+using detail::DeliveryToken;
 using detail::kStripes;
 using detail::Message;
 using detail::MessageBatch;
 using detail::MessageKind;
-using detail::DeliveryToken;
 
 // One run of an invocation: the device handlers, the controller, and message delivery through the
 // executor's thread team.
@@ -112,9 +112,11 @@ struct Run {
       const int b = __builtin_ctz(p.read_send_mask[du]);
       p.read_send_mask[du] &= ~(std::uint32_t{1} << b);
       const Program::ReadDat& rd = p.read_dats[static_cast<std::size_t>(slot.read_dats[static_cast<std::size_t>(b)])];
-      const unsigned char* value = p.base[static_cast<std::size_t>(rd.arg)] + static_cast<std::size_t>(element) * rd.bytes;
+      const unsigned char* value =
+          p.base[static_cast<std::size_t>(rd.arg)] + static_cast<std::size_t>(element) * rd.bytes;
       ++t.read_send;
-      for (int k = rd.offsets[static_cast<std::size_t>(element)]; k < rd.offsets[static_cast<std::size_t>(element) + 1]; ++k) {
+      for (int k = rd.offsets[static_cast<std::size_t>(element)]; k < rd.offsets[static_cast<std::size_t>(element) + 1];
+           ++k) {
         const auto& [e, arg] = rd.consumers[static_cast<std::size_t>(k)];
         push(out, MessageKind::ReadRecv, p.slots[static_cast<std::size_t>(p.iter_slot)].base + e, arg, value, rd.bytes);
       }
@@ -124,7 +126,8 @@ struct Run {
       p.write_send_mask[du] &= ~(std::uint32_t{1} << b);
       const int i = p.write_args[static_cast<std::size_t>(b)];
       const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
-      const int target = p.slots[static_cast<std::size_t>(p.write_slot_of_arg[static_cast<std::size_t>(i)])].base + a.map(element, a.index);
+      const int target = p.slots[static_cast<std::size_t>(p.write_slot_of_arg[static_cast<std::size_t>(i)])].base +
+                         a.map(element, a.index);
       ++t.write_send;
       push(out, MessageKind::WriteRecv, target, i, p.pad(element, i), a.element_bytes);
     }
@@ -138,9 +141,12 @@ struct Run {
       for (int i : p.reduction_args) {
         const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
         unsigned char* dst = m.payload + p.end_offset[static_cast<std::size_t>(i)];
-        if (slot.iteration) std::memcpy(dst, p.pad(element, i), a.element_bytes);
-        else if (a.access == Access::Inc) a.zero(dst);
-        else std::memcpy(dst, p.base[static_cast<std::size_t>(i)], a.element_bytes);  // MIN/MAX: neutral
+        if (slot.iteration)
+          std::memcpy(dst, p.pad(element, i), a.element_bytes);
+        else if (a.access == Access::Inc)
+          a.zero(dst);
+        else
+          std::memcpy(dst, p.base[static_cast<std::size_t>(i)], a.element_bytes);  // MIN/MAX: neutral
       }
       p.write_recv_count[du] = 0;
       p.in_progress[du] = 0;
@@ -162,7 +168,8 @@ struct Run {
     const int element = d - slot.base;
     switch (m.kind) {
       case MessageKind::Begin:
-        if (p.begun[du]) throw Error::format("invocation '{}': device {} received a second {}_begin", p.inv, p.device_name(d), p.inv);
+        if (p.begun[du])
+          throw Error::format("invocation '{}': device {} received a second {}_begin", p.inv, p.device_name(d), p.inv);
         start(d, slot);
         p.begun[du] = 1;
         ++p.read_recv_count[du];
@@ -189,8 +196,10 @@ struct Run {
         start(d, slot);
         const ArgInfo& a = p.args[m.arg];
         unsigned char* dst = p.base[m.arg] + static_cast<std::size_t>(element) * a.element_bytes;
-        if (a.access == Access::Inc) a.inc(dst, m.payload);
-        else std::memcpy(dst, m.payload, a.element_bytes);
+        if (a.access == Access::Inc)
+          a.inc(dst, m.payload);
+        else
+          std::memcpy(dst, m.payload, a.element_bytes);
         ++p.write_recv_count[du];
         ++p.r_write_recv[du];
         ++t.write_recv;
@@ -207,7 +216,8 @@ struct Run {
     std::lock_guard<std::mutex> lock(ctl);
     for (int i : p.reduction_args) {
       const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
-      a.combine(acc.data() + p.end_offset[static_cast<std::size_t>(i)], m.payload + p.end_offset[static_cast<std::size_t>(i)], a.access);
+      a.combine(acc.data() + p.end_offset[static_cast<std::size_t>(i)],
+                m.payload + p.end_offset[static_cast<std::size_t>(i)], a.access);
     }
     if (++ends == p.n_devices) ctl_cv.notify_all();
   }
@@ -291,7 +301,8 @@ void bind(Program& p, const ParLoopBase& loop) {
     p.base[i] = a.is_dat() ? static_cast<unsigned char*>(a.dat->host_bytes(modifies(a.access)))
                            : static_cast<unsigned char*>(a.global->bytes());
   }
-  for (auto* v : {&p.r_begin, &p.r_end, &p.r_execute, &p.r_read_recv, &p.r_write_recv}) std::fill(v->begin(), v->end(), 0);
+  for (auto* v : {&p.r_begin, &p.r_end, &p.r_execute, &p.r_read_recv, &p.r_write_recv})
+    std::fill(v->begin(), v->end(), 0);
 }
 
 // A run that ended with no message in flight before every device sent its end: the first devices
@@ -302,14 +313,17 @@ Error stall_error(const Program& p, int ends) {
   for (int d = 0; d < p.n_devices && shown < 5; ++d) {
     if (p.r_end[static_cast<std::size_t>(d)] == 1) continue;
     const std::size_t du = static_cast<std::size_t>(d);
-    stuck += fmt::format("\n  {}: in_progress={} read_recv_count={}/{} write_recv_count={}/{}+1 read_send_mask={:#x} write_send_mask={:#x}",
-                         p.device_name(d), p.in_progress[du], p.read_recv_count[du], p.read_recv_total[du],
-                         p.write_recv_count[du], p.write_recv_expected[du], p.read_send_mask[du], p.write_send_mask[du]);
+    stuck += fmt::format(
+        "\n  {}: in_progress={} read_recv_count={}/{} write_recv_count={}/{}+1 read_send_mask={:#x} "
+        "write_send_mask={:#x}",
+        p.device_name(d), p.in_progress[du], p.read_recv_count[du], p.read_recv_total[du], p.write_recv_count[du],
+        p.write_recv_expected[du], p.read_send_mask[du], p.write_send_mask[du]);
     ++shown;
   }
-  return Error::format("message-driven executor: invocation '{}' stalled: {} of {} devices sent {}_end and no message "
-                       "is in flight; first devices still waiting:{}",
-                       p.inv, ends, p.n_devices, p.inv, stuck);
+  return Error::format(
+      "message-driven executor: invocation '{}' stalled: {} of {} devices sent {}_end and no message "
+      "is in flight; first devices still waiting:{}",
+      p.inv, ends, p.n_devices, p.inv, stuck);
 }
 
 // The report of a finished run.
@@ -342,15 +356,19 @@ void MessageExecutor::run(ParLoopBase& loop) {
   run.acc.assign(std::max<std::size_t>(p.end_bytes, 1), 0);
   for (int i : p.reduction_args) {  // INC starts from zero, MIN/MAX from the current value
     const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
-    if (a.access != Access::Inc) std::memcpy(run.acc.data() + p.end_offset[static_cast<std::size_t>(i)], p.base[static_cast<std::size_t>(i)], a.element_bytes);
+    if (a.access != Access::Inc)
+      std::memcpy(run.acc.data() + p.end_offset[static_cast<std::size_t>(i)], p.base[static_cast<std::size_t>(i)],
+                  a.element_bytes);
   }
 
   const bool random = options_.random_seed.has_value();
   if (random) run.rng.seed(*options_.random_seed + loop.uid() * 0x9E3779B97F4A7C15ull);
   ActionRoutine routine(random ? "mesh message (random order)" : "mesh message batch",
                         [&run, random](const ActionContext&, DataItem& item) {
-                          if (random) run.on_token();
-                          else run.on_batch(item);
+                          if (random)
+                            run.on_token();
+                          else
+                            run.on_batch(item);
                         });
 
   // {inv}_begin to every involved device.
@@ -390,7 +408,8 @@ void MessageExecutor::run(ParLoopBase& loop) {
   if (run.ends != p.n_devices) throw stall_error(p, run.ends);
   for (int i : p.reduction_args) {  // the controller combines the ends into the globals
     const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
-    a.combine(p.base[static_cast<std::size_t>(i)], run.acc.data() + p.end_offset[static_cast<std::size_t>(i)], a.access);
+    a.combine(p.base[static_cast<std::size_t>(i)], run.acc.data() + p.end_offset[static_cast<std::size_t>(i)],
+              a.access);
   }
 
   MessageCounts counts;

@@ -20,9 +20,10 @@ void ActionRegistry::add(const std::string& name, ActionBody body) {
 const ActionBody& ActionRegistry::body(const std::string& name) const {
   const auto it = bodies_.find(name);
   if (it == bodies_.end()) {
-    throw Error::format("action registry: no body for action '{}' (registered: {}): register it before running the "
-                        "driver",
-                        name, names().empty() ? std::string("none") : fmt::format("{}", fmt::join(names(), ", ")));
+    throw Error::format(
+        "action registry: no body for action '{}' (registered: {}): register it before running the "
+        "driver",
+        name, names().empty() ? std::string("none") : fmt::format("{}", fmt::join(names(), ", ")));
   }
   return it->second;
 }

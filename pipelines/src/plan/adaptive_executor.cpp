@@ -61,7 +61,8 @@ void AdaptiveExecutor::replan() {
   }
   window_.clear();
   // The hints of the operation as declared are the model's costs for the sides never measured.
-  plan_ = plan_of(with_measured_costs(operation_, measured_, options_.scheduler.cost), options_.scheduler, planning_seconds_);
+  plan_ = plan_of(with_measured_costs(operation_, measured_, options_.scheduler.cost), options_.scheduler,
+                  planning_seconds_);
   ++replans_;
 }
 

@@ -19,7 +19,8 @@ void BundleGrowth::clear() {
 
 std::vector<int> BundleGrowth::members() const {
   std::vector<int> out;
-  for (const auto& [first, pipeline] : pipelines_) out.insert(out.end(), pipeline.actions.begin(), pipeline.actions.end());
+  for (const auto& [first, pipeline] : pipelines_)
+    out.insert(out.end(), pipeline.actions.begin(), pipeline.actions.end());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -43,8 +44,11 @@ void BundleGrowth::place(const std::vector<int>& actions, Shape& shape) const {
   declared.reserve(actions.size());
   for (int a : actions) declared.push_back(&graph_.actions()[static_cast<std::size_t>(a)]);
   const auto placed = options_.cost.place(declared);
-  if (!placed) throw Error::format("scheduler: a pipeline from action '{}' has no placement although its hints allow one: "
-                                   "a scheduler fault, please report it with the operation file", declared.front()->action);
+  if (!placed)
+    throw Error::format(
+        "scheduler: a pipeline from action '{}' has no placement although its hints allow one: "
+        "a scheduler fault, please report it with the operation file",
+        declared.front()->action);
   bool host = false, split = false, device = false;
   double split_host = 0.0, split_device = 0.0;
   for (std::size_t k = 0; k < declared.size(); ++k) {

@@ -52,8 +52,8 @@ class BundleGrowth {
 
   const KernelGraph& graph_;
   const SchedulerOptions& options_;
-  std::vector<int> root_;               // per action: the first action of its pipeline, -1 outside the bundle
-  std::map<int, Pipeline> pipelines_;   // by first action: the order lay_out gives them
+  std::vector<int> root_;              // per action: the first action of its pipeline, -1 outside the bundle
+  std::map<int, Pipeline> pipelines_;  // by first action: the order lay_out gives them
 };
 
 }  // namespace korch::plan::detail

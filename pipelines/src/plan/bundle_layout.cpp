@@ -11,7 +11,8 @@ namespace korch::plan::detail {
 namespace {
 
 int root(std::vector<int>& parent, int i) {
-  while (parent[static_cast<std::size_t>(i)] != i) i = parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
+  while (parent[static_cast<std::size_t>(i)] != i)
+    i = parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(i)])];
   return i;
 }
 
@@ -54,7 +55,7 @@ unsigned helpers_of(const PlannedPipeline& p) {
   const Parts r = parts_of(p);
   const bool host = r.split > 0, split = r.device > r.split, device = r.device < r.end;
   unsigned n = 0;
-  if (host && split) n += 2;  // the router and the aggregator in front of the split's device team
+  if (host && split) n += 2;              // the router and the aggregator in front of the split's device team
   if ((host || split) && device) n += 1;  // the aggregator in front of the device stages
   return n;
 }
@@ -97,7 +98,8 @@ Layout group_pipelines(const KernelGraph& graph, const std::vector<int>& members
   for (int m : members) {
     for (int d : graph.into(m)) {
       const int from = local[static_cast<std::size_t>(graph.dependences()[static_cast<std::size_t>(d)].from)];
-      if (from >= 0) parent[static_cast<std::size_t>(root(parent, from))] = root(parent, local[static_cast<std::size_t>(m)]);
+      if (from >= 0)
+        parent[static_cast<std::size_t>(root(parent, from))] = root(parent, local[static_cast<std::size_t>(m)]);
     }
   }
   Layout layout;
@@ -228,10 +230,12 @@ namespace {
 // Host teams carry tiles (or blocks); device teams action metadata: the data of a device stage
 // stays where the device keeps it (the design's GPU-internal configuration), so no packet has to
 // carry declared variables.
-std::string add_team(Configuration& c, PlannedPipeline& pl, std::size_t p, std::size_t s, bool device, unsigned threads) {
+std::string add_team(Configuration& c, PlannedPipeline& pl, std::size_t p, std::size_t s, bool device,
+                     unsigned threads) {
   auto& names = device ? pl.device_teams : pl.host_teams;
   names[s] = fmt::format("p{}_s{}_{}", p, s, device ? "device" : "host");
-  c.teams.push_back(TeamConfig{names[s], device ? DataType::action_metadata : pl.host_type, pl.stages[s].routine, threads});
+  c.teams.push_back(
+      TeamConfig{names[s], device ? DataType::action_metadata : pl.host_type, pl.stages[s].routine, threads});
   return names[s];
 }
 
@@ -308,8 +312,9 @@ Configuration make_configuration(const std::string& name, std::vector<PlannedPip
                                  const SchedulerOptions& options) {
   Configuration c;
   c.name = name;
-  const unsigned threads = options.threads_per_stage > 0 ? std::min(options.threads_per_stage, options.shape.threads_per_team)
-                                                         : options.shape.threads_per_team;
+  const unsigned threads = options.threads_per_stage > 0
+                               ? std::min(options.threads_per_stage, options.shape.threads_per_team)
+                               : options.shape.threads_per_team;
   bool any_split = false;
   for (std::size_t p = 0; p < pipelines.size(); ++p) {
     PlannedPipeline& pl = pipelines[p];

@@ -24,8 +24,8 @@ bool is_name(const std::string& s) {
 Condition Condition::parse(const std::string& text, const std::string& field) {
   Condition c;
   c.text_ = trim(text);
-  const Error bad = Error::format("field {}: condition '{}' is not 'p', '!p' or 'p OP number' (OP: == != < <= > >=)",
-                                  field, text);
+  const Error bad =
+      Error::format("field {}: condition '{}' is not 'p', '!p' or 'p OP number' (OP: == != < <= > >=)", field, text);
   std::string rest = c.text_;
   if (!rest.empty() && rest[0] == '!' && (rest.size() < 2 || rest[1] != '=')) {
     c.op_ = "!";

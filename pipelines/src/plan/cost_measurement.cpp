@@ -10,7 +10,8 @@ namespace {
 const ActionDeclaration& declaration(const std::vector<ActionDeclaration>& actions, const std::string& name) {
   for (const auto& a : actions)
     if (a.action == name) return a;
-  throw Error::format("cost measurement: the plan's action '{}' has no declaration: measure a plan of this operation", name);
+  throw Error::format("cost measurement: the plan's action '{}' has no declaration: measure a plan of this operation",
+                      name);
 }
 
 }  // namespace
@@ -19,7 +20,7 @@ void CostMeasurement::add(const PlannedBundle& bundle, const std::vector<TraceEv
                           const std::vector<ActionDeclaration>& actions, const CostModel& model) {
   struct Team {
     const Stage* stage;
-    int side;               // 0 host, 1 device
+    int side;  // 0 host, 1 device
     double blocks_per_item;
   };
   std::map<std::string, Team> teams;
@@ -27,7 +28,8 @@ void CostMeasurement::add(const PlannedBundle& bundle, const std::vector<TraceEv
   for (const auto& p : bundle.pipelines)
     for (std::size_t s = 0; s < p.stages.size(); ++s) {
       // "": the stage has no team on that side (docs/planner.md, "Cost model").
-      if (s < p.host_teams.size() && !p.host_teams[s].empty()) teams[p.host_teams[s]] = {&p.stages[s], 0, p.host_type == DataType::tile ? tile_blocks : 1.0};
+      if (s < p.host_teams.size() && !p.host_teams[s].empty())
+        teams[p.host_teams[s]] = {&p.stages[s], 0, p.host_type == DataType::tile ? tile_blocks : 1.0};
       if (s < p.device_teams.size() && !p.device_teams[s].empty()) teams[p.device_teams[s]] = {&p.stages[s], 1, 1.0};
     }
   for (const auto& e : events) {

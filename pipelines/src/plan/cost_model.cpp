@@ -39,9 +39,10 @@ void check_cost_range(const ActionDeclaration& a) {
                                                   {a.hints.measured_device, "hints.measured.device"}};
   for (const auto& [cost, field] : given) {
     if (cost == 0.0 || (cost >= min_given_cost && cost <= max_given_cost)) continue;
-    throw Error::format("action '{}': field {}: {} is outside the costs the planner adds up without overflow "
-                        "([{}, {}], or 0 for none): scale the operation's costs",
-                        a.action, field, cost, min_given_cost, max_given_cost);
+    throw Error::format(
+        "action '{}': field {}: {} is outside the costs the planner adds up without overflow "
+        "([{}, {}], or 0 for none): scale the operation's costs",
+        a.action, field, cost, min_given_cost, max_given_cost);
   }
 }
 
@@ -82,8 +83,8 @@ void CostModel::summarize(PipelinePlacement& p, const std::vector<const ActionDe
 std::optional<PipelinePlacement> CostModel::place(const std::vector<const ActionDeclaration*>& actions) const {
   const std::size_t n = actions.size();
   std::vector<double> h(n), d(n);
-  std::size_t last_host_only = 0;               // actions before this index include every host_only one
-  std::size_t first_device_only = n;            // and from this one on every device_only one
+  std::size_t last_host_only = 0;     // actions before this index include every host_only one
+  std::size_t first_device_only = n;  // and from this one on every device_only one
   for (std::size_t k = 0; k < n; ++k) {
     h[k] = host_cost(*actions[k]);
     d[k] = device_cost(*actions[k]);
@@ -139,7 +140,8 @@ std::optional<PipelinePlacement> CostModel::place(const std::vector<const Action
       const int parts = (i > 0) + (j > i) + (j < n);
       if (parts < 2) continue;
       if (j > i && (sh * clear_win <= sd || sd * clear_win <= sh)) continue;
-      const double cost = host_prefix[i] + (j > i ? split_cost(sh, sd) : 0.0) + device_suffix[j] + side_change * (parts - 1);
+      const double cost =
+          host_prefix[i] + (j > i ? split_cost(sh, sd) : 0.0) + device_suffix[j] + side_change * (parts - 1);
       if (cost < best) {
         best = cost;
         best_i = i;

@@ -13,24 +13,31 @@
 namespace korch::plan {
 
 Executor::Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks)
-    : operation_(operation), graph_(std::make_shared<const KernelGraph>(operation)),
-      digest_(operation_digest(operation)), bodies_(std::move(bodies)), hooks_(std::move(hooks)) {
+    : operation_(operation),
+      graph_(std::make_shared<const KernelGraph>(operation)),
+      digest_(operation_digest(operation)),
+      bodies_(std::move(bodies)),
+      hooks_(std::move(hooks)) {
   for (const ActionDeclaration* a : operation_.actions()) {
     const auto it = bodies_.find(a->action);
     if (it == bodies_.end() || !it->second)
-      throw Error::format("operation '{}': action '{}': no body given: add one to the ActionBodies", operation_.name, a->action);
+      throw Error::format("operation '{}': action '{}': no body given: add one to the ActionBodies", operation_.name,
+                          a->action);
   }
   for (const auto& [name, body] : bodies_) {
     bool known = false;
     for (const ActionDeclaration* a : operation_.actions()) known = known || a->action == name;
-    if (!known) throw Error::format("operation '{}': a body is given for '{}', which is not one of its actions", operation_.name, name);
+    if (!known)
+      throw Error::format("operation '{}': a body is given for '{}', which is not one of its actions", operation_.name,
+                          name);
   }
 }
 
 void Executor::check_source(const DataSource& source) const {
   if (source.n_vars() < static_cast<int>(operation_.variables.size())) {
     throw Error::format("operation '{}' has {} variables but the {} only {}: give it n_vars >= {}", operation_.name,
-                        operation_.variables.size(), source.source_name(), source.n_vars(), operation_.variables.size());
+                        operation_.variables.size(), source.source_name(), source.n_vars(),
+                        operation_.variables.size());
   }
   const int guard = narrowest_guard(source);
   const std::vector<int> levels = levels_of(source);
@@ -43,9 +50,10 @@ void Executor::check_source(const DataSource& source) const {
     }
     if (a->iterator.kind == IteratorKind::level &&
         std::find(levels.begin(), levels.end(), a->iterator.level) == levels.end()) {
-      throw Error::format("operation '{}': action '{}': field iterator.level: the {} has no block on level {} (its "
-                          "levels: {})",
-                          operation_.name, a->action, source.source_name(), a->iterator.level, fmt::join(levels, ", "));
+      throw Error::format(
+          "operation '{}': action '{}': field iterator.level: the {} has no block on level {} (its "
+          "levels: {})",
+          operation_.name, a->action, source.source_name(), a->iterator.level, fmt::join(levels, ", "));
     }
   }
 }
@@ -59,12 +67,15 @@ std::vector<int> Executor::indices(const std::vector<std::string>& variables) co
 namespace {
 
 void need(bool present, const std::string& operation, const char* hook, const std::string& why) {
-  if (!present) throw Error::format("operation '{}': the plan needs {} but ExecutionHooks::{} is empty: give one", operation, why, hook);
+  if (!present)
+    throw Error::format("operation '{}': the plan needs {} but ExecutionHooks::{} is empty: give one", operation, why,
+                        hook);
 }
 
 }  // namespace
 
-std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& plan, std::size_t step, DataSource& source) const {
+std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& plan, std::size_t step,
+                                                                  DataSource& source) const {
   const PlannedBundle& planned = plan.steps[step].bundle;
   // The bundle's name, then each stage's routine and actions: what the kept routines were built from.
   auto for_each_name = [&planned](auto&& f) {
@@ -101,8 +112,10 @@ std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& pl
       for (const auto& name : stage.actions) {
         const auto it = bodies_.find(name);
         if (it == bodies_.end()) {
-          throw Error::format("plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
-                              "operation again", plan.operation, planned.name, name, operation_.name);
+          throw Error::format(
+              "plan of '{}', bundle '{}': action '{}' is not an action of operation '{}': plan this "
+              "operation again",
+              plan.operation, planned.name, name, operation_.name);
         }
         bodies.push_back(it->second);
       }
@@ -144,8 +157,10 @@ void Executor::run(const Plan& plan, Runtime& runtime, DataSource& source,
     if (!pending.empty()) {
       order = hooks_.filling_order(source, pending);
       if (!order)
-        throw Error::format("operation '{}': ExecutionHooks::filling_order gave no block order for the fill before bundle "
-                            "'{}': return one, or leave the hook empty", operation_.name, step.bundle.name);
+        throw Error::format(
+            "operation '{}': ExecutionHooks::filling_order gave no block order for the fill before bundle "
+            "'{}': return one, or leave the hook empty",
+            operation_.name, step.bundle.name);
       pending.clear();
     }
     runtime.execute(built->bundle, step.bundle.configuration, source, order);

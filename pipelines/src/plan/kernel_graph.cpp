@@ -84,7 +84,9 @@ std::string KernelGraph::to_json() const {
   }
   j["barriers"] = json::array();
   for (const auto& b : barriers_) {
-    json o = {{"kind", to_string(b.barrier.kind)}, {"after_actions", b.after_action}, {"removed", b.removed},
+    json o = {{"kind", to_string(b.barrier.kind)},
+              {"after_actions", b.after_action},
+              {"removed", b.removed},
               {"variables", b.barrier.variables}};
     if (!b.barrier.name.empty()) o["name"] = b.barrier.name;
     if (!b.barrier.unless.empty()) o["unless"] = b.barrier.unless.text();
@@ -103,8 +105,9 @@ std::string KernelGraph::to_dot() const {
     if (a.hints.heavy) hints += " heavy";
     if (a.hints.host_only) hints += " host_only";
     if (a.hints.device_only) hints += " device_only";
-    out << "  a" << i << " [label=\"" << a.action << "\\n" << a.iterator.describe() << ", epoch " << epochs_[i]
-        << (hints.empty() ? "" : "\\n" + hints.substr(1)) << "\"];\n";
+    out << "  a" << i << " [label=\"" << a.action << "\\n"
+        << a.iterator.describe() << ", epoch " << epochs_[i] << (hints.empty() ? "" : "\\n" + hints.substr(1))
+        << "\"];\n";
   }
   // One edge per pair of actions, labelled with all its dependences; a plain edge that a path
   // through other actions implies is left out (the ordering it shows is already drawn), barrier
@@ -113,7 +116,8 @@ std::string KernelGraph::to_dot() const {
   std::map<std::pair<int, int>, std::pair<std::string, bool>> edges;  // label, barrier
   for (const auto& d : dependences_) {
     auto& e = edges[{d.from, d.to}];
-    e.first += (e.first.empty() ? "" : "\\n") + std::string(to_string(d.kind)) + " " + d.variable + (d.guard_fill ? " (fill)" : "");
+    e.first += (e.first.empty() ? "" : "\\n") + std::string(to_string(d.kind)) + " " + d.variable +
+               (d.guard_fill ? " (fill)" : "");
     e.second = e.second || d.barrier;
   }
   // reach[u]: the actions a path of one or more edges leads to from u, as bits. An edge u -> v is
@@ -157,7 +161,8 @@ std::string KernelGraph::to_dot() const {
     out << "  b" << i << " [shape=plaintext, label=\"" << to_string(b.barrier.kind)
         << (b.barrier.name.empty() ? "" : " " + b.barrier.name) << (b.removed ? " (removed)" : "") << "\"];\n";
     if (b.after_action > 0) out << "  a" << b.after_action - 1 << " -> b" << i << " [style=dotted];\n";
-    if (b.after_action < static_cast<int>(actions_.size())) out << "  b" << i << " -> a" << b.after_action << " [style=dotted];\n";
+    if (b.after_action < static_cast<int>(actions_.size()))
+      out << "  b" << i << " -> a" << b.after_action << " [style=dotted];\n";
   }
   out << "}\n";
   return out.str();

@@ -14,7 +14,9 @@ namespace korch::plan {
 
 using nlohmann::json;
 
-const char* to_string(BarrierKind kind) noexcept { return kind == BarrierKind::guard_fill ? "guard_fill" : "reduction"; }
+const char* to_string(BarrierKind kind) noexcept {
+  return kind == BarrierKind::guard_fill ? "guard_fill" : "reduction";
+}
 
 namespace {
 
@@ -23,12 +25,14 @@ std::string step_label(std::size_t i, const Step& s) {
                      : fmt::format("step {} (barrier {})", i, to_string(s.barrier.kind));
 }
 
-std::vector<std::string> names(const json& j, const std::string& op, const std::string& where, const std::string& field) {
+std::vector<std::string> names(const json& j, const std::string& op, const std::string& where,
+                               const std::string& field) {
   if (!j.is_array()) throw Error::format("operation '{}': {}: field {}: expected an array of names", op, where, field);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string())
-      throw Error::format("operation '{}': {}: field {}[{}]: expected a name, got {}", op, where, field, i, json_input::excerpt(j[i]));
+      throw Error::format("operation '{}': {}: field {}[{}]: expected a name, got {}", op, where, field, i,
+                          json_input::excerpt(j[i]));
     out.push_back(j[i].get<std::string>());
   }
   return out;
@@ -49,11 +53,15 @@ Operation Operation::from_json(const std::string& text) {
   }
   if (j.contains("variables")) o.variables = names(j["variables"], o.name, "top level", "variables");
   if (j.contains("parameters")) {
-    if (!j["parameters"].is_object()) throw Error::format("operation '{}': field parameters: expected an object", o.name);
+    if (!j["parameters"].is_object())
+      throw Error::format("operation '{}': field parameters: expected an object", o.name);
     for (const auto& p : j["parameters"].items()) {
-      if (p.value().is_boolean()) o.parameters[p.key()] = p.value().get<bool>() ? 1.0 : 0.0;
-      else if (p.value().is_number()) o.parameters[p.key()] = p.value().get<double>();
-      else throw Error::format("operation '{}': field parameters.{}: expected a number or boolean", o.name, p.key());
+      if (p.value().is_boolean())
+        o.parameters[p.key()] = p.value().get<bool>() ? 1.0 : 0.0;
+      else if (p.value().is_number())
+        o.parameters[p.key()] = p.value().get<double>();
+      else
+        throw Error::format("operation '{}': field parameters.{}: expected a number or boolean", o.name, p.key());
     }
   }
   if (!j.contains("steps") || !j["steps"].is_array())
@@ -64,7 +72,8 @@ Operation Operation::from_json(const std::string& text) {
     if (!s.is_object()) throw Error::format("operation '{}': {}: expected an object", o.name, where);
     Step step;
     if (s.contains("action")) {
-      if (s.size() != 1) throw Error::format("operation '{}': {}: an action step has only the field action", o.name, where);
+      if (s.size() != 1)
+        throw Error::format("operation '{}': {}: an action step has only the field action", o.name, where);
       try {
         step.action = ActionDeclaration::from_json(s["action"].dump());
       } catch (const Error& e) {
@@ -77,20 +86,28 @@ Operation Operation::from_json(const std::string& text) {
         if (k != "barrier" && k != "name" && k != "variables" && k != "reads" && k != "unless")
           throw Error::format("operation '{}': {}: field {}: unknown field", o.name, where, k);
       }
-      const std::string kind = s["barrier"].is_string() ? s["barrier"].get<std::string>() : json_input::excerpt(s["barrier"]);
-      if (kind == "guard_fill") step.barrier.kind = BarrierKind::guard_fill;
-      else if (kind == "reduction") step.barrier.kind = BarrierKind::reduction;
-      else throw Error::format("operation '{}': {}: field barrier: unknown '{}' (guard_fill or reduction)", o.name, where, kind);
+      const std::string kind =
+          s["barrier"].is_string() ? s["barrier"].get<std::string>() : json_input::excerpt(s["barrier"]);
+      if (kind == "guard_fill")
+        step.barrier.kind = BarrierKind::guard_fill;
+      else if (kind == "reduction")
+        step.barrier.kind = BarrierKind::reduction;
+      else
+        throw Error::format("operation '{}': {}: field barrier: unknown '{}' (guard_fill or reduction)", o.name, where,
+                            kind);
       if (s.contains("name")) {
-        if (!s["name"].is_string()) throw Error::format("operation '{}': {}: field name: expected a string", o.name, where);
+        if (!s["name"].is_string())
+          throw Error::format("operation '{}': {}: field name: expected a string", o.name, where);
         step.barrier.name = s["name"].get<std::string>();
       }
       const char* list = step.barrier.kind == BarrierKind::guard_fill ? "variables" : "reads";
       if (s.contains(list)) step.barrier.variables = names(s[list], o.name, where, list);
       if (s.contains(step.barrier.kind == BarrierKind::guard_fill ? "reads" : "variables"))
-        throw Error::format("operation '{}': {}: a {} barrier lists its variables in field {}", o.name, where, kind, list);
+        throw Error::format("operation '{}': {}: a {} barrier lists its variables in field {}", o.name, where, kind,
+                            list);
       if (s.contains("unless")) {
-        if (!s["unless"].is_string()) throw Error::format("operation '{}': {}: field unless: expected a condition string", o.name, where);
+        if (!s["unless"].is_string())
+          throw Error::format("operation '{}': {}: field unless: expected a condition string", o.name, where);
         try {
           step.barrier.unless = Condition::parse(s["unless"].get<std::string>(), "unless");
         } catch (const Error& e) {

@@ -72,11 +72,12 @@ std::string Plan::to_json() const {
       }
       pipelines.push_back(pj);
     }
-    j["steps"].push_back({{"bundle", {{"name", b.name},
-                                      {"iterator", b.iterator.kind == IteratorKind::level ? json{{"level", b.iterator.level}}
-                                                                                  : json(to_string(b.iterator.kind))},
-                                      {"pipelines", pipelines},
-                                      {"configuration", json::parse(b.configuration.to_json())}}}});
+    j["steps"].push_back({{"bundle",
+                           {{"name", b.name},
+                            {"iterator", b.iterator.kind == IteratorKind::level ? json{{"level", b.iterator.level}}
+                                                                                : json(to_string(b.iterator.kind))},
+                            {"pipelines", pipelines},
+                            {"configuration", json::parse(b.configuration.to_json())}}}});
   }
   return j.dump(2);
 }

@@ -26,13 +26,15 @@ struct PlanReader {
     if (!j.is_array()) throw Error::format("{}: field {}: expected an array of names", where, field);
     std::vector<std::string> out;
     for (const auto& n : j) {
-      if (!n.is_string()) throw Error::format("{}: field {}: expected names, got {}", where, field, json_input::excerpt(n));
+      if (!n.is_string())
+        throw Error::format("{}: field {}: expected names, got {}", where, field, json_input::excerpt(n));
       out.push_back(n.get<std::string>());
     }
     return out;
   }
   double number(const json& j, const std::string& field) const {
-    if (!j.is_number()) throw Error::format("{}: field {}: expected a number, got {}", where, field, json_input::excerpt(j));
+    if (!j.is_number())
+      throw Error::format("{}: field {}: expected a number, got {}", where, field, json_input::excerpt(j));
     return j.get<double>();
   }
 };
@@ -50,7 +52,8 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
   out.name = name.get<std::string>();
   // The iterator is read as an action declaration's field, so it accepts the same forms.
   try {
-    out.iterator = ActionDeclaration::from_json(json{{"name", out.name}, {"iterator", in.at(b, "iterator")}}.dump()).iterator;
+    out.iterator =
+        ActionDeclaration::from_json(json{{"name", out.name}, {"iterator", in.at(b, "iterator")}}.dump()).iterator;
   } catch (const Error& e) {
     throw Error::format("{}: field bundle.iterator: {}", in.where, e.what());
   }
@@ -61,7 +64,8 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
     const json& pj = pipelines[p];
     PlannedPipeline pl;
     const json& stages = in.at(pj, "stages");
-    if (!stages.is_array() || stages.empty()) throw Error::format("{}: field {}.stages: expected a non-empty array", in.where, field);
+    if (!stages.is_array() || stages.empty())
+      throw Error::format("{}: field {}.stages: expected a non-empty array", in.where, field);
     for (std::size_t s = 0; s < stages.size(); ++s) {
       Stage st;
       st.actions = in.names(stages[s], fmt::format("{}.stages[{}]", field, s));
@@ -93,7 +97,9 @@ PlannedBundle bundle_of(const json& b, const PlanReader& in) {
     }
     const json& type = in.at(pj, "host_type");
     const auto host_type = type.is_string() ? parse_data_type(type.get<std::string>()) : std::nullopt;
-    if (!host_type) throw Error::format("{}: field {}.host_type: expected a data type, got {}", in.where, field, json_input::excerpt(type));
+    if (!host_type)
+      throw Error::format("{}: field {}.host_type: expected a data type, got {}", in.where, field,
+                          json_input::excerpt(type));
     pl.host_type = *host_type;
     pl.host_teams = in.names(in.at(pj, "host_teams"), field + ".host_teams");
     pl.device_teams = in.names(in.at(pj, "device_teams"), field + ".device_teams");
@@ -152,9 +158,11 @@ Plan Plan::from_json(const std::string& text) {
       for (std::size_t p = 0; p < pipelines.size(); ++p)
         for (std::size_t st = 0; st < pipelines[p].stages.size(); ++st)
           for (const auto& a : pipelines[p].stages[st].actions)
-            if (std::none_of(plan.actions.begin(), plan.actions.end(), [&](const ActionDeclaration& d) { return d.action == a; }))
-              throw Error::format("{}: field bundle.pipelines[{}].stages[{}]: action '{}' is not declared in field actions",
-                                  in.where, p, st, a);
+            if (std::none_of(plan.actions.begin(), plan.actions.end(),
+                             [&](const ActionDeclaration& d) { return d.action == a; }))
+              throw Error::format(
+                  "{}: field bundle.pipelines[{}].stages[{}]: action '{}' is not declared in field actions", in.where,
+                  p, st, a);
     } else {
       throw Error::format("{}: expected a field bundle, guard_fill or reduction", in.where);
     }

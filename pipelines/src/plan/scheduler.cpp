@@ -17,7 +17,8 @@ namespace {
 
 // Adds the operation's barriers that were not removed and that follow at most `actions` actions,
 // in order, from `next` on (the steps between epochs; every barrier is added once).
-void add_barrier_steps(const KernelGraph& graph, int actions, std::size_t& next, Plan& plan, std::set<std::string>& dirty) {
+void add_barrier_steps(const KernelGraph& graph, int actions, std::size_t& next, Plan& plan,
+                       std::set<std::string>& dirty) {
   const auto& barriers = graph.barriers();
   for (; next < barriers.size() && barriers[next].after_action <= actions; ++next) {
     const GraphBarrier& b = barriers[next];
@@ -56,9 +57,10 @@ Plan Scheduler::plan(const KernelGraph& graph) const {
   plan.actions = actions;
   for (const auto& a : actions) {
     if (a.hints.device_only && !options_.cost.devices) {
-      throw Error::format("operation '{}': action '{}': field hints.device_only: the scheduler was told there are no "
-                          "devices: allow devices or drop the hint",
-                          plan.operation, a.action);
+      throw Error::format(
+          "operation '{}': action '{}': field hints.device_only: the scheduler was told there are no "
+          "devices: allow devices or drop the hint",
+          plan.operation, a.action);
     }
   }
   // Every variable starts with guard cells never filled (see docs/planner.md, "Guard-cell fills").
@@ -78,19 +80,22 @@ Plan Scheduler::plan(const KernelGraph& graph) const {
       continue;
     }
     if (!growth.start(seed)) {
-      throw Error::format("operation '{}': action '{}' does not fit a runtime of {} teams: raise n_teams", plan.operation,
-                          actions[static_cast<std::size_t>(seed)].action, options_.shape.n_teams);
+      throw Error::format("operation '{}': action '{}' does not fit a runtime of {} teams: raise n_teams",
+                          plan.operation, actions[static_cast<std::size_t>(seed)].action, options_.shape.n_teams);
     }
     for (int x = seed + 1; x < n && graph.epoch(x) == epoch; ++x) {
-      if (done[static_cast<std::size_t>(x)] || actions[static_cast<std::size_t>(x)].iterator != actions[static_cast<std::size_t>(seed)].iterator) continue;
+      if (done[static_cast<std::size_t>(x)] ||
+          actions[static_cast<std::size_t>(x)].iterator != actions[static_cast<std::size_t>(seed)].iterator)
+        continue;
       if (ready(graph, x, done, growth)) growth.try_add(x);
     }
     const std::vector<int> members = growth.members();
     auto layout = detail::lay_out(graph, members, options_);
     if (!layout) {
-      throw Error::format("operation '{}': the bundle of '{}' and {} more actions fits by its pipelines' parts but not "
-                          "laid out: a scheduler fault, please report it with the operation file",
-                          plan.operation, actions[static_cast<std::size_t>(seed)].action, members.size() - 1);
+      throw Error::format(
+          "operation '{}': the bundle of '{}' and {} more actions fits by its pipelines' parts but not "
+          "laid out: a scheduler fault, please report it with the operation file",
+          plan.operation, actions[static_cast<std::size_t>(seed)].action, members.size() - 1);
     }
     // Guard cells read with a stencil in this bundle and written since their last fill.
     std::set<std::string> fill;

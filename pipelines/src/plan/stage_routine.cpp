@@ -45,9 +45,10 @@ ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bod
       block = m->block_id();
       box = g->block(block).interior;
     } else {
-      throw Error::format("plan stage '{}': item {} is neither a tile, a block nor action metadata: give the stage's "
-                          "teams one of those",
-                          name, item.describe());
+      throw Error::format(
+          "plan stage '{}': item {} is neither a tile, a block nor action metadata: give the stage's "
+          "teams one of those",
+          name, item.describe());
     }
     for (const ActionBody& body : bodies) body(*g, block, box);
   });

@@ -29,9 +29,10 @@ void run_scheduler_threads(Scheduler& scheduler, const ParallelOptions& options,
     own = std::make_unique<ThreadTeam>("korch-streams", options.threads);
     team = own.get();
   } else if (team->n_max() < options.threads) {
-    throw Error::format("stream executor: team '{}' has {} threads but {} scheduler threads were asked for; "
-                        "use a team with n_max >= {} or fewer threads",
-                        team->name(), team->n_max(), options.threads, options.threads);
+    throw Error::format(
+        "stream executor: team '{}' has {} threads but {} scheduler threads were asked for; "
+        "use a team with n_max >= {} or fewer threads",
+        team->name(), team->n_max(), options.threads, options.threads);
   }
   team->start_cycle(ActionRoutine("stream-trampoline",
                                   [&scheduler](const ActionContext&, DataItem& item) {
@@ -48,8 +49,10 @@ void run_scheduler_threads(Scheduler& scheduler, const ParallelOptions& options,
 void check_parallel(const Layout& layout, const ParallelOptions& options) {
   if (options.queue_capacity == 0) throw Error("stream executor: queue_capacity 0; give every queue at least 1 slot");
   if (options.idle_spin.count() < 0) {
-    throw Error::format("stream executor: idle_spin is {} us; give 0 (sleep at once) or more, "
-                        "or std::chrono::microseconds::max() to never sleep", options.idle_spin.count());
+    throw Error::format(
+        "stream executor: idle_spin is {} us; give 0 (sleep at once) or more, "
+        "or std::chrono::microseconds::max() to never sleep",
+        options.idle_spin.count());
   }
   detail::check_unit(layout.root(), detail::needs_commit(layout.root()), "input", options);
 }

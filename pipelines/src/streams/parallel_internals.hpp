@@ -112,7 +112,7 @@ struct SchedulerThread {
   std::vector<std::unique_ptr<Task>> inbox;
   std::atomic<bool> has_inbox{false};
   std::condition_variable wake;  // a thread with no tasks sleeps here until a spawn or the end
-  bool asleep = false;  // guarded by mutex: sleeping there and not yet counted awake by a waker
+  bool asleep = false;           // guarded by mutex: sleeping there and not yet counted awake by a waker
   // Visits that made progress; written by the thread only, read by idle threads that yielded.
   alignas(64) std::atomic<std::uint64_t> progress{0};
   // For CoreShare: the thread's CPU-time clock (set before has_cpu_clock), the CPU it was last seen
@@ -184,7 +184,7 @@ class Scheduler {
   std::mutex park_mutex_;
   std::condition_variable park_cv_;
   std::uint64_t park_epoch_ = 0;  // guarded by park_mutex_
-  unsigned asleep_parked_ = 0;     // guarded by park_mutex_: parked threads asleep, not yet counted awake
+  unsigned asleep_parked_ = 0;    // guarded by park_mutex_: parked threads asleep, not yet counted awake
   std::mutex error_mutex_;
   std::exception_ptr error_;
 };

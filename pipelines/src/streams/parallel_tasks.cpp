@@ -31,8 +31,13 @@ struct PipelineRun {
 
   PipelineRun(Scheduler& scheduler_, const Unit& owner_, std::vector<const Unit*> stages_, int computer_stage_,
               Channel* in_, Channel* out_, Callback done_)
-      : scheduler(scheduler_), owner(owner_), stages(std::move(stages_)), computer_stage(computer_stage_),
-        in(in_), out(out_), done(std::move(done_)) {}
+      : scheduler(scheduler_),
+        owner(owner_),
+        stages(std::move(stages_)),
+        computer_stage(computer_stage_),
+        in(in_),
+        out(out_),
+        done(std::move(done_)) {}
 
   Channel* in_of(std::size_t i) { return i == 0 ? in : inner[i - 1].get(); }
   Channel* out_of(std::size_t i) { return i + 1 == stages.size() ? out : inner[i].get(); }
@@ -92,8 +97,11 @@ struct PipelineRun {
 class LeafTask final : public Task {
  public:
   LeafTask(std::shared_ptr<PipelineRun> run, std::size_t stage, std::unique_ptr<Instance> instance)
-      : run_(std::move(run)), stage_(stage), instance_(std::move(instance)),
-        in_(run_->in_of(stage)), out_(run_->out_of(stage)),
+      : run_(std::move(run)),
+        stage_(stage),
+        instance_(std::move(instance)),
+        in_(run_->in_of(stage)),
+        out_(run_->out_of(stage)),
         committer_(run_->committer == static_cast<int>(stage)) {}
 
   Status step(unsigned budget) override {
@@ -274,8 +282,7 @@ void Scheduler::activate(const Unit& unit, Channel* in, Channel* out, const Env&
 }
 
 void Scheduler::start_pipeline(const Unit& owner, std::vector<const Unit*> stages, int computer_stage,
-                               std::optional<Cards> cards, Channel* in, Channel* out, const Env& env,
-                               Callback done) {
+                               std::optional<Cards> cards, Channel* in, Channel* out, const Env& env, Callback done) {
   auto run = std::make_shared<PipelineRun>(*this, owner, std::move(stages), computer_stage, in, out, std::move(done));
   const std::size_t n = run->stages.size();
   for (std::size_t i = 0; i + 1 < n; ++i) {

@@ -35,7 +35,9 @@ class Scheduler::ThreadLoop {
   using Clock = std::chrono::steady_clock;
 
   ThreadLoop(Scheduler& scheduler, unsigned index)
-      : scheduler_(scheduler), thread_(*scheduler.threads_[index]), index_(index),
+      : scheduler_(scheduler),
+        thread_(*scheduler.threads_[index]),
+        index_(index),
         budget_(scheduler.options_.steps_per_visit ? scheduler.options_.steps_per_visit : 1),
         never_sleep_(scheduler.options_.idle_spin == std::chrono::microseconds::max()),
         spin_(never_sleep_ ? std::chrono::microseconds(0) : scheduler.options_.idle_spin) {
@@ -202,8 +204,10 @@ class Scheduler::ThreadLoop {
       publish_cpu();
       const auto now = Clock::now();
       idle_total_ += now - idle_since_;
-      if (polling_) spin_.caught();
-      else spin_.missed(now - idle_since_);
+      if (polling_)
+        spin_.caught();
+      else
+        spin_.missed(now - idle_since_);
       end_poll(now);
       sleep_for_ = first_sleep;
     }

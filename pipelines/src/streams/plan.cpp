@@ -14,10 +14,10 @@ Layout::Layout(const Comp& program, unsigned threads) : threads_(threads) {
   unsigned n_standalone = 0;
   for (const auto& t : tasks_) n_standalone += t.standalone ? 1 : 0;
   if (n_standalone > 0 && n_standalone >= threads) {
-    warnings_.push_back(fmt::format(
-        "stream program: {} standalone components but {} scheduler threads; they share threads "
-        "(give the executor at least {} threads for each to have its own)",
-        n_standalone, threads, n_standalone + 1));
+    warnings_.push_back(
+        fmt::format("stream program: {} standalone components but {} scheduler threads; they share threads "
+                    "(give the executor at least {} threads for each to have its own)",
+                    n_standalone, threads, n_standalone + 1));
   }
   const unsigned dedicated = n_standalone < threads ? n_standalone : 0;
   unsigned next_alone = 0, next_shared = 0;
@@ -59,8 +59,10 @@ std::unique_ptr<Unit> Layout::build(const Comp& c, bool alone) {
           break;
         }
         auto cs = s.cards();
-        if (!cs) known = false;
-        else cards.insert(cards.end(), cs->begin(), cs->end());
+        if (!cs)
+          known = false;
+        else
+          cards.insert(cards.end(), cs->begin(), cs->end());
       }
       if (u->computer_stage > 0 && known) u->commit_cards = cards;
       if (u->computer_stage == 0) u->commit_cards = Cards{};
@@ -100,7 +102,10 @@ void Layout::flatten(const Comp& c, bool alone, std::vector<std::unique_ptr<Unit
 ExecutionMap Layout::make_map(const Unit& u) const {
   ExecutionMap m;
   switch (u.kind) {
-    case Unit::Task: m.kind = ExecutionMap::Atom; m.task = u.task; return m;
+    case Unit::Task:
+      m.kind = ExecutionMap::Atom;
+      m.task = u.task;
+      return m;
     case Unit::Pipeline: m.kind = ExecutionMap::Par; break;
     case Unit::Bind: m.kind = ExecutionMap::Seq; break;
     case Unit::Loop: m.kind = ExecutionMap::Repeat; break;
@@ -137,9 +142,7 @@ std::set<TaskId> initial_tasks(const Unit& u) {
   return s;
 }
 
-TaskId first_task_of(const Unit& u) {
-  return u.kind == Unit::Task ? u.task : first_task_of(*u.children.front());
-}
+TaskId first_task_of(const Unit& u) { return u.kind == Unit::Task ? u.task : first_task_of(*u.children.front()); }
 TaskId last_task_of(const Unit& u) {
   switch (u.kind) {
     case Unit::Task: return u.task;
@@ -250,8 +253,7 @@ std::string Layout::dot() const {
       if (t.thread != th) continue;
       std::string label = t.name;
       std::replace(label.begin(), label.end(), '"', '\'');
-      s += fmt::format("    t{} [label=\"{}: {}\" shape={}];\n", t.id, t.id, label,
-                       t.computer ? "box" : "ellipse");
+      s += fmt::format("    t{} [label=\"{}: {}\" shape={}];\n", t.id, t.id, label, t.computer ? "box" : "ellipse");
     }
     s += "  }\n";
   }

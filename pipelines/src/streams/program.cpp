@@ -83,15 +83,17 @@ std::shared_ptr<Node> make_node(Op op, std::string name) {
 }
 
 void require(const Comp& c, const char* combinator, const char* role) {
-  if (!c) throw Error::format("stream program: {} got an empty {}; pass a component built with the DSL", combinator, role);
+  if (!c)
+    throw Error::format("stream program: {} got an empty {}; pass a component built with the DSL", combinator, role);
 }
 
 }  // namespace
 
 Comp transformer(std::string name, Cardinality card, std::function<Kernel(const Env&)> make) {
   if (card.in == 0 || card.out == 0) {
-    throw Error::format("transformer '{}': cardinality {}/{} has a zero side; a round must consume and emit at least one item",
-                        name, card.in, card.out);
+    throw Error::format(
+        "transformer '{}': cardinality {}/{} has a zero side; a round must consume and emit at least one item", name,
+        card.in, card.out);
   }
   if (!make) throw Error::format("transformer '{}': no kernel factory", name);
   auto n = make_node(Op::Transformer, std::move(name));
@@ -123,6 +125,7 @@ class TakeBlockBody : public ComputerBody {
     result = (*f_)(in, n_, out);
     return true;
   }
+
  private:
   std::size_t n_;
   const std::function<Value(const Item*, std::size_t, std::vector<Item>&)>* f_;
@@ -147,6 +150,7 @@ class RetBody : public ComputerBody {
     result = v_;
     return true;
   }
+
  private:
   Value v_;
 };
@@ -210,8 +214,8 @@ Comp seq(Comp c1, Comp c2) { return bind("", std::move(c1), std::move(c2)); }
 Comp repeat(Comp body) {
   require(body, "repeat", "body");
   if (!body.is_computer()) {
-    throw Error::format("stream program: repeat '{}': the body is a transformer, which never finishes; repeat a computer",
-                        body.name());
+    throw Error::format(
+        "stream program: repeat '{}': the body is a transformer, which never finishes; repeat a computer", body.name());
   }
   auto n = make_node(Op::Repeat, "repeat(" + body.name() + ")");
   n->barrier = body.has_barrier();
@@ -253,8 +257,8 @@ Comp if_(std::function<bool(const Env&)> cond, Comp then_branch, Comp else_branc
   require(else_branch, "if", "else branch");
   if (then_branch.is_computer() != else_branch.is_computer()) {
     throw Error::format("stream program: if: branch '{}' is a {} but '{}' is a {}; both branches must be of one kind",
-                        then_branch.name(), then_branch.is_computer() ? "computer" : "transformer",
-                        else_branch.name(), else_branch.is_computer() ? "computer" : "transformer");
+                        then_branch.name(), then_branch.is_computer() ? "computer" : "transformer", else_branch.name(),
+                        else_branch.is_computer() ? "computer" : "transformer");
   }
   auto n = make_node(Op::If, "if(" + then_branch.name() + "," + else_branch.name() + ")");
   n->computer = then_branch.is_computer();
@@ -294,6 +298,7 @@ class TransformerInstance final : public Instance {
     pos_ = 1;
     return Signal::yield(out_[0]);
   }
+
  private:
   Kernel k_;
   std::vector<Item> in_, out_;
@@ -320,6 +325,7 @@ class ComputerInstance final : public Instance {
     run_step();
     return after_step();
   }
+
  private:
   void run_step() {
     out_.clear();
@@ -351,6 +357,7 @@ class PipeInstance final : public Instance {
     return from_upstream(a_->tick());
   }
   Signal process(Item x) override { return from_upstream(a_->process(x)); }
+
  private:
   Signal from_upstream(Signal s) {
     if (s.kind == Signal::Yield) {
@@ -368,6 +375,7 @@ class BindInstance final : public Instance {
   BindInstance(const Node& n, Env env) : n_(n), env_(std::move(env)), cur_(instantiate(n.a, env_)) {}
   Signal tick() override { return check(cur_->tick()); }
   Signal process(Item x) override { return check(cur_->process(x)); }
+
  private:
   Signal check(Signal s) {
     if (s.kind == Signal::Done && first_) {
@@ -395,6 +403,7 @@ class LoopInstance final : public Instance {
     return check(cur_->tick());
   }
   Signal process(Item x) override { return check(cur_->process(x)); }
+
  private:
   Signal check(Signal s) {
     if (s.kind != Signal::Done) return s;

@@ -36,8 +36,8 @@ inline void copy_to_host_async(const DeviceTaskSpace& instance, void* host_dst, 
 }
 
 // Device -> device (another allocation; on a multi-device node this is where a peer copy would go).
-inline void copy_device_to_device_async(const DeviceTaskSpace& instance, void* device_dst,
-                                        const void* device_src, std::size_t bytes) {
+inline void copy_device_to_device_async(const DeviceTaskSpace& instance, void* device_dst, const void* device_src,
+                                        std::size_t bytes) {
   if (bytes == 0) return;
   detail::ByteView<DeviceMemSpace> dst(static_cast<char*>(device_dst), bytes);
   detail::ByteView<DeviceMemSpace> src(static_cast<char*>(const_cast<void*>(device_src)), bytes);

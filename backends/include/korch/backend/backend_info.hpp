@@ -9,13 +9,13 @@ namespace korch {
 
 struct BackendInfo {
   std::string korch_version;
-  std::string backend;         // the KORCH_BACKEND korch was configured with
-  std::string kokkos_version;  // the Kokkos korch was compiled against
-  std::vector<std::string> execution_spaces;  // enabled Kokkos execution spaces
-  std::vector<std::string> memory_spaces;     // enabled Kokkos memory spaces
+  std::string backend;                         // the KORCH_BACKEND korch was configured with
+  std::string kokkos_version;                  // the Kokkos korch was compiled against
+  std::vector<std::string> execution_spaces;   // enabled Kokkos execution spaces
+  std::vector<std::string> memory_spaces;      // enabled Kokkos memory spaces
   std::string device_execution_space;          // korch::DeviceExecSpace, chosen by the backend
   std::string kokkos_default_execution_space;  // Kokkos::DefaultExecutionSpace
-  int concurrency = 0;  // of DeviceExecSpace (needs Kokkos initialized; else 0)
+  int concurrency = 0;                         // of DeviceExecSpace (needs Kokkos initialized; else 0)
   bool kokkos_kernels = false;
 };
 

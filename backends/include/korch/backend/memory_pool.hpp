@@ -25,9 +25,9 @@ enum class PoolMemory { pinned_host, device };
 const char* to_string(PoolMemory memory) noexcept;
 
 struct PoolStats {
-  std::size_t outstanding_bytes = 0;   // handed out and not yet released
-  std::size_t high_water_bytes = 0;    // most outstanding bytes at any instant
-  std::size_t allocated_bytes = 0;     // taken from the memory space (outstanding + cached)
+  std::size_t outstanding_bytes = 0;  // handed out and not yet released
+  std::size_t high_water_bytes = 0;   // most outstanding bytes at any instant
+  std::size_t allocated_bytes = 0;    // taken from the memory space (outstanding + cached)
   std::size_t acquisitions = 0;
   std::size_t releases = 0;
 };
@@ -46,7 +46,7 @@ class PoolBuffer {
   PoolBuffer& operator=(const PoolBuffer&) = delete;
 
   void* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }       // bytes requested
+  std::size_t size() const noexcept { return size_; }  // bytes requested
   std::size_t capacity() const noexcept { return capacity_; }
   explicit operator bool() const noexcept { return data_ != nullptr; }
   // Returns the block to its pool. Safe to call on an empty buffer and more than once.

@@ -1,7 +1,7 @@
 // The named built-in configurations: one for each figure of the design's "A Menagerie of
-// Configurations", for ConcurrentItor and SplitItor, and for the design's mapping example. Each is a JSON text (see korch/configuration.hpp) parsed
-// by Configuration::from_json, so they double as examples of the JSON form. "gpu" means the backend's
-// device space (a distinct HostSpace allocation on CPU-only builds); "fpga" teams of the figures are
+// Configurations", for ConcurrentItor and SplitItor, and for the design's mapping example. Each is a JSON text (see
+// korch/configuration.hpp) parsed by Configuration::from_json, so they double as examples of the JSON form. "gpu" means
+// the backend's device space (a distinct HostSpace allocation on CPU-only builds); "fpga" teams of the figures are
 // further device teams. Their actions are named A, B, C as in the figures: these names are the
 // slots that get(name, actions) binds a bundle's action names to, by position or by slot:
 //   configurations::get("cpu_gpu_action_parallel", {"advect", "diffuse"})   A = advect, B = diffuse
@@ -21,14 +21,16 @@
 // team that would apply it; no helper carries a variable only that slot writes.
 //
 //   cpu_only                  distributor -> cpu(tile, A)
-//   gpu_only                  distributor -> to_gpu(aggregator_mover) -> gpu(packet_of_blocks, A) -> from_gpu(mover_unpacker)
-//   gpu_internal              distributor -> gpu(action_metadata, A)
-//   cpu_gpu_action_parallel   action parallel: cpu(tile, A) | to_gpu -> gpu(B) -> from_gpu
-//   cpu_gpu_data_parallel     data parallel:   cpu(tile, A) | to_gpu -> gpu(A) -> from_gpu
-//   hybrid_distributor        hybrid: [cpu(A) | to_gpu -> gpu(A) -> from_gpu] + to_fpga -> fpga(packet_of_tiles, B) -> from_fpga
-//   data_parallel_accumulator data parallel A on cpu | gpu, merged into fpga(packet_of_blocks, B):
-//                             cpu -> cpu_to_fpga(aggregator_mover) -> fpga; gpu -> gpu_to_fpga(mover d2d) -> fpga -> from_fpga
-//   mashup                    data_parallel_accumulator + an action-parallel pipeline to_fpga2 -> fpga2(packet_of_tiles, C)
+//   gpu_only                  distributor -> to_gpu(aggregator_mover) -> gpu(packet_of_blocks, A) ->
+//   from_gpu(mover_unpacker) gpu_internal              distributor -> gpu(action_metadata, A) cpu_gpu_action_parallel
+//   action parallel: cpu(tile, A) | to_gpu -> gpu(B) -> from_gpu cpu_gpu_data_parallel     data parallel:   cpu(tile,
+//   A) | to_gpu -> gpu(A) -> from_gpu hybrid_distributor        hybrid: [cpu(A) | to_gpu -> gpu(A) -> from_gpu] +
+//   to_fpga -> fpga(packet_of_tiles, B) -> from_fpga data_parallel_accumulator data parallel A on cpu | gpu, merged
+//   into fpga(packet_of_blocks, B):
+//                             cpu -> cpu_to_fpga(aggregator_mover) -> fpga; gpu -> gpu_to_fpga(mover d2d) -> fpga ->
+//                             from_fpga
+//   mashup                    data_parallel_accumulator + an action-parallel pipeline to_fpga2 ->
+//   fpga2(packet_of_tiles, C)
 //                             -> from_fpga2, with fpga2 a thread publisher of fpga (another pipeline)
 //   concurrent_itor           action parallel: host(tile, A) | to_gpu -> gpu(B) -> from_gpu(mover_unpacker_splitter)
 //                             -> post(tile, C, 0 threads); host and gpu are thread publishers of post

@@ -24,16 +24,15 @@ struct AggregateNode : Node<AggregateNode<A>> {
   A fn;
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                   int id) const {
+  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {
     kernel.fire_consumer(*this, t, in, id);
   }
 
   // Accumulation is sequential on the boss lane, in queue order (the items of one run all belong
   // to one parent, since runs never cross a signal).
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void lanes(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                    int id, int n) const {
+  KOKKOS_INLINE_FUNCTION void lanes(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
+                                    int n) const {
     Kokkos::single(Kokkos::PerTeam(t), [&]() {
       const auto& nd = kernel.desc(id);
       if (kernel.open_slot(in, id, nd.closes) < 0) {
@@ -49,12 +48,10 @@ struct AggregateNode : Node<AggregateNode<A>> {
   template <class Kernel>
   KOKKOS_INLINE_FUNCTION void on_boundary(const Kernel& kernel, const InstanceState& in, int id,
                                           const Signal& s) const {
-    kernel.terminal_boundary(in, id, s, closer<Kernel>{this, &kernel, &in, id},
-                        opener<Kernel>{this, &kernel, &in, id});
+    kernel.terminal_boundary(in, id, s, closer<Kernel>{this, &kernel, &in, id}, opener<Kernel>{this, &kernel, &in, id});
   }
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void on_flush_done(const Kernel& kernel, const InstanceState& in, int id,
-                                            int status) const {
+  KOKKOS_INLINE_FUNCTION void on_flush_done(const Kernel& kernel, const InstanceState& in, int id, int status) const {
     kernel.terminal_flush(in, id, status, closer<Kernel>{this, &kernel, &in, id});
   }
 
@@ -67,8 +64,7 @@ struct AggregateNode : Node<AggregateNode<A>> {
     KOKKOS_INLINE_FUNCTION void operator()(int region, int slot) const {
       const auto& nd = kernel->desc(id);
       const parent_type& p = kernel->template parent_at<parent_type>(*in, region, slot);
-      const accumulator_type& acc =
-          *reinterpret_cast<const accumulator_type*>(in->arena + nd.arena_off);
+      const accumulator_type& acc = *reinterpret_cast<const accumulator_type*>(in->arena + nd.arena_off);
       kernel->push_item(*in, nd.child[0], self->fn.finish(p, acc));
     }
   };

@@ -18,20 +18,20 @@ const char* to_string(NodeKind kind);
 struct NodeSpec {
   std::string name;
   NodeKind kind = NodeKind::Map;
-  std::string from;  // "node" or "node.channel"; empty for the source
-  std::vector<std::string> channels;            // output channel names
-  std::vector<std::type_index> channel_types;   // per channel
-  std::vector<int> max_outputs;                 // per channel: most outputs per input (Map)
+  std::string from;                            // "node" or "node.channel"; empty for the source
+  std::vector<std::string> channels;           // output channel names
+  std::vector<std::type_index> channel_types;  // per channel
+  std::vector<int> max_outputs;                // per channel: most outputs per input (Map)
   std::type_index input_type = typeid(void);
-  std::type_index parent_type = typeid(void);   // Enumerate, Aggregate
-  std::string closes;                           // Aggregate: enumerate node whose region it ends
-  int parent_buffer = 0;                        // Enumerate: parent buffer slots
-  std::size_t sink_capacity = 0;                // Sink
+  std::type_index parent_type = typeid(void);  // Enumerate, Aggregate
+  std::string closes;                          // Aggregate: enumerate node whose region it ends
+  int parent_buffer = 0;                       // Enumerate: parent buffer slots
+  std::size_t sink_capacity = 0;               // Sink
   // sizes for the memory layout
-  std::vector<std::size_t> channel_sizes;       // sizeof each channel's item type
+  std::vector<std::size_t> channel_sizes;  // sizeof each channel's item type
   std::size_t input_size = 0;
-  std::size_t parent_size = 0;                  // Enumerate
-  std::size_t state_size = 0;                   // Aggregate: sizeof accumulator
+  std::size_t parent_size = 0;  // Enumerate
+  std::size_t state_size = 0;   // Aggregate: sizeof accumulator
 };
 
 // A region: the connected part of the graph headed by an enumerate node (or, for region 0, the
@@ -50,14 +50,14 @@ inline constexpr int max_regions = 31;  // region numbers index a 32-bit mask
 
 struct CompiledGraph {
   std::string name;
-  std::vector<NodeSpec> nodes;               // in builder order (a topological order)
-  std::vector<int> parent;                   // upstream node (-1 for the source)
-  std::vector<int> parent_channel;           // channel of the upstream node feeding this node
-  std::vector<std::vector<int>> children;    // per node, per output channel: the downstream node
-  std::vector<int> label;                    // highest-numbered region the node belongs to
-  std::vector<int> heads;                    // region number a node heads, or -1
-  std::vector<std::uint32_t> terminates;     // bit r set: node is a terminal of region r
-  std::vector<Region> regions;               // indexed by region number; regions[0] = whole graph
+  std::vector<NodeSpec> nodes;             // in builder order (a topological order)
+  std::vector<int> parent;                 // upstream node (-1 for the source)
+  std::vector<int> parent_channel;         // channel of the upstream node feeding this node
+  std::vector<std::vector<int>> children;  // per node, per output channel: the downstream node
+  std::vector<int> label;                  // highest-numbered region the node belongs to
+  std::vector<int> heads;                  // region number a node heads, or -1
+  std::vector<std::uint32_t> terminates;   // bit r set: node is a terminal of region r
+  std::vector<Region> regions;             // indexed by region number; regions[0] = whole graph
 
   int index_of(const std::string& node) const;  // -1 if absent
   std::string describe() const;                 // one line per region, for logs and demos

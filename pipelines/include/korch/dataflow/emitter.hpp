@@ -190,8 +190,7 @@ struct single_outputs : std::false_type {};
 template <class... Outs>
 struct single_outputs<Outputs<Outs...>>
     : std::integral_constant<bool, ((Outs::max == 1) && ...) &&
-                                       (std::is_default_constructible<typename Outs::type>::value &&
-                                        ...)> {};
+                                       (std::is_default_constructible<typename Outs::type>::value && ...)> {};
 
 // The emitter of a one-lane team for nodes whose channels emit at most one item per input: the
 // outputs of one input stay in registers (no store depends on the functor's decisions), so the

@@ -19,8 +19,7 @@ struct EnumerateNode : Node<EnumerateNode<E>> {
   E fn;
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                   int id) const {
+  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {
     kernel.fire_enumerate(*this, t, in, id);
   }
 };

@@ -92,8 +92,7 @@ class Graph {
   // An enumerate node: each parent becomes fn.count(parent) elements fn.element(parent, i);
   // parents are held by value in a buffer of `parent_buffer` slots while their region is open.
   template <class E>
-  Graph<Nodes..., EnumerateNode<E>> enumerate(std::string name, E fn, std::string from,
-                                              int parent_buffer = 16) const {
+  Graph<Nodes..., EnumerateNode<E>> enumerate(std::string name, E fn, std::string from, int parent_buffer = 16) const {
     using P = typename E::parent_type;
     using T = typename E::element_type;
     detail::check_item_type<P>();
@@ -116,8 +115,7 @@ class Graph {
 
   // An aggregate node closing the region of enumerate node `closes`: one output per parent.
   template <class A>
-  Graph<Nodes..., AggregateNode<A>> aggregate(std::string name, A fn, std::string from,
-                                              std::string closes) const {
+  Graph<Nodes..., AggregateNode<A>> aggregate(std::string name, A fn, std::string from, std::string closes) const {
     using In = typename A::input_type;
     using Out = typename A::output_type;
     detail::check_item_type<In>();
@@ -143,8 +141,7 @@ class Graph {
 
   // A sink gathering up to `capacity` items of type T (more is reported as an error).
   template <class T>
-  Graph<Nodes..., SinkNode<T>> sink(std::string name, std::string from,
-                                    std::size_t capacity) const {
+  Graph<Nodes..., SinkNode<T>> sink(std::string name, std::string from, std::size_t capacity) const {
     detail::check_item_type<T>();
     NodeSpec s;
     s.name = std::move(name);
@@ -165,13 +162,14 @@ class Graph {
       if (s.channel_types.size() == 1) {
         names = {"out"};
       } else {
-        for (std::size_t c = 0; c < s.channel_types.size(); ++c)
-          names.push_back("out" + std::to_string(c));
+        for (std::size_t c = 0; c < s.channel_types.size(); ++c) names.push_back("out" + std::to_string(c));
       }
     }
     if (names.size() != s.channel_types.size())
-      throw Error::format("dataflow node '{}': {} channel names given for {} declared outputs: "
-                          "name every channel", s.name, names.size(), s.channel_types.size());
+      throw Error::format(
+          "dataflow node '{}': {} channel names given for {} declared outputs: "
+          "name every channel",
+          s.name, names.size(), s.channel_types.size());
     s.channels = std::move(names);
   }
 
@@ -179,8 +177,7 @@ class Graph {
   Graph<Nodes..., N> add(N node, NodeSpec spec) const {
     std::vector<NodeSpec> specs = specs_;
     specs.push_back(std::move(spec));
-    return Graph<Nodes..., N>(name_, std::tuple_cat(nodes_, std::make_tuple(std::move(node))),
-                              std::move(specs));
+    return Graph<Nodes..., N>(name_, std::tuple_cat(nodes_, std::make_tuple(std::move(node))), std::move(specs));
   }
 
   std::string name_;

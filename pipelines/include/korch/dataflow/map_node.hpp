@@ -26,14 +26,13 @@ struct MapNode : Node<MapNode<F>> {
   F fn;
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                   int id) const {
+  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {
     kernel.fire_consumer(*this, t, in, id);
   }
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void lanes(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                    int id, int n) const {
+  KOKKOS_INLINE_FUNCTION void lanes(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
+                                    int n) const {
     const auto& nd = kernel.desc(id);
     const DataQueue<input_type> q = kernel.template queue<input_type>(in, id);
     if (t.team_size() == 1) {  // one lane: no staging, scan or barrier (see lanes_one_lane)
@@ -67,8 +66,7 @@ struct MapNode : Node<MapNode<F>> {
   // (split where the ring wraps) and every channel's outputs are written contiguously from its
   // queue's tail into the ring and its overhang; the overhang is wrapped after the run.
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void lanes_one_lane(const Kernel& kernel, const InstanceState& in, int id,
-                                             int n) const {
+  KOKKOS_INLINE_FUNCTION void lanes_one_lane(const Kernel& kernel, const InstanceState& in, int id, int n) const {
     const auto& nd = kernel.desc(id);
     const DataQueue<input_type> q = kernel.template queue<input_type>(in, id);
     const input_type* const src = q.data;
@@ -105,9 +103,8 @@ struct MapNode : Node<MapNode<F>> {
   // stay in registers (RegisterEmitter), then a branch-free pass compacts them. Returns nonzero
   // when the functor emitted more than declared.
   template <class Kernel, class Desc>
-  KOKKOS_INLINE_FUNCTION int one_lane_in_registers(const Kernel& kernel, const InstanceState& in,
-                                                   const Desc& nd, const input_type* const src,
-                                                   const int k0, const int n1, const int n,
+  KOKKOS_INLINE_FUNCTION int one_lane_in_registers(const Kernel& kernel, const InstanceState& in, const Desc& nd,
+                                                   const input_type* const src, const int k0, const int n1, const int n,
                                                    const RingTails& tails) const {
     const F f = fn;  // a local copy: the functor's fields stay in registers in the loops
     int ovf = 0;
@@ -157,8 +154,7 @@ struct MapNode : Node<MapNode<F>> {
   // writes straight into the downstream rings (DirectEmitter). Returns nonzero on overflow.
   template <class Desc>
   KOKKOS_INLINE_FUNCTION int one_lane_direct(const InstanceState& in, const Desc& nd, const int W,
-                                             const input_type* const src, const int k0,
-                                             const int n1, const int n,
+                                             const input_type* const src, const int k0, const int n1, const int n,
                                              const RingTails& tails) const {
     const F f = fn;  // a local copy: the functor's fields stay in registers in the loops
     char* out[n_channels];
@@ -186,8 +182,8 @@ struct MapNode : Node<MapNode<F>> {
   }
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void scatter(const Kernel& kernel, const Member& t,
-                                      const InstanceState& in, int id, int n) const {
+  KOKKOS_INLINE_FUNCTION void scatter(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
+                                      int n) const {
     if (t.team_size() == 1) return;  // lanes() already wrote the outputs
     const auto& nd = kernel.desc(id);
     detail::static_for<n_channels>([&](auto ic) {
@@ -197,27 +193,23 @@ struct MapNode : Node<MapNode<F>> {
       const T* stage = reinterpret_cast<const T*>(in.arena + nd.stage_off[c]);
       int* counts = in.state + nd.counts_off[c];
       const DataQueue<T> out = kernel.template queue<T>(in, nd.child[c]);
-      Kokkos::parallel_scan(Kokkos::TeamThreadRange(t, n),
-                            [&](const int l, int& offset, const bool final) {
-                              const int cnt = counts[l];
-                              if (final) {
-                                for (int j = 0; j < cnt; ++j)
-                                  out.after_tail(offset + j) = stage[l * K + j];
-                                if (l == n - 1) counts[kernel.vector_width()] = offset + cnt;
-                              }
-                              offset += cnt;
-                            });
+      Kokkos::parallel_scan(Kokkos::TeamThreadRange(t, n), [&](const int l, int& offset, const bool final) {
+        const int cnt = counts[l];
+        if (final) {
+          for (int j = 0; j < cnt; ++j) out.after_tail(offset + j) = stage[l * K + j];
+          if (l == n - 1) counts[kernel.vector_width()] = offset + cnt;
+        }
+        offset += cnt;
+      });
     });
   }
 
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void commit_run(const Kernel& kernel, const InstanceState& in, int id,
-                                         int) const {
+  KOKKOS_INLINE_FUNCTION void commit_run(const Kernel& kernel, const InstanceState& in, int id, int) const {
     const auto& nd = kernel.desc(id);
     for (int c = 0; c < n_channels; ++c)
       kernel.add_items(in, nd.child[c], in.state[nd.counts_off[c] + kernel.vector_width()]);
   }
-
 };
 
 }  // namespace korch::dataflow

@@ -49,8 +49,7 @@ struct Node {
     kernel.forward_signal(in, id, s);
   }
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void on_user(const Kernel& kernel, const InstanceState& in, int id,
-                                      const Signal& s) const {
+  KOKKOS_INLINE_FUNCTION void on_user(const Kernel& kernel, const InstanceState& in, int id, const Signal& s) const {
     kernel.forward_signal(in, id, s);
   }
   // Called when the node completes a flush of region status `status` (before it propagates).

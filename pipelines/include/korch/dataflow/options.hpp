@@ -5,12 +5,12 @@
 namespace korch::dataflow {
 
 struct Options {
-  int vector_width = 0;       // items per run; 0: 64 on hosts, 128 on GPUs (= team size there)
-  int instances = 0;          // pipeline instances (league size); 0: one per host thread / 4 per SM-ish
-  double queue_scale = 4.0;   // data capacity = scale x (max output of one upstream run)
-                              //                 + (consumer's run width - 1); minimum 1
-  int chunk = 0;              // input items an instance claims at a time; 0: 8 x vector_width
-  int team_size = 0;          // 0: 1 on host spaces, vector_width on GPUs
+  int vector_width = 0;      // items per run; 0: 64 on hosts, 128 on GPUs (= team size there)
+  int instances = 0;         // pipeline instances (league size); 0: one per host thread / 4 per SM-ish
+  double queue_scale = 4.0;  // data capacity = scale x (max output of one upstream run)
+                             //                 + (consumer's run width - 1); minimum 1
+  int chunk = 0;             // input items an instance claims at a time; 0: 8 x vector_width
+  int team_size = 0;         // 0: 1 on host spaces, vector_width on GPUs
 };
 
 }  // namespace korch::dataflow

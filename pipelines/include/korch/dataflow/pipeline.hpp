@@ -61,8 +61,7 @@ inline std::size_t align64(std::size_t x) { return (x + 63) / 64 * 64; }
 
 // The graph's nodes (a std::tuple) as the kernel's device tuple.
 template <class... Nodes, std::size_t... I>
-korch::detail::DeviceTuple<Nodes...> to_device_tuple(const std::tuple<Nodes...>& t,
-                                                     std::index_sequence<I...>) {
+korch::detail::DeviceTuple<Nodes...> to_device_tuple(const std::tuple<Nodes...>& t, std::index_sequence<I...>) {
   return korch::detail::DeviceTuple<Nodes...>(std::get<I>(t)...);
 }
 
@@ -96,8 +95,10 @@ class Pipeline {
     const SinkSizes sinks = lay_out_nodes(ints, bytes);
     lay_out_queues(bytes);
     if (bytes > static_cast<std::size_t>(INT_MAX))
-      throw Error::format("dataflow pipeline '{}': one instance needs {} bytes of queues: lower "
-                          "the vector width or the queue scale", graph_.name, bytes);
+      throw Error::format(
+          "dataflow pipeline '{}': one instance needs {} bytes of queues: lower "
+          "the vector width or the queue scale",
+          graph_.name, bytes);
     ints = (ints + 15) / 16 * 16;
     k_.ints_per_instance = ints;
     k_.bytes_per_instance = static_cast<long long>(bytes);
@@ -111,8 +112,7 @@ class Pipeline {
     Kokkos::deep_copy(k_.counters, 0ULL);
     Kokkos::fence();
     const auto t0 = std::chrono::steady_clock::now();
-    Kokkos::parallel_for("korch::dataflow::" + graph_.name,
-                         typename kernel_type::policy(instances_, team_), k_);
+    Kokkos::parallel_for("korch::dataflow::" + graph_.name, typename kernel_type::policy(instances_, team_), k_);
     Kokkos::fence();
     const auto t1 = std::chrono::steady_clock::now();
     auto err = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_.errors);
@@ -145,15 +145,13 @@ class Pipeline {
     out.values.resize(n);
     out.instance.resize(n);
     if (n == 0) return out;
-    auto bytes = Kokkos::subview(
-        k_.sink_bytes, std::make_pair(static_cast<std::size_t>(k_.sink_off[s]),
-                                      static_cast<std::size_t>(k_.sink_off[s]) + n * sizeof(T)));
+    auto bytes =
+        Kokkos::subview(k_.sink_bytes, std::make_pair(static_cast<std::size_t>(k_.sink_off[s]),
+                                                      static_cast<std::size_t>(k_.sink_off[s]) + n * sizeof(T)));
     auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bytes);
     std::memcpy(static_cast<void*>(out.values.data()), hb.data(), n * sizeof(T));
-    auto orig = Kokkos::subview(
-        k_.sink_origins,
-        std::make_pair(static_cast<std::size_t>(k_.sink_origin_off[s]),
-                       static_cast<std::size_t>(k_.sink_origin_off[s]) + n));
+    auto orig = Kokkos::subview(k_.sink_origins, std::make_pair(static_cast<std::size_t>(k_.sink_origin_off[s]),
+                                                                static_cast<std::size_t>(k_.sink_origin_off[s]) + n));
     auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), orig);
     for (std::size_t k = 0; k < n; ++k) out.instance[k] = ho(k);
     return out;
@@ -166,8 +164,7 @@ class Pipeline {
   // capacity of the data queue in front of node `name`
   int queue_capacity(const std::string& name) const {
     const int i = graph_.index_of(name);
-    if (i <= 0) throw Error::format("dataflow pipeline '{}': no queue in front of '{}'",
-                                    graph_.name, name);
+    if (i <= 0) throw Error::format("dataflow pipeline '{}': no queue in front of '{}'", graph_.name, name);
     return caps_[i];
   }
 
@@ -180,24 +177,27 @@ class Pipeline {
 
   // Vector width, team size, instances, input size and chunk from the options and the space.
   void choose_shape(const Options& options) {
-    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                                     typename ExecSpace::memory_space>::accessible;
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
     const std::string& name = graph_.name;
     int W = options.vector_width > 0 ? options.vector_width : (host ? 64 : 128);
     if (W > 1024)
-      throw Error::format("dataflow pipeline '{}': vector width {} is above 1024: use a smaller "
-                          "width", name, W);
+      throw Error::format(
+          "dataflow pipeline '{}': vector width {} is above 1024: use a smaller "
+          "width",
+          name, W);
     // On GPUs a team is one lane per item of a run, rounded up to a power of two: the team scan
     // that places a run's outputs needs a power-of-two block (Kokkos' CUDA and HIP scans).
     int team = options.team_size > 0 ? options.team_size : (host ? 1 : detail::next_power_of_two(W));
     if (!host && (team & (team - 1)) != 0)
-      throw Error::format("dataflow pipeline '{}': team size {} on {}: a GPU team's scan needs a power "
-                          "of two: use {} (or 0 for the default)", name, team, ExecSpace::name(),
-                          detail::next_power_of_two(team));
+      throw Error::format(
+          "dataflow pipeline '{}': team size {} on {}: a GPU team's scan needs a power "
+          "of two: use {} (or 0 for the default)",
+          name, team, ExecSpace::name(), detail::next_power_of_two(team));
     if (options.queue_scale < 1.0)
-      throw Error::format("dataflow pipeline '{}': queue scale factor {} is below the minimum 1 "
-                          "(a queue must hold one upstream run plus a consumer vector): use >= 1",
-                          name, options.queue_scale);
+      throw Error::format(
+          "dataflow pipeline '{}': queue scale factor {} is below the minimum 1 "
+          "(a queue must hold one upstream run plus a consumer vector): use >= 1",
+          name, options.queue_scale);
     int instances = options.instances;
     if (instances <= 0) {
       const int conc = static_cast<int>(ExecSpace().concurrency());
@@ -205,8 +205,10 @@ class Pipeline {
     }
     const long long n_input = static_cast<long long>(graph_.nodes[0].sink_capacity);
     if (n_input > INT_MAX / 2)
-      throw Error::format("dataflow pipeline '{}': source '{}' has {} items, more than {} per "
-                          "run: split the input", name, graph_.nodes[0].name, n_input, INT_MAX / 2);
+      throw Error::format(
+          "dataflow pipeline '{}': source '{}' has {} items, more than {} per "
+          "run: split the input",
+          name, graph_.nodes[0].name, n_input, INT_MAX / 2);
     W_ = W;
     team_ = team;
     instances_ = instances;
@@ -237,16 +239,17 @@ class Pipeline {
       if (s.kind == NodeKind::Map) {
         for (int c = 0; c < d.n_channels; ++c) {
           d.stage_off[c] = static_cast<int>(bytes);
-          bytes = detail::align64(bytes + static_cast<std::size_t>(W) * s.max_outputs[c] *
-                                              s.channel_sizes[c]);
+          bytes = detail::align64(bytes + static_cast<std::size_t>(W) * s.max_outputs[c] * s.channel_sizes[c]);
           d.counts_off[c] = ints;
           ints += W + 1;
         }
       }
       if (s.kind == NodeKind::Enumerate) {
         if (s.parent_buffer < 1)
-          throw Error::format("dataflow graph '{}': enumerate node '{}' has a parent buffer of {} "
-                              "slots: use at least 1", graph_.name, s.name, s.parent_buffer);
+          throw Error::format(
+              "dataflow graph '{}': enumerate node '{}' has a parent buffer of {} "
+              "slots: use at least 1",
+              graph_.name, s.name, s.parent_buffer);
         d.arena_off = static_cast<int>(bytes);
         bytes = detail::align64(bytes + static_cast<std::size_t>(s.parent_buffer) * s.parent_size);
         d.buffer_slots = s.parent_buffer;
@@ -291,8 +294,7 @@ class Pipeline {
       // one-lane teams write a producer run contiguously past the tail (see wrap_overhang)
       q.overhang = team_ == 1 ? per_run : 0;
       q.data_off = static_cast<int>(bytes);
-      bytes = detail::align64(bytes + static_cast<std::size_t>(q.cap + q.overhang) *
-                                          graph_.nodes[c].input_size);
+      bytes = detail::align64(bytes + static_cast<std::size_t>(q.cap + q.overhang) * graph_.nodes[c].input_size);
       q.sig_off = static_cast<int>(bytes);
       bytes = detail::align64(bytes + static_cast<std::size_t>(q.sig_cap) * sizeof(Signal));
       q.state_off = k_.queue_off + c * Q_FIELDS;
@@ -306,20 +308,19 @@ class Pipeline {
     const int instances = instances_;
     const std::size_t bytes = static_cast<std::size_t>(k_.bytes_per_instance);
     const std::string prefix = std::string("korch::dataflow::") + name;
-    k_.state = decltype(k_.state)(Kokkos::view_alloc(prefix + "::state", Kokkos::WithoutInitializing),
-                                  instances, k_.ints_per_instance);
+    k_.state = decltype(k_.state)(Kokkos::view_alloc(prefix + "::state", Kokkos::WithoutInitializing), instances,
+                                  k_.ints_per_instance);
     k_.arena = decltype(k_.arena)(Kokkos::view_alloc(prefix + "::queues", Kokkos::WithoutInitializing),
                                   static_cast<std::size_t>(instances) * bytes + 64);
     k_.stats = decltype(k_.stats)("korch::dataflow::stats", instances, N * detail::ST_FIELDS);
     k_.wide = decltype(k_.wide)("korch::dataflow::wide", instances, 8);
     k_.errors = decltype(k_.errors)("korch::dataflow::errors", 2);
     k_.counters = decltype(k_.counters)("korch::dataflow::counters", 1 + N);
-    k_.sink_bytes = decltype(k_.sink_bytes)(Kokkos::view_alloc("korch::dataflow::sinks",
-                                                               Kokkos::WithoutInitializing),
+    k_.sink_bytes = decltype(k_.sink_bytes)(Kokkos::view_alloc("korch::dataflow::sinks", Kokkos::WithoutInitializing),
                                             static_cast<std::size_t>(sinks.bytes) + 64);
-    k_.sink_origins = decltype(k_.sink_origins)(Kokkos::view_alloc("korch::dataflow::origins",
-                                                                   Kokkos::WithoutInitializing),
-                                                static_cast<std::size_t>(sinks.ints) + 1);
+    k_.sink_origins =
+        decltype(k_.sink_origins)(Kokkos::view_alloc("korch::dataflow::origins", Kokkos::WithoutInitializing),
+                                  static_cast<std::size_t>(sinks.ints) + 1);
   }
 
   // Per node statistics of the last run, summed over instances.
@@ -338,9 +339,7 @@ class Pipeline {
         ns.flushes += stats(r, i * detail::ST_FIELDS + detail::ST_FLUSHES);
         ns.blocks += stats(r, i * detail::ST_FIELDS + detail::ST_BLOCKS);
       }
-      ns.utilization = ns.runs > 0 ? static_cast<double>(ns.lanes) /
-                                         (static_cast<double>(ns.runs) * W_)
-                                   : 0.0;
+      ns.utilization = ns.runs > 0 ? static_cast<double>(ns.lanes) / (static_cast<double>(ns.runs) * W_) : 0.0;
       out.push_back(ns);
     }
     return out;
@@ -348,8 +347,8 @@ class Pipeline {
 
   Error make_error(int bits, int node) const {
     const std::string who = node >= 0 && node < N ? graph_.nodes[node].name : "?";
-    return Error::format("dataflow pipeline '{}': debug check failed at node '{}': {}",
-                         graph_.name, who, detail::describe_error_bits(bits));
+    return Error::format("dataflow pipeline '{}': debug check failed at node '{}': {}", graph_.name, who,
+                         detail::describe_error_bits(bits));
   }
 
   CompiledGraph graph_;

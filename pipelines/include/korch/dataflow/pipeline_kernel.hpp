@@ -20,39 +20,33 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   using Base = PipelineProtocol<ExecSpace, Nodes...>;
 
  public:
+  using Base::N;
   using typename Base::member_type;
   using typename Base::policy;
-  using Base::N;
 
   explicit PipelineKernel(const korch::detail::DeviceTuple<Nodes...>& n) : nodes(n) {}
 
   korch::detail::DeviceTuple<Nodes...> nodes;
 
   // the protocol's state and bookkeeping, used unqualified below (public: node hooks call them)
-  using Base::arena;
-  using Base::bytes_per_instance;
-  using Base::chunk;
-  using Base::counters;
-  using Base::ints_per_instance;
-  using Base::n_input;
-  using Base::nd;
-  using Base::qd;
-  using Base::stack_off;
-  using Base::state;
-  using Base::stats;
-  using Base::W;
-  using Base::wide;
   using Base::activate;
   using Base::after_firing;
+  using Base::arena;
+  using Base::bytes_per_instance;
   using Base::check_children_full;
   using Base::check_push;
+  using Base::chunk;
   using Base::count_run;
+  using Base::counters;
   using Base::emit_run;
   using Base::emit_signal;
   using Base::fireable;
   using Base::flag;
   using Base::flushing;
   using Base::global_field;
+  using Base::ints_per_instance;
+  using Base::n_input;
+  using Base::nd;
   using Base::node_field;
   using Base::open_slot;
   using Base::planned_lanes;
@@ -60,16 +54,21 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   using Base::pop_signal;
   using Base::propagate_flush;
   using Base::publish_plan;
+  using Base::qd;
   using Base::queue_fields;
   using Base::refcount;
   using Base::signals;
+  using Base::stack_off;
   using Base::stat;
+  using Base::state;
+  using Base::stats;
   using Base::sync;
+  using Base::W;
+  using Base::wide;
 
   // Consume the head signal if its credit is used up (at most one per run).
   template <class NodeT>
-  KOKKOS_INLINE_FUNCTION void maybe_consume_signal(const NodeT& node, const InstanceState& in,
-                                                   int id) const {
+  KOKKOS_INLINE_FUNCTION void maybe_consume_signal(const NodeT& node, const InstanceState& in, int id) const {
     if (global_field(in, G_SC) < global_field(in, G_SIGS_TO) && global_field(in, G_CREDIT) == 0) {
       const Signal s = pop_signal(in, id);
       ++global_field(in, G_SC);
@@ -100,8 +99,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   // them. A flushing node whose last run activated a successor completes the flush in a later
   // firing (so an aggregate's final output always has room).
   template <class NodeT>
-  KOKKOS_INLINE_FUNCTION void end_if_empty(const NodeT& node, const InstanceState& in, int id,
-                                           bool empty) const {
+  KOKKOS_INLINE_FUNCTION void end_if_empty(const NodeT& node, const InstanceState& in, int id, bool empty) const {
     if (!empty) return;
     if (!flushing(in, id)) {
       node_field(in, id, N_ACTIVE) = 0;
@@ -120,8 +118,8 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   // with a signal pending a run is limited by the signal's credit and the signal is consumed when
   // the credit reaches zero; without, a run needs a full vector unless the node is flushing.
   template <class NodeT>
-  KOKKOS_INLINE_FUNCTION void fire_consumer(const NodeT& node, const member_type& t,
-                                            const InstanceState& in, int id) const {
+  KOKKOS_INLINE_FUNCTION void fire_consumer(const NodeT& node, const member_type& t, const InstanceState& in,
+                                            int id) const {
     Kokkos::single(Kokkos::PerTeam(t), [&]() { begin_firing(in, id); });
     for (int run = 0;; ++run) {
       Kokkos::single(Kokkos::PerTeam(t), [&]() {
@@ -160,8 +158,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
     Kokkos::single(Kokkos::PerTeam(t), [&]() {
       save_credit(in, id);
       const int* q = queue_fields(in, id);
-      const bool empty =
-          q[S_COUNT] == 0 && (flushing(in, id) ? q[Q_COUNT] == 0 : q[Q_COUNT] < qd[id].input_width);
+      const bool empty = q[S_COUNT] == 0 && (flushing(in, id) ? q[Q_COUNT] == 0 : q[Q_COUNT] < qd[id].input_width);
       end_if_empty(node, in, id, empty);
       after_firing(in, id);
     });
@@ -170,8 +167,8 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   // The source claims chunks of the input with an atomic counter and writes runs of up to one
   // vector width; when the input is exhausted it flushes region 0 (everything) and deactivates.
   template <class NodeT>
-  KOKKOS_INLINE_FUNCTION void fire_source(const NodeT& node, const member_type& t,
-                                          const InstanceState& in, int id) const {
+  KOKKOS_INLINE_FUNCTION void fire_source(const NodeT& node, const member_type& t, const InstanceState& in,
+                                          int id) const {
     using T = typename NodeT::output_type;
     const int child = nd[id].child[0];
     Kokkos::single(Kokkos::PerTeam(t), [&]() { begin_firing(in, id); });
@@ -184,10 +181,9 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
         }
         int n = -1;
         if (!global_field(in, G_ANYDS)) {
-          if (node_field(in, id, N_NEXT) == node_field(in, id, N_CNT) &&
-              !node_field(in, id, N_HAS_CUR)) {
-            const long long base = static_cast<long long>(Kokkos::atomic_fetch_add(
-                &counters(0), static_cast<unsigned long long>(chunk)));
+          if (node_field(in, id, N_NEXT) == node_field(in, id, N_CNT) && !node_field(in, id, N_HAS_CUR)) {
+            const long long base =
+                static_cast<long long>(Kokkos::atomic_fetch_add(&counters(0), static_cast<unsigned long long>(chunk)));
             if (base >= n_input) {
               node_field(in, id, N_HAS_CUR) = 1;  // exhausted
             } else {
@@ -222,8 +218,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       sync(t);
     }
     Kokkos::single(Kokkos::PerTeam(t), [&]() {
-      const bool exhausted = node_field(in, id, N_HAS_CUR) &&
-                             node_field(in, id, N_NEXT) == node_field(in, id, N_CNT);
+      const bool exhausted = node_field(in, id, N_HAS_CUR) && node_field(in, id, N_NEXT) == node_field(in, id, N_CNT);
       if (exhausted && !global_field(in, G_ANYDS)) {
         node_field(in, id, N_ACTIVE) = 0;
         ++stat(in, id, ST_FLUSHES);
@@ -237,8 +232,8 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   // credit is used up, or takes the next parent: it needs a free parent-buffer slot; when the
   // buffer is full the node flushes its region and BLOCKS (the last release unblocks it).
   template <class NodeT>
-  KOKKOS_INLINE_FUNCTION void fire_enumerate(const NodeT& node, const member_type& t,
-                                             const InstanceState& in, int id) const {
+  KOKKOS_INLINE_FUNCTION void fire_enumerate(const NodeT& node, const member_type& t, const InstanceState& in,
+                                             int id) const {
     using P = typename NodeT::parent_type;
     using T = typename NodeT::element_type;
     const int child = nd[id].child[0];
@@ -248,8 +243,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
         if (run > 0) {
           const int n = global_field(in, G_PREV_N);
           emit_run(in, id, child, n);
-          if (node_field(in, id, N_HAS_CUR) &&
-              node_field(in, id, N_NEXT) >= node_field(in, id, N_CNT))
+          if (node_field(in, id, N_HAS_CUR) && node_field(in, id, N_NEXT) >= node_field(in, id, N_CNT))
             node_field(in, id, N_HAS_CUR) = 0;
           if (!node_field(in, id, N_HAS_CUR)) maybe_consume_signal(node, in, id);
           check_children_full(in, id);
@@ -272,8 +266,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       if (n < 0) break;
       if (n > 0) {
         const DataQueue<T> out = this->template queue<T>(in, child);
-        const P& p =
-            reinterpret_cast<const P*>(in.arena + nd[id].arena_off)[node_field(in, id, N_SLOT)];
+        const P& p = reinterpret_cast<const P*>(in.arena + nd[id].arena_off)[node_field(in, id, N_SLOT)];
         const int first = node_field(in, id, N_NEXT);
         if (t.team_size() == 1 && n <= qd[child].overhang) {
           // one lane: contiguous from the tail (into the overhang), then wrap the overhang
@@ -283,9 +276,8 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
           wrap_overhang(out.data, out.cap, tail, n);
           continue;
         }
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
-          out.after_tail(l) = node.fn.element(p, first + l);
-        });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n),
+                             [&](const int l) { out.after_tail(l) = node.fn.element(p, first + l); });
         sync(t);
       }
     }
@@ -293,8 +285,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       save_credit(in, id);
       if (!node_field(in, id, N_BLOCKED)) {
         const int* q = queue_fields(in, id);
-        end_if_empty(node, in, id,
-                     !node_field(in, id, N_HAS_CUR) && q[S_COUNT] == 0 && q[Q_COUNT] == 0);
+        end_if_empty(node, in, id, !node_field(in, id, N_HAS_CUR) && q[S_COUNT] == 0 && q[Q_COUNT] == 0);
       }
       after_firing(in, id);
     });
@@ -331,8 +322,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   }
 
   template <int I = 0>
-  KOKKOS_INLINE_FUNCTION void dispatch(const member_type& t, const InstanceState& in,
-                                       int id) const {
+  KOKKOS_INLINE_FUNCTION void dispatch(const member_type& t, const InstanceState& in, int id) const {
     if constexpr (I < N) {
       if (id == I) {
         korch::detail::get<I>(nodes).fire(*this, t, in, I);
@@ -345,8 +335,8 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   // --- the kernel: one pipeline instance per league member ---------------------------------
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& t) const {
     const int r = t.league_rank();
-    const InstanceState in{arena.data() + static_cast<std::size_t>(r) * bytes_per_instance,
-                           &state(r, 0), &stats(r, 0), &wide(r, 0), r};
+    const InstanceState in{arena.data() + static_cast<std::size_t>(r) * bytes_per_instance, &state(r, 0), &stats(r, 0),
+                           &wide(r, 0), r};
     Kokkos::single(Kokkos::PerTeam(t), [&]() { start_instance(in); });
     sync(t);
     for (;;) {
@@ -390,8 +380,8 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   KOKKOS_INLINE_FUNCTION void check_claim(const InstanceState& in) const {
     if (global_field(in, G_STOP)) return;
     for (int x = 0; x < N; ++x) {
-      bool bad = node_field(in, x, N_ACTIVE) || node_field(in, x, N_BLOCKED) ||
-                 node_field(in, x, N_FLUSH) != NOT_FLUSHING;
+      bool bad =
+          node_field(in, x, N_ACTIVE) || node_field(in, x, N_BLOCKED) || node_field(in, x, N_FLUSH) != NOT_FLUSHING;
       if (x > 0) {
         const int* q = queue_fields(in, x);
         bad = bad || q[Q_COUNT] != 0 || q[S_COUNT] != 0 || q[Q_QUEUED_CREDIT] != 0;

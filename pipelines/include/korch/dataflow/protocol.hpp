@@ -48,7 +48,7 @@ class PipelineProtocol {
   long long bytes_per_instance = 0;
   long long n_input = 0;
   int chunk = 1;
-  Kokkos::Array<long long, (N > 0 ? N : 1)> sink_off;       // byte offset in sink arena
+  Kokkos::Array<long long, (N > 0 ? N : 1)> sink_off;  // byte offset in sink arena
   Kokkos::Array<long long, (N > 0 ? N : 1)> sink_origin_off;
   Kokkos::Array<long long, (N > 0 ? N : 1)> sink_cap;
 
@@ -56,8 +56,8 @@ class PipelineProtocol {
   Kokkos::View<char*, mem_space> arena;
   Kokkos::View<long long**, Kokkos::LayoutRight, mem_space> stats;
   Kokkos::View<long long**, Kokkos::LayoutRight, mem_space> wide;
-  Kokkos::View<int*, mem_space> errors;                       // [0] bits, [1] node
-  Kokkos::View<unsigned long long*, mem_space> counters;      // [0] input, [1+s] sink s
+  Kokkos::View<int*, mem_space> errors;                   // [0] bits, [1] node
+  Kokkos::View<unsigned long long*, mem_space> counters;  // [0] input, [1+s] sink s
   Kokkos::View<char*, mem_space> sink_bytes;
   Kokkos::View<int*, mem_space> sink_origins;
 
@@ -70,25 +70,19 @@ class PipelineProtocol {
     if (t.team_size() > 1) t.team_barrier();
   }
   // instance-global int f (GlobalField)
-  KOKKOS_INLINE_FUNCTION int& global_field(const InstanceState& in, int f) const {
-    return in.state[f];
-  }
+  KOKKOS_INLINE_FUNCTION int& global_field(const InstanceState& in, int f) const { return in.state[f]; }
   // int f (NodeField) of node id
   KOKKOS_INLINE_FUNCTION int& node_field(const InstanceState& in, int id, int f) const {
     return in.state[node_off + id * N_FIELDS + f];
   }
   // the counters (QueueField) of the queues in front of node c
-  KOKKOS_INLINE_FUNCTION int* queue_fields(const InstanceState& in, int c) const {
-    return in.state + qd[c].state_off;
-  }
+  KOKKOS_INLINE_FUNCTION int* queue_fields(const InstanceState& in, int c) const { return in.state + qd[c].state_off; }
   template <class T>
   KOKKOS_INLINE_FUNCTION DataQueue<T> queue(const InstanceState& in, int c) const {
-    return DataQueue<T>{reinterpret_cast<T*>(in.arena + qd[c].data_off), qd[c].cap,
-                        queue_fields(in, c)};
+    return DataQueue<T>{reinterpret_cast<T*>(in.arena + qd[c].data_off), qd[c].cap, queue_fields(in, c)};
   }
   KOKKOS_INLINE_FUNCTION SignalQueue signals(const InstanceState& in, int c) const {
-    return SignalQueue{reinterpret_cast<Signal*>(in.arena + qd[c].sig_off), qd[c].sig_cap,
-                       queue_fields(in, c)};
+    return SignalQueue{reinterpret_cast<Signal*>(in.arena + qd[c].sig_off), qd[c].sig_cap, queue_fields(in, c)};
   }
   KOKKOS_INLINE_FUNCTION int& open_slot(const InstanceState& in, int id, int region) const {
     return in.state[open_off + id * 32 + region];
@@ -104,9 +98,7 @@ class PipelineProtocol {
   KOKKOS_INLINE_FUNCTION T* sink_data(int s) const {
     return reinterpret_cast<T*>(sink_bytes.data() + sink_off[s]);
   }
-  KOKKOS_INLINE_FUNCTION int* sink_origin(int s) const {
-    return sink_origins.data() + sink_origin_off[s];
-  }
+  KOKKOS_INLINE_FUNCTION int* sink_origin(int s) const { return sink_origins.data() + sink_origin_off[s]; }
   KOKKOS_INLINE_FUNCTION long long sink_capacity(int s) const { return sink_cap[s]; }
   KOKKOS_INLINE_FUNCTION long long& stat(const InstanceState& in, int id, int f) const {
     return in.stats[id * ST_FIELDS + f];
@@ -139,8 +131,7 @@ class PipelineProtocol {
   // FULL: not enough room for the producer's largest run (data) or its signals.
   KOKKOS_INLINE_FUNCTION bool full(const InstanceState& in, int c) const {
     const int* q = queue_fields(in, c);
-    return qd[c].cap - q[Q_COUNT] < qd[c].full_margin ||
-           qd[c].sig_cap - q[S_COUNT] < SIGNAL_FULL_MARGIN;
+    return qd[c].cap - q[Q_COUNT] < qd[c].full_margin || qd[c].sig_cap - q[S_COUNT] < SIGNAL_FULL_MARGIN;
   }
   // The boss's plan for run `run` (n lanes, -1: stop firing), read by every lane after the barrier;
   // two slots alternate so that the next plan never overwrites one still being read. The run's
@@ -220,8 +211,7 @@ class PipelineProtocol {
     sq.at(sq.count()) = s;
     ++q[S_COUNT];
   }
-  KOKKOS_INLINE_FUNCTION void forward_signal(const InstanceState& in, int id,
-                                             const Signal& s) const {
+  KOKKOS_INLINE_FUNCTION void forward_signal(const InstanceState& in, int id, const Signal& s) const {
     for (int c = 0; c < nd[id].n_channels; ++c) emit_signal(in, nd[id].child[c], s);
   }
   KOKKOS_INLINE_FUNCTION Signal pop_signal(const InstanceState& in, int id) const {
@@ -264,8 +254,8 @@ class PipelineProtocol {
   // the regions nested in r that it terminates (higher numbers), opens the new parent if it
   // terminates r, and otherwise passes the signal on.
   template <class Close, class Open>
-  KOKKOS_INLINE_FUNCTION void terminal_boundary(const InstanceState& in, int id, const Signal& s,
-                                                const Close& close, const Open& open) const {
+  KOKKOS_INLINE_FUNCTION void terminal_boundary(const InstanceState& in, int id, const Signal& s, const Close& close,
+                                                const Open& open) const {
     const unsigned term = nd[id].terminates;
     for (int r = 31; r >= s.region; --r) {
       if (!((term >> r) & 1u)) continue;
@@ -285,8 +275,7 @@ class PipelineProtocol {
   }
   // Completing a flush of status S: every parent of a region numbered >= S is complete.
   template <class Close>
-  KOKKOS_INLINE_FUNCTION void terminal_flush(const InstanceState& in, int id, int status,
-                                             const Close& close) const {
+  KOKKOS_INLINE_FUNCTION void terminal_flush(const InstanceState& in, int id, int status, const Close& close) const {
     const unsigned term = nd[id].terminates;
     for (int r = 31; r >= (status < 1 ? 1 : status); --r) {
       if (!((term >> r) & 1u)) continue;

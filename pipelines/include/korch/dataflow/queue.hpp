@@ -35,12 +35,12 @@ KOKKOS_INLINE_FUNCTION void wrap_overhang(T* data, int cap, int pos, int total) 
 
 // The counters of one edge (ints in the instance state).
 enum QueueField : int {
-  Q_HEAD = 0,         // ring index of the first queued item
-  Q_COUNT,            // queued items
-  Q_TAIL_CREDIT,      // items queued after the last queued signal: the next signal's credit
-  Q_QUEUED_CREDIT,    // credit still owed by the queued signals (debug: never above Q_COUNT)
-  S_HEAD,             // ring index of the first queued signal
-  S_COUNT,            // queued signals
+  Q_HEAD = 0,       // ring index of the first queued item
+  Q_COUNT,          // queued items
+  Q_TAIL_CREDIT,    // items queued after the last queued signal: the next signal's credit
+  Q_QUEUED_CREDIT,  // credit still owed by the queued signals (debug: never above Q_COUNT)
+  S_HEAD,           // ring index of the first queued signal
+  S_COUNT,          // queued signals
   Q_FIELDS
 };
 

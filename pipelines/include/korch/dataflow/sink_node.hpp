@@ -18,18 +18,16 @@ struct SinkNode : Node<SinkNode<T>> {
   static constexpr int n_channels = 0;
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                   int id) const {
+  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {
     kernel.fire_consumer(*this, t, in, id);
   }
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void plan_run(const Kernel& kernel, const InstanceState& in, int id,
-                                       int n) const {
+  KOKKOS_INLINE_FUNCTION void plan_run(const Kernel& kernel, const InstanceState& in, int id, int n) const {
     kernel.sink_claim(in, id, n);
   }
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void lanes(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                    int id, int n) const {
+  KOKKOS_INLINE_FUNCTION void lanes(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
+                                    int n) const {
     const DataQueue<T> q = kernel.template queue<T>(in, id);
     const long long base = in.wide[0];
     const auto& nd = kernel.desc(id);
@@ -69,8 +67,7 @@ struct SinkNode : Node<SinkNode<T>> {
     kernel.terminal_boundary(in, id, s, nothing{}, nothing{});
   }
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void on_flush_done(const Kernel& kernel, const InstanceState& in, int id,
-                                            int status) const {
+  KOKKOS_INLINE_FUNCTION void on_flush_done(const Kernel& kernel, const InstanceState& in, int id, int status) const {
     kernel.terminal_flush(in, id, status, nothing{});
   }
 };

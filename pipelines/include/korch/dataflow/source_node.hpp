@@ -14,7 +14,8 @@ struct ArraySource {
   using value_type = T;
   Kokkos::View<const T*, Props...> data;
   long size() const { return static_cast<long>(data.extent(0)); }
-  KOKKOS_INLINE_FUNCTION T operator()(long i) const { return data(i); } };
+  KOKKOS_INLINE_FUNCTION T operator()(long i) const { return data(i); }
+};
 
 template <class T, class... Props>
 ArraySource<T, Props...> from_view(const Kokkos::View<T*, Props...>& v) {
@@ -31,7 +32,8 @@ struct GeneratorSource {
   long n;
   Fn fn;
   long size() const { return n; }
-  KOKKOS_INLINE_FUNCTION T operator()(long i) const { return fn(i); } };
+  KOKKOS_INLINE_FUNCTION T operator()(long i) const { return fn(i); }
+};
 
 template <class T, class Fn>
 GeneratorSource<T, Fn> generate(long n, Fn fn) {
@@ -46,8 +48,7 @@ struct SourceNode : Node<SourceNode<Src>> {
   Src src;
 
   template <class Kernel, class Member>
-  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in,
-                                   int id) const {
+  KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {
     kernel.fire_source(*this, t, in, id);
   }
 };

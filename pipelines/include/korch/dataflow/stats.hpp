@@ -15,11 +15,11 @@ struct NodeStats {
   NodeKind kind = NodeKind::Map;
   long long firings = 0;
   long long runs = 0;
-  long long lanes = 0;    // items consumed (enumerate: elements produced) summed over runs
-  long long signals = 0;  // signals consumed
-  long long flushes = 0;  // flushes completed
-  long long blocks = 0;   // times blocked on a full parent buffer (enumerate)
-  double utilization = 0; // lanes / (runs x vector width)
+  long long lanes = 0;     // items consumed (enumerate: elements produced) summed over runs
+  long long signals = 0;   // signals consumed
+  long long flushes = 0;   // flushes completed
+  long long blocks = 0;    // times blocked on a full parent buffer (enumerate)
+  double utilization = 0;  // lanes / (runs x vector width)
 };
 
 struct RunStats {

@@ -38,7 +38,7 @@ struct ArgInfo {
   const char* scalar = "T";
   // Componentwise operations on one element's value (dim scalars of the argument's type).
   void (*zero)(void* dst) = nullptr;
-  void (*inc)(void* dst, const void* src) = nullptr;           // dst += src
+  void (*inc)(void* dst, const void* src) = nullptr;              // dst += src
   void (*combine)(void* dst, const void* src, Access) = nullptr;  // Inc: +=, Min: min, Max: max
 
   bool is_dat() const noexcept { return kind != Kind::Global; }
@@ -66,9 +66,12 @@ void combine_value(void* dst, const void* src, Access access) {
   T* d = static_cast<T*>(dst);
   const T* s = static_cast<const T*>(src);
   for (int c = 0; c < D; ++c) {
-    if (access == Access::Min) d[c] = std::min(d[c], s[c]);
-    else if (access == Access::Max) d[c] = std::max(d[c], s[c]);
-    else d[c] += s[c];
+    if (access == Access::Min)
+      d[c] = std::min(d[c], s[c]);
+    else if (access == Access::Max)
+      d[c] = std::max(d[c], s[c]);
+    else
+      d[c] += s[c];
   }
 }
 template <class T, int D>

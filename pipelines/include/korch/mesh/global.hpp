@@ -56,8 +56,10 @@ class GlobalImpl final : public GlobalCore {
     std::string s;
     for (int c = 0; c < D; ++c) {
       if (c) s += ' ';
-      if constexpr (std::is_arithmetic_v<T>) s += fmt::format("{}", value[c]);
-      else s += "?";
+      if constexpr (std::is_arithmetic_v<T>)
+        s += fmt::format("{}", value[c]);
+      else
+        s += "?";
     }
     return s;
   }

@@ -44,8 +44,8 @@ class ThreadTeam;
 namespace korch::mesh {
 
 struct MessageOptions {
-  unsigned threads = 2;        // team threads handling messages
-  std::size_t batch = 256;     // messages per queue item (in-order delivery)
+  unsigned threads = 2;                      // team threads handling messages
+  std::size_t batch = 256;                   // messages per queue item (in-order delivery)
   std::optional<std::uint64_t> random_seed;  // set: random-order delivery (test mode)
 };
 

@@ -38,10 +38,10 @@ enum class IncMode {
 // What the direct executor computed for one loop (see direct_executor.hpp); built on the host once.
 struct DirectPlan {
   IncMode inc_mode = IncMode::Colouring;
-  bool natural_order = true;              // one colour, elements 0..n-1
-  std::vector<int> colour_offsets;        // colour c: order(colour_offsets[c] .. colour_offsets[c+1])
+  bool natural_order = true;        // one colour, elements 0..n-1
+  std::vector<int> colour_offsets;  // colour c: order(colour_offsets[c] .. colour_offsets[c+1])
   Kokkos::View<int*, DeviceMemSpace> order;
-  std::vector<char> staged;               // per argument: indirect INC staged + atomic add
+  std::vector<char> staged;                                         // per argument: indirect INC staged + atomic add
   std::vector<Kokkos::View<unsigned char*, DeviceMemSpace>> stage;  // per argument: reduction values per element
   int n_colours() const noexcept { return static_cast<int>(colour_offsets.size()) - 1; }
 };
@@ -64,8 +64,10 @@ struct DatAccess {
   bool staged = false;
 
   KOKKOS_FORCEINLINE_FUNCTION int target(int e) const {
-    if constexpr (Indirect) return map[static_cast<std::size_t>(e) * arity + index];
-    else return e;
+    if constexpr (Indirect)
+      return map[static_cast<std::size_t>(e) * arity + index];
+    else
+      return e;
   }
   KOKKOS_FORCEINLINE_FUNCTION T* pointer(int e, local_type& l) const {
     if constexpr (Indirect) {
@@ -130,9 +132,8 @@ struct DirectAccessOf<GlobalArg<T, D>> {
 };
 
 template <class Kernel, class... Acc, std::size_t... I>
-KOKKOS_FORCEINLINE_FUNCTION void apply_element(const Kernel& kernel,
-                                               const korch::detail::DeviceTuple<Acc...>& acc, int e,
-                                               std::index_sequence<I...>) {
+KOKKOS_FORCEINLINE_FUNCTION void apply_element(const Kernel& kernel, const korch::detail::DeviceTuple<Acc...>& acc,
+                                               int e, std::index_sequence<I...>) {
   using korch::detail::get;
   korch::detail::DeviceTuple<typename Acc::local_type...> local;
   kernel(get<I>(acc).pointer(e, get<I>(local))...);
@@ -149,8 +150,10 @@ struct HostAccess<DatArg<T, D, Indirect>> {
   const int* map;
   int arity, index;
   T* pointer(int e) const {
-    if constexpr (Indirect) return data + static_cast<std::size_t>(map[static_cast<std::size_t>(e) * arity + index]) * D;
-    else return data + static_cast<std::size_t>(e) * D;
+    if constexpr (Indirect)
+      return data + static_cast<std::size_t>(map[static_cast<std::size_t>(e) * arity + index]) * D;
+    else
+      return data + static_cast<std::size_t>(e) * D;
   }
 };
 template <class T, int D>
@@ -225,8 +228,10 @@ class ParLoop final : public ParLoopBase {
   template <class T, int D, bool Ind>
   static detail::HostAccess<DatArg<T, D, Ind>> host_access(DatArg<T, D, Ind>& a) {
     T* data = modifies(a.access) ? a.dat.host_write() : const_cast<T*>(a.dat.host_read());
-    if constexpr (Ind) return {data, a.map.host_data(), a.map.arity(), a.index};
-    else return {data, nullptr, 0, 0};
+    if constexpr (Ind)
+      return {data, a.map.host_data(), a.map.arity(), a.index};
+    else
+      return {data, nullptr, 0, 0};
   }
   template <class T, int D>
   static detail::HostAccess<GlobalArg<T, D>> host_access(GlobalArg<T, D>& a) {

@@ -2,7 +2,8 @@
 // that links a driver fills a registry with the body of every action of the operation and with the
 // hooks for the work between bundles; the driver looks each action up by its name. Registrations
 // at static initialisation go to ActionRegistry::global():
-//   static const korch::plan::RegisterAction eos("eos", [](korch::DataSource& g, int b, const korch::Box& box) { ... });
+//   static const korch::plan::RegisterAction eos("eos", [](korch::DataSource& g, int b, const korch::Box& box) { ...
+//   });
 #pragma once
 
 #include <korch/plan/executor.hpp>

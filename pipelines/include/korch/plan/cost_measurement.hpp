@@ -17,7 +17,7 @@
 namespace korch::plan {
 
 struct MeasuredCost {
-  double host = 0.0;    // seconds per block; 0: not measured
+  double host = 0.0;  // seconds per block; 0: not measured
   double device = 0.0;
 };
 

@@ -22,7 +22,7 @@ struct PipelinePlacement {
   // host or device when every action runs there; split when the pipeline runs on both sides (a
   // data-parallel split, or some actions on the host and later ones on a device).
   Placement placement = Placement::host;
-  double host_cost = 0.0;    // per item, summed over the pipeline's actions
+  double host_cost = 0.0;  // per item, summed over the pipeline's actions
   double device_cost = 0.0;
   double host_weight = 1.0;  // the shares of the items of the split actions (1 and 0 without)
   double device_weight = 0.0;

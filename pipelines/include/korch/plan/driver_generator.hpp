@@ -19,6 +19,7 @@ std::string identifier_problem(const std::string& name);
 
 // The driver's source. Throws korch::Error when `function` cannot name it (identifier_problem) or
 // the plan is not one of `operation` (check_plan, plan_check.hpp).
-std::string generate_driver(const Operation& operation, const Plan& plan, const std::string& function = "korch_plan_run");
+std::string generate_driver(const Operation& operation, const Plan& plan,
+                            const std::string& function = "korch_plan_run");
 
 }  // namespace korch::plan

@@ -19,14 +19,16 @@ namespace korch::plan::driver {
 
 // Every action registered; the source holds `n_vars` variables, at least `widest_stencil` guard
 // cells, and is of every level an action's iterator names.
-void check(const ActionRegistry& registry, const DataSource& source, const char* operation, std::initializer_list<const char*> actions,
-           int n_vars, int widest_stencil, std::initializer_list<int> levels);
+void check(const ActionRegistry& registry, const DataSource& source, const char* operation,
+           std::initializer_list<const char*> actions, int n_vars, int widest_stencil,
+           std::initializer_list<int> levels);
 
 // The stage routine `name` over the registered bodies of `actions`, declared as the JSON says.
-ActionRoutine routine(const ActionRegistry& registry, DataSource& source, const char* name, const char* declaration_json,
-                      std::initializer_list<const char*> actions);
+ActionRoutine routine(const ActionRegistry& registry, DataSource& source, const char* name,
+                      const char* declaration_json, std::initializer_list<const char*> actions);
 
-void fill_guards(const ActionRegistry& registry, DataSource& source, const char* operation, const std::vector<int>& variables);
+void fill_guards(const ActionRegistry& registry, DataSource& source, const char* operation,
+                 const std::vector<int>& variables);
 
 // The plan's guard fills as the Executor does them (docs/planner.md, "Execution"): with the
 // registry's hooks.filling_order, a fill directly before a bundle runs inside that bundle's cycle
@@ -34,7 +36,8 @@ void fill_guards(const ActionRegistry& registry, DataSource& source, const char*
 class PendingFills {
  public:
   // A guard_fill step: done now without hooks.filling_order, else kept for the next bundle.
-  void fill_guards(const ActionRegistry& registry, DataSource& source, const char* operation, const std::vector<int>& variables);
+  void fill_guards(const ActionRegistry& registry, DataSource& source, const char* operation,
+                   const std::vector<int>& variables);
   // The block order for bundle `bundle`'s cycle: null when no fill waits, else hooks.filling_order's
   // (an error naming the bundle when it gives none).
   BlockIterator* order(const ActionRegistry& registry, DataSource& source, const char* operation, const char* bundle);

@@ -1,7 +1,7 @@
 // Running an operation (docs/planner.md, "Execution"): a plan bundle by bundle on a
-// korch::Runtime over any data source (a korch::Grid, a physics code's BlockList), or sequentially in program order as the reference a plan must
-// reproduce. The application gives each action's body, which works on a box of one block (a tile,
-// or the block's interior), and hooks for the work between bundles.
+// korch::Runtime over any data source (a korch::Grid, a physics code's BlockList), or sequentially in program order as
+// the reference a plan must reproduce. The application gives each action's body, which works on a box of one block (a
+// tile, or the block's interior), and hooks for the work between bundles.
 #pragma once
 
 #include <korch/block_iterator.hpp>
@@ -44,13 +44,12 @@ class Executor {
   Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks);
 
   // Checks the plan against the operation (check_plan: its digest, every action once, dependences,
-  // fills, sides; a korch::Error naming the first difference), then runs every step of it: one Runtime::execute per bundle, with routines that carry their
-  // declarations (so the runtime checks them), and the hooks between bundles (a guard fill directly
-  // before a bundle inside its cycle when hooks.filling_order is given).
-  // A bundle's routines are built once and kept for the next run while the plan's bundle has the
-  // same stages and the source is the same one (docs/planner.md, "Execution").
-  // `after_bundle`, when given, is called after each bundle's cycle (the dynamic mode reads the
-  // cycle's trace there).
+  // fills, sides; a korch::Error naming the first difference), then runs every step of it: one Runtime::execute per
+  // bundle, with routines that carry their declarations (so the runtime checks them), and the hooks between bundles (a
+  // guard fill directly before a bundle inside its cycle when hooks.filling_order is given). A bundle's routines are
+  // built once and kept for the next run while the plan's bundle has the same stages and the source is the same one
+  // (docs/planner.md, "Execution"). `after_bundle`, when given, is called after each bundle's cycle (the dynamic mode
+  // reads the cycle's trace there).
   void run(const Plan& plan, Runtime& runtime, DataSource& source,
            const std::function<void(const PlannedBundle&)>& after_bundle = {}) const;
   // The reference: every action on every block in program order; before an action, the guard cells
@@ -73,7 +72,7 @@ class Executor {
   std::string digest_;                        // operation_digest(operation_)
   ActionBodies bodies_;
   ExecutionHooks hooks_;
-  mutable std::mutex built_mutex_;  // run may be called from several threads
+  mutable std::mutex built_mutex_;                                           // run may be called from several threads
   mutable std::map<std::size_t, std::shared_ptr<const BuiltBundle>> built_;  // by the step's index in its plan
 };
 

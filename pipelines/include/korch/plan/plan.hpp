@@ -14,8 +14,8 @@ namespace korch::plan {
 
 // Consecutive actions of a pipeline run as one routine by one team (fused when more than one).
 struct Stage {
-  std::vector<std::string> actions;  // in program order
-  std::string routine;               // the bundle routine's name: the actions joined by '+'
+  std::vector<std::string> actions;       // in program order
+  std::string routine;                    // the bundle routine's name: the actions joined by '+'
   Placement placement = Placement::host;  // its side (split: a host team and a device team, shared by speed)
 };
 
@@ -47,7 +47,7 @@ struct PlanStep {
 
 struct Plan {
   std::string operation;
-  std::string operation_digest;  // operation_digest(operation) when planned (plan_check.hpp)
+  std::string operation_digest;            // operation_digest(operation) when planned (plan_check.hpp)
   std::vector<ActionDeclaration> actions;  // the operation's, in program order
   std::vector<PlanStep> steps;
 

@@ -19,9 +19,7 @@ namespace korch::streams {
 struct Cardinality {
   std::uint64_t in = 1;   // n: items consumed per round (>= 1)
   std::uint64_t out = 1;  // m: items emitted per round (>= 1)
-  friend bool operator==(const Cardinality& a, const Cardinality& b) {
-    return a.in == b.in && a.out == b.out;
-  }
+  friend bool operator==(const Cardinality& a, const Cardinality& b) { return a.in == b.in && a.out == b.out; }
 };
 
 using Cards = std::vector<Cardinality>;

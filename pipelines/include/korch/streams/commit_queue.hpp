@@ -38,8 +38,7 @@ class CommitQueue : public CounterRing<T> {
  public:
   CommitQueue(std::string name, std::size_t capacity) : Base(capacity), name_(std::move(name)) {
     if (capacity == 0) {
-      throw Error::format("commit queue '{}': capacity 0 can hold nothing; give it at least minQSize slots",
-                          name_);
+      throw Error::format("commit queue '{}': capacity 0 can hold nothing; give it at least minQSize slots", name_);
     }
   }
   const std::string& name() const noexcept { return name_; }
@@ -97,8 +96,7 @@ class CommitQueue : public CounterRing<T> {
   // Nothing left to read optimistically.
   bool empty_for_reader() const noexcept { return back() == read_pointer(); }
   std::string describe() const {
-    return fmt::format("front={}, read={}, back={}, capacity={}", front(), read_pointer(), back(),
-                       slots_.size());
+    return fmt::format("front={}, read={}, back={}, capacity={}", front(), read_pointer(), back(), slots_.size());
   }
 
  private:

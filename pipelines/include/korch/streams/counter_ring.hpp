@@ -52,9 +52,9 @@ class CounterRing {
   // One cache line each for what different threads write: front_ (the consumer, or CommitQueue's
   // committer), back_cache_ (the reading consumer), back_ and front_cache_ (the producer).
   alignas(64) std::atomic<std::uint64_t> front_{0};  // first slot the producer may not overwrite
-  alignas(64) std::uint64_t back_cache_ = 0;          // the consumer's copy of back_ (never above it)
+  alignas(64) std::uint64_t back_cache_ = 0;         // the consumer's copy of back_ (never above it)
   alignas(64) std::atomic<std::uint64_t> back_{0};   // next slot the producer writes
-  std::uint64_t front_cache_ = 0;                     // the producer's copy of front_ (never above it)
+  std::uint64_t front_cache_ = 0;                    // the producer's copy of front_ (never above it)
 };
 
 }  // namespace korch::streams

@@ -36,11 +36,11 @@ class ThreadTeam;
 namespace korch::streams {
 
 struct ParallelOptions {
-  unsigned threads = 2;                    // scheduler threads
-  std::size_t queue_capacity = 256;        // SPSC rings
-  std::size_t commit_queue_capacity = 0;   // commit queues; 0: queue_capacity
-  unsigned steps_per_visit = 64;           // trampoline: steps a task may take per visit
-  std::chrono::milliseconds timeout{0};    // > 0: abort with korch::Error when the run takes longer
+  unsigned threads = 2;                   // scheduler threads
+  std::size_t queue_capacity = 256;       // SPSC rings
+  std::size_t commit_queue_capacity = 0;  // commit queues; 0: queue_capacity
+  unsigned steps_per_visit = 64;          // trampoline: steps a task may take per visit
+  std::chrono::milliseconds timeout{0};   // > 0: abort with korch::Error when the run takes longer
   // The longest an idle scheduler thread (every task blocked, or none) polls before it sleeps until
   // another scheduler thread makes progress or gives it a task. Polling keeps hand-offs fast while
   // data flows (a futex wake-up costs more than the gaps between items of a busy pipeline); sleeping
@@ -54,18 +54,18 @@ struct ParallelOptions {
 };
 
 struct CommitStats {
-  std::uint64_t commits = 0;             // commit(n) calls with n > 0
+  std::uint64_t commits = 0;  // commit(n) calls with n > 0
   std::uint64_t committed_items = 0;
   std::uint64_t rollbacks = 0;
-  std::uint64_t rolled_back_items = 0;   // optimistic reads undone (read again by the continuation)
+  std::uint64_t rolled_back_items = 0;  // optimistic reads undone (read again by the continuation)
 };
 
 struct ParallelResult : RunResult {
-  std::vector<std::string> warnings;     // e.g. more standalone components than threads
+  std::vector<std::string> warnings;  // e.g. more standalone components than threads
   CommitStats commits;
-  std::uint64_t tasks_run = 0;           // task activations, the source task included
-  std::uint64_t parks = 0;               // times a scheduler thread went to sleep (see idle_spin)
-  double spin_seconds = 0;               // time idle scheduler threads polled on their cores, summed
+  std::uint64_t tasks_run = 0;  // task activations, the source task included
+  std::uint64_t parks = 0;      // times a scheduler thread went to sleep (see idle_spin)
+  double spin_seconds = 0;      // time idle scheduler threads polled on their cores, summed
   // Per scheduler thread: wall time spent in task visits that made progress. The sum over the
   // maximum is the speedup the task split allows on idle cores (a load-independent bound).
   std::vector<double> busy_seconds;
@@ -76,9 +76,8 @@ struct ParallelResult : RunResult {
 // commit queue below minQSize, a commit that needs a cardinality nobody declared, an exception in a
 // component: korch::Error naming the queue or the task. `consumed` is the number of input items
 // given away for good (committed, or popped from an SPSC input).
-ParallelResult run_parallel(const Comp& program, const std::vector<Item>& input,
-                            const ParallelOptions& options = {}, ThreadTeam* team = nullptr,
-                            const Env& env = {});
+ParallelResult run_parallel(const Comp& program, const std::vector<Item>& input, const ParallelOptions& options = {},
+                            ThreadTeam* team = nullptr, const Env& env = {});
 
 // The static checks run_parallel does first (commit queue sizes, declared cardinalities), without
 // running anything. Throws korch::Error.

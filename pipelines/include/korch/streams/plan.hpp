@@ -32,16 +32,16 @@ using TaskId = int;
 struct Unit {
   enum Kind { Task, Pipeline, Bind, Loop, If } kind = Task;
   Comp comp;
-  TaskId task = -1;        // Task
-  bool standalone = false; // Task: inside standalone()
+  TaskId task = -1;                             // Task
+  bool standalone = false;                      // Task: inside standalone()
   std::vector<std::unique_ptr<Unit>> children;  // Pipeline: stages; Bind: c1, c2; Loop: body; If: a, b
-  int computer_stage = -1;           // Pipeline: the stage that is a computer, -1 for none
-  std::optional<Cards> commit_cards; // Pipeline: cardinalities of the stages before computer_stage
+  int computer_stage = -1;                      // Pipeline: the stage that is a computer, -1 for none
+  std::optional<Cards> commit_cards;            // Pipeline: cardinalities of the stages before computer_stage
 };
 
 struct TaskInfo {
   TaskId id = -1;
-  std::string name;   // the merged subtree, as to_string
+  std::string name;  // the merged subtree, as to_string
   bool computer = false;
   bool standalone = false;
   unsigned thread = 0;
@@ -53,7 +53,7 @@ class ExecutionMap {
   enum Kind { Seq, Par, Repeat, Atom, Alt } kind = Atom;
   TaskId task = -1;
   std::vector<ExecutionMap> children;
-  std::string text() const;                   // e.g. "Seq [Par [Atom 0, Atom 1], Atom 2]"
+  std::string text() const;  // e.g. "Seq [Par [Atom 0, Atom 1], Atom 2]"
 };
 
 struct Plan {
@@ -78,6 +78,7 @@ class Layout {
   std::vector<unsigned> tasks_per_thread() const;
   // Graphviz: tasks as nodes clustered by thread, data edges inside pipelines, dashed continuation edges.
   std::string dot() const;
+
  private:
   std::unique_ptr<Unit> build(const Comp& c, bool standalone);
   void flatten(const Comp& c, bool standalone, std::vector<std::unique_ptr<Unit>>& stages);

@@ -51,6 +51,7 @@ class Env {
   Value at(const std::string& name) const;  // throws korch::Error naming the variable
   bool has(const std::string& name) const;
   Env with(const std::string& name, Value value) const;
+
  private:
   std::vector<std::pair<std::string, Value>> vars_;
 };
@@ -70,8 +71,8 @@ struct Signal {
 class Instance {
  public:
   virtual ~Instance();
-  virtual Signal tick() = 0;             // never called while a Consume awaits its process()
-  virtual Signal process(Item x) = 0;    // answers a Consume; returns Yield, Skip or Done
+  virtual Signal tick() = 0;           // never called while a Consume awaits its process()
+  virtual Signal process(Item x) = 0;  // answers a Consume; returns Yield, Skip or Done
 };
 
 // ---- leaves ----
@@ -99,11 +100,12 @@ class Comp {
   const Node& node() const;
   const std::shared_ptr<const Node>& ptr() const noexcept { return node_; }
   bool is_computer() const;
-  bool has_barrier() const;         // contains |>>>| or standalone
+  bool has_barrier() const;  // contains |>>>| or standalone
   const std::string& name() const;
   // The chain's cardinalities when this is a leaf transformer or a pipe of them; nullopt otherwise.
   std::optional<Cards> cards() const;
   explicit operator bool() const noexcept { return node_ != nullptr; }
+
  private:
   std::shared_ptr<const Node> node_;
 };
@@ -113,14 +115,14 @@ struct Node {
   std::string name;
   bool computer = false;
   bool barrier = false;
-  Cardinality card{};                                       // Transformer
-  std::function<Kernel(const Env&)> make_kernel;            // Transformer
+  Cardinality card{};                                                  // Transformer
+  std::function<Kernel(const Env&)> make_kernel;                       // Transformer
   std::function<std::unique_ptr<ComputerBody>(const Env&)> make_body;  // Computer
-  Comp a, b;                                                // children
-  std::string var;                                          // Bind
-  std::function<Value(const Env&)> count;                   // Times
-  std::function<bool(Value)> pred;                          // Until
-  std::function<bool(const Env&)> cond;                     // If
+  Comp a, b;                                                           // children
+  std::string var;                                                     // Bind
+  std::function<Value(const Env&)> count;                              // Times
+  std::function<bool(Value)> pred;                                     // Until
+  std::function<bool(const Env&)> cond;                                // If
 };
 
 // Leaf transformer with state: make(env) returns the round function of one activation.

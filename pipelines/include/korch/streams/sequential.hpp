@@ -13,9 +13,9 @@ namespace korch::streams {
 
 struct RunResult {
   std::vector<Item> output;
-  std::optional<Value> value;   // set when the program finished (a computer), empty when it starved
-  bool starved = false;         // it asked for input after the last item
-  std::uint64_t consumed = 0;   // input items taken
+  std::optional<Value> value;  // set when the program finished (a computer), empty when it starved
+  bool starved = false;        // it asked for input after the last item
+  std::uint64_t consumed = 0;  // input items taken
 };
 
 RunResult run_sequential(const Comp& program, const std::vector<Item>& input, const Env& env = {});

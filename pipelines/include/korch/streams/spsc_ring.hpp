@@ -26,8 +26,7 @@ class SpscRing : public CounterRing<T> {
  public:
   SpscRing(std::string name, std::size_t capacity) : Base(capacity), name_(std::move(name)) {
     if (capacity == 0) {
-      throw Error::format("stream queue '{}': capacity 0 can hold nothing; give it at least 1 slot",
-                          name_);
+      throw Error::format("stream queue '{}': capacity 0 can hold nothing; give it at least 1 slot", name_);
     }
   }
   const std::string& name() const noexcept { return name_; }
@@ -39,8 +38,7 @@ class SpscRing : public CounterRing<T> {
 
   // Snapshots (exact only when the other side is quiet).
   std::size_t size() const noexcept {
-    return static_cast<std::size_t>(back_.load(std::memory_order_acquire) -
-                                    front_.load(std::memory_order_acquire));
+    return static_cast<std::size_t>(back_.load(std::memory_order_acquire) - front_.load(std::memory_order_acquire));
   }
   bool empty() const noexcept { return size() == 0; }
   bool full() const noexcept { return size() == slots_.size(); }

@@ -26,8 +26,8 @@ class KokkosArgs {
   const std::vector<std::string>& program_args() const noexcept { return program_; }
 
  private:
-  std::vector<std::string> kokkos_;   // owns the strings that pointers_ point into
-  std::vector<char*> pointers_;       // argv[0], the --kokkos-* arguments, nullptr
+  std::vector<std::string> kokkos_;  // owns the strings that pointers_ point into
+  std::vector<char*> pointers_;      // argv[0], the --kokkos-* arguments, nullptr
   int argc_ = 0;
   std::vector<std::string> program_;
 };
