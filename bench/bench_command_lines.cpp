@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The benchmark programs' command lines (see bench_command_lines.hpp).
 #include "bench_command_lines.hpp"
 

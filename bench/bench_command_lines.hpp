@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The benchmark programs' command lines: each program's arguments and the korch::cli::Program that
 // binds them, apart from the benchmarks themselves, so that the command-line fuzz target
 // (unit_tests/fuzz) parses them without Kokkos and without running anything.

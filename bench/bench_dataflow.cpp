@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dataflow pipelines vs. stage-at-a-time kernels. Prints items/s and lane utilization
 // (items consumed / (runs x vector width)) for a filter chain and an expander, and the ratio to a
 // baseline that runs each stage as its own Kokkos kernel over the whole array with a compaction

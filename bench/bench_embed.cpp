@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A physics code's own small blocks run by korch: 16 blocks of 32^2 cells (by default), each the
 // code's own Kokkos::View<double****, LayoutLeft> u(i, j, k, var) with 2 guard cells, listed in a
 // korch::BlockList. One step is a 5-point stencil from variable 0 into variable 1 over every

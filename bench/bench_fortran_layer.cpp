@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cost of calling an action through the C API and the Fortran module, against the same
 // arithmetic as a direct C++ routine: one runtime, one code-owned mesh (korch::BlockList of
 // Fortran-ordered blocks), cycles of the cpu_only configuration in which each tile calls

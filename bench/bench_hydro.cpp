@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro main job: cell updates per second of the hydro step on every runtime
 // configuration against a plain Kokkos implementation of the same step without the runtime (the
 // same per-block kernel, hydro_update_block, called from ONE Kokkos parallel_for over the blocks on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro run from the planner's plan (docs/planner.md, "Hydro as an operation") against the
 // hand-bundled step, like with like: the plan of the built-in operation without its diagnostics
 // action against the hand-bundled cpu step (both update the blocks and reduce the time step), and

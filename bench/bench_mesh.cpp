@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // bench_mesh: time per airfoil iteration on a generated O-grid (default 400 x 250 = 100 000 cells).
 // All variants run the same kernels (korch::mesh::airfoil) from the same initial state, in this process:
 //   plain       hand-written sequential C++ loops over arrays (the baseline for executors on the host)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro on ranks and threads, against the plain Kokkos loop and (optionally) an older build,
 # all measured in one run with the variants alternated round by round (docs/ranks.md):
 #   plain      korch-bench-hydro's plain-kokkos step (2 OpenMP threads: update loop, serial guard
@@ -14,7 +15,7 @@
 #   (BUILD_DIR: an openmp build with MPI, e.g. build/openmp)
 set -euo pipefail
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; }
 rounds=5
 steps=200
 old=""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runtime overhead: the CPU-only configuration applying a per-cell update to 16^3 tiles, against a
 // plain Kokkos loop over the same tiles with the same number of threads (Kokkos' default host
 // space: OpenMP with OMP_NUM_THREADS threads on the openmp build, Serial on the serial build),

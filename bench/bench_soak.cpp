@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Soak: many random execution cycles with faults injected, counting items lost or processed twice
 // (both must be 0) and cycles per second. A benchmark of reliability, not a test: it runs for minutes.
 //

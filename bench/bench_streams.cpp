@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stream programs: receiver and transmitter throughput of the 802.11a-style chain, sequential
 // (the reference interpreter) against |>>>| on the parallel executor, and the cost of commit
 // queues per item against the SPSC ring. Ratios are against baselines measured in this run: the

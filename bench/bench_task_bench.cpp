@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-bench-task_bench: a Task Bench-style benchmark (docs/task-bench.md). Task graphs of W
 // points over T timesteps (patterns in task_graph.hpp) run through korch's ThreadTeam, OpenMP tasks
 // with depend clauses and oneTBB's flow graph (task_bench_drivers.hpp), each task a compute kernel

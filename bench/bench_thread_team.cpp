@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam against its peers, measured in the same run (prints figures and ratios; asserts nothing).
 //
 //  * throughput: N items through one team whose action routine does nothing, with 1 and 2 team

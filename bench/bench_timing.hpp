@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Timing helpers shared by the bench/ programs. The machines these run on are often shared, so
 // the programs interleave the variants they compare and report medians (and bests) per variant.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cost of calling an action through a TypedAction (typed_action.hpp) against calling the same
 // C++ code directly, per item: tiles in host memory (direct call, the cast ladder routines were
 // written as before, on_tile, a box routine) and the entries of a packet of blocks in device memory

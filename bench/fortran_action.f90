@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 ! The Fortran action of korch-bench-fortran_layer: v2 = 0.5 (v1(i-1) + v1(i+1)) + 0.25 v1 on the
 ! item's cells, the same arithmetic as the benchmark's C++ routine.
 module bench_fortran_action

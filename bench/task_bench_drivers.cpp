@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The driver registry of korch-bench-task_bench (see task_bench_drivers.hpp).
 #include "task_bench_drivers.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The drivers of korch-bench-task_bench: each runs a whole task graph through one runtime, calling
 // TaskRunner::execute(t, i) once per task after the tasks it depends on. A driver is made once per
 // graph (threads started, graph built) and then run many times; only run() is timed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The korch driver of korch-bench-task_bench (see task_bench_drivers.hpp): one ThreadTeam cycle
 // per timestep.
 #include "task_bench_drivers.hpp"

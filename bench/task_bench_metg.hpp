@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The figures korch-bench-task_bench derives from one driver's sweep over task sizes, and its
 // minimum effective task granularity (METG).
 //

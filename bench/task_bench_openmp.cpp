@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The OpenMP driver of korch-bench-task_bench (see task_bench_drivers.hpp): the whole graph as
 // OpenMP tasks whose depend clauses name the task records.
 #include "task_bench_drivers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The oneTBB driver of korch-bench-task_bench (see task_bench_drivers.hpp): the whole graph as a
 // flow graph of continue_nodes, built once and run as often as asked.
 #include "task_bench_drivers.hpp"

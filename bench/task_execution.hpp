@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What one task of korch-bench-task_bench does, and how the benchmark knows that a driver ran the
 // graph right. Every driver calls TaskRunner::execute(t, i) once per task, in an order its runtime
 // derives from the graph's dependencies.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The task graphs of korch-bench-task_bench: `width` points over `steps` timesteps, one task per
 // (timestep, point), and a dependence pattern that says which tasks of timestep t-1 the task
 // (t, i) reads. Every task of timestep 0 has no dependencies; a task never has more than

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The compute kernel every task of korch-bench-task_bench runs: `iterations` rounds of a fixed
 // number of floating-point operations on a few registers, and no memory traffic.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Maps KORCH_BACKEND to a Kokkos installation and checks that the installation has that backend.
 #
 #   -DKORCH_BACKEND=serial|openmp|threads|cuda|hip   (default openmp)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Warning and sanitizer options for korch's own targets (never applied to Kokkos itself).
 
 # KORCH_SANITIZE=address is AddressSanitizer together with UndefinedBehaviorSanitizer, and undefined

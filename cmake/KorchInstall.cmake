@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs korch as a CMake package: find_package(korch) gives korch::korch, which brings Kokkos.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Sets KORCH_DEFAULT_KOKKOS_PREFIX: where `scripts/setup-kokkos <backend>` installs Kokkos,
 # $KORCH_CACHE_DIR/kokkos-3.4.01-<backend> (KORCH_CACHE_DIR defaults to ~/.cache/korch).
 # Included before project(), so that the cuda backend can pick Kokkos' nvcc_wrapper as compiler.

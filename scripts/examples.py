@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Extracts the examples of README.md and docs/*.md into a CMake project and checks the links.
 
 Called by scripts/check-examples (whose header says what is checked):

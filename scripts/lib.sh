@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Shared shell helpers for korch's scripts (sourced, not run).
 
 say() { printf '[korch] %s\n' "$*" >&2; }

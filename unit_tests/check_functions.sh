@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # scripts/check-functions on a source shaped like korch's: every function it must find, under the
 # name it must give, with the length of its body (lines from '{' to '}'), and nothing else.
 #

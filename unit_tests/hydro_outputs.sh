@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro's outputs survive a killed run: one complete run into a directory, then repeated
 # smaller runs into the same directory killed with SIGKILL at random moments (while stepping and
 # while writing outputs). After each kill every output must be the old complete file or a new

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro's plot files open as their readers expect: every XDMF file is well-formed XML
 # (xmllint) and every dataset it names is in its HDF5 file (h5ls), in 2-D and 3-D. With MPI, the
 # files that 2 and 3 ranks write together are bitwise those of one rank (h5diff).

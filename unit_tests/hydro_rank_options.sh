@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Ranks given different options stop, all of them, at once: for every option that shapes a
 # korch-hydro run, an MPMD launch (mpiexec -n 1 korch-hydro A : -n 1 korch-hydro B) must exit
 # non-zero within 20 s with an error naming the option and both ranks' values. A rank whose command

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro on 1 to 4 MPI ranks gives bitwise the same state: for each problem (2-D and 3-D,
 # periodic and outflow) and each configuration, and for the planner's plan (--plan), the
 # "state hash" and "totals" lines of runs with -np 2, 3 and 4 must equal those of -np 1. Then a throwing action on rank 1 must stop every rank

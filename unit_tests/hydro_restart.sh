@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro's checkpoints: a run killed (SIGKILL) after a checkpoint and restarted from it ends
 # with the same state hash as the uninterrupted run, for each configuration; SIGTERM writes a final
 # checkpoint and exits 143, and continuing from it is bitwise the uninterrupted run; with MPI, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runs a driver that korch-plan generated (linked in as korch_plan_run) and checks it against the
 // Executor running the same plan file and against program order (docs/planner.md, "Generated
 // drivers"): bitwise the same interiors and the same reductions all three ways, with the fills done

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Writes an operation file for the generated-driver tests (docs/planner.md, "Generated drivers"):
 //   plan_operation_writer running_example          the design's running example
 //   plan_operation_writer sided                    A host only, B neutral, C device only: a router splits B

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Auxiliary cycles: a routine run once without items on a chosen team, its device work complete
 // when the call returns, its failures and its trace span like those of any cycle.
 #include "test_error_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/backend/backend_info.hpp>
 #include <korch/backend/kokkos_compat.hpp>
 #include <korch/backend/spaces.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The guard-cell exchange and the asynchronous iterator on a physics code's own blocks (a
 // BlockList over the code's Views and raw arrays, blocks of different sizes) from the code's
 // neighbour lists. Runs as one process and under mpirun with 2 and 3 ranks: every rank runs every

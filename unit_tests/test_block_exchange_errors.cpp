@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Neighbour lists that cannot fill a code's guard cells: every mistake is a korch::Error naming the
 // block, the direction and the sizes, the same on every rank (each rank checks every rank's lists),
 // so no rank is left waiting. Runs as one process and under mpirun.

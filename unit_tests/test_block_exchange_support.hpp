@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A physics code's own blocks for the guard-cell suites: one rank's share of a logically
 // rectangular arrangement of blocks whose columns differ in size (so faces match and corners do
 // not), stored by the code in three ways in turn: Kokkos LayoutLeft Views (i, j, k, var), LayoutRight

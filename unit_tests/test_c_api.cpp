@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API (korch/korch_c.h) from C++: C-ordered blocks through a bundle equal a plain loop, every
 // failure is a status with a message naming the problem, and no exception crosses the boundary.
 #include <korch/korch_c.h>

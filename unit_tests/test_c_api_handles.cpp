@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API's handles and lifetimes (korch/korch_c.h, docs/c-api.md "Handles"): a destroyed handle,
 // a handle of another kind or a stray value is an error status naming the handle and its kind;
 // destroying twice is one; a running cycle's objects and the runtime cannot be destroyed from its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API's ranks and guard cells (korch/korch_c.h) from C++: a ring of C-ordered blocks of two
 // widths, each rank adding its own with global ids, filled at once, block by block and inside a
 // cycle; mistakes come back as statuses with messages. Runs as one process and under mpirun.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Built-in configurations used with a bundle's own action names: slots bound by position or by
 // slot, optional slots left out, the binding's errors, and the drawings of docs/configurations.md.
 #include "test_error_support.hpp"

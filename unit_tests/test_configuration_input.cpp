@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Configuration::from_json on hostile input: numbers outside their C++ types, deep nesting, huge
 // values, duplicated keys; and fixed-fraction weights at the ends of double's range.
 #include "test_error_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A Runtime validates a configuration and bundle once and skips that for the same pair in later
 // cycles; any change to either (the same objects edited, or others) is validated again.
 #include <korch/bundle.hpp>

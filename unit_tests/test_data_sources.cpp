@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Data sources: a physics code's own blocks (BlockList) of several sizes, guard widths, layouts and
 // levels, driven through every built-in configuration and the block iterators, against a plain loop
 // over the code's arrays.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dataflow pipelines: outputs against a sequential reference, the protocol's
 // invariants (debug checks), region numbering, enumeration with parent buffers.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dataflow regions and enumeration: region numbering on hand-made graphs (the design's two rules),
 // compile errors, parent buffers that fill (flush + BLOCK, unblock on release), nested
 // enumeration whose inner flushes stay inside the inner region, debug checks as korch::Error.

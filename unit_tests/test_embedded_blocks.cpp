@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A physics code's own blocks under typed actions: one box routine that reads two guard cells runs
 // on blocks the code laid out three ways (a LayoutLeft View u(i, j, k, var), a LayoutRight View
 // u(var, i, j, k), a raw array padded after every row), of two sizes, on every built-in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Messages quote what a user gave as a bounded excerpt (korch/excerpt.hpp): with a 10 MB name of a
 // team, configuration, bundle, action or block list, each message stays a few hundred bytes.
 #include "test_error_support.hpp"

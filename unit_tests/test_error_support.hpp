@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared by the suites that check error messages: the message a call throws, and a substring test.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Grid sizes: cell counts and bytes in 64 bits, with limits that give a clean korch::Error.
 #include <korch/error.hpp>
 #include <korch/grid.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro checkpoints as a user may hand them to --restart: a real one continues bitwise; a flipped
 // bit, hand-edited fields, another version, a FIFO or device, a cut or lengthened file, a failed
 // state and a run already past --steps or --tmax are each refused naming the file and the field or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A corruption campaign against the hydro checkpoint reader: 1,000 random single-bit flips and
 // 1,000 random truncations of a small real checkpoint (seeded, so every run tries the same files).
 // Each damaged file is either refused with a message naming it, the same from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the hydro checkpoint tests share: a small real checkpoint written by a Simulation, its bytes,
 // edits re-signed with a fresh checksum (as a user who knows the algorithm would make them), and
 // the message a refused checkpoint gives.

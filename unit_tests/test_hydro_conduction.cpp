@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Implicit thermal conduction of the hydro app: backward Euler + CG from Kokkos Kernels,
 // against the analytic spreading of a Gaussian, conservation, the CG tolerance and the errors.
 #include <doctest/doctest.h>

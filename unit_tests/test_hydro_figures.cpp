@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Annotated pictures of the hydro app: the canvas and its font, axis ticks, and the density figure
 // (field, axes in physical units, title, colour bar; linear and log scale).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Output files and progress of the hydro app: writes by temporary name and rename, the output
 // directory check before the first step, progress lines off a terminal, and clean errors for grids
 // beyond the size limits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro: a state that is not physical (negative or non-finite density or pressure, a non-finite
 // momentum or energy) stops the run at once on every configuration, naming the step, the block,
 // the cell and the variable; the time step's minimum keeps such a cell instead of losing a NaN.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Pictures of the hydro app: the colour map of a field, PNG output read back with libpng, and the
 // timeline of a trace (rows, time axis, legend).
 #include <doctest/doctest.h>

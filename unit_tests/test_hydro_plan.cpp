@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro run from the planner's plan (docs/planner.md, "Hydro as an operation"): the built-in
 // operation's plan, the state it gives against the hand-bundled step, and the errors of its
 // options and operation files.

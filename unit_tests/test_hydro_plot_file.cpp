@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Plot files of the hydro app (plot_file.hpp, plot_writer.hpp): --plot-every's two forms, and,
 // where the build has HDF5, files that read back through the HDF5 API equal to the simulation's
 // state, with their attributes, XDMF beside them, and the schedule in steps and in time.

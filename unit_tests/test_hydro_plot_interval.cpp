@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // --plot-every Tt within bounds: an interval that would make more than max_plots_in_time plots, or
 // one below what the simulation time resolves, is refused naming the option (korch-hydro exits 2)
 // instead of a run that never ends; the schedule moves past many plot times at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Sedov-Taylor blast of korch-hydro against the exact similarity solution
 // (docs/hydro-verification.md, "Sedov-Taylor").
 #include "sedov_exact.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Sedov blast must be as round along the grid's axes as along its diagonals: the odd-even
 // decoupling of HLLC at strong grid-aligned shocks (the carbuncle) shows as density spikes and a
 // channel behind the shock where it crosses the axes. Compares the density behind the shock along

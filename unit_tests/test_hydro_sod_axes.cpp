@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Sod's shock tube along x, y and z of a 3-D grid against the exact Riemann solution
 // (docs/hydro-verification.md, "Sod along every axis").
 #include "test_hydro_tube_support.hpp"

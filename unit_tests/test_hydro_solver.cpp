@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro solver: options, conservation, symmetry, Sod vs the exact solution, convergence,
 // and bitwise identity across configurations.
 #include "exact_riemann.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A linear sound wave travelling left and right (docs/hydro-verification.md, "Sound wave").
 #include "test_hydro_tube_support.hpp"
 

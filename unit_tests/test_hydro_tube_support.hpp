@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A one-dimensional problem on korch-hydro's solver: a tube of cells along one axis, a few cells
 // across, its blocks updated by the app's kernel (hydro_update_block, the update every
 // configuration gives bitwise, test_hydro_solver.cpp) between guard-cell fills, with the app's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A program that a launcher started as several ranks but that never told korch of them gets an
 // error on its first cycle instead of running the whole problem once per rank; the launcher is
 // played here by its environment variables (this process is never an MPI rank).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // doctest main for every suite: Kokkos is initialized once around the whole run, and every test
 // case runs under the watchdog (test_watchdog.hpp), so a hang fails that case by name.
 #define DOCTEST_CONFIG_IMPLEMENT

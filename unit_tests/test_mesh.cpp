@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Mesh loops: the airfoil benchmark against its stored states with every executor,
 // message counts of the POETS protocol, INC and reductions on random meshes, and the errors.
 #include "test_error_support.hpp"

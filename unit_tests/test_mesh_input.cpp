@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Mesh files that lie about their size, paths that are folders, and meshes whose state turns
 // non-finite: each is a korch::Error that says what is wrong, never an allocation the size of the
 // header's claim, a misleading message, or a run that ends in "rms -nan".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared by the suites that check pictures (the timeline, korch-hydro's figures): a trace event of
 // given times, a PNG read back with libpng, and one pixel of an image.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The planner's front end: action declarations and the runtime's check of them, operation files
 // and their errors, the kernel graph.
 #include "test_error_support.hpp"

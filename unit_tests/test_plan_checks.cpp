@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The plan against its operation (docs/planner.md, "Checking a plan"): hostile edits of a plan are
 // refused before anything runs, naming the action, step and field; every number a plan holds reads
 // back; corrupted plan files are refused or run to program order's result; the scheduler plans a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Generated drivers (docs/planner.md, "Generated drivers"): the generator's refusals, the action
 // registry, and the checks a driver makes before it runs anything. Compiling and running generated
 // drivers is the plan_driver tests' job (unit_tests/CMakeLists.txt).

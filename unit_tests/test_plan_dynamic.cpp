@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dynamic mode (docs/planner.md, "Dynamic mode"): measured costs from the runtime's trace replace
 // the hints, plans follow them, and results stay those of program order.
 #include "test_error_support.hpp"

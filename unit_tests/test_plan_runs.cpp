@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Plans made and run: the design's running example (actions A..F) and random operations, each run
 // on the Runtime and compared bitwise with its sequential execution in program order.
 #include "test_error_support.hpp"

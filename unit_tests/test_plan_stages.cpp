@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stage-by-stage placement (docs/planner.md, "Cost model" and "Configurations"): a pipeline whose
 // actions must run on different sides is planned host stages, then a split, then device stages;
 // a split in the middle becomes a router, and host items reach device teams through an aggregator

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared by the planner suites: a small 2-D grid, its periodic guard-cell fill, and action bodies
 // computed from declarations (every written variable becomes a bounded function of everything the
 // action reads, stencil neighbours included), so that any wrong order of actions changes results.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The decomposition of a grid over ranks, the guard-cell exchange and the asynchronous guard-cell
 // iterator. Runs as one process and under mpirun (every rank runs every case, with its own share).
 #include <korch/action_routine.hpp>

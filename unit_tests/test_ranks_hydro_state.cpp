@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Hydro on several ranks: a cell that is not physical on one rank stops every rank with the same
 // message naming it (physical_state.hpp), at the start of a run and after a step; no rank waits.
 // One process, and 2 MPI ranks where MPI is built in (test_ranks_main.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // doctest main of the ranks suite: MPI (when built with it) and Kokkos around the whole run, so the
 // same cases run as one process and under mpirun; every rank runs every case.
 #define DOCTEST_CONFIG_IMPLEMENT

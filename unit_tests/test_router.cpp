@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Routers: the data-parallel split in the middle of a pipeline (docs/data-packets.md, "Routers").
 // The running-count choice on its own, the built-in big_example (A on the host for every block,
 // then B on the device or on the host, then C on the device), a host-only split of single tiles,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runtime::execute with every built-in configuration, random bundles, errors, JSON, trace and
 // record/replay.
 #include "test_runtime_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runtime::execute called from several threads at once and from inside a cycle: callers take
 // turns, failures stay with their caller, nothing hangs, and the runtime stays usable.
 #include "test_error_support.hpp"

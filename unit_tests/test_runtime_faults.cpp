@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Faults inside the runtime (not in a user's routine): memory-pool exhaustion in the middle of a
 // cycle, a throwing helper and a throwing distributor. Each must wind the cycle down like any other
 // error: execute() throws the first error with a count of the others, every team and helper team is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Grid substrate, data items, memory pools, data packets, helpers and distributors.
 #include "test_error_support.hpp"
 #include "test_runtime_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A Runtime destroyed by an action routine of its own cycle (runtime.hpp, docs/runtime-lifetime.md):
 // the cycle runs to its end on teams that live on, its caller gets a korch::Error, and a new Runtime
 // can be made at once. Repeated, since the race it guards against (the cycle reading teams a

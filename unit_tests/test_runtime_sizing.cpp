@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The runtime sized to the machine: cores from the affinity mask shared by the ranks on the node,
 // explicit options winning, every built-in configuration fitting the smallest default, and teams
 // that start their threads only when a cycle first uses them.

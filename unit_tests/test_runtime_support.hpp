@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Shared by the runtime suites: per-cell affine actions that run on any item type (tile, block,
 // packet on the "device", action metadata), a log of (block, tile, action, sequence), reference
 // results computed sequentially on the host, and the checks of the runtime's rules.

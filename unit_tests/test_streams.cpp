@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stream programs: commit-count formulas, queues and their invariants, the reference
 // semantics, execution maps and plans, and the parallel executor against the sequential one.
 #include "test_streams_support.hpp"

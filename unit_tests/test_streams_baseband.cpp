@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The 802.11a-style baseband chain: codec kernels and the transmitter/receiver round trip,
 // sequential and with |>>>| before the Viterbi decoder.
 #include <doctest/doctest.h>

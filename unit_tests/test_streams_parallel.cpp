@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor against the reference semantics: the seed's motivating program and random
 // programs, for random cardinalities, queue sizes down to minQSize and 1..4 scheduler threads.
 #include "test_streams_support.hpp"

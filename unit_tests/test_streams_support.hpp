@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Components for the stream program tests: deterministic transformers and computers whose outputs
 // reveal any lost, duplicated or reordered item.
 #pragma once

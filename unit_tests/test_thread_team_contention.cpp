@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam on a contended core (core_contention.hpp, docs/thread-team.md, "Leave the event to the
 // caller"): a team thread that shares its core with a busy thread first leaves its event to the
 // caller that feeds the team. The evidence must come and go as documented, and leaving the event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam destruction (docs/thread-team.md, "Destruction"): threads parked when their team is
 // destroyed are not waited for, yet every one of them ends, and nothing of the team is used after.
 #include "test_thread_team_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: exceptions in action routines, errors that name the team and its state, and the
 // action context with its thread spaces.
 #include "test_error_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: work and thread publishers/subscribers (linking, handing on items and threads,
 // several publishers, Req ThreadBalance) and destroying teams in any mode.
 #include "test_error_support.hpp"

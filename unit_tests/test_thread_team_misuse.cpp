@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam under misuse a user can reach from the public API: a cycle that can never get a thread,
 // and a routine that destroys its own team. Each is a korch::Error, never a hang or std::terminate.
 #include "test_error_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: what a team hands to its work subscriber — the item itself, or what an emitting
 // routine emitted, with its end-of-cycle step — and the errors when outputs would be lost; and
 // the caller in wait() standing in for a parked thread of the cycle.

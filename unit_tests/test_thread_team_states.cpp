@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: construction, and one TEST_CASE per specified transition of the team state machine
 // (modes, events, thread activation, enqueue, close and wait).
 #include "test_error_support.hpp"

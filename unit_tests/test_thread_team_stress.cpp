@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Randomized stress of ThreadTeam: random chains and fans of teams linked as work and thread
 // publishers/subscribers, random thread counts, random item counts (zero included), random timing.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Helpers shared by the thread-team suites: items that count who processed them, an observer that
 // checks the EFSM invariants at every transition, a gate to hold routines, polling with a deadline,
 // and watched_wait(), a team's wait() under the watchdog (test_watchdog.hpp) with a bound of its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam with tiny items (docs/thread-team.md, "Tiny items"): after a timed cycle whose items
 // took less than detail::tiny_item_time each, a team thread leaves the next cycle's activation to
 // the caller, which runs the items alone in wait(). Leaving it must never keep items from running

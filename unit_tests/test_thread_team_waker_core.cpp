@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: a team thread moves off the core of the thread that woke it (waker_core.hpp,
 // docs/thread-team.md, "Waiting"). The move must land the thread on another core it may run on and
 // leave the cores it may run on as they were; a thread that may run on one core only stays.

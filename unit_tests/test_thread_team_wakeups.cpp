@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: how many sleeping threads a cycle wakes (docs/thread-team.md, "Waking for items").
 // Team threads that never poll (spin 0) sleep whenever they have nothing to do, so every event
 // that reaches one asleep costs a counted wake-up; the rules are that an activation with nothing

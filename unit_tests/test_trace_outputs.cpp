@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The library's trace outputs: the timeline picture of a trace as a PNG file, and one Chrome trace
 // merged over the ranks of a communicator (run as one process and under mpirun -np 2).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Typed action routines: dispatch by item type, box views of tiles, blocks and packet entries, and
 // the errors for items an action does not cover.
 #include "test_error_support.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The watchdog itself: a test case that never ends must fail by name within its bound. The case is
 // skipped in normal runs; ctest runs it alone with a short bound (unit_tests/CMakeLists.txt) and
 // expects the watchdog's report, not a hang.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The suites' watchdog: a test that hangs fails by name instead of stopping the suite.
 //
 // Every test case runs under a bound (test_main.cpp arms it around each case), and a call that may

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-configurations: lists the built-in configurations with their slots (what each binds a
 // bundle's action to) and, with --dot DIR, writes DIR/NAME.dot, a drawing of each
 // (configurations::to_dot). scripts/docs-configurations renders those as docs/images/configurations.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-dataflow: demos of dataflow pipelines. Each subcommand builds a graph, runs it
 // on the default execution space, compares the output with a sequential reference and prints
 // results and lane utilization.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Node types shared by the dataflow demos, their tests and their benchmark: a device-callable
 // integer hash for reproducible inputs, and the record parser's items and nodes
 // (records -> comma-separated fields -> characters).

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 ! A small Fortran physics code that embeds an installed korch: a 2-D periodic heat problem on
 ! blocks of several widths that the code owns (u(0:nx+1, 0:ny+1, 2), one guard cell, variables 1
 ! and 2 alternating as old and new temperature), spread over the MPI ranks it was started with (one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A small physics code that embeds an installed korch: it owns a 2-D periodic heat problem on
 // blocks of several widths (its own Kokkos Views, its own layout u(i, j, var)), spread over the MPI
 // ranks it was started with (one process, or mpirun -np 2), and runs each step as a bundle on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # HDF5 for korch-hydro's plot files (--plot-every, docs/plot-files.md): the parallel library
 # (Debian libhdf5-openmpi-dev) in an MPI build, so that all ranks write one file together, the
 # serial one (libhdf5-dev) otherwise. Without a fitting HDF5 the app builds without plot files and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-hydro: the compressible Euler solver, each step a bundle run by korch::Runtime.
 //   korch-hydro --config split --threads 2 --blocks 4 --cells-per-block 64 --problem sedov --out out
 //   mpirun -np 4 korch-hydro ...   (one Runtime per rank, each on the blocks it owns)

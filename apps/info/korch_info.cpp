@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-info: prints korch's version, the Kokkos it runs on, enabled spaces and concurrency, and the
 // layout a default korch::Runtime takes on this machine (docs/runtime-sizing.md).
 // Takes no options besides --help and --kokkos-* (e.g. --kokkos-threads=4 changes the concurrency).

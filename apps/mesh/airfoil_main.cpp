@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-airfoil: OP2's airfoil benchmark on korch mesh loops. Reads a mesh in the format of
 // shared/data/airfoil-162, runs it with the chosen executor and prints the rms of every iteration.
 //

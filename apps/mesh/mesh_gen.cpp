@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-mesh-gen: writes an O-grid airfoil mesh (NACA0012, circular far field) of NI x NJ cells in
 // the airfoil-162 format, with constants.txt, for benchmarks: korch-mesh-gen NI NJ OUTDIR [--far R]
 // e.g. korch-mesh-gen 400 250 /tmp/airfoil-100k  (100 000 cells). Runs no Kokkos.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "mesh_gen_command_line.hpp"
 
 namespace korch::mesh::airfoil {

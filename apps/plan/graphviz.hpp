@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Drawing DOT files as PNG with Graphviz's `dot` (Debian package graphviz), when it is installed.
 #pragma once
 

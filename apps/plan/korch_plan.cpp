@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-plan: plans an operation file (docs/planner.md): writes its kernel graph (JSON and DOT),
 // the plan (JSON: ordered bundles with their korch configurations and the work between them) and
 // a DOT drawing of each bundle's configuration into the output folder, each DOT also as PNG when

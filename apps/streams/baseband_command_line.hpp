@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-baseband's command line, apart from its main so that the command-line fuzz target can parse
 // it without running the program (docs/fuzzing.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-baseband: transmits random frames through the 802.11a-style chain, adds noise, receives
 // them sequentially and with |>>>| before the Viterbi decoder, and checks the payload bits.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/backend/memory_pool.hpp>
 #include <korch/backend/spaces.hpp>
 #include <korch/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "json_input.hpp"
 
 #include <korch/action_declaration.hpp>
@@ -121,14 +122,10 @@ struct Reader {
 
 }  // namespace
 
-ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
-  const json j = json_input::parse(text, "action declaration");
-  Reader in;
-  if (!j.is_object()) throw in.fail("(top level)", "expected an object, got " + json_input::excerpt(j));
-  if (!j.contains("name")) throw in.fail("name", "missing: every action needs a name");
-  ActionDeclaration d;
-  d.action = in.action = in.string(j["name"], "name");
-  in.only(j, "", {"name", "reads", "writes", "data_type", "iterator", "hints"});
+namespace {
+
+// "reads" and "writes": the variables, each read with its stencil width.
+void read_variables(Reader& in, const json& j, ActionDeclaration& d) {
   if (j.contains("reads")) {
     if (!j["reads"].is_array()) throw in.fail("reads", "expected an array");
     for (std::size_t i = 0; i < j["reads"].size(); ++i) {
@@ -153,6 +150,10 @@ ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
     for (std::size_t i = 0; i < j["writes"].size(); ++i)
       d.writes.push_back(in.string(j["writes"][i], "writes[" + std::to_string(i) + "]"));
   }
+}
+
+// "data_type" and "iterator".
+void read_kinds(Reader& in, const json& j, ActionDeclaration& d) {
   if (j.contains("data_type")) {
     const std::string t = in.string(j["data_type"], "data_type");
     if (t == "tile")
@@ -181,6 +182,10 @@ ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
         throw in.fail("iterator", "unknown '" + k + "' (all_blocks, leaves or {\"level\": L})");
     }
   }
+}
+
+// "hints": what the planner may assume of the action, and its cost guesses or measurements.
+void read_hints(Reader& in, const json& j, ActionDeclaration& d) {
   if (j.contains("hints")) {
     const json& h = j["hints"];
     if (!h.is_object()) throw in.fail("hints", "expected an object");
@@ -202,6 +207,21 @@ ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
         (measured ? d.hints.measured_device : d.hints.device_cost) = in.number(c["device"], field + ".device");
     }
   }
+}
+
+}  // namespace
+
+ActionDeclaration ActionDeclaration::from_json(const std::string& text) {
+  const json j = json_input::parse(text, "action declaration");
+  Reader in;
+  if (!j.is_object()) throw in.fail("(top level)", "expected an object, got " + json_input::excerpt(j));
+  if (!j.contains("name")) throw in.fail("name", "missing: every action needs a name");
+  ActionDeclaration d;
+  d.action = in.action = in.string(j["name"], "name");
+  in.only(j, "", {"name", "reads", "writes", "data_type", "iterator", "hints"});
+  read_variables(in, j, d);
+  read_kinds(in, j, d);
+  read_hints(in, j, d);
   d.check();
   return d;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ActionRoutine::declared: attaches a checked declaration (action_declaration.hpp) to a routine.
 // Apart from action_declaration.cpp, which the planner's fuzz targets compile without Kokkos.
 #include <korch/action_routine.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Runtime::run_auxiliary: one routine, one thread of one team, no items (auxiliary_cycle.hpp).
 #include "cycle/cycle_routines.hpp"
 #include "runtime_state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Configuration::slots and Configuration::bind_actions: a configuration's action names (its slots)
 // replaced by a bundle's, by position or by slot (configuration.hpp, ActionBinding).
 #include <korch/configuration.hpp>

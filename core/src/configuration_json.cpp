@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Configuration::from_json and to_json: the JSON form described in configuration.hpp.
 #include "json_input.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The thin scheduler's checks of a configuration before Runtime::execute runs it.
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>

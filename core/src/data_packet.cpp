@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/backend/async_copy.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>

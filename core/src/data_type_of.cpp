@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The data type of an item: needs every item class (and so Kokkos), unlike the names in
 // data_type.cpp, which a configuration reader uses alone.
 #include <korch/action_metadata.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reading JSON that a person wrote (design: docs/input-formats.md). nlohmann's plain parse accepts
 // any nesting (and its dump() then recurses as deep), lets the last of two equal keys win, and
 // reports a number beyond double's range without saying where it was; its dump() quotes a value

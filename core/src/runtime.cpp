@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "runtime_state.hpp"
 
 #include "cycle/cycle.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/config.hpp>
 #include <korch/runtime.hpp>
 #include <korch/runtime_sizing.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What a korch::Runtime owns, behind its handle: shared with the cycle in progress, which keeps it
 // alive to the cycle's end even when a routine of that cycle destroys the Runtime (runtime.hpp,
 // docs/runtime-lifetime.md).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Command-line checks of one korch program (ctest runs one per program and backend):
 #   check_cli.sh NAME PATH      e.g. check_cli.sh korch-hydro build/openmp/apps/hydro/korch-hydro
 # Malformed input (bad numbers, trailing junk, nan/inf, zero or negative counts, unknown options and

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 ! The Fortran module over the C API: a bundle over Fortran-owned blocks equals a plain loop, and
 ! each kind of bad call (unknown configuration, a routine that fails, a block array of the wrong
 ! shape, a JSON configuration with a bad field) returns a non-zero status and a message naming the

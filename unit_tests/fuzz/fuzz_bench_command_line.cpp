@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: the benchmark programs' command lines (bench/bench_command_lines.hpp), parsed as
 // each program parses them but without running the benchmark. Input: the program's name on the
 // first line, then one argument per line. Rules checked: a parse either lets the program run or

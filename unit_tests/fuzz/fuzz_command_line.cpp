@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: the programs' command lines, parsed as each program parses them but without running
 // it. Input: the program's name on the first line, then one argument per line. Rules checked: a
 // parse either lets the program run or ends in --help (0) or a usage error (2) whose one message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: Configuration::from_json on any text. Rules checked: the only exception is
 // korch::Error, its message stays short whatever the input's size, and an accepted configuration
 // reads back from its own to_json() unchanged.

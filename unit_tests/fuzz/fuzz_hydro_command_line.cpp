@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: korch-hydro's command line (apps/hydro/lib/options.hpp), parsed and checked as its
 // main does before Kokkos starts, without running the solver. Input: one argument per line (the
 // program's name is not part of it). Rules checked: a parse ends in --help (0) or a usage error

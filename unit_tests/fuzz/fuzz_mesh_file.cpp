@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: the airfoil file readers (mesh, constants, cell states) on any bytes. Rules checked:
 // the only exception is korch::Error, and an accepted mesh has the sizes its header announced,
 // indices inside their sets, and reads back unchanged from what write_mesh() makes of it.

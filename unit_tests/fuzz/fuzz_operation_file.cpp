@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: korch-plan's input, an operation file (pipelines/include/korch/plan/operation.hpp),
 // read and then planned as korch-plan plans it. Rules checked: a bad file throws only korch::Error,
 // whose message starts with "operation" (the errors name the operation, step, action and field);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fuzz target: a plan file (pipelines/include/korch/plan/plan.hpp), as Plan::from_json reads one
 // that korch-plan wrote or a person edited. Rules checked: a bad file throws only korch::Error,
 // whose message starts with "plan" (the errors name the step and field); an accepted plan reads

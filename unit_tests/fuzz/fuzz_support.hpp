@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the fuzz targets share: how a broken rule ends the run, and the command-line targets' input
 // (one argument per line) and rules for a parse (docs/fuzzing.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Help layout (see help_formatter.hpp).
 #include <korch/cli/help_formatter.hpp>
 

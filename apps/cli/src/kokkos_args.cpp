@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // argv split between Kokkos and the program (see kokkos_args.hpp).
 #include <korch/cli/kokkos_args.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A korch program's command line and its catch-all (see program.hpp).
 #include <korch/cli/program.hpp>
 

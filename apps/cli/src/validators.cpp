@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Strict numeric validators (see validators.hpp).
 #include <korch/cli/validators.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Checkpoint files of the hydro app and the stop signals that ask for one.
 //
 // A checkpoint holds what a run needs to continue exactly where it stopped: the options that shape

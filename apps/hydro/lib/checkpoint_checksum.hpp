@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The checksum of a checkpoint file: FNV-1a over 64 bits, fed in pieces as the file is written or
 // read. Each step xors one byte into the state and multiplies by an odd prime, a bijection of the
 // state for a given byte, so any change confined to one byte (every single flipped bit) always

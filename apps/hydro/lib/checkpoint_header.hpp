@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The text header of a checkpoint file (checkpoint.hpp): writing it, and reading it back with
 // every field checked on its own and against the others.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Operator-split implicit thermal conduction of the hydro app: one backward-Euler step of
 // dT/dt = kappa * Laplacian(T) on the whole grid, solved by a conjugate gradient built from Kokkos
 // Kernels (KokkosSparse::CrsMatrix + spmv, KokkosBlas dot/axpby/nrm2) on korch::DeviceExecSpace —

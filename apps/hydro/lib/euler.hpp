@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compressible Euler equations, ideal gas: the per-cell kernel of the hydro step.
 //
 // Conserved variables (grid variables 0..4): rho, rho*u, rho*v, rho*w, E (total energy per volume);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parts of the Euler scheme (euler.hpp) that code without Kokkos needs: the grid variables'
 // layout, the stencil's guard cells and the slope limiters. korch-hydro's options (options.hpp)
 // and their fuzz target use them.

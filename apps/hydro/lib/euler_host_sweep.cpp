@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host sweep of the hydro update (docs/hydro-verification.md, "The host sweep"): primitives
 // once per cell, the Hancock prediction and the strong-shock test once per cell from those, each
 // face flux once, then the update; every phase a loop over contiguous rows of the block's arrays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host version of the hydro update of a box: the arithmetic of EulerKernel (euler.hpp), each
 // quantity computed once per cell or face in phases over contiguous rows
 // (docs/hydro-verification.md, "The host sweep").

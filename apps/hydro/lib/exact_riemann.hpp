@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The exact solution of the Riemann problem of the 1-D Euler equations, ideal gas (Toro, "Riemann
 // Solvers and Numerical Methods for Fluid Dynamics", ch. 4): the reference of the Sod tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "field_figure.hpp"
 
 #include <korch/error.hpp>

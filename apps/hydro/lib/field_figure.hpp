@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The annotated picture of a 2D field (density.png): the field (render_field), a frame with ticks
 // in physical units on x and y, a title, and a colour bar labelled with the variable, its ticks and
 // the field's min and max.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The hydro app's host view of the grid, shared by its sources: one variable of one block as an
 // unmanaged 3-D host View, the walk over every interior cell with its global index, and the
 // choice of host space for the work between cycles.

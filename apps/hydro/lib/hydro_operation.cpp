@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "hydro_operation.hpp"
 
 #include "euler_host_sweep.hpp"

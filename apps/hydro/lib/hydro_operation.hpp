@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One hydro step as a planner operation (docs/planner.md, "Hydro as an operation"): the actions of
 // a step (the update of a block, the largest stable time step of what it wrote, the per-block
 // diagnostics) with their declarations in apps/hydro/hydro_operation.json, their bodies in an

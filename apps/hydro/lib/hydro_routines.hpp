@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The action routines of the hydro bundle: the update of a tile, block or packet (host or
 // device path) and the per-block diagnostics.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The hydro update of one box: the device path (EulerKernel over an MDRange) and the host path
 // (the host sweep, euler_host_sweep.hpp: bitwise the same results), the plain loops the benchmarks
 // compare against, and the action routines that run them on tiles, blocks and packets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Pictures of the hydro app's fields: a colour map of a 2D field on korch's Image (written with
 // korch::write_png).
 //

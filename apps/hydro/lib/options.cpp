@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-hydro's options and command line (see options.hpp).
 #include "options.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-hydro's options and command line: korch::hydro::Options, its checks, the same as CLI11
 // options (apps/cli), the checks that span several options, and the grid's size, checked before
 // anything is allocated. Nothing here uses Kokkos, so the fuzz target (unit_tests/fuzz) links it alone.

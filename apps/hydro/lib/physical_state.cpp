@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Naming the cell that stops a run (see physical_state.hpp).
 #include "physical_state.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Naming the cell that stops a run: a step's time-step reduction (euler.hpp, cell_dt) only says
 // that some cell is not physical; this finds the first such cell of a rank's blocks on the host,
 // with the variable at fault, so that the error names the block, the cell and the variable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The HDF5 half of the plot files (plot_file.hpp); builds without HDF5 compile the stub at the end.
 #include "plot_file.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Plot files of the hydro app: one HDF5 file per output with every variable of the whole grid, and
 // an XDMF file beside it that tells ParaView and VisIt how to read it (docs/plot-files.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-hydro's plot options and schedule (see plot_options.hpp).
 #include "plot_options.hpp"
 

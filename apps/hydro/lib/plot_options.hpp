@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // When and where korch-hydro writes plot files (HDF5 + XDMF, plot_file.hpp): the --plot-every,
 // --plot-dir and --plot-prefix options and the schedule they make. Free of Kokkos and HDF5, so
 // that the command line compiles without either.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Which run a plot series belongs to (see plot_series.hpp).
 #include "plot_series.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Which run a plot series belongs to: PREFIX.series beside PREFIX.xmf records the options that
 // make a simulation (problem, grid, physics) and the steps plotted so far, so that a run continued
 // from a checkpoint lists only its own earlier plots and refuses a folder holding another run's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A run's plot files (see plot_writer.hpp).
 #include "plot_writer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The plot files of a run (plot_file.hpp) on the schedule of --plot-every (plot_options.hpp):
 // PREFIX_<step>.h5 with PREFIX_<step>.xmf for each output, and PREFIX.xmf, the whole series as one
 // temporal collection (open that one to step through time in ParaView or VisIt).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The XDMF half of the plot files (plot_file.hpp): the text that ParaView and VisIt read to find
 // the mesh and the variables in the HDF5 file. XDMF 2 with a co-rectilinear mesh (origin and
 // spacing, no coordinate arrays), which both read as one structured block (docs/plot-files.md).

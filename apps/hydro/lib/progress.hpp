@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Progress reports of a hydro run on stdout.
 //
 // On a terminal, a live bar redrawn in place (carriage return) at most every 0.1 s. Anywhere else

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Comparing the run's options over the ranks (see rank_agreement.hpp).
 #include "rank_agreement.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Every rank of a korch-hydro run must run the same simulation: the options that shape the grid,
 // the physics, the number of steps or the end time and the outputs are compared over the ranks
 // before anything else talks to them (docs/ranks.md, "Ranks agree on the run"). Options that only

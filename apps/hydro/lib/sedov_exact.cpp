@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Sedov-Taylor similarity solution by integration of its ordinary differential equations
 // (docs/hydro-verification.md, "Sedov-Taylor", has their derivation).
 #include "sedov_exact.hpp"

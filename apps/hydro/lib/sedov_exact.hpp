@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The exact solution of the Sedov-Taylor point blast in a uniform cold gas (ideal gas, no
 // counter-pressure), cylindrical (dim 2) and spherical (dim 3): the reference of the Sedov
 // verification tests. Equations and method: docs/hydro-verification.md, "Sedov-Taylor".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The hydro main job: problem set-up (options: options.hpp) and the step loop whose hydro update runs as a bundle
 // through korch::Runtime::execute on the chosen configuration, on every MPI rank for the blocks the
 // rank owns (docs/ranks.md). The guard-cell fill runs inside the cycle (GuardCellIterator hands

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What a run reports, on every rank count the same: the whole field of a variable, the conserved
 // totals, the state hash and the summary table (collective operations over the ranks).
 #include "simulation.hpp"

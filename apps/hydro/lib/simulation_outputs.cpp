@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Simulation::write_outputs: density.png (the annotated density field), trace.json and
 // timeline.png (korch's merged trace and timeline calls), each written under a temporary name and
 // renamed (korch/output_files.hpp).

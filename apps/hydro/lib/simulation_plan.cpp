@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Steps run from a plan (docs/planner.md, "Hydro as an operation"): the operation of one step,
 // planned for this Simulation's runtime, with the work between bundles (the guard-cell fill, the
 // time-step reduction, conduction) done by the Simulation as the hand-bundled step does it, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Airfoil: the O-grid generator and the Problem's loops (the files: airfoil_files.cpp).
 #include "airfoil.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The airfoil benchmark (OP2's classic 2D Euler finite-volume code) on korch mesh loops: the mesh
 // format of shared/data/airfoil-162 (airfoil_files.hpp), its five kernels written from that README's formulas, a
 // Problem that declares the sets, maps, dats and loops, and a generator of larger O-grid meshes.

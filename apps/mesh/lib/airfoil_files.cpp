@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Airfoil files: every reader checks what the file says against what the file holds.
 #include "airfoil_files.hpp"
 

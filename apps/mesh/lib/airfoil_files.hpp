@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The airfoil benchmark's files (the format of shared/data/airfoil-162): mesh, constants and cell
 // states, read and written. Needs no Kokkos, so that the readers can be fuzzed on their own
 // (docs/fuzzing.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An 802.11a-style baseband chain as a stream program (the korch-baseband app, its tests and its
 // benchmark use it).
 //

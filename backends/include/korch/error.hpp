@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch's one exception type, in the lowest layer (backends/) so that every layer may throw it.
 // Messages name the object, its state and what the caller can do.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Quoting what a user gave (a name, a field, a line of a file) in a korch::Error: a bounded excerpt,
 // so that a message stays a few hundred bytes whatever the input.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What an action routine knows about the call it is in: which team and thread run it, in which
 // cycle, on which of the thread's own Kokkos execution-space instances, with which parameters.
 // Built by the team thread once per cycle; routines get it by const reference. No globals.

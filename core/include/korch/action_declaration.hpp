@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What an action declares about itself (docs/planner.md, "Action declarations"): the variables it
 // reads (each with the stencil width it reads: 0 pointwise, g when it needs g guard cells) and
 // writes, the data type it works on, which blocks it is applied to, and hints for the scheduler.

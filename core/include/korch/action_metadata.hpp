@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ActionMetadata: the data item of the GPU-internal configuration (figure
 // "GpuInternalConfig" of the design): no grid data travels, only what a kernel needs to find data that already
 // lives on the device (a block id, a device pointer, a tag, arbitrary parameters).

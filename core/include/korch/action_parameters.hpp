@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parameters of one execution cycle (dt, a time level, a tolerance ...), given to start_cycle
 // and handed read-only to every call of the cycle's action routine through its ActionContext.
 // Type-erased so that every action routine keeps the one signature; no globals.

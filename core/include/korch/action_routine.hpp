@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An action routine: the one code interface every routine run by a thread team has, plus a name so
 // that errors and traces can say which routine was running.
 //

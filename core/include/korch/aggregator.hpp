@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Data item aggregator: tiles -> blocks, tiles or blocks -> packets, tiles or blocks -> action
 // metadata (one item per complete block, for device teams that find the block's data themselves;
 // the planner puts one where host stages hand on to device stages). Tiles are held per

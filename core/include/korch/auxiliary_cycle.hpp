@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Auxiliary cycles: a routine run once, with no items, on one pipeline team's thread and its
 // execution-space instances, between execution cycles (Runtime::run_auxiliary). For work a cycle's
 // routines then rely on, e.g. putting the grid's geometry or a table of constants into device

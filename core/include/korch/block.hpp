@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Block: one block of a data source as a data item; it owns no memory.
 #pragma once
 

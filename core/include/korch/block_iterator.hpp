@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The order in which a cycle's distributor receives the grid's blocks (the design's Grid unit
 // iterator). Without one, Runtime::execute hands the blocks over in id order. An iterator may
 // release blocks as they become ready — GuardCellIterator releases each block as soon as its guard

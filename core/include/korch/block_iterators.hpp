@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The block iterators of a source with levels (the design's Grid unit iterator choices): every
 // block, the leaves only, or the blocks of one level, each in id order.
 //

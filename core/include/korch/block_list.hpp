@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // BlockList: a data source whose blocks a physics code lists one by one, each pointing at the
 // code's own array in the code's own layout (docs/data-sources.md). Blocks may differ in size, in
 // guard cells and in level; korch copies nothing and never frees the arrays, which must outlive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Box and BlockMeta: what the runtime knows about a block besides its data, whichever data source
 // (korch::Grid, a physics code's BlockList) holds it.
 #pragma once

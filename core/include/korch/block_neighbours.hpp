@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // NeighbourList: how a physics code's own blocks touch each other, so that korch's guard-cell
 // exchange can fill them (docs/ranks.md, "A code's own blocks"). For every block of a data source
 // (a BlockList, or any DataSource) and every direction across a face, an edge or a corner, the code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // BoxView: the one shape in which a typed action routine (typed_action.hpp) may see any item it is
 // given: a box of cells to update, the cells its variables hold around it, the variables as 3-D
 // Kokkos Views indexed like the box, and the execution-space instance to launch kernels on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A bundle of action routines: what one Runtime::execute call
 // applies. Configurations refer to the routines by name; the bundle's parameters reach every
 // routine through ActionContext::parameters_as<T>().

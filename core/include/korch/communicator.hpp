@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The ranks of a run: one korch::Runtime per rank, each working on the blocks its rank owns
 // (docs/ranks.md). In an MPI build, after an MpiSession, Communicator::world() spans MPI_COMM_WORLD;
 // otherwise (no MPI, or MPI not initialized) it is this process alone and every collective is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A thread team configuration: teams, helpers, the work
 // publisher/subscriber edges that make pipelines, thread publisher/subscriber edges, the distributor
 // and the initial thread counts. Describable in JSON; validated by the thin scheduler

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One iteration of a spin-wait: tells the core that this thread is polling, so that a hyperthread
 // sibling gets the execution resources and the loop does not flood the memory system.
 #pragma once

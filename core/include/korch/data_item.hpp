@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The base of everything a thread team applies an action routine to: tiles, blocks, data packets,
 // action metadata. Items travel between teams as std::shared_ptr<DataItem>;
 // a team owns an item from enqueue until it has applied its routine and handed the item to its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Data mover: moves a data packet host -> device, device -> host or
 // device -> device (another allocation) on the calling thread's own instance and fences that
 // instance before it returns, so the packet may go to another thread at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // DataPacket: blocks or tiles gathered into one pool buffer so that each transfer direction is a
 // single contiguous copy (design: docs/data-packets.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // DataSource: where the blocks of one execution cycle come from (docs/data-sources.md).
 //
 // The runtime never owns a physics code's data: a source tells it how many blocks there are, each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The data types a thread team or helper works on: what a configuration
 // edge carries and what the thin scheduler checks along every edge.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Which rank owns which block: the grid's blocks ordered along a space-filling curve (Morton
 // order of their block coordinates) and cut into contiguous, balanced ranges, one per rank
 // (docs/ranks.md). Every rank computes the same decomposition from the same inputs, so no message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Distributors: what the Runtime's calling thread
 // runs to feed the pipelines of a configuration with the grid's blocks.
 //

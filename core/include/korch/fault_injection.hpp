@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Fault injection: makes the runtime itself fail at a chosen point, so that tests and the soak
 // program (bench/bench_soak.cpp) can check that a fault inside the runtime winds the cycle down
 // like any other error: every team Idle, the pools balanced, the first error reported with a count

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A minimal grid substrate for the orchestration runtime's tests and apps, and one DataSource:
 // a uniform 3-D grid of blocks, each with nxb x nyb x nzb interior cells and `guard` guard cells on
 // every side (of the first guard_dims directions), n_vars cell-centred variables, one refinement level (its index kept

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The guard-cell fill of a rank's blocks: copies between the rank's own blocks, the boundary
 // conditions of the domain, and nonblocking messages between ranks — one message each way per
 // neighbouring rank per fill, packed from index lists made once, into buffers kept across fills

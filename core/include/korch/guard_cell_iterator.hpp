@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The asynchronous guard-cell iterator (the design's first level of parallelism): a BlockIterator
 // that starts a guard-cell fill when the cycle's distributor begins and hands out each block as
 // soon as its guard cells are valid — the blocks that need no other rank's cells first (their

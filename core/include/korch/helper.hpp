@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A thread team helper (docs/data-packets.md): mover, unpacker, splitter, aggregator and the composites
 // mover+unpacker, mover+unpacker+splitter, aggregator+mover. The Runtime runs each helper on a
 // helper thread team of its own (so moves overlap computation); the helper's routine applies its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Input files read whole (operation and plan files, checkpoints): a reader must stop at once on
 // what is not a file of bounded size. A plain stream read of /dev/zero never ends and one of a
 // FIFO blocks until a writer comes; a folder reads as no bytes. The file is opened with O_NONBLOCK

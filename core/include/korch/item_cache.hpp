@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ItemCache: the tile and block items of one data source, kept by the Runtime from one execution cycle to
 // the next. Tiles and blocks are immutable views of the grid (grid, block, tile index, box), so an
 // item that nobody else holds any more is as good as a new one: reusing it saves allocating and

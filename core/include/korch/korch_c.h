@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /* korch's C API: what a Fortran or C physics code needs to run its own blocks through the runtime
  * (docs/c-api.md). Every function returns KORCH_OK (0) or a non-zero status; the message of the
  * last failure on the calling thread is korch_last_error(). No C++ exception leaves these

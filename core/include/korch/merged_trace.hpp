@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One trace of a run on several ranks: every rank's events on rank 0's clock, each with its rank
 // as TraceEvent::process, written by rank 0 as one Chrome trace (one process row per rank) or
 // drawn as one timeline (timeline.hpp, one row per rank's team thread).

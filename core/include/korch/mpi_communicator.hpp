@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch::communicator_of(MPI_Comm): the korch::Communicator of a code's own MPI communicator, for
 // codes that speak MPI themselves (docs/ranks.md). Only in korch built with MPI, which then is a
 // public dependency of the korch package: find_package(korch) finds MPI, and korch::korch brings

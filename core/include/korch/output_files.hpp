@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Output files that a killed program cannot spoil (korch's pictures and traces, korch-hydro's outputs).
 //
 // Every output is written to a temporary file in the same directory and then renamed over its

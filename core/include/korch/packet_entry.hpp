@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One entry of a data packet (a block or a tile the packet carries) as a typed action routine sees
 // it: its metadata, its cell boxes in entry-local indices (0 is the first cell the packet stores of
 // it) and its variables on the device. Design: docs/typed-actions.md.

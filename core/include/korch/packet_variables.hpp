@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Which grid variables a data packet carries in which direction (a configuration's aggregators name
 // them; DataPacket lays them out). Kept apart from data_packet.hpp so that reading a configuration
 // needs no Kokkos.

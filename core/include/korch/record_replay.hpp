@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Record/replay: a Recorder attached to the Runtime captures the
 // configuration, the state of every team when the cycle starts, the distributor's pushes and the
 // order in which every team and helper started its items (one global sequence). replay() runs the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Router: the choice a data-parallel split in the middle of a pipeline makes (docs/data-packets.md,
 // "Routers"). Each routing unit (an item, or with unit block every item of one block) goes to one
 // of two subscribers: the first gets the share `fraction` of the units, the second the rest.

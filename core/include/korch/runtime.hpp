@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The orchestration runtime: N thread teams of M threads each and a few helper teams, plus the
 // memory pools for data packets. A team starts its threads when a cycle first uses it and keeps
 // them for the runtime's life. Counts left 0 are sized to the cores this process may use, divided

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The share of the machine a Runtime sizes its teams to (docs/runtime-sizing.md): the processors
 // this process may run on (its affinity mask), divided among the ranks of the job on this node,
 // and the team and thread counts a default RuntimeOptions gets from that share.

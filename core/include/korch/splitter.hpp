@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Data item splitter: packet of blocks -> blocks or tiles, packet of tiles -> tiles,
 // block -> tiles. A packet must be unpacked first (its data is then in the grid).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The qualitative part (mode) of a thread team's extended finite-state machine
 // (docs/thread-team.md). The quantitative part (N_i, N_w, N_c, N_Q) lives in ThreadTeam.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: the orchestration runtime's thread team (design: docs/thread-team.md).
 //
 // A team owns N_max threads, created at construction and kept until destruction. In each execution

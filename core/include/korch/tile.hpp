@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Tile: a sub-box of one block's interior, the unit of work of host pipelines.
 // It refers to its data source's host data; it owns no memory.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The timeline picture of a trace (like the seed's task-based timing figure): one row per team
 // thread, one box per event, time on x. write_timeline_png draws a Trace (or a list of its events,
 // e.g. merged over ranks by merged_trace.hpp) into a PNG file; render_timeline gives the Image.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Trace of one or more execution cycles: every task (a team applying its routine to an item),
 // transfer and helper step, with team, thread, item and begin/end times; exported as Chrome trace
 // JSON (chrome://tracing, Perfetto). Recording costs one clock read at each end and one short

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Human-readable C++ type names for error messages (demangled where the compiler allows).
 #pragma once
 

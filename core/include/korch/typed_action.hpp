@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // TypedAction: builds an ActionRoutine from routines written for the item types themselves, so that
 // no user code casts a DataItem. A routine is given for tiles, for blocks, for each entry of a data
 // packet, or once for all three as a box routine that sees every item as a BoxView (box_view.hpp):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Unpacker: copies a packet that is back on the host into the grid and releases its
 // pool buffers.
 #pragma once

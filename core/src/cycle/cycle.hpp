@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One execution cycle of Runtime::execute as named steps (docs/ARCHITECTURE.md):
 //   validate -> wire -> start -> distribute -> drain -> unwire -> report
 // A step's failure is collected and the cycle goes on winding down, so that every team ends

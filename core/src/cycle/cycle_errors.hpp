@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The failures of one cycle, collected from every thread that takes part; the first one is
 // rethrown when the cycle has wound down, as a korch::Error naming the configuration and where it
 // failed, with the original exception nested.

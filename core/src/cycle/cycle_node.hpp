@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A node of one cycle: a pipeline team running an action, or a helper running on a helper team.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the cycle runs on each node: a pipeline team's action (wrapped to trace and record each
 // task when asked) or a helper's routine; and the distributor's push into a pipeline entry, the
 // one way items enter a cycle from outside the teams.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The links of one cycle between teams: work subscriptions, thread subscriptions, and external
 // work publishers (the distributor feeding a pipeline's entry, a router feeding its two subscribers).
 // Made for one cycle and undone when it ends: unwire() reports a link that cannot be removed; the

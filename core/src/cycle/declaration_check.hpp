@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The cycle's check of a bundle's action declarations against its configuration (docs/planner.md,
 // "The runtime's check"): action-parallel pipelines see every item at the same time, so no two of
 // them may write the same variable, nor may one read what another writes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The last configuration and bundle a Runtime validated. A code runs the same pair cycle after
 // cycle; validating it again would cost more than a cycle of small blocks computes. Validation
 // depends only on the configuration, the bundle's routine names and declarations, and the

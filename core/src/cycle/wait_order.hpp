@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The order in which a cycle waits for its nodes: every publisher (of work or of threads) before
 // its subscribers, so that a subscriber is waited for only after everything that feeds it ended.
 #pragma once

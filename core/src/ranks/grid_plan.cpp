@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The guard-cell plan of a korch::Grid over its decomposition (guard_cell_plan.hpp).
 #include "guard_cell_plan.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "guard_cell_plan.hpp"
 #include "mpi_handle.hpp"
 

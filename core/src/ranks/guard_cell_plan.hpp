@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Internal: the guard-cell fill of one rank as lists of copies, made once by a planner (from a
 // korch::Grid and its decomposition, or from a data source and its neighbour lists) and run by
 // GuardCellExchange on every fill. Offsets count doubles from a block's cell (var 0, 0, 0, 0) with

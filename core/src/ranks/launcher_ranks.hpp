@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Internal: whether a program that a launcher (mpirun, mpiexec, srun) started as several ranks has
 // told korch its ranks, so that it never runs N copies of the whole problem by mistake
 // (docs/ranks.md, "Started as several ranks").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Internal: the MPI communicator of a korch::Communicator (MPI builds only).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The guard-cell plan of any data source from its neighbour lists (guard_cell_plan.hpp,
 // docs/ranks.md "A code's own blocks").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Whether a team thread's core is shared with other runnable threads (docs/thread-team.md,
 // "Waiting", "Leave the event to the caller").
 //

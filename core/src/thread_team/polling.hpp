@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How team threads and callers in wait() poll before they sleep (docs/thread-team.md, "Waiting").
 //
 // Polling saves two context switches when the event comes within microseconds, and costs a core

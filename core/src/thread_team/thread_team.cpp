@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam implementation. Read thread_team.hpp and docs/thread-team.md first.
 //
 // Implementation notes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: the public events (start_cycle, threads, items, close_queue); wait() is in thread_team_waiter.cpp.
 #include <korch/thread_team.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What the files of ThreadTeam share and no user sees: polling with a process-wide budget, the
 // brief spinning lock, and the private types of the team (its worker threads, the item ring, the
 // wait slot, the list of threads to wake). The implementation notes are in thread_team.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: publishers and subscribers between teams, and observation of a team.
 #include <korch/thread_team.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: the team threads (park, worker loop, running items, going Idle).
 #include <korch/thread_team.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam: transitions shared by several events, with the team mutex held.
 #include <korch/thread_team.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ThreadTeam::wait: the caller blocks until the cycle is over. While items are queued and a
 // thread of the cycle is parked, the caller runs that thread's transitions itself instead of
 // waking it (docs/thread-team.md, "The waiter works"): its core would idle otherwise, and each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Keeping a team thread off the core of the thread that wakes it (docs/thread-team.md, "Waiting").
 //
 // When every core is busy, the scheduler places a woken thread on the core it last ran on or on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch dataflow pipelines: graph builder, MERCATOR firing protocol, regions,
 // enumeration, one pipeline instance per Kokkos team. Design: docs/dataflow.md.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A tuple usable inside device kernels (CUDA and HIP cannot call std::get there): dataflow
 // pipelines keep their node objects in one, mesh loops their per-argument accessors.
 //

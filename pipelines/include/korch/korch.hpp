@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The whole public API of korch in one include: the runtime (thread teams, bundles, actions,
 // configurations and the built-in ones), the data a code hands it (its own blocks or korch's Grid),
 // guard cells and ranks, traces and their pictures, the planner, dataflow pipelines, stream programs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Mesh loops (OP2 style): sets, dats, maps, globals, par_loops and their executors. Design:
 // docs/mesh.md.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stream programs with Ziria-style composition: the DSL, the sequential interpreter, the
 // queues, execution maps and plans, and the parallel executor. Design: docs/streams.md.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "c_handles.hpp"
 
 #include <korch/error.hpp>

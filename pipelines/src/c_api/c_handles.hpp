@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API's handles (docs/c-api.md, "Handles"). A korch_blocks*, korch_bundle*, ... that a caller
 // holds is never an address: it encodes a slot of one table, the slot's generation and the handle's
 // kind. A destroyed handle, a handle of another kind or any other value is then an error status

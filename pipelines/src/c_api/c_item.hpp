@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The bridge between korch's items and a C or Fortran action routine (korch/korch_c.h).
 #pragma once
 

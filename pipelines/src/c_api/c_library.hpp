@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Internal to the C API (korch/korch_c.h): the objects behind its handles (c_handles.hpp), the
 // library's one runtime, and `guarded`, which turns any exception of an entry point into a status
 // and the calling thread's last error message.

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 ! The Fortran module `korch` over korch's C API (korch/korch_c.h, docs/c-api.md).
 !
 ! Every function returns an integer status: korch_ok (0) or non-zero, with the reason in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API (korch/korch_c.h, docs/c-api.md). It sits above the whole library (it names the
 // built-in configurations), so it is built with the pipelines layer. Every entry point runs its body
 // through `guarded`, which turns any exception into a status and the thread's last error message.

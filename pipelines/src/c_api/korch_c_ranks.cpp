@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API's ranks and guard cells (korch/korch_c.h, docs/c-api.md "Ranks and guard cells"):
 // MPI started by korch or the code's own communicator, neighbour lists, and the guard-cell exchange
 // filled at once, block by block, or inside a cycle.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Graph compiler: topology and type checks, regions, region numbering.
 #include <korch/dataflow/compiler.hpp>
 #include <korch/error.hpp>

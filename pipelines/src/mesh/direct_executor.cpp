@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The direct executor's plan: greedy colouring of the iteration set so that elements of one colour
 // share no target of an indirectly modified dat, plus reduction staging.
 #include <korch/mesh/direct_executor.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Sets, maps, argument descriptions and the checks every par_loop passes when it is built.
 #include <korch/error.hpp>
 #include <korch/mesh/arg.hpp>

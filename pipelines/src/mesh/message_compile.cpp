@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The message-driven executor's compile step: from a par_loop to its device graph (sets as device
 // ranges, read dats with their consumers, write arguments with their targets, landing pads, and
 // each device's properties and state).

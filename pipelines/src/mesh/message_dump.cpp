@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The message-driven executor's text dump of a compiled device graph: graph properties, device
 // types with their pins, state and properties, devices, and edges.
 #include "message_program.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The message-driven executor (see message_executor.hpp): its options, and the cache of compiled
 // invocations, one per loop, named after the loop (uniquified when names repeat). Compiling:
 // message_compile.cpp; running: message_run.cpp; dumping: message_dump.cpp.

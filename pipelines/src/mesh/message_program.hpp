@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The message-driven executor's private types: messages and the queue items that carry them, and
 // the compiled invocation (MessageExecutor::Program) that compile (message_compile.cpp) builds,
 // runs (message_run.cpp) use and dump (message_dump.cpp) prints.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The message-driven executor's runs: device handlers (begin, read_recv, write_recv, execute and
 // the sends that follow), the controller (ends and the reduction globals), and delivery of the
 // messages as thread-team items, in batches or one at a time in random order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Growing one bundle action by action (docs/planner.md, "Scheduling"): whether the bundle still
 // fits the runtime with one more action, decided from the placements of its pipelines alone. A
 // layout fuses stages until the teams fit and gives up splits while they do not, so whether it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How one candidate bundle is laid out (docs/planner.md, "Scheduling"): its pipelines, their
 // placements and stages, and the teams they need. Used by the scheduler to test each action it
 // might add, and to build the bundle's configuration once the bundle is complete.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/error.hpp>
 #include <korch/plan/condition.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/plan/cost_model.hpp>
 
 #include <korch/error.hpp>
@@ -80,6 +81,18 @@ void CostModel::summarize(PipelinePlacement& p, const std::vector<const ActionDe
   p.device_weight = split ? 1.0 / split_device : 0.0;
 }
 
+namespace {
+
+// Costs [from, to) summed left to right, as a plain loop would add them, so the placement search
+// costs O(n²) and every comparison sees the same values.
+double sum_range(const std::vector<double>& c, std::size_t from, std::size_t to) {
+  double s = 0.0;
+  for (std::size_t k = from; k < to; ++k) s += c[k];
+  return s;
+}
+
+}  // namespace
+
 std::optional<PipelinePlacement> CostModel::place(const std::vector<const ActionDeclaration*>& actions) const {
   const std::size_t n = actions.size();
   std::vector<double> h(n), d(n);
@@ -100,20 +113,13 @@ std::optional<PipelinePlacement> CostModel::place(const std::vector<const Action
     summarize(p, actions);
     return p;
   }
-  // Sums are accumulated left to right, as a plain loop from `from` to `to` would add them, so the
-  // search below costs O(n²) and every comparison sees the same values.
-  auto sum = [](const std::vector<double>& c, std::size_t from, std::size_t to) {
-    double s = 0.0;
-    for (std::size_t k = from; k < to; ++k) s += c[k];
-    return s;
-  };
   std::vector<double> host_prefix(n + 1, 0.0), device_suffix(n + 1, 0.0);  // h over [0, i), d over [j, n)
   for (std::size_t i = 0; i < n; ++i) host_prefix[i + 1] = host_prefix[i] + h[i];
-  for (std::size_t j = 0; j < n; ++j) device_suffix[j] = sum(d, j, n);
+  for (std::size_t j = 0; j < n; ++j) device_suffix[j] = sum_range(d, j, n);
   // One side for the whole pipeline, when the hints allow it.
   std::optional<Placement> whole;
   double whole_cost = 0.0;
-  const double H = host_prefix[n], D = sum(d, 0, n);
+  const double H = host_prefix[n], D = sum_range(d, 0, n);
   if (!(host_only && device_only)) {
     if (device_only || (!host_only && D * clear_win <= H)) {
       whole = Placement::device;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The JSON reader every korch input shares (duplicate keys, depth, number range).
 #include "../../../core/src/json_input.hpp"
 
@@ -36,6 +37,49 @@ std::vector<std::string> names(const json& j, const std::string& op, const std::
     out.push_back(j[i].get<std::string>());
   }
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+// A barrier step: its kind, name, variables and condition, each field checked.
+Barrier read_barrier(const json& s, const std::string& operation, const std::string& where) {
+  Barrier barrier;
+  for (const auto& item : s.items()) {
+    const std::string& k = item.key();
+    if (k != "barrier" && k != "name" && k != "variables" && k != "reads" && k != "unless")
+      throw Error::format("operation '{}': {}: field {}: unknown field", operation, where, k);
+  }
+  const std::string kind =
+      s["barrier"].is_string() ? s["barrier"].get<std::string>() : json_input::excerpt(s["barrier"]);
+  if (kind == "guard_fill")
+    barrier.kind = BarrierKind::guard_fill;
+  else if (kind == "reduction")
+    barrier.kind = BarrierKind::reduction;
+  else
+    throw Error::format("operation '{}': {}: field barrier: unknown '{}' (guard_fill or reduction)", operation, where,
+                        kind);
+  if (s.contains("name")) {
+    if (!s["name"].is_string())
+      throw Error::format("operation '{}': {}: field name: expected a string", operation, where);
+    barrier.name = s["name"].get<std::string>();
+  }
+  const char* list = barrier.kind == BarrierKind::guard_fill ? "variables" : "reads";
+  if (s.contains(list)) barrier.variables = names(s[list], operation, where, list);
+  if (s.contains(barrier.kind == BarrierKind::guard_fill ? "reads" : "variables"))
+    throw Error::format("operation '{}': {}: a {} barrier lists its variables in field {}", operation, where, kind,
+                        list);
+  if (s.contains("unless")) {
+    if (!s["unless"].is_string())
+      throw Error::format("operation '{}': {}: field unless: expected a condition string", operation, where);
+    try {
+      barrier.unless = Condition::parse(s["unless"].get<std::string>(), "unless");
+    } catch (const Error& e) {
+      throw Error::format("operation '{}': {}: {}", operation, where, e.what());
+    }
+  }
+  return barrier;
 }
 
 }  // namespace
@@ -81,39 +125,7 @@ Operation Operation::from_json(const std::string& text) {
       }
     } else if (s.contains("barrier")) {
       step.is_action = false;
-      for (const auto& item : s.items()) {
-        const std::string& k = item.key();
-        if (k != "barrier" && k != "name" && k != "variables" && k != "reads" && k != "unless")
-          throw Error::format("operation '{}': {}: field {}: unknown field", o.name, where, k);
-      }
-      const std::string kind =
-          s["barrier"].is_string() ? s["barrier"].get<std::string>() : json_input::excerpt(s["barrier"]);
-      if (kind == "guard_fill")
-        step.barrier.kind = BarrierKind::guard_fill;
-      else if (kind == "reduction")
-        step.barrier.kind = BarrierKind::reduction;
-      else
-        throw Error::format("operation '{}': {}: field barrier: unknown '{}' (guard_fill or reduction)", o.name, where,
-                            kind);
-      if (s.contains("name")) {
-        if (!s["name"].is_string())
-          throw Error::format("operation '{}': {}: field name: expected a string", o.name, where);
-        step.barrier.name = s["name"].get<std::string>();
-      }
-      const char* list = step.barrier.kind == BarrierKind::guard_fill ? "variables" : "reads";
-      if (s.contains(list)) step.barrier.variables = names(s[list], o.name, where, list);
-      if (s.contains(step.barrier.kind == BarrierKind::guard_fill ? "reads" : "variables"))
-        throw Error::format("operation '{}': {}: a {} barrier lists its variables in field {}", o.name, where, kind,
-                            list);
-      if (s.contains("unless")) {
-        if (!s["unless"].is_string())
-          throw Error::format("operation '{}': {}: field unless: expected a condition string", o.name, where);
-        try {
-          step.barrier.unless = Condition::parse(s["unless"].get<std::string>(), "unless");
-        } catch (const Error& e) {
-          throw Error::format("operation '{}': {}: {}", o.name, where, e.what());
-        }
-      }
+      step.barrier = read_barrier(s, o.name, where);
     } else {
       throw Error::format("operation '{}': {}: expected a field action or barrier", o.name, where);
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Reading a plan file (the form Plan::to_json writes; docs/planner.md, "Plans").
 // The JSON reader every korch input shares (duplicate keys, depth, number range).
 #include "../../../core/src/json_input.hpp"

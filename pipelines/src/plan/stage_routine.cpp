@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/action_metadata.hpp>
 #include <korch/block.hpp>
 #include <korch/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Whether a run's threads get the cores they would use: when they get clearly less CPU time than
 // they spent awake (and than the cores they sit on can give), other threads (of other programs, or
 // of this one) want those cores too, so an idle thread that polled or yielded would take a core

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor's entry points: the static checks, and run_parallel, which runs one
 // scheduler thread's trampoline on each of a team's threads. See parallel_internals.hpp for the rest.
 #include "parallel_internals.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor's channels: the queue kinds between stages, and the static checks that every
 // commit queue can be committed (declared cardinalities, capacity at least minQSize).
 #include "parallel_internals.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor's private types, shared by its sources: channels between stages
 // (parallel_channels.cpp), the scheduler (parallel_scheduler.cpp) and its threads' trampolines
 // (parallel_trampoline.cpp, with spin_budget.hpp and core_share.hpp), and the tasks that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor's scheduler: spawning tasks to scheduler threads, waking threads that
 // sleep, and the end and the failure of a run. Each thread's trampoline is in parallel_trampoline.cpp.
 #include "parallel_internals.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor's tasks: activating a layout unit (pipelines with their commit roles,
 // bind, loops, conditionals), the leaf task that runs one stage's instance, and the input source.
 #include "parallel_internals.hpp"

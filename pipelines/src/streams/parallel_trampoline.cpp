@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // One scheduler thread's trampoline: it visits its tasks in turn, and when a sweep over them finds
 // nothing to do it waits for work, polling only while that can pay off and sleeping otherwise.
 #include "parallel_internals.hpp"

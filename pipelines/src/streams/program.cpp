@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stream program DSL: construction with kind checks, and the tick/process instances (the
 // reference semantics shared by the sequential interpreter and the parallel executor's tasks).
 #include <korch/streams/program.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How long an idle scheduler thread may poll before it sleeps: a budget adapted from the thread's
 // recent waits, never above ParallelOptions::idle_spin (see docs/streams.md, "Waiting for work").
 #pragma once

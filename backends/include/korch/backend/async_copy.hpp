@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Byte copies between pool memory on a team thread's own execution-space instance. On CUDA/HIP the
 // instance is the thread's stream, so the copy is asynchronous with respect to every other thread;
 // the caller fences its instance before it hands the data to another thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What this build of korch runs on: korch and Kokkos versions, enabled spaces, concurrency.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The one place that knows how Kokkos 3.4 and Kokkos 4.x differ in the APIs korch uses.
 // Everything else in korch calls these shims instead of testing KOKKOS_VERSION itself.
 #pragma once

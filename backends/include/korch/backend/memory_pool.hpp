@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Memory pools for data packets: pinned host memory (what the device copies from asynchronously)
 // and device memory (the backend's DeviceMemSpace). On a CPU-only build both are HostSpace, but
 // every buffer is still its own allocation, so packing, transfers and unpacking really happen.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // libgomp's idle workers spin-wait after every parallel region unless OMP_WAIT_POLICY=passive, on
 // the very cores that korch's team threads need next (measured on 2 cores: a runtime cycle right
 // after an OpenMP loop took 2x as long). libgomp reads the variable once, when it is loaded, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The execution and memory spaces korch runs on, chosen once from the Kokkos backend.
 // Only backends/ names concrete Kokkos spaces; core/ and pipelines/ use these aliases.
 #pragma once

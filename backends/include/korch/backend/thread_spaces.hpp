@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Kokkos execution-space instances one thread of a thread team owns for its whole life.
 //
 // Every team thread gets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Axis ticks for korch's pictures (the timeline's time axis, an application's figures): "nice"
 // tick values (1, 2 or 5 times a power of ten apart) and short labels for them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Drawing on an Image (the timeline picture, an application's figures): pixels, filled and framed
 // rectangles, lines, and text in a small built-in 5x7 bitmap font (drawn for this project).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An RGB picture in memory and its PNG file: what korch's timeline picture (timeline.hpp) is drawn
 // on, and what an application's own pictures can use (korch-hydro's density figure does).
 #pragma once

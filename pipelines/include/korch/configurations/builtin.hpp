@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The named built-in configurations: one for each figure of the design's "A Menagerie of
 // Configurations", for ConcurrentItor and SplitItor, and for the design's mapping example. Each is a JSON text (see
 // korch/configuration.hpp) parsed by Configuration::from_json, so they double as examples of the JSON form. "gpu" means

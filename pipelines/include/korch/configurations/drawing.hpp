@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A Graphviz (DOT) drawing of a configuration, as docs/configurations.md shows every built-in:
 // left to right from the distributor, host teams blue and device teams green (by their data type),
 // each with its action, data type and threads; helpers as ellipses with what their packets carry,

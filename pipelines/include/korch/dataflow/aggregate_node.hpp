@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The aggregate node: a terminal of an enumeration region that folds the elements of each parent
 // into one output.
 #pragma once

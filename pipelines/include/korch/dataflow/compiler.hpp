@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The dataflow graph compiler (host code): checks a graph's topology and types, computes the
 // regions of enumerate nodes, numbers them by the design's two rules and labels every node.
 #pragma once

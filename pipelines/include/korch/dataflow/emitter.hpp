@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Output channels of dataflow nodes and the emitters a node's functor writes to: one per lane
 // that stages (Emitter, GPU teams), and two for one-lane teams on hosts that write straight into
 // the downstream queues (DirectEmitter) or keep one input's outputs in registers (RegisterEmitter).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The enumerate node: heads a region, turning each parent item into its elements.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Debug checks inside a pipeline kernel set error bits (and the node); the host driver turns them
 // into one korch::Error after the kernel.
 #pragma once

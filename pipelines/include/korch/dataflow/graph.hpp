@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The graph builder: a dataflow graph is built in C++ (no spec language) by chaining calls; each
 // call returns a graph whose type lists one more node, so that the pipeline can dispatch to node
 // types statically inside the kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Where one pipeline instance keeps its state. Every league member of the pipeline kernel runs one
 // instance; its ints (scheduler, node and queue fields), bytes (queues, parent buffers,
 // accumulators) and statistics are its own rows of Views indexed by league rank, laid out once on

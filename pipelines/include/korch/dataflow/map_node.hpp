@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The map node: a functor emitting 0..K items per input on each of its output channels.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The base of every dataflow node type, dataflow::Node<Derived> (CRTP): signals are dispatched on
 // their tag to handlers the node type may hide with its own (on_boundary, on_user, on_flush_done)
 // - static dispatch, no virtual calls, so the same node runs inside Kokkos kernels on host and GPU.

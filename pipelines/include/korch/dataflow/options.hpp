@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How a dataflow pipeline is shaped (make_pipeline in pipeline.hpp): kept apart so that a program's
 // command line can hold these options without Kokkos.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Pipelines: a compiled dataflow graph running the MERCATOR firing protocol inside one
 // Kokkos kernel. Every league member of a Kokkos::TeamPolicy runs one complete pipeline instance
 // (its queues, parent buffers and scheduler state live in Views indexed by league rank). One boss

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The pipeline kernel: one league member of a Kokkos::TeamPolicy runs one complete pipeline
 // instance. One boss lane (Kokkos::single(PerTeam)) picks the next fireable node and updates the
 // scheduling state (PipelineProtocol); the lanes of the team are the vector: a run processes up

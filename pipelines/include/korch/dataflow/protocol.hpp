@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The pipeline kernel's data and the boss lane's bookkeeping (the MERCATOR protocol on one
 // instance's state): the layout of every instance, the Views that hold all instances, accessors,
 // scheduling, the queues and signals of each edge, and the parents of enumeration regions. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // DataQueue and SignalQueue: the two queues in front of every non-source node.
 // Queues of all pipeline instances live in preallocated Views indexed by league rank; these
 // accessors are thin views over one instance's part, built inside the kernel.

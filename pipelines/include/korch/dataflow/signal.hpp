@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Signals of dataflow pipelines: a signal travels on an edge beside the data
 // and is synchronized with it by credit: Signal::credit is the number of data items queued on that
 // edge between the previous signal (or the queue's head) and this one.

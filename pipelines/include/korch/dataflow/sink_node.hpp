@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The sink node: gathers a pipeline's results into an output array.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Sources of dataflow pipelines: where the input items come from (a View or a generator
 // function), and the source node that feeds them into the pipeline.
 #pragma once

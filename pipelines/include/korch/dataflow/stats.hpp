@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What a pipeline run reports: per node, its firings, runs, lanes used, signals, flushes and
 // blocks summed over all instances, and the lane utilization that follows from them.
 #pragma once

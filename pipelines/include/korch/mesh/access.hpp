@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Access modes of par_loop arguments (OP2): how a kernel uses the value an argument
 // points at. Min/Max are for mutable globals only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Arguments of a par_loop: a dat used directly (on the iteration set), a dat used indirectly through
 // (map, index), or a global, each with an access mode.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::Dat<T, dim>: `dim` values of type T on every element of a set, OP2's op_dat. A cheap handle
 // (copies share the data). The data lives in the backend's device memory and in a host mirror (the
 // same allocation on host backends); executors keep the two coherent: the direct executor works on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::DirectExecutor: par_loops as Kokkos parallel_for over the iteration set on the backend's
 // DeviceExecSpace.
 //

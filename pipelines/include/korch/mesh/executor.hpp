@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::Executor: runs par_loops. Three implementations:
 //   SequentialExecutor  elements in order on the host, INC straight into its target: the reference
 //   DirectExecutor      Kokkos parallel_for on the backend's DeviceExecSpace (colouring or atomics)

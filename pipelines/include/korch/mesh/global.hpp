@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::Global<T, dim>: a value outside the mesh that loops read (a constant: gamma, CFL number) or
 // reduce into (a mutable global: a residual norm), OP2's op_arg_gbl / op_decl_const. A cheap handle.
 // Constant globals are properties of the loop graph, mutable globals the state of the one "global"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::Map: for every element of `from`, `arity` elements of `to` (edge -> 2 cells, cell -> 4
 // nodes), OP2's op_map. Stored row-major (element e's targets at e*arity .. e*arity+arity-1) on the
 // host and in the backend's device memory. Entries are checked against the target set on creation.

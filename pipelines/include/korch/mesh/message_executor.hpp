@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::MessageExecutor: par_loops as message-driven devices, exactly the message protocol
 // (POETS). Per loop (an "invocation") a compile step, done once and cached, derives
 //   * the devices: every element of every set involved (the iteration set, the indirect read sets,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::par_loop: a kernel applied to every element of a set, with its arguments (OP2's
 // op_par_loop).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::Set: a named set of mesh elements (nodes, edges, cells ...), OP2's op_set. A cheap handle:
 // copies refer to the same set, and two handles are equal when they refer to the same set.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Action bodies by name, for generated drivers (docs/planner.md, "Generated drivers"): the program
 // that links a driver fills a registry with the body of every action of the operation and with the
 // hooks for the work between bundles; the driver looks each action up by its name. Registrations

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Dynamic mode (docs/planner.md, "Dynamic mode"): runs an operation step after step, each step one
 // execution of the current plan with the runtime's trace recording every task; every
 // `replan_every` steps the measured costs replace the hints in the cost model and the operation is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A setup-time condition of an operation (docs/planner.md, "Conditions"): "p", "!p" or
 // "p OP number" with OP one of == != < <= > >=, over the operation's numeric parameters. A barrier
 // whose "unless" condition holds is removed from the kernel graph.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Measured costs for the forecasting scheduler (docs/planner.md, "Dynamic mode"): the runtime's
 // trace of a bundle turned into seconds per block for each action on the host and on devices, and
 // an operation whose declarations carry them as measured costs, so that the scheduler plans from

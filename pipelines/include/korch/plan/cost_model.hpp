@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The scheduler's cost model (docs/planner.md, "Cost model"): a cost per item of each action on
 // the host and on a device, from measured timings where given, else relative costs, else the
 // short/heavy words. A pipeline is placed stage by stage: its actions run on the host, then split

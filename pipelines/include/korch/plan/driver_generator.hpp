@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A plan as C++ source (docs/planner.md, "Generated drivers"): one function that runs the plan's
 // steps on a korch::Runtime, bundle by bundle, with each bundle's configuration inlined as korch
 // configuration JSON and its stage routines built from the bodies a linked ActionRegistry holds:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // What generated drivers call (docs/planner.md, "Generated drivers"): a check of the registry and
 // the source before anything runs, the routine of a stage from registered bodies, and the work
 // between bundles through the registry's hooks. Each throws korch::Error naming the operation and

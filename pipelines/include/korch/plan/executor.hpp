@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Running an operation (docs/planner.md, "Execution"): a plan bundle by bundle on a
 // korch::Runtime over any data source (a korch::Grid, a physics code's BlockList), or sequentially in program order as
 // the reference a plan must reproduce. The application gives each action's body, which works on a box of one block (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The annotated kernel graph of an operation (docs/planner.md, "The kernel graph"): one node per
 // action, an edge for every read-after-write, write-after-read and write-after-write dependence
 // on a variable (from the declarations, earlier action to later), marked as a barrier where either

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // An operation: what one solution-advance phase applies, in program order (docs/planner.md,
 // "Operation files"). Its steps are actions (with their declarations) and barriers: a guard-cell
 // fill of some variables or a reduction, each removable by a setup-time condition over the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A plan: what the scheduler made of an operation (docs/planner.md, "Plans"). Ordered steps, each
 // a bundle (its action-parallel pipelines, their stages and placements, and the korch
 // configuration that runs it) or the work between bundles (a guard-cell fill, a reduction).

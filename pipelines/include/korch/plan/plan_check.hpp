@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Whether a plan is a plan of an operation (docs/planner.md, "Checking a plan"): a plan file may
 // be kept, edited, truncated or meant for another operation, and a plan that runs wrong would
 // exit 0. The Executor (and so the AdaptiveExecutor) and the driver generator check every plan

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The task scheduler (docs/planner.md, "Scheduling"): turns a kernel graph into a plan. Actions
 // are taken in program order, epoch by epoch; a bundle starts with the first action not yet placed
 // and takes every later action of the same iterator whose dependences are all on actions already

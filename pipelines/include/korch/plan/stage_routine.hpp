@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The routine of one plan stage (docs/planner.md, "Plans and execution"): the stage's action bodies
 // applied in order to the box of the item a team hands it (a tile, a block's interior, or for
 // action metadata the interior of its block), declared with everything the actions read and write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Commit counts from declared cardinalities.
 //
 // A transformer of cardinality n/m consumes n and emits m items per round. For a chain

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // CommitQueue (docs/streams.md): the queue used where a stream queue has two or more
 // consumers over time (`t1 >>> seq { t2 |>>>| c1 ; c2 }`: t2 reads optimistically, c1 commits what
 // it really needed, c2 starts at the front after a rollback).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // CounterRing: the storage that SpscRing and CommitQueue share. Slots are
 // indexed by monotonically increasing 64-bit counters (slot = counter % capacity). The producer owns
 // `back_` (release store after writing the slot) and may write while back < front + capacity; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The parallel executor.
 //
 // The program's Layout merges every barrier-free subtree into one task and assigns each task a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Execution maps and plans.
 //
 // Task merging: every maximal barrier-free subtree becomes one task (its components run merged, in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Stream programs: Ziria-style components and combinators as a C++ embedded DSL.
 //
 // A program reads one input stream and writes one output stream of `Item`s. Components are

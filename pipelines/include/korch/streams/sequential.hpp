@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The sequential interpreter: the reference semantics of a stream program. Demand-driven: the
 // program's instance is ticked, inputs are handed over only when asked for, and the run stops when
 // the program finishes (a computer) or starves (asks for input after the last one).

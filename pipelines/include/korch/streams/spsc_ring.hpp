@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // SpscRing: the lock-free single-producer single-consumer ring used where a stream queue has one
 // consumer.
 //

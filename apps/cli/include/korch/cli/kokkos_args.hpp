@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The split of argv between Kokkos and a program's own parser. Kokkos::initialize(argc, argv)
 // also takes unprefixed --threads, --numa, --device and --help for itself (and aborts on
 // "--threads 2"), so it receives only argv[0] and the --kokkos-* arguments; everything else goes

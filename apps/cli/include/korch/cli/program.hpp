@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The command line of a korch program: a CLI11 App with korch's help layout and footer, argv split
 // so that Kokkos sees only --kokkos-* arguments, parsing before Kokkos starts, and one catch-all
 // around the program's work. Every program exits with

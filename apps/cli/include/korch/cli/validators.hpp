@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Strict numeric options for CLI11. CLI11 2.1 alone accepts "010" (octal 8), " 5", "nan", "inf"
 // and "1e999" (inf), and its range messages print DBL_MAX in full; these validators read only
 // plain decimal numbers and say in one line what is wrong and what to use.
