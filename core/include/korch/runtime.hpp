@@ -4,7 +4,10 @@
 // them for the runtime's life. Counts left 0 are sized to the cores this process may use, divided
 // among the ranks on its node (runtime_sizing.hpp, docs/runtime-sizing.md).
 //
-//   korch::Runtime runtime({.n_teams = 6, .threads_per_team = 4});
+//   korch::RuntimeOptions options;   // counts left 0 are sized to the machine
+//   options.n_teams = 6;
+//   options.threads_per_team = 4;
+//   korch::Runtime runtime(options);
 //   runtime.execute(bundle, korch::configurations::get("cpu_gpu_data_parallel"), grid);
 //
 // execute() runs one execution cycle: the thin scheduler validates the configuration against the
