@@ -41,7 +41,7 @@ struct Attempts {
   korch_bundle* bundle = nullptr;
   korch_configuration* configuration = nullptr;
   std::mutex mutex;
-  std::vector<std::pair<int, std::string>> results;  // six per item, in order
+  std::vector<std::pair<int, std::string>> results;  // eight per item, in order
 };
 
 // The status of each attempt and the thread's message right after it.
@@ -62,6 +62,8 @@ int destroy_own_cycle(const korch_item*, double*, void* user) {
   double u[4] = {};
   const int64_t extent[4] = {2, 2, 1, 1};
   t.record(korch_blocks_add(a.blocks, &shape, u, extent, KORCH_FORTRAN_ORDER, nullptr));
+  t.record(korch_execute(a.bundle, a.configuration, a.blocks, KORCH_ALL_BLOCKS, 0));
+  t.record(korch_initialize(nullptr));
   std::lock_guard<std::mutex> lock(a.mutex);
   a.results.insert(a.results.end(), t.got.begin(), t.got.end());
   return 0;
@@ -120,7 +122,9 @@ TEST_CASE("C API handles: double destroy, dead, wrong-kind and stray handles are
 }
 
 TEST_CASE(
-    "C API handles: from a routine, finalize and destroying or changing the cycle's objects are errors; 20 runs") {
+    "C API handles: from a routine, finalize, initialize, a nested execute and destroying or changing the cycle's "
+    "objects "
+    "are errors; 20 runs") {
   REQUIRE(korch_initialize(nullptr) == KORCH_OK);
   for (int run = 0; run < 20; ++run) {
     CAPTURE(run);
@@ -131,11 +135,11 @@ TEST_CASE(
     REQUIRE(korch_bundle_add(a.bundle, "A", destroy_own_cycle, &a) == KORCH_OK);
     REQUIRE(korch_configuration_builtin("cpu_only", &a.configuration) == KORCH_OK);
     REQUIRE(korch_execute(a.bundle, a.configuration, a.blocks, KORCH_ALL_BLOCKS, 0) == KORCH_OK);
-    REQUIRE(a.results.size() == 4 * 6);  // four tiles, six attempts each
+    REQUIRE(a.results.size() == 4 * 8);  // four tiles, eight attempts each
     for (std::size_t i = 0; i < a.results.size(); ++i) {
       CAPTURE(a.results[i].second);
       CHECK(a.results[i].first == KORCH_ERROR);
-      switch (i % 6) {
+      switch (i % 8) {
         case 0:
           CHECK(has(a.results[i].second, "korch_finalize: called from action routine 'A' while its cycle runs"));
           break;
@@ -148,7 +152,15 @@ TEST_CASE(
         case 4:
           CHECK(has(a.results[i].second, "korch_bundle 'own' is in use by a running cycle: change it after"));
           break;
-        default: CHECK(has(a.results[i].second, "korch_blocks 'mesh' is in use by a running cycle")); break;
+        case 5: CHECK(has(a.results[i].second, "korch_blocks 'mesh' is in use by a running cycle")); break;
+        case 6:
+          CHECK(has(a.results[i].second,
+                    "korch_execute: called from action routine 'A' while its cycle runs: a cycle "
+                    "cannot start another"));
+          break;
+        default:
+          CHECK(has(a.results[i].second, "korch_initialize: called from action routine 'A' while its cycle runs"));
+          break;
       }
     }
     // Everything is still valid and usable after the cycle.

@@ -47,6 +47,11 @@ void set_routine_message(const char* message) { routine_message = message ? mess
 
 const std::string* routine_running() noexcept { return running_action; }
 
+void refuse_inside_routine(const char* fix) {
+  if (running_action)
+    throw Error::format("called from action routine '{}' while its cycle runs: {}", excerpt(*running_action), fix);
+}
+
 ActionRoutine routine(const std::string& name, korch_action_fn function, void* user) {
   return ActionRoutine(name, [name, function, user](const ActionContext&, DataItem& item) {
     korch_item c{};

@@ -16,5 +16,8 @@ ActionRoutine routine(const std::string& name, korch_action_fn function, void* u
 void set_routine_message(const char* message);
 // The action whose C or Fortran routine the calling thread is running, or null outside routines.
 const std::string* routine_running() noexcept;
+// Throws when called from a C or Fortran action routine: calls that take the library's lock do this
+// first, since the thread running a cycle holds the runtime's cycle lock (`fix` says what to do).
+void refuse_inside_routine(const char* fix);
 
 }  // namespace korch::c_api

@@ -35,6 +35,7 @@ std::string& last_error() {
 }
 
 RuntimeUse::RuntimeUse() {
+  refuse_inside_routine("a cycle cannot start another; call korch_execute after this one returns");
   auto& l = library();
   std::lock_guard<std::mutex> lock(l.mutex);
   if (!l.runtime) throw Error("korch is not initialized: call korch_initialize first");
@@ -128,6 +129,7 @@ extern "C" {
 
 int korch_initialize(const korch_options* options) {
   return guarded("korch_initialize", [&] {
+    korch::c_api::refuse_inside_routine("korch is already initialized and in use by this cycle");
     auto& l = library();
     std::lock_guard<std::mutex> lock(l.mutex);
     if (l.runtime) throw korch::Error("korch is already initialized: call korch_finalize before initializing again");
@@ -154,14 +156,11 @@ int korch_initialize(const korch_options* options) {
 
 int korch_finalize(void) {
   return guarded("korch_finalize", [&] {
+    korch::c_api::refuse_inside_routine(
+        "the cycle needs the runtime until it ends; call korch_finalize after korch_execute returns");
     auto& l = library();
     std::lock_guard<std::mutex> lock(l.mutex);
     if (!l.runtime) throw korch::Error("korch is not initialized: nothing to finalize");
-    if (const std::string* action = korch::c_api::routine_running())
-      throw korch::Error::format(
-          "called from action routine '{}' while its cycle runs: the cycle needs the runtime "
-          "until it ends; call korch_finalize after korch_execute returns",
-          korch::excerpt(*action));
     if (l.cycles_running > 0)
       throw korch::Error::format(
           "{} cycle(s) of korch_execute are running on other threads: call korch_finalize "

@@ -2,6 +2,7 @@
 // The C API's ranks and guard cells (korch/korch_c.h, docs/c-api.md "Ranks and guard cells"):
 // MPI started by korch or the code's own communicator, neighbour lists, and the guard-cell exchange
 // filled at once, block by block, or inside a cycle.
+#include "c_item.hpp"
 #include "c_library.hpp"
 
 #include <korch/block_neighbours.hpp>
@@ -63,6 +64,7 @@ extern "C" {
 
 int korch_start_mpi(void) {
   return guarded("korch_start_mpi", [&] {
+    korch::c_api::refuse_inside_routine("call korch_start_mpi before korch_execute");
     auto& l = library();
     std::lock_guard<std::mutex> lock(l.mutex);
     if (!l.mpi) l.mpi = std::make_unique<korch::MpiSession>(nullptr, nullptr);
@@ -71,6 +73,7 @@ int korch_start_mpi(void) {
 
 int korch_use_communicator(int32_t fortran_handle) {
   return guarded("korch_use_communicator", [&] {
+    korch::c_api::refuse_inside_routine("call korch_use_communicator before korch_execute");
     auto& l = library();
     std::lock_guard<std::mutex> lock(l.mutex);
     l.communicator = korch::Communicator::from_handle(fortran_handle);
