@@ -111,7 +111,7 @@ TEST_CASE(
       const std::string message = error_of_cycle(rt, cfg);
       REQUIRE(faults::fired() > fired_before);
       CHECK(contains(message, "injected fault at helper_item"));
-      CHECK(contains(message, "configuration '" + cfg.name + "' failed in"));
+      CHECK(contains(message, "configuration '" + cfg.name + "' failed: team '"));
       check_wound_down(rt);
       check_next_cycle_exact(rt, config);
     }
@@ -190,7 +190,7 @@ TEST_CASE(
   const std::string message = error_of([&] { rt.execute(bundle, configurations::get("gpu_only"), grid); });
   CHECK(rt.device_pool().high_water_bytes() >= packet_bytes);  // packets were made before it ran out
   CHECK(contains(message, "memory pool 'device' (device)"));
-  CHECK(contains(message, "failed in 'to_gpu'"));
+  CHECK(contains(message, "failed: team 'to_gpu' (id "));  // the pooled team carries its node's name
   check_wound_down(rt);
   rt.device_pool().set_limit_bytes(0);
   check_next_cycle_exact(rt, "gpu_only");

@@ -38,13 +38,10 @@
 #include <korch/team_mode.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -124,44 +121,25 @@ struct TeamTransition {
 // EFSM passes through, in order. It must be quick and must not call the team (or teams linked to it).
 using TransitionObserver = std::function<void(const TeamTransition&)>;
 
+// Scheduler tuning. The defaults suit every use measured so far; each knob is explained in
+// docs/thread-team.md, "Tuning".
 struct TeamOptions {
-  // The longest an out-of-work thread (and a caller in wait()) polls for its next event before it
-  // sleeps on its condition variable. Polling saves two context switches when work arrives within
-  // the window. At most one thread per hardware thread polls at a time in the whole process (team
-  // threads and callers in wait()); the others sleep at once. Each waiter adapts its own poll within
-  // this limit: shorter after polls that were descheduled (oversubscribed cores) or that waited in
-  // vain, longer again while events come quickly. A thread whose core is contended also leaves an
-  // event it receives this long to a caller that will take it in wait() (docs/thread-team.md,
-  // "Waiting"). 0: always sleep at once, and never leave an event.
-  std::chrono::microseconds spin{20};
-  // Whether a caller blocked in wait() runs queued items of the cycle itself, in place of a
-  // thread of the cycle that sleeps (it runs with that thread's index and instances, so routines
-  // see no difference; the count of threads working on the cycle stays what was asked for).
-  bool waiter_works = true;
-  // Whether that caller may also join the cycle in place of an Idle thread of the team (never more
-  // than N_max threads), when items are queued and no parked thread of the cycle is left to stand
-  // in for: the caller then works as one of the cycle's threads, as an OpenMP master thread does,
-  // so a team of n threads started with n-1 active keeps n cores busy with n OS threads. Ignored
-  // for a team with thread publishers, whose threads must find the team's Idle threads free (Req
-  // ThreadBalance).
-  bool waiter_joins = false;
-  // On a contended core, the longest a team thread that a caller in wait() could replace sleeps
-  // before it looks for an event nobody woke it for. While it sleeps this way, events sent to it
-  // come without a wake-up (a system call for the sender, and on a busy machine a preemption): the
-  // caller takes them in wait(), the sender notifies them once it blocks itself, or the thread
-  // finds them when its sleep ends. Items of a sender that goes on running its own code thus start
-  // at most this much later, only while the core is contended, where a wake-up itself takes about
-  // as long (docs/thread-team.md, "Nap on a contended core"). Not for teams fed by other teams or
-  // with thread publishers, nor with waiter_works off or waiter_joins on. 0: always woken.
-  std::chrono::microseconds contended_nap{1000};
+  std::chrono::microseconds spin{20};             // longest poll before a waiting thread sleeps; 0: sleep at once
+  bool waiter_works = true;                       // a caller in wait() runs queued items of its cycle
+  bool waiter_joins = false;                      // ... and may stand in for an Idle thread of the team
+  std::chrono::microseconds contended_nap{1000};  // on a contended core, longest sleep without a wake-up; 0: off
 };
 
+// Thread safety: every call may be made from any thread; each is one atomic transition of the team.
+// The call-order rules (which mode each call needs) are checked and broken ones throw korch::Error.
 class ThreadTeam {
  public:
   // Starts n_max >= 1 threads, all Idle. Kokkos must be initialized (each thread owns instances).
+  //   ThreadTeam team("cpu", 4);
   ThreadTeam(std::string name, unsigned n_max, TeamOptions options = {});
-  // Possible in any mode: running threads finish the item in hand, queued items are released and
-  // counted as skipped, subscribers are closed, and links with other teams are removed.
+  // Possible in any mode, also from the team's own routine: running threads finish the item in
+  // hand, queued items are released and counted as skipped, subscribers are closed, and links with
+  // other teams are removed.
   ~ThreadTeam();
 
   ThreadTeam(const ThreadTeam&) = delete;
@@ -169,39 +147,48 @@ class ThreadTeam {
   ThreadTeam(ThreadTeam&&) = delete;
   ThreadTeam& operator=(ThreadTeam&&) = delete;
 
-  // The team whose worker thread calls this, or nullptr on any other thread.
+  // The team whose worker thread calls this (or whose items a caller in wait() runs), else nullptr.
+  //   if (ThreadTeam::current() == &team) { /* inside one of team's routines */ }
   static const ThreadTeam* current() noexcept;
 
-  const std::string& name() const noexcept { return name_; }
-  unsigned id() const noexcept { return id_; }
-  unsigned n_max() const noexcept { return n_max_; }
+  const std::string& name() const noexcept;  // as given, cut to a bounded excerpt
+  unsigned id() const noexcept;              // unique in the process, in order of construction
+  unsigned n_max() const noexcept;           // the team's threads
 
   // ---- public events ----
   // Idle -> RunningOpen: `routine` is applied to every item of this cycle; n_active (<= N_max)
   // threads are activated at once. Needs Idle and the previous cycle's error collected by wait().
+  //   team.start_cycle(ActionRoutine("update", update), 2);
   void start_cycle(ActionRoutine routine, unsigned n_active, ActionParameters parameters = {});
   // Activates n more Idle threads (RunningOpen/RunningClosed), or hands them to the thread
   // subscriber when the team does not need them (Idle/RunningNoMoreWork). In a running cycle it is
   // an error to ask for more threads than are Idle and not already pending activation.
+  //   team.increase_thread_count(1);
   void increase_thread_count(unsigned n);
   // Gives the team one item (RunningOpen only). The team owns it from now on.
+  //   team.enqueue(std::make_shared<MyItem>(...));
   void enqueue(std::shared_ptr<DataItem> item);
   // Gives the team several items in one critical section, in order (RunningOpen only): all of them
   // or, with a null item or outside RunningOpen, none (the error says which). Feeders that have
   // many items at once use it to take the team's lock once instead of once per item.
+  //   team.enqueue(std::move(items));
   void enqueue(std::vector<std::shared_ptr<DataItem>> items);
   // Says that external code will enqueue nothing more this cycle (RunningOpen only). A team with
   // work publishers is closed by them instead; see add_external_work_publisher.
+  //   team.close_queue();
   void close_queue();
   // Blocks until the running cycle is over (all items processed, outputs delivered, Idle); returns
   // at once in Idle. Allowed in RunningOpen. At most one thread may wait per cycle. Throws the
   // cycle's error if it failed. While it waits, the caller may run items of the cycle (see
   // TeamOptions::waiter_works), so routines can run on the thread that calls wait().
+  //   team.wait();
   void wait();
 
   // ---- publishers and subscribers (both teams Idle) ----
+  //   cpu.attach_work_subscriber(gpu);   // gpu gets every item cpu finished, and cpu's close
   void attach_work_subscriber(ThreadTeam& subscriber);
   void detach_work_subscriber();
+  //   cpu.attach_thread_subscriber(post); // post gets each thread cpu no longer needs
   void attach_thread_subscriber(ThreadTeam& subscriber);
   void detach_thread_subscriber();
   // For a team that has team work publishers and is also fed by external code (a distributor, a
@@ -210,139 +197,20 @@ class ThreadTeam {
   void add_external_work_publisher();
   void remove_external_work_publisher();
 
-  // ---- observation (thread-safe; each call is one consistent reading) ----
+  // ---- observation (each call is one consistent reading) ----
+  //   if (team.mode() == TeamMode::Idle) report(team.last_cycle());
   TeamMode mode() const;
   TeamSnapshot snapshot() const;
   CycleReport last_cycle() const;                             // the last finished cycle
   void set_transition_observer(TransitionObserver observer);  // Idle only; empty to remove
+  // The name every later message quotes (Idle only, and not while another thread reads name()): a
+  // runtime names its pooled teams after the nodes they run in each cycle.
+  //   team.rename("cpu");
+  void rename(std::string name);
 
  private:
-  struct Worker;
-  class ItemRing;
-  struct WaitSlot;
-  struct WakeList;
-  struct PublisherLink {
-    ThreadTeam* team;
-    bool closed;  // closed this cycle
-  };
-  enum class Origin { external, publisher };
-
-  void worker_main(Worker& w, std::mutex& mutex);
-  bool run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent first_event);
-  struct TakenItem;
-  TakenItem take_item(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);
-  bool run_taken_item(Worker& w, const ActionContext& context, TakenItem& taken, std::unique_lock<std::mutex>& lk);
-  struct Delivery {
-    std::size_t forwarded = 0;
-    std::size_t undelivered = 0;
-    std::string refused;  // the first refusal
-  };
-  Delivery deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs);
-  void deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item, Delivery& d);
-  void count_delivery(Delivery& delivery);
-  bool run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
-                        std::unique_lock<std::mutex>& lk);
-  void go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event);
-  void park(Worker& w, std::unique_lock<std::mutex>& lk);
-  bool sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk);  // true: it slept
-  bool may_nap(const Worker& w) const;
-  static void step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk);
-  static void give_caller_time_to_enqueue(const Worker& w);
-  bool leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk);
-  static bool leaves_event(const Worker& w);
-  static bool caller_takes_event(Worker& w, std::chrono::nanoseconds window);
-  void work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk);
-  Worker* take_parked_thread(TeamEvent& event);
-  bool receive_in_place_of(Worker& w, TeamEvent& event);
-  Worker* join_in_place_of_idle_thread(TeamEvent& event);
-  void activate(unsigned n, WakeList& wake);
-  void receive_activations_in_place();
-  void receive_transitions_in_place(std::unique_lock<std::mutex>& lk);
-  static Worker* pop_preferring_awake(std::vector<Worker*>& parked);
-  void wake_all_waiting(WakeList& wake);
-  void wake_one_waiting(WakeList& wake, bool even_napping = false);
-  void forward_threads(std::unique_lock<std::mutex>& lk, unsigned n);
-  void count_threads(std::size_t CycleReport::*counter, unsigned n);
-  void release_outbound();
-  void after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake);
-  void finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread);
-  void wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done);
-  bool stranded() const;
-  std::exception_ptr stranded_error() const;
-  void observe(TeamEvent event, int thread);
-  void record_error(std::string message, std::exception_ptr cause);
-  void require_quiescent_idle(const char* what) const;
-  std::string describe_state() const;
-
-  // Entry points for publisher teams: they never throw; a refusal comes back as a message.
-  std::string receive_item(std::shared_ptr<DataItem>& item, const ThreadTeam& from);
-  std::string receive_close(const ThreadTeam& from);
-  void receive_threads(unsigned n, const ThreadTeam& from);
-  std::string accept_item(std::shared_ptr<DataItem>& item, Origin origin, const char* caller);
-  std::string push_if_open(std::shared_ptr<DataItem>* items, std::size_t n, Origin origin, TeamMode& mode);
-  std::string refusal(const std::string& state, TeamMode mode, const DataItem& item, Origin origin,
-                      const char* caller) const;
-  void unlink_on_destruction();
-  static std::mutex& topology_mutex();
-
-  // ---- constant after construction ----
-  const std::string name_;
-  const unsigned id_;
-  const unsigned n_max_;
-  const TeamOptions options_;
-
-  // ---- EFSM state: all guarded by mutex_ ----
-  // The mutex is shared with the team threads: a thread asleep when the team is destroyed is not
-  // waited for, and still locks it when it wakes (docs/thread-team.md, "Destruction").
-  const std::shared_ptr<std::mutex> shared_mutex_;
-  std::mutex& mutex_;
-  TeamMode mode_ = TeamMode::Idle;
-  unsigned n_idle_ = 0;
-  unsigned n_waiting_ = 0;
-  unsigned n_computing_ = 0;
-  // Computing threads inside go_idle's forward (mutex released): done with the cycle's items, so
-  // not counted when the end-of-cycle step looks for the last computing thread.
-  unsigned n_leaving_ = 0;
-  unsigned n_to_activate_ = 0;
-  unsigned transitions_in_flight_ = 0;  // transitionThread sent, not yet received
-  std::unique_ptr<ItemRing> queue_;
-  std::vector<Worker*> idle_parked_;              // Idle threads not yet sent activateThread
-  std::vector<Worker*> waiting_parked_;           // Waiting threads not yet sent transitionThread
-  std::vector<Worker*> activated_in_place_;       // see activate(): their activation is received in place
-  std::vector<Worker*> waiting_in_place_;         // see wake_all_waiting(): their transition is made in place
-  std::vector<std::shared_ptr<Worker>> workers_;  // shared with their threads (see mutex_)
-
-  ActionRoutine routine_;  // written only in Idle, read by threads during the cycle
-  ActionParameters parameters_;
-  std::uint64_t cycle_ = 0;
-  CycleReport report_;
-  CycleReport last_report_;
-  bool cycle_failed_ = false;
-  bool end_of_cycle_ran_ = false;
-  // How long the item run right after the last transitionThread passed on took (see run_items).
-  std::chrono::nanoseconds passed_on_item_time_{0};
-  // When start_cycle made it RunningOpen, in the cycles that are timed (see detail::tiny_item_time).
-  std::chrono::steady_clock::time_point cycle_started_{};
-  std::exception_ptr first_cause_;
-  std::exception_ptr pending_error_;  // a finished cycle's error not yet collected by wait()
-
-  bool finishing_ = false;  // Idle, but delivering the Idle transition's outputs
-  bool terminating_ = false;
-  WaitSlot* waiter_ = nullptr;                   // the one thread blocked in wait() this cycle
-  std::chrono::nanoseconds waiter_spin_budget_;  // how long wait() polls (adapted, see polling.hpp)
-  unsigned n_blocked_ = 0;                       // callers blocked on done_cv_
-  unsigned outbound_ = 0;                        // calls into subscribers in flight (unlocked)
-  std::condition_variable done_cv_;
-
-  ThreadTeam* work_subscriber_ = nullptr;
-  ThreadTeam* thread_subscriber_ = nullptr;
-  std::vector<PublisherLink> work_publishers_;
-  std::vector<ThreadTeam*> thread_publishers_;
-  unsigned external_publishers_ = 0;
-  unsigned publisher_closes_pending_ = 0;
-  unsigned external_closes_pending_ = 0;
-
-  TransitionObserver observer_;
+  class Impl;  // core/src/thread_team/thread_team_impl.hpp
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace korch

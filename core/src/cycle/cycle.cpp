@@ -4,6 +4,7 @@
 #include "cycle_routines.hpp"
 #include "declaration_check.hpp"
 #include "cycle_wiring.hpp"
+#include "node_team_names.hpp"
 
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/distributor.hpp>
@@ -20,6 +21,7 @@ Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration
 void Cycle::run(CycleResult& result) {
   validate();
   make_nodes();
+  const NodeTeamNames names(nodes_);
   CycleWiring wiring(c_, nodes_);
   connect_routers();
   record_begin();
@@ -155,7 +157,7 @@ void Cycle::drain(CycleResult& result, const CycleWiring& wiring) {
       try {
         n.team->wait();
       } catch (...) {
-        errors_.add(fmt::format("'{}'", excerpt(name)), std::current_exception());
+        errors_.add("", std::current_exception());  // the team's error names it (NodeTeamNames)
       }
     }
     result.reports.push_back(NodeReport{name, n.team->last_cycle()});

@@ -32,11 +32,10 @@ void CycleErrors::rethrow(const std::string& configuration) {
   } catch (...) {
     what = "unknown exception";
   }
-  const std::string message =
-      count_ > 1 ? fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {} ({} more errors)",
-                               excerpt(configuration), where_, what, count_ - 1)
-                 : fmt::format("runtime: execution cycle of configuration '{}' failed in {}: {}",
-                               excerpt(configuration), where_, what);
+  const std::string more = count_ > 1 ? fmt::format(" ({} more errors)", count_ - 1) : std::string();
+  const std::string in = where_.empty() ? std::string() : " in " + where_;
+  const std::string message = fmt::format("runtime: execution cycle of configuration '{}' failed{}: {}{}",
+                                          excerpt(configuration), in, what, more);
   try {
     std::rethrow_exception(first_);
   } catch (...) {

@@ -15,6 +15,7 @@ namespace korch::detail {
 
 class CycleErrors {
  public:
+  // `where`: the step that failed ("starting 'cpu'"), or empty when the error names it itself.
   void add(const std::string& where, std::exception_ptr e);
   bool any() const;
   void rethrow(const std::string& configuration);

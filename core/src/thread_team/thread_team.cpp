@@ -63,16 +63,54 @@ const char* to_string(TeamEvent event) noexcept {
   return "?";
 }
 
-std::mutex& ThreadTeam::topology_mutex() {
+std::mutex& ThreadTeam::Impl::topology_mutex() {
   static std::mutex m;
   return m;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Construction and destruction
+// The API: each call is one call of the implementation
 
 ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
-    : name_(excerpt(name)),  // every message quotes it: bounded whatever the caller gave
+    : impl_(std::make_unique<Impl>(*this, std::move(name), n_max, options)) {}
+ThreadTeam::~ThreadTeam() = default;
+
+const std::string& ThreadTeam::name() const noexcept { return impl_->name(); }
+unsigned ThreadTeam::id() const noexcept { return impl_->id(); }
+unsigned ThreadTeam::n_max() const noexcept { return impl_->n_max(); }
+
+void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionParameters parameters) {
+  impl_->start_cycle(std::move(routine), n_active, std::move(parameters));
+}
+void ThreadTeam::increase_thread_count(unsigned n) { impl_->increase_thread_count(n); }
+void ThreadTeam::enqueue(std::shared_ptr<DataItem> item) { impl_->enqueue(std::move(item)); }
+void ThreadTeam::enqueue(std::vector<std::shared_ptr<DataItem>> items) { impl_->enqueue(std::move(items)); }
+void ThreadTeam::close_queue() { impl_->close_queue(); }
+void ThreadTeam::wait() { impl_->wait(); }
+
+void ThreadTeam::attach_work_subscriber(ThreadTeam& subscriber) { impl_->attach_work_subscriber(*subscriber.impl_); }
+void ThreadTeam::detach_work_subscriber() { impl_->detach_work_subscriber(); }
+void ThreadTeam::attach_thread_subscriber(ThreadTeam& subscriber) {
+  impl_->attach_thread_subscriber(*subscriber.impl_);
+}
+void ThreadTeam::detach_thread_subscriber() { impl_->detach_thread_subscriber(); }
+void ThreadTeam::add_external_work_publisher() { impl_->add_external_work_publisher(); }
+void ThreadTeam::remove_external_work_publisher() { impl_->remove_external_work_publisher(); }
+
+TeamMode ThreadTeam::mode() const { return impl_->mode(); }
+TeamSnapshot ThreadTeam::snapshot() const { return impl_->snapshot(); }
+CycleReport ThreadTeam::last_cycle() const { return impl_->last_cycle(); }
+void ThreadTeam::rename(std::string name) { impl_->rename(std::move(name)); }
+void ThreadTeam::set_transition_observer(TransitionObserver observer) {
+  impl_->set_transition_observer(std::move(observer));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction and destruction
+
+ThreadTeam::Impl::Impl(ThreadTeam& self, std::string name, unsigned n_max, TeamOptions options)
+    : self_(self),
+      name_(excerpt(name)),  // every message quotes it: bounded whatever the caller gave
       id_(next_team_id.fetch_add(1, std::memory_order_relaxed)),
       n_max_(n_max),
       options_(options),
@@ -127,7 +165,7 @@ ThreadTeam::ThreadTeam(std::string name, unsigned n_max, TeamOptions options)
   }
 }
 
-ThreadTeam::~ThreadTeam() {
+ThreadTeam::Impl::~Impl() {
   // A routine of this team may destroy it, on a team thread or on the caller in wait() that runs
   // it. That thread cannot be joined; it is detached, and the frames below the routine leave
   // without touching the team (docs/thread-team.md, "Failures").
@@ -205,12 +243,12 @@ ThreadTeam::~ThreadTeam() {
 // Removes every link with other teams. A subscriber that still expects this team's close_queue in
 // its running cycle gets it, so that it does not hang; a publisher stops using this team only after
 // its calls into it have returned.
-void ThreadTeam::unlink_on_destruction() {
+void ThreadTeam::Impl::unlink_on_destruction() {
   std::lock_guard<std::mutex> topology(topology_mutex());
-  ThreadTeam* work_subscriber = nullptr;
-  ThreadTeam* thread_subscriber = nullptr;
+  ThreadTeam::Impl* work_subscriber = nullptr;
+  ThreadTeam::Impl* thread_subscriber = nullptr;
   std::vector<PublisherLink> work_publishers;
-  std::vector<ThreadTeam*> thread_publishers;
+  std::vector<ThreadTeam::Impl*> thread_publishers;
   {
     std::lock_guard<std::mutex> lk(mutex_);
     work_subscriber = std::exchange(work_subscriber_, nullptr);
@@ -219,7 +257,7 @@ void ThreadTeam::unlink_on_destruction() {
     thread_publishers.swap(thread_publishers_);
   }
   if (work_subscriber != nullptr) {
-    ThreadTeam& sub = *work_subscriber;
+    ThreadTeam::Impl& sub = *work_subscriber;
     WakeList wake;
     std::unique_lock<std::mutex> lk(sub.mutex_);
     auto link = std::find_if(sub.work_publishers_.begin(), sub.work_publishers_.end(),
@@ -236,19 +274,19 @@ void ThreadTeam::unlink_on_destruction() {
     wake.notify();
   }
   if (thread_subscriber != nullptr) {
-    ThreadTeam& sub = *thread_subscriber;
+    ThreadTeam::Impl& sub = *thread_subscriber;
     std::lock_guard<std::mutex> lk(sub.mutex_);
     auto& pubs = sub.thread_publishers_;
     pubs.erase(std::remove(pubs.begin(), pubs.end(), this), pubs.end());
   }
   for (const PublisherLink& link : work_publishers) {
-    ThreadTeam& pub = *link.team;
+    ThreadTeam::Impl& pub = *link.team;
     std::unique_lock<std::mutex> lk(pub.mutex_);
     if (pub.work_subscriber_ == this) pub.work_subscriber_ = nullptr;
     pub.wait_until(lk, [&pub] { return pub.outbound_ == 0; });
   }
-  for (ThreadTeam* p : thread_publishers) {
-    ThreadTeam& pub = *p;
+  for (ThreadTeam::Impl* p : thread_publishers) {
+    ThreadTeam::Impl& pub = *p;
     std::unique_lock<std::mutex> lk(pub.mutex_);
     if (pub.thread_subscriber_ == this) pub.thread_subscriber_ = nullptr;
     pub.wait_until(lk, [&pub] { return pub.outbound_ == 0; });

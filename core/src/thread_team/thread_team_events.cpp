@@ -20,7 +20,7 @@ using detail::message_of;
 // ---------------------------------------------------------------------------------------------
 // Public events
 
-void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionParameters parameters) {
+void ThreadTeam::Impl::start_cycle(ActionRoutine routine, unsigned n_active, ActionParameters parameters) {
   if (!routine) {
     throw Error::format("team '{}': start_cycle was given an empty action routine '{}': give it a function", name_,
                         routine.name());
@@ -68,7 +68,7 @@ void ThreadTeam::start_cycle(ActionRoutine routine, unsigned n_active, ActionPar
   wake.notify();
 }
 
-void ThreadTeam::increase_thread_count(unsigned n) {
+void ThreadTeam::Impl::increase_thread_count(unsigned n) {
   if (n == 0) return;
   WakeList wake;
   std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
@@ -97,7 +97,7 @@ void ThreadTeam::increase_thread_count(unsigned n) {
   wake.notify();
 }
 
-void ThreadTeam::receive_threads(unsigned n, const ThreadTeam& from) {
+void ThreadTeam::Impl::receive_threads(unsigned n, const ThreadTeam::Impl& from) {
   WakeList wake;
   std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_ || n == 0) return;
@@ -129,13 +129,13 @@ void ThreadTeam::receive_threads(unsigned n, const ThreadTeam& from) {
   wake.notify();
 }
 
-void ThreadTeam::enqueue(std::shared_ptr<DataItem> item) {
+void ThreadTeam::Impl::enqueue(std::shared_ptr<DataItem> item) {
   if (!item) throw Error::format("team '{}': enqueue was given a null item", name_);
   std::string refused = accept_item(item, Origin::external, "enqueue");
   if (!refused.empty()) throw Error(refused);
 }
 
-void ThreadTeam::enqueue(std::vector<std::shared_ptr<DataItem>> items) {
+void ThreadTeam::Impl::enqueue(std::vector<std::shared_ptr<DataItem>> items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!items[i]) {
       throw Error::format("team '{}': enqueue was given {} items, item {} is null: none was enqueued", name_,
@@ -151,12 +151,12 @@ void ThreadTeam::enqueue(std::vector<std::shared_ptr<DataItem>> items) {
   }
 }
 
-std::string ThreadTeam::receive_item(std::shared_ptr<DataItem>& item, const ThreadTeam& from) {
+std::string ThreadTeam::Impl::receive_item(std::shared_ptr<DataItem>& item, const ThreadTeam::Impl& from) {
   return accept_item(item, Origin::publisher, from.name_.c_str());
 }
 
 // Queues the item (moving it out of `item`) or returns why not (leaving `item` alone).
-std::string ThreadTeam::accept_item(std::shared_ptr<DataItem>& item, Origin origin, const char* caller) {
+std::string ThreadTeam::Impl::accept_item(std::shared_ptr<DataItem>& item, Origin origin, const char* caller) {
   TeamMode mode;
   const std::string state = push_if_open(&item, 1, origin, mode);
   return state.empty() ? state : refusal(state, mode, *item, origin, caller);
@@ -165,7 +165,8 @@ std::string ThreadTeam::accept_item(std::shared_ptr<DataItem>& item, Origin orig
 // In RunningOpen, queues the n items in order in one critical section and returns an empty string;
 // otherwise leaves them alone and returns the state that refuses them (`mode` is the mode seen).
 // When no transitionThread is in flight, one Waiting thread receives it (notified if it sleeps).
-std::string ThreadTeam::push_if_open(std::shared_ptr<DataItem>* items, std::size_t n, Origin origin, TeamMode& mode) {
+std::string ThreadTeam::Impl::push_if_open(std::shared_ptr<DataItem>* items, std::size_t n, Origin origin,
+                                           TeamMode& mode) {
   WakeList wake;
   {
     std::unique_lock<std::mutex> lk(mutex_, std::defer_lock);
@@ -187,8 +188,8 @@ std::string ThreadTeam::push_if_open(std::shared_ptr<DataItem>* items, std::size
   return {};
 }
 
-std::string ThreadTeam::refusal(const std::string& state, TeamMode mode, const DataItem& item, Origin origin,
-                                const char* caller) const {
+std::string ThreadTeam::Impl::refusal(const std::string& state, TeamMode mode, const DataItem& item, Origin origin,
+                                      const char* caller) const {
   const char* fix = mode == TeamMode::Idle
                         ? "start its cycle first (start a subscriber's cycle before its publishers' cycles)"
                         : "items can only be given before its queue is closed";
@@ -202,7 +203,7 @@ std::string ThreadTeam::refusal(const std::string& state, TeamMode mode, const D
       state, describe_item(item), caller, fix);
 }
 
-void ThreadTeam::close_queue() {
+void ThreadTeam::Impl::close_queue() {
   WakeList wake;
   std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_) throw Error::format("team '{}' is being destroyed: close_queue is not possible", name_);
@@ -227,7 +228,7 @@ void ThreadTeam::close_queue() {
   wake.notify();
 }
 
-std::string ThreadTeam::receive_close(const ThreadTeam& from) {
+std::string ThreadTeam::Impl::receive_close(const ThreadTeam::Impl& from) {
   WakeList wake;
   std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (terminating_)

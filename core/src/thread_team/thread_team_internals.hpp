@@ -6,6 +6,8 @@
 
 #include <korch/thread_team.hpp>
 
+#include "thread_team_impl.hpp"
+
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/cpu_relax.hpp>
 
@@ -40,7 +42,7 @@ inline thread_local unsigned team_thread_index = 0;  // the team thread whose pl
 // returns; the code below the routine then leaves without touching the team again (docs/thread-team.md,
 // "Failures").
 struct RoutineFrame {
-  const ThreadTeam* team;
+  const void* team;     // the team's state (ThreadTeam::Impl), as an identity only
   bool holds_outbound;  // the thread counts in the team's outbound_ while the routine runs
   bool team_destroyed;
   ActionRoutine keep_alive;
@@ -50,7 +52,7 @@ inline thread_local RoutineFrame* routine_frame = nullptr;
 
 class RoutineScope {
  public:
-  RoutineScope(const ThreadTeam* team, bool holds_outbound)
+  RoutineScope(const void* team, bool holds_outbound)
       : frame_{team, holds_outbound, false, ActionRoutine{}, routine_frame} {
     routine_frame = &frame_;
   }
@@ -64,7 +66,7 @@ class RoutineScope {
 };
 
 // The innermost frame of `team`'s routine on this thread, or nullptr.
-inline RoutineFrame* routine_frame_of(const ThreadTeam* team) noexcept {
+inline RoutineFrame* routine_frame_of(const void* team) noexcept {
   for (RoutineFrame* f = routine_frame; f != nullptr; f = f->outer) {
     if (f->team == team) return f;
   }
@@ -128,7 +130,7 @@ inline std::string message_of(const std::exception_ptr& error) {
 
 }  // namespace detail
 
-struct ThreadTeam::Worker : std::enable_shared_from_this<ThreadTeam::Worker> {
+struct ThreadTeam::Impl::Worker : std::enable_shared_from_this<ThreadTeam::Impl::Worker> {
   enum Signal : int { none = 0, activate = 1, transition = 2, terminate = 3 };
 
   Worker(unsigned i, std::chrono::nanoseconds spin) : index(i), spin_budget(spin) {}
@@ -167,7 +169,7 @@ struct ThreadTeam::Worker : std::enable_shared_from_this<ThreadTeam::Worker> {
 
 // The pending-work queue: a power-of-two ring of shared_ptrs that only ever grows, so that the
 // steady state enqueues and dequeues without allocating.
-class ThreadTeam::ItemRing {
+class ThreadTeam::Impl::ItemRing {
  public:
   ItemRing() : slots_(64) {}
 
@@ -211,7 +213,7 @@ class ThreadTeam::ItemRing {
 };
 
 // The one caller blocked in wait(): the Idle transition hands it the cycle's result.
-struct ThreadTeam::WaitSlot {
+struct ThreadTeam::Impl::WaitSlot {
   bool done = false;
   bool team_destroyed_by_caller = false;  // the waiter itself destroyed the team (from a routine it ran)
   std::exception_ptr error;
@@ -219,7 +221,7 @@ struct ThreadTeam::WaitSlot {
 };
 
 // Threads to notify once the mutex is released (only those that are asleep).
-struct ThreadTeam::WakeList {
+struct ThreadTeam::Impl::WakeList {
   static void polling_threads_waking_add() noexcept { detail::waking_threads.fetch_add(1, std::memory_order_relaxed); }
   std::array<Worker*, 8> few{};
   std::vector<Worker*> more;

@@ -4,6 +4,8 @@
 
 #include "thread_team_internals.hpp"
 
+#include <korch/excerpt.hpp>
+
 #include <korch/error.hpp>
 
 #include <fmt/format.h>
@@ -20,7 +22,7 @@ using detail::message_of;
 // ---------------------------------------------------------------------------------------------
 // Publishers and subscribers
 
-void ThreadTeam::attach_work_subscriber(ThreadTeam& subscriber) {
+void ThreadTeam::Impl::attach_work_subscriber(ThreadTeam::Impl& subscriber) {
   if (&subscriber == this) {
     throw Error::format("team '{}' cannot be its own work subscriber: a team never publishes to itself", name_);
   }
@@ -33,7 +35,7 @@ void ThreadTeam::attach_work_subscriber(ThreadTeam& subscriber) {
                         work_subscriber_->name_);
   }
   // Every link change holds the topology mutex, so the chain can be followed under it alone.
-  for (const ThreadTeam* t = &subscriber; t != nullptr; t = t->work_subscriber_) {
+  for (const ThreadTeam::Impl* t = &subscriber; t != nullptr; t = t->work_subscriber_) {
     if (t == this) {
       throw Error::format(
           "team '{}' cannot publish work to '{}': '{}' already passes its items on to '{}', "
@@ -45,9 +47,9 @@ void ThreadTeam::attach_work_subscriber(ThreadTeam& subscriber) {
   subscriber.work_publishers_.push_back(PublisherLink{this, false});
 }
 
-void ThreadTeam::detach_work_subscriber() {
+void ThreadTeam::Impl::detach_work_subscriber() {
   std::lock_guard<std::mutex> topology(topology_mutex());
-  ThreadTeam* const subscriber = work_subscriber_;
+  ThreadTeam::Impl* const subscriber = work_subscriber_;
   if (subscriber == nullptr) return;
   std::scoped_lock both(mutex_, subscriber->mutex_);
   require_quiescent_idle("detach_work_subscriber");
@@ -58,7 +60,7 @@ void ThreadTeam::detach_work_subscriber() {
   work_subscriber_ = nullptr;
 }
 
-void ThreadTeam::attach_thread_subscriber(ThreadTeam& subscriber) {
+void ThreadTeam::Impl::attach_thread_subscriber(ThreadTeam::Impl& subscriber) {
   if (&subscriber == this) {
     throw Error::format("team '{}' cannot be its own thread subscriber: a team never publishes to itself", name_);
   }
@@ -70,7 +72,7 @@ void ThreadTeam::attach_thread_subscriber(ThreadTeam& subscriber) {
     throw Error::format("team '{}' already has thread subscriber '{}': a team has at most one; detach it first", name_,
                         thread_subscriber_->name_);
   }
-  for (const ThreadTeam* t = &subscriber; t != nullptr; t = t->thread_subscriber_) {
+  for (const ThreadTeam::Impl* t = &subscriber; t != nullptr; t = t->thread_subscriber_) {
     if (t == this) {
       throw Error::format(
           "team '{}' cannot publish threads to '{}': '{}' already passes its threads on to '{}', "
@@ -82,9 +84,9 @@ void ThreadTeam::attach_thread_subscriber(ThreadTeam& subscriber) {
   subscriber.thread_publishers_.push_back(this);
 }
 
-void ThreadTeam::detach_thread_subscriber() {
+void ThreadTeam::Impl::detach_thread_subscriber() {
   std::lock_guard<std::mutex> topology(topology_mutex());
-  ThreadTeam* const subscriber = thread_subscriber_;
+  ThreadTeam::Impl* const subscriber = thread_subscriber_;
   if (subscriber == nullptr) return;
   std::scoped_lock both(mutex_, subscriber->mutex_);
   require_quiescent_idle("detach_thread_subscriber");
@@ -94,13 +96,13 @@ void ThreadTeam::detach_thread_subscriber() {
   thread_subscriber_ = nullptr;
 }
 
-void ThreadTeam::add_external_work_publisher() {
+void ThreadTeam::Impl::add_external_work_publisher() {
   std::lock_guard<std::mutex> lk(mutex_);
   require_quiescent_idle("add_external_work_publisher");
   ++external_publishers_;
 }
 
-void ThreadTeam::remove_external_work_publisher() {
+void ThreadTeam::Impl::remove_external_work_publisher() {
   std::lock_guard<std::mutex> lk(mutex_);
   require_quiescent_idle("remove_external_work_publisher");
   if (external_publishers_ == 0) {
@@ -112,12 +114,12 @@ void ThreadTeam::remove_external_work_publisher() {
 // ---------------------------------------------------------------------------------------------
 // Observation
 
-TeamMode ThreadTeam::mode() const {
+TeamMode ThreadTeam::Impl::mode() const {
   std::lock_guard<std::mutex> lk(mutex_);
   return mode_;
 }
 
-TeamSnapshot ThreadTeam::snapshot() const {
+TeamSnapshot ThreadTeam::Impl::snapshot() const {
   std::lock_guard<std::mutex> lk(mutex_);
   TeamSnapshot s;
   s.mode = mode_;
@@ -139,12 +141,18 @@ TeamSnapshot ThreadTeam::snapshot() const {
   return s;
 }
 
-CycleReport ThreadTeam::last_cycle() const {
+CycleReport ThreadTeam::Impl::last_cycle() const {
   std::lock_guard<std::mutex> lk(mutex_);
   return last_report_;
 }
 
-void ThreadTeam::set_transition_observer(TransitionObserver observer) {
+void ThreadTeam::Impl::rename(std::string name) {
+  std::lock_guard<std::mutex> lk(mutex_);
+  require_quiescent_idle("rename");
+  name_ = excerpt(name);
+}
+
+void ThreadTeam::Impl::set_transition_observer(TransitionObserver observer) {
   std::lock_guard<std::mutex> lk(mutex_);
   require_quiescent_idle("set_transition_observer");
   observer_ = std::move(observer);

@@ -27,7 +27,7 @@ using detail::message_of;
 // for the next cycle, whose wake-up costs far more than a poll (docs/thread-team.md, "Waiting").
 // A parked thread may outlive its team (see ~ThreadTeam): it reads the team's state only while it
 // holds the mutex and has seen that it is not terminated, and returns as soon as it is.
-void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
+void ThreadTeam::Impl::park(Worker& w, std::unique_lock<std::mutex>& lk) {
   if (w.signal.load(std::memory_order_relaxed) == Worker::terminate) return;
   w.parked = true;
   step_off_waker_core(w, lk);
@@ -88,7 +88,7 @@ void ThreadTeam::park(Worker& w, std::unique_lock<std::mutex>& lk) {
 // when its poll sees it, before it takes the mutex (park): it then costs the caller no turn at the
 // mutex at all. Returns true when the event was taken meanwhile: the thread parks again. Unlocks
 // for the poll: the team may be gone afterwards (see ~ThreadTeam), which the caller checks.
-bool ThreadTeam::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk) {
+bool ThreadTeam::Impl::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& lk) {
   const bool left_already = std::exchange(w.event_left_unlocked, false);
   const int event = w.signal.load(std::memory_order_relaxed);
   if (event != Worker::activate && event != Worker::transition) return false;
@@ -116,14 +116,14 @@ bool ThreadTeam::leave_event_to_caller(Worker& w, std::unique_lock<std::mutex>& 
 // (docs/thread-team.md, "Leave the event to the caller"), and the cycle's activation after a cycle of
 // tiny items (docs/thread-team.md, "Tiny items"), which the caller runs alone faster than it could
 // hand them across cores to this thread. Reads only the thread's own record (see park).
-bool ThreadTeam::leaves_event(const Worker& w) {
+bool ThreadTeam::Impl::leaves_event(const Worker& w) {
   if (w.contention.contended(detail::PollClock::now())) return true;
   return w.signal.load(std::memory_order_relaxed) == Worker::activate && w.tiny_items.load(std::memory_order_relaxed);
 }
 
 // Unlocked: polls for at most `window` for the thread's event (activateThread or transitionThread)
 // to be taken by a caller in wait(). Returns whether it was. Reads only the thread's own record.
-bool ThreadTeam::caller_takes_event(Worker& w, std::chrono::nanoseconds window) {
+bool ThreadTeam::Impl::caller_takes_event(Worker& w, std::chrono::nanoseconds window) {
   const int event = w.signal.load(std::memory_order_acquire);
   if (event != Worker::activate && event != Worker::transition) return false;
   detail::PollClock::time_point poll_ended{};
@@ -136,7 +136,7 @@ bool ThreadTeam::caller_takes_event(Worker& w, std::chrono::nanoseconds window) 
 // A thread that runs on the core of the thread that last woke it, when it goes to wait, moves to
 // another core (waker_core.hpp): woken there again, it would preempt that thread. Unlocks for the
 // move. Reads only the thread's own record: the team may be gone (see ~ThreadTeam).
-void ThreadTeam::step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk) {
+void ThreadTeam::Impl::step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk) {
   const int waker_cpu = w.waker_cpu;
   if (waker_cpu < 0 || detail::current_cpu() != waker_cpu) return;
   lk.unlock();
@@ -149,7 +149,7 @@ void ThreadTeam::step_off_waker_core(Worker& w, std::unique_lock<std::mutex>& lk
 // as Waiting and hold up that enqueue; so a polling thread first watches the queue for a moment
 // (at most 2 us, unlocked, a hint only) and then takes the mutex and finds the item.
 // Reads only the thread's own record: the team may be gone (see ~ThreadTeam).
-void ThreadTeam::give_caller_time_to_enqueue(const Worker& w) {
+void ThreadTeam::Impl::give_caller_time_to_enqueue(const Worker& w) {
   const std::atomic<std::size_t>& queued = *w.queued;
   auto empty = [&queued] { return queued.load(std::memory_order_relaxed) == 0; };
   if (w.signal.load(std::memory_order_relaxed) != Worker::activate || !empty()) return;
@@ -172,14 +172,14 @@ constexpr std::chrono::microseconds item_worth_a_wakeup{30};
 // Whether the thread, about to sleep, naps instead (TeamOptions::contended_nap, docs/thread-team.md,
 // "Nap on a contended core"): its core is contended, and a caller in wait() can take its events.
 // A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again.
-bool ThreadTeam::may_nap(const Worker& w) const {
+bool ThreadTeam::Impl::may_nap(const Worker& w) const {
   return options_.contended_nap.count() > 0 && options_.waiter_works && !options_.waiter_joins &&
          work_publishers_.empty() && thread_publishers_.empty() && w.naps_in_vain < max_naps_in_vain &&
          w.contention.contended(detail::PollClock::now());
 }
 
 // Sleeps until the thread has a signal, or is woken to poll. Returns whether it slept.
-bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
+bool ThreadTeam::Impl::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& lk) {
   WakeList::notify_unnotified();  // the napping threads it passed events on to, before it sleeps itself
   bool slept = false;
   while (w.signal.load(std::memory_order_relaxed) == Worker::none) {
@@ -224,8 +224,8 @@ bool ThreadTeam::sleep_until_signalled(Worker& w, std::unique_lock<std::mutex>& 
 
 const ThreadTeam* ThreadTeam::current() noexcept { return detail::team_of_this_thread; }
 
-void ThreadTeam::worker_main(Worker& w, std::mutex& mutex) {
-  detail::team_of_this_thread = this;
+void ThreadTeam::Impl::worker_main(Worker& w, std::mutex& mutex) {
+  detail::team_of_this_thread = &self_;
   detail::team_thread_index = w.index;
   // The mutex as the thread owns it: the team may be gone before the thread first runs.
   std::unique_lock<std::mutex> lk(mutex, std::defer_lock);
@@ -259,17 +259,17 @@ void ThreadTeam::worker_main(Worker& w, std::mutex& mutex) {
 }
 
 // An item taken from the queue, and what its run needs once the mutex is released.
-struct ThreadTeam::TakenItem {
+struct ThreadTeam::Impl::TakenItem {
   std::shared_ptr<DataItem> item;
-  ThreadTeam* subscriber = nullptr;  // the work subscriber the result goes to, if any
-  bool skip = false;                 // the cycle has failed: the item is counted, not run
-  bool timed = false;                // transitionThread was passed on with this item in hand: time it
+  ThreadTeam::Impl* subscriber = nullptr;  // the work subscriber the result goes to, if any
+  bool skip = false;                       // the cycle has failed: the item is counted, not run
+  bool timed = false;                      // transitionThread was passed on with this item in hand: time it
 };
 
 // Entered counted as Computing, with the mutex held. Applies the routine to queued items until
 // there are none, then leaves the thread Waiting (RunningOpen) or Idle (RunningNoMoreWork).
 // Returns true when the thread must end (the team is being destroyed).
-bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
+bool ThreadTeam::Impl::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   ActionContext::Outputs& outputs = w.outputs;  // kept by the thread: no allocation per wake-up
   const bool emits = routine_.emits();
   const ActionContext context(id_, name_, w.index, cycle_, *w.spaces, parameters_, emits ? &outputs : nullptr);
@@ -306,7 +306,7 @@ bool ThreadTeam::run_items(Worker& w, std::unique_lock<std::mutex>& lk, TeamEven
 
 // With the mutex held: dequeues the next item, making the transitions that go with it, and
 // releases the mutex (and wakes whom the transitions signalled) before the item runs.
-ThreadTeam::TakenItem ThreadTeam::take_item(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {
+ThreadTeam::Impl::TakenItem ThreadTeam::Impl::take_item(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {
   TakenItem taken;
   taken.item = queue_->pop();
   WakeList wake;
@@ -335,8 +335,8 @@ ThreadTeam::TakenItem ThreadTeam::take_item(std::unique_lock<std::mutex>& lk, Te
 // Without the mutex: runs the routine on a taken item and delivers what it made, then takes the
 // mutex again and counts the item. Returns true when the routine destroyed this team (nothing of
 // it may be touched then, see ~ThreadTeam).
-bool ThreadTeam::run_taken_item(Worker& w, const ActionContext& context, TakenItem& taken,
-                                std::unique_lock<std::mutex>& lk) {
+bool ThreadTeam::Impl::run_taken_item(Worker& w, const ActionContext& context, TakenItem& taken,
+                                      std::unique_lock<std::mutex>& lk) {
   ActionContext::Outputs& outputs = w.outputs;
   std::exception_ptr thrown;
   std::string failure;
@@ -389,10 +389,10 @@ bool ThreadTeam::run_taken_item(Worker& w, const ActionContext& context, TakenIt
 // cycle whose routine ran: a thread that processed an item stays active until the close, so this
 // is decided by the items, not by how thread activations and the close happen to interleave.
 // Returns true when the step destroyed the team (nothing of it may be touched then).
-bool ThreadTeam::run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
-                                  std::unique_lock<std::mutex>& lk) {
+bool ThreadTeam::Impl::run_end_of_cycle(const ActionContext& context, ActionContext::Outputs& outputs,
+                                        std::unique_lock<std::mutex>& lk) {
   end_of_cycle_ran_ = true;
-  ThreadTeam* const subscriber = work_subscriber_;
+  ThreadTeam::Impl* const subscriber = work_subscriber_;
   if (subscriber != nullptr) ++outbound_;
   lk.unlock();
   std::exception_ptr thrown;
@@ -420,7 +420,7 @@ bool ThreadTeam::run_end_of_cycle(const ActionContext& context, ActionContext::O
 
 // Unlocked: hands `outputs` to the subscriber in order. Outputs with no subscriber are an error
 // for an emitting routine (they would be lost); a passed-on item with none is simply done.
-ThreadTeam::Delivery ThreadTeam::deliver(ThreadTeam* subscriber, ActionContext::Outputs& outputs) {
+ThreadTeam::Impl::Delivery ThreadTeam::Impl::deliver(ThreadTeam::Impl* subscriber, ActionContext::Outputs& outputs) {
   Delivery d;
   if (subscriber == nullptr) {
     if (routine_.emits() && !outputs.empty()) {
@@ -438,7 +438,7 @@ ThreadTeam::Delivery ThreadTeam::deliver(ThreadTeam* subscriber, ActionContext::
 
 // One output to the subscriber, tallied in `d` (also used directly for the item a routine that is
 // not emitting hands on: the common case needs no vector).
-void ThreadTeam::deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& item, Delivery& d) {
+void ThreadTeam::Impl::deliver_one(ThreadTeam::Impl* subscriber, std::shared_ptr<DataItem>& item, Delivery& d) {
   std::string refused = subscriber->receive_item(item, *this);
   if (refused.empty()) {
     ++d.forwarded;
@@ -448,7 +448,7 @@ void ThreadTeam::deliver_one(ThreadTeam* subscriber, std::shared_ptr<DataItem>& 
   }
 }
 
-void ThreadTeam::count_delivery(Delivery& delivery) {
+void ThreadTeam::Impl::count_delivery(Delivery& delivery) {
   report_.forwarded += delivery.forwarded;
   report_.undelivered += delivery.undelivered;
   if (!delivery.refused.empty()) record_error(std::move(delivery.refused), nullptr);
@@ -456,7 +456,7 @@ void ThreadTeam::count_delivery(Delivery& delivery) {
 
 // A Computing thread found no more work in RunningNoMoreWork and becomes Idle.
 // model: S_GO_IDLE, then go_idle_locked.
-void ThreadTeam::go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
+void ThreadTeam::Impl::go_idle(Worker& w, std::unique_lock<std::mutex>& lk, TeamEvent event) {
   // Spec ForwardThreads, while still counted as Computing, so that the last thread to become
   // Idle is the last to have delivered its outputs.
   ++n_leaving_;

@@ -21,7 +21,7 @@ using detail::message_of;
 // Transitions shared by several events (mutex held)
 
 // A parked thread that is still polling takes an event without a system call; prefer it.
-ThreadTeam::Worker* ThreadTeam::pop_preferring_awake(std::vector<Worker*>& parked) {
+ThreadTeam::Impl::Worker* ThreadTeam::Impl::pop_preferring_awake(std::vector<Worker*>& parked) {
   if (parked.back()->sleeping) {
     for (std::size_t i = parked.size() - 1; i-- > 0;) {
       if (!parked[i]->sleeping) {
@@ -42,7 +42,7 @@ ThreadTeam::Worker* ThreadTeam::pop_preferring_awake(std::vector<Worker*>& parke
 // more threads than it gets items (docs/thread-team.md, "Waking for items"). A polling thread is
 // signalled even then: making its transition in place too saves it a turn at the mutex on a quiet
 // machine, but made the thread-team stress suite beside two busy loops a quarter slower.
-void ThreadTeam::activate(unsigned n, WakeList& wake) {
+void ThreadTeam::Impl::activate(unsigned n, WakeList& wake) {
   assert(n <= idle_parked_.size());
   const bool nothing_to_do = mode_ == TeamMode::RunningOpen && queue_->empty();
   for (unsigned i = 0; i < n; ++i) {
@@ -61,7 +61,7 @@ void ThreadTeam::activate(unsigned n, WakeList& wake) {
 // empty queue (Idle -> Computing -> Waiting, see run_items), made by the thread that activated it,
 // in the same critical section and after that event is observed: the model's thread step on
 // activateThread taken at once, one of the interleavings the model checks.
-void ThreadTeam::receive_activations_in_place() {
+void ThreadTeam::Impl::receive_activations_in_place() {
   for (Worker* w : activated_in_place_) {
     --n_to_activate_;
     --n_idle_;
@@ -84,7 +84,7 @@ void ThreadTeam::receive_activations_in_place() {
 // waking anyway or their polls have stopped paying off: the cycle does not wait for it, but it then
 // polls for the next cycle's activation, which back-to-back short cycles need to run in parallel at
 // all (docs/thread-team.md, "Waking for items").
-void ThreadTeam::wake_all_waiting(WakeList& wake) {
+void ThreadTeam::Impl::wake_all_waiting(WakeList& wake) {
   const bool in_place = thread_subscriber_ == nullptr && !routine_.has_end_of_cycle();
   for (Worker* w : waiting_parked_) {
     if (in_place) {
@@ -125,7 +125,7 @@ void ThreadTeam::wake_all_waiting(WakeList& wake) {
 // The transitions wake_all_waiting left to be made in place, after the event that entered
 // RunningNoMoreWork is observed: Waiting -> Idle as go_idle makes it, the last one ending the
 // cycle when no thread computes. model: the thread step on transitionThread taken at once.
-void ThreadTeam::receive_transitions_in_place(std::unique_lock<std::mutex>& lk) {
+void ThreadTeam::Impl::receive_transitions_in_place(std::unique_lock<std::mutex>& lk) {
   for (std::size_t i = 0; i < waiting_in_place_.size(); ++i) {
     Worker* const w = waiting_in_place_[i];
     --n_waiting_;
@@ -145,7 +145,7 @@ void ThreadTeam::receive_transitions_in_place(std::unique_lock<std::mutex>& lk) 
 // transitionThread to one Waiting thread. At most one is in flight while items are queued: a thread
 // that receives it and takes an item passes it on if more items wait (see run_items), so threads are
 // woken as fast as there is work for them, and never in a herd that finds the queue empty.
-void ThreadTeam::wake_one_waiting(WakeList& wake, bool even_napping) {
+void ThreadTeam::Impl::wake_one_waiting(WakeList& wake, bool even_napping) {
   Worker* const w = pop_preferring_awake(waiting_parked_);
   w->signal.store(Worker::transition, std::memory_order_release);
   ++transitions_in_flight_;
@@ -153,8 +153,8 @@ void ThreadTeam::wake_one_waiting(WakeList& wake, bool even_napping) {
 }
 
 // Hands n threads to the thread subscriber, if there is one. Releases the mutex for the call.
-void ThreadTeam::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n) {
-  ThreadTeam* const subscriber = thread_subscriber_;
+void ThreadTeam::Impl::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n) {
+  ThreadTeam::Impl* const subscriber = thread_subscriber_;
   if (subscriber == nullptr || n == 0) return;
   count_threads(&CycleReport::threads_forwarded, n);
   ++outbound_;
@@ -165,16 +165,16 @@ void ThreadTeam::forward_threads(std::unique_lock<std::mutex>& lk, unsigned n) {
 }
 
 // Counted in the running cycle's report and, once the cycle is over, in the last one's as well.
-void ThreadTeam::count_threads(std::size_t CycleReport::*counter, unsigned n) {
+void ThreadTeam::Impl::count_threads(std::size_t CycleReport::*counter, unsigned n) {
   report_.*counter += n;
   if (mode_ == TeamMode::Idle && !finishing_) last_report_.*counter += n;
 }
 
-void ThreadTeam::release_outbound() {
+void ThreadTeam::Impl::release_outbound() {
   if (--outbound_ == 0 && n_blocked_ > 0) done_cv_.notify_all();
 }
 
-void ThreadTeam::wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done) {
+void ThreadTeam::Impl::wait_until(std::unique_lock<std::mutex>& lk, const std::function<bool()>& done) {
   ++n_blocked_;
   done_cv_.wait(lk, done);
   --n_blocked_;
@@ -182,7 +182,7 @@ void ThreadTeam::wait_until(std::unique_lock<std::mutex>& lk, const std::functio
 }
 
 // RunningOpen after a close arrived: leave RunningOpen once every publisher has closed.
-void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake) {
+void ThreadTeam::Impl::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread, WakeList& wake) {
   if (publisher_closes_pending_ + external_closes_pending_ > 0) {
     observe(event, thread);
   } else if (!queue_->empty()) {
@@ -208,7 +208,7 @@ void ThreadTeam::after_close(std::unique_lock<std::mutex>& lk, TeamEvent event, 
 // model: finish_locked, S_FIN_THREADS, S_FIN_CLOSE, S_FIN_WAIT and release_waiter.
 // The transition to Idle: all threads Idle, queue empty. Delivers the outputs (Spec IdleOutput)
 // and then releases the waiter. Releases the mutex while calling other teams.
-void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {
+void ThreadTeam::Impl::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event, int thread) {
   assert(n_idle_ == n_max_ && queue_->empty());
   // Activations still in flight are not needed any more. Take them back and hand those threads on
   // now, as each would on receiving its activateThread in Idle (Spec IdleToIdle); this way Idle
@@ -229,7 +229,7 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
   observe(event, thread);
 
   forward_threads(lk, revoked);
-  if (ThreadTeam* const subscriber = work_subscriber_) {
+  if (ThreadTeam::Impl* const subscriber = work_subscriber_) {
     // The finishing thread's own item went out before it became Idle; now close the subscriber.
     ++outbound_;
     lk.unlock();
@@ -282,7 +282,7 @@ void ThreadTeam::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent event,
   if (n_blocked_ > 0) done_cv_.notify_all();
 }
 
-void ThreadTeam::record_error(std::string message, std::exception_ptr cause) {
+void ThreadTeam::Impl::record_error(std::string message, std::exception_ptr cause) {
   ++report_.errors;
   if (report_.errors == 1) {
     report_.error = std::move(message);
@@ -291,7 +291,7 @@ void ThreadTeam::record_error(std::string message, std::exception_ptr cause) {
   cycle_failed_ = true;
 }
 
-void ThreadTeam::observe(TeamEvent event, int thread) {
+void ThreadTeam::Impl::observe(TeamEvent event, int thread) {
   if (!observer_) return;
   const TeamTransition t{event,      thread,       cycle_,         mode_,         n_idle_,
                          n_waiting_, n_computing_, n_to_activate_, queue_->size()};
@@ -304,13 +304,13 @@ void ThreadTeam::observe(TeamEvent event, int thread) {
   }
 }
 
-std::string ThreadTeam::describe_state() const {
+std::string ThreadTeam::Impl::describe_state() const {
   return fmt::format("team '{}' is {} (cycle {}, N_max {}, N_i {}, N_w {}, N_c {}, N_Q {}, {} pending activation)",
                      name_, to_string(mode_), cycle_, n_max_, n_idle_, n_waiting_, n_computing_, queue_->size(),
                      n_to_activate_);
 }
 
-void ThreadTeam::require_quiescent_idle(const char* what) const {
+void ThreadTeam::Impl::require_quiescent_idle(const char* what) const {
   if (terminating_) throw Error::format("team '{}' is being destroyed: {} is not possible", name_, what);
   if (mode_ != TeamMode::Idle) {
     throw Error::format("{}: {} needs an Idle team; call wait() first", describe_state(), what);

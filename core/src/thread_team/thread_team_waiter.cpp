@@ -18,7 +18,7 @@ namespace korch {
 
 using detail::lock_briefly_spinning;
 
-void ThreadTeam::wait() {
+void ThreadTeam::Impl::wait() {
   std::unique_lock<std::mutex> lk = detail::lock_spinning(mutex_);
   if (mode_ == TeamMode::Idle && !finishing_) {
     // The cycle may have ended before wait() was called (Spec: wait in Idle returns at once).
@@ -34,7 +34,7 @@ void ThreadTeam::wait() {
           describe_state(), w->index, routine_.name());
     }
   }
-  if (waiter_ != nullptr && detail::team_of_this_thread == this) {
+  if (waiter_ != nullptr && detail::team_of_this_thread == &self_) {
     throw Error::format(
         "{}: wait() was called by the team's own thread {} (from its action routine '{}', run by "
         "the caller blocked in wait(), see TeamOptions::waiter_works), which would wait for itself "
@@ -88,12 +88,12 @@ void ThreadTeam::wait() {
 // wait() may not join. Only increase_thread_count can still help, so wait() fails instead of
 // blocking forever (docs/thread-team.md, "Failures"). A team with thread publishers is not judged
 // here: whether they will still hand it threads is the configuration's business.
-bool ThreadTeam::stranded() const {
+bool ThreadTeam::Impl::stranded() const {
   return mode_ == TeamMode::RunningClosed && n_waiting_ + n_computing_ == 0 && n_to_activate_ == 0 &&
          thread_publishers_.empty() && !(options_.waiter_works && options_.waiter_joins);
 }
 
-std::exception_ptr ThreadTeam::stranded_error() const {
+std::exception_ptr ThreadTeam::Impl::stranded_error() const {
   return std::make_exception_ptr(Error::format(
       "{}: wait() would never return: {} item(s) are queued and the queue is closed, but no thread of the cycle is "
       "active or pending activation and the team has no thread publisher; start the cycle with n_active >= 1 or "
@@ -107,14 +107,14 @@ std::exception_ptr ThreadTeam::stranded_error() const {
 // itself stays parked. The counters and transitions are the ones the thread would make, so the
 // state machine cannot tell the difference; the number of threads running the cycle is unchanged.
 // model: the caller's work_while_waiting loop and take_parked_thread.
-void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk) {
+void ThreadTeam::Impl::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::mutex>& lk) {
   while (!slot.done && !terminating_ && !queue_->empty() &&
          (mode_ == TeamMode::RunningOpen || mode_ == TeamMode::RunningClosed)) {
     TeamEvent event;
     Worker* const w = take_parked_thread(event);
     if (w == nullptr) return;
     ++n_computing_;
-    const ThreadTeam* const outer = std::exchange(detail::team_of_this_thread, this);
+    const ThreadTeam* const outer = std::exchange(detail::team_of_this_thread, &self_);
     const unsigned outer_index = std::exchange(detail::team_thread_index, w->index);
     const bool terminate = run_items(*w, lk, event);
     detail::team_of_this_thread = outer;
@@ -128,7 +128,7 @@ void ThreadTeam::work_while_waiting(const WaitSlot& slot, std::unique_lock<std::
 // it yet: the caller is on a core and holds the mutex, while that thread may still wait for a core,
 // or for the mutex. A thread whose event was taken finds no signal when it looks and parks again
 // (polling first, see park).
-ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
+ThreadTeam::Impl::Worker* ThreadTeam::Impl::take_parked_thread(TeamEvent& event) {
   // Joining adds a thread to the cycle; standing in for a thread that was already sent its event
   // only replaces it. So a caller that may join does that first.
   if (Worker* const w = join_in_place_of_idle_thread(event)) return w;
@@ -168,7 +168,7 @@ ThreadTeam::Worker* ThreadTeam::take_parked_thread(TeamEvent& event) {
 
 // Takes the transitionThread or activateThread sent to `w` and not yet received by it, as the
 // thread would receive it; false when `w` has none.
-bool ThreadTeam::receive_in_place_of(Worker& w, TeamEvent& event) {
+bool ThreadTeam::Impl::receive_in_place_of(Worker& w, TeamEvent& event) {
   const int signal = w.signal.load(std::memory_order_relaxed);
   if (signal == Worker::transition) {
     --transitions_in_flight_;
@@ -187,7 +187,7 @@ bool ThreadTeam::receive_in_place_of(Worker& w, TeamEvent& event) {
 
 // TeamOptions::waiter_joins: the caller activates one more Idle thread (as increase_thread_count(1)
 // would) and receives that activation itself.
-ThreadTeam::Worker* ThreadTeam::join_in_place_of_idle_thread(TeamEvent& event) {
+ThreadTeam::Impl::Worker* ThreadTeam::Impl::join_in_place_of_idle_thread(TeamEvent& event) {
   if (!options_.waiter_joins || !thread_publishers_.empty() || idle_parked_.empty()) return nullptr;
   std::size_t i = idle_parked_.size() - 1;
   for (std::size_t j = idle_parked_.size(); j-- > 0;) {
