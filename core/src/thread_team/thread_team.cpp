@@ -134,7 +134,7 @@ ThreadTeam::Impl::Impl(ThreadTeam& self, std::string name, unsigned n_max, TeamO
   waiter_spin_budget_ = options_.spin;
   workers_.reserve(n_max_);
   for (unsigned i = 0; i < n_max_; ++i) {
-    workers_.push_back(std::make_shared<Worker>(i, options_.spin));
+    workers_.push_back(std::make_shared<Worker>(i, options_.spin, &self_));
     workers_.back()->queued = queue_->size_hint();
   }
   idle_parked_.reserve(n_max_);

@@ -133,9 +133,13 @@ inline std::string message_of(const std::exception_ptr& error) {
 struct ThreadTeam::Impl::Worker : std::enable_shared_from_this<ThreadTeam::Impl::Worker> {
   enum Signal : int { none = 0, activate = 1, transition = 2, terminate = 3 };
 
-  Worker(unsigned i, std::chrono::nanoseconds spin) : index(i), spin_budget(spin) {}
+  Worker(unsigned i, std::chrono::nanoseconds spin, const ThreadTeam* owner)
+      : index(i), team(owner), spin_budget(spin) {}
 
   const unsigned index;
+  // The team's API object, for ThreadTeam::current(): the thread reads it here, since the team may
+  // be gone before the thread first runs (see ~ThreadTeam).
+  const ThreadTeam* const team;
   std::chrono::nanoseconds spin_budget;  // how long park() polls (owned by the thread)
   ActionContext::Outputs outputs;        // what an emitting routine emitted (used by whoever runs as this thread)
   // Written only under the team mutex; read under it, or polled (acquire) by the owning thread.

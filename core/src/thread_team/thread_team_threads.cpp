@@ -225,7 +225,7 @@ bool ThreadTeam::Impl::sleep_until_signalled(Worker& w, std::unique_lock<std::mu
 const ThreadTeam* ThreadTeam::current() noexcept { return detail::team_of_this_thread; }
 
 void ThreadTeam::Impl::worker_main(Worker& w, std::mutex& mutex) {
-  detail::team_of_this_thread = &self_;
+  detail::team_of_this_thread = w.team;
   detail::team_thread_index = w.index;
   // The mutex as the thread owns it: the team may be gone before the thread first runs.
   std::unique_lock<std::mutex> lk(mutex, std::defer_lock);
