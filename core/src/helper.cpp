@@ -36,7 +36,7 @@ void Helper::finish_aggregate(const ActionContext& ctx, std::shared_ptr<DataItem
   if (config_.kind == HelperKind::aggregator_mover) {
     TraceScope s(trace, "host_to_device", "transfer", config_.name, ctx.thread_index(),
                  trace ? item->describe() : std::string());
-    DataMover{MoveDirection::host_to_device}(static_cast<DataPacket&>(*item), ctx.device_space());
+    move(MoveDirection::host_to_device, static_cast<DataPacket&>(*item), ctx);
   }
   ctx.emit(std::move(item));
 }
@@ -48,7 +48,7 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
   switch (config_.kind) {
     case HelperKind::mover: {
       TraceScope s(trace, to_string(config_.direction), "transfer", config_.name, th, what);
-      DataMover{config_.direction}(as_packet(item, config_.name), ctx.device_space());
+      move(config_.direction, as_packet(item, config_.name), ctx);
       return;
     }
     case HelperKind::unpacker: {
@@ -61,7 +61,7 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
       auto& p = as_packet(item, config_.name);
       {
         TraceScope s(trace, "device_to_host", "transfer", config_.name, th, what);
-        DataMover{MoveDirection::device_to_host}(p, ctx.device_space());
+        move(MoveDirection::device_to_host, p, ctx);
       }
       {
         TraceScope s(trace, "unpack", "helper", config_.name, th, what);
@@ -100,6 +100,21 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
       return;
     }
   }
+}
+
+void Helper::move(MoveDirection direction, DataPacket& packet, const ActionContext& ctx) {
+  const TransferBytes moved = DataMover{direction}(packet, ctx.device_space());
+  moved_[0].fetch_add(moved.host_to_device, std::memory_order_relaxed);
+  moved_[1].fetch_add(moved.device_to_host, std::memory_order_relaxed);
+  moved_[2].fetch_add(moved.device_to_device, std::memory_order_relaxed);
+}
+
+TransferBytes Helper::transfers() const noexcept {
+  TransferBytes t;
+  t.host_to_device = moved_[0].load(std::memory_order_relaxed);
+  t.device_to_host = moved_[1].load(std::memory_order_relaxed);
+  t.device_to_device = moved_[2].load(std::memory_order_relaxed);
+  return t;
 }
 
 void Helper::flush(const ActionContext& ctx, Trace* trace) {

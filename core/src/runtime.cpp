@@ -174,6 +174,7 @@ MemoryPool& Runtime::device_pool() noexcept { return *state_->device; }
 void Runtime::set_trace(Trace* trace) noexcept { state_->trace = trace; }
 void Runtime::set_recorder(Recorder* recorder) noexcept { state_->recorder = recorder; }
 const std::vector<NodeReport>& Runtime::last_reports() const noexcept { return state_->reports; }
+TransferBytes Runtime::last_transfers() const noexcept { return state_->transfers; }
 const std::vector<std::pair<std::string, std::size_t>>& Runtime::last_distribution() const noexcept {
   return state_->distribution;
 }
@@ -224,6 +225,7 @@ void Runtime::State::run_cycle(State& state, const Bundle& bundle, const Configu
     ~Publish() {
       state.reports = std::move(result.reports);
       state.distribution = std::move(result.distribution);
+      state.transfers = result.transfers;
     }
   } publish{state, result};
   state.start_teams(c.teams.size(), c.helpers.size());

@@ -36,6 +36,7 @@ struct Runtime::State {
   Recorder* recorder = nullptr;
   std::vector<NodeReport> reports;
   std::vector<std::pair<std::string, std::size_t>> distribution;
+  TransferBytes transfers;
   ItemCache items;                                    // the grid's tiles and blocks, reused from cycle to cycle
   std::unique_ptr<detail::ValidationMemo> validated;  // the configuration and bundle validated last
   std::mutex cycle_mutex;                             // one execute() at a time

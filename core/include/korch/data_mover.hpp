@@ -6,6 +6,7 @@
 
 #include <korch/configuration.hpp>
 #include <korch/data_packet.hpp>
+#include <korch/transfer_bytes.hpp>
 
 namespace korch {
 
@@ -13,7 +14,8 @@ class DataMover {
  public:
   explicit DataMover(MoveDirection direction) : direction_(direction) {}
   MoveDirection direction() const noexcept { return direction_; }
-  void operator()(DataPacket& packet, const DeviceTaskSpace& instance) const;
+  // Moves the packet and returns what it copied.
+  TransferBytes operator()(DataPacket& packet, const DeviceTaskSpace& instance) const;
 
  private:
   MoveDirection direction_;

@@ -13,10 +13,13 @@
 #include <korch/action_routine.hpp>
 #include <korch/aggregator.hpp>
 #include <korch/configuration.hpp>
+#include <korch/data_mover.hpp>
 #include <korch/router.hpp>
 #include <korch/trace.hpp>
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -46,13 +49,17 @@ class Helper {
   void flush(const ActionContext& context, Trace* trace);
   // process() as the routine of the helper's team (with flush as its end-of-cycle step).
   ActionRoutine routine(Trace* trace);
+  // What the helper's moves copied since it was made (read once its team is Idle).
+  TransferBytes transfers() const noexcept;
 
  private:
   void finish_aggregate(const ActionContext& context, std::shared_ptr<DataItem> item, Trace* trace);
+  void move(MoveDirection direction, DataPacket& packet, const ActionContext& context);
   HelperConfig config_;
   std::optional<Aggregator> aggregator_;
   std::unique_ptr<Router> router_;
   std::array<Push, 2> pushes_;
+  std::array<std::atomic<std::uint64_t>, 3> moved_{};  // by MoveDirection: several team threads move at once
 };
 
 }  // namespace korch

@@ -40,6 +40,7 @@
 #include <korch/runtime_sizing.hpp>
 #include <korch/thread_team.hpp>
 #include <korch/trace.hpp>
+#include <korch/transfer_bytes.hpp>
 
 #include <memory>
 #include <mutex>
@@ -127,6 +128,9 @@ class Runtime {
   const std::vector<NodeReport>& last_reports() const noexcept;
   // Items the distributor pushed into each pipeline entry during the last execute().
   const std::vector<std::pair<std::string, std::size_t>>& last_distribution() const noexcept;
+  // Bytes the data movers of the last execute() copied between host and device, by direction.
+  //   std::uint64_t staged = rt.last_transfers().host_to_device;
+  TransferBytes last_transfers() const noexcept;
 
  private:
   struct State;  // everything the runtime owns, shared with its running cycle (see ~Runtime)

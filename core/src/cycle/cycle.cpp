@@ -32,6 +32,7 @@ void Cycle::run(CycleResult& result) {
   close_entries(wiring.entries());
   drain(result, wiring);
   wiring.unwire(errors_);
+  for (const auto& h : helpers_) result.transfers += h->transfers();
   helpers_.clear();
   check_pools();
   errors_.rethrow(c_.name);

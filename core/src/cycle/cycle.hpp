@@ -43,6 +43,7 @@ struct CycleResources {
 struct CycleResult {
   std::vector<NodeReport> reports;                                // in wait order
   std::vector<std::pair<std::string, std::size_t>> distribution;  // items per pipeline entry
+  TransferBytes transfers;                                        // what the data movers copied
 };
 
 class Cycle {
