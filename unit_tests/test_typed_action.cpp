@@ -172,9 +172,10 @@ TEST_CASE(
                        Error);
   CHECK_THROWS_WITH_AS(tiles_only(call.context, block), doctest::Contains("add on_block(...) or on_box(...)"), Error);
   Pools pools;
-  CHECK_THROWS_WITH_AS(run_on_packet(tiles_only, call, pools, g, DataType::packet_of_tiles, {0}),
-                       doctest::Contains("its entries have no Tile form: add on_packet_entry(...) or on_box(...)"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      run_on_packet(tiles_only, call, pools, g, DataType::packet_of_tiles, {0}),
+      doctest::Contains("its entries have no Tile form: add on_packet(...), on_packet_entry(...) or on_box(...)"),
+      Error);
   const ActionRoutine packets_only =
       TypedAction("packets only").on_packet_entry([](const ActionContext&, const PacketEntry&) {}).routine();
   Tile tile(g, 0, 0);
@@ -229,6 +230,6 @@ TEST_CASE("TypedAction: an item the action does not cover fails the runtime cycl
   bundle.add(TypedAction("A").on_tile([](const ActionContext&, Tile&) {}));
   const std::string message = error_of([&] { rt.execute(bundle, configurations::get("gpu_only"), g); });
   CHECK(contains(message, "action 'A' has routines for tiles only, but was given data packet"));
-  CHECK(contains(message, "add on_packet_entry(...) or on_box(...)"));
+  CHECK(contains(message, "add on_packet(...), on_packet_entry(...) or on_box(...)"));
   CHECK(rt.pinned_pool().outstanding_bytes() == 0);
 }

@@ -147,6 +147,16 @@ std::pair<int, int> DataPacket::locate(int var) const {
   return {section_of_[static_cast<std::size_t>(var)], slot_of_[static_cast<std::size_t>(var)]};
 }
 
+std::pair<int, int> DataPacket::variable_place(int var) const noexcept {
+  if (var < 0 || var >= source_->n_vars() || section_of_[static_cast<std::size_t>(var)] < 0) return {-1, -1};
+  return {section_of_[static_cast<std::size_t>(var)], slot_of_[static_cast<std::size_t>(var)]};
+}
+
+const PacketEntryMeta* DataPacket::device_entries() const {
+  require(State::on_device, "device_entries()");
+  return static_cast<const PacketEntryMeta*>(device_.data());
+}
+
 double* DataPacket::entry_pointer(double* base, std::size_t i, int section, int slot) const {
   const auto& e = entries_.at(i);
   return base + e.offset[section] + static_cast<std::size_t>(slot) * static_cast<std::size_t>(e.n_cells);

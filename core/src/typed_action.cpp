@@ -24,6 +24,7 @@ struct TypedRoutines {
   TypedAction::GridBoxRoutine grid_box;
   TypedAction::StridedBoxRoutine strided_box;
   TypedAction::PacketBoxRoutine packet_box;
+  TypedAction::PacketRoutine packet;
   int guard_width;  // -1: reads none; 0: the source's guard cells; else this many
 
   // What the action covers, for error messages: "tiles, blocks (box routine)".
@@ -40,6 +41,7 @@ struct TypedRoutines {
     add(static_cast<bool>(grid_box), "a korch::Grid's tiles and blocks (box routine)");
     add(static_cast<bool>(strided_box), "other sources' tiles and blocks (box routine)");
     add(static_cast<bool>(packet_box), "packet entries (box routine)");
+    add(static_cast<bool>(packet), "whole packets");
     return kinds;
   }
 
@@ -111,11 +113,13 @@ struct TypedRoutines {
   }
 
   void run_packet(const ActionContext& ctx, DataPacket& p) const {
-    if (!packet_entry && !packet_box) {
+    if (!packet && !packet_entry && !packet_box) {
       const char* fix =
           p.data_type() == DataType::packet_of_tiles
-              ? "its entries have no Tile form: add on_packet_entry(...) or on_box(...) to its TypedAction"
-              : "its entries have no Block form: add on_packet_entry(...) or on_box(...) to its TypedAction";
+              ? "its entries have no Tile form: add on_packet(...), on_packet_entry(...) or on_box(...) to its "
+                "TypedAction"
+              : "its entries have no Block form: add on_packet(...), on_packet_entry(...) or on_box(...) to its "
+                "TypedAction";
       uncovered(p, "a data packet", fix);
     }
     // The entries' kernels run on the device instance: fence it before the packet moves on, also
@@ -125,11 +129,13 @@ struct TypedRoutines {
         const PacketEntry entry(p, e);
         if (guard_width >= 0)
           check_guard_cells(p, p.source(), p.source().block(entry.block_id()), entry.interior(), entry.stored());
+        if (packet) continue;  // checked every entry; the whole packet runs below
         if (packet_entry)
           packet_entry(ctx, entry);
         else
           packet_box(ctx, PacketBoxView(ctx, entry));
       }
+      if (packet) packet(ctx, PacketPack(p));
     } catch (...) {
       try {
         ctx.device_space().fence();
@@ -170,12 +176,13 @@ TypedAction& TypedAction::reads_guard_cells(int width) & {
 
 ActionRoutine TypedAction::routine() const {
   if (name_.empty()) throw Error("TypedAction: the action has no name: name it, errors and bundles need one");
-  if (!tile_ && !block_ && !packet_entry_ && !grid_box_ && !strided_box_ && !packet_box_) {
-    throw Error::format("TypedAction '{}': no routine was given: add on_tile, on_block, on_packet_entry or on_box",
-                        excerpt(name_));
+  if (!tile_ && !block_ && !packet_entry_ && !grid_box_ && !strided_box_ && !packet_box_ && !packet_) {
+    throw Error::format(
+        "TypedAction '{}': no routine was given: add on_tile, on_block, on_packet, on_packet_entry or on_box",
+        excerpt(name_));
   }
-  auto routines = std::make_shared<const TypedRoutines>(
-      TypedRoutines{name_, tile_, block_, packet_entry_, grid_box_, strided_box_, packet_box_, guard_width_read_});
+  auto routines = std::make_shared<const TypedRoutines>(TypedRoutines{
+      name_, tile_, block_, packet_entry_, grid_box_, strided_box_, packet_box_, packet_, guard_width_read_});
   return ActionRoutine(name_, [routines](const ActionContext& ctx, DataItem& item) { (*routines)(ctx, item); });
 }
 

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace korch {
@@ -103,6 +104,11 @@ class DataPacket : public DataItem {
   DeviceVar device_scratch(std::size_t i, int scratch) const;
   // The same on the pinned host buffer (states packed and on_host).
   HostVar host_var(std::size_t i, int var) const;
+
+  // Where variable `var` is stored: (section, slot), or (-1, -1) when the packet does not carry it.
+  std::pair<int, int> variable_place(int var) const noexcept;
+  // The metadata section in device memory: one PacketEntryMeta per entry (state on_device).
+  const PacketEntryMeta* device_entries() const;
 
   std::size_t bytes_to_device() const noexcept;
   std::size_t bytes_to_host() const noexcept;

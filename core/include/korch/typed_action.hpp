@@ -23,6 +23,7 @@
 #include <korch/block.hpp>
 #include <korch/box_view.hpp>
 #include <korch/packet_entry.hpp>
+#include <korch/packet_pack.hpp>
 #include <korch/tile.hpp>
 
 #include <functional>
@@ -39,6 +40,7 @@ class TypedAction {
   using GridBoxRoutine = std::function<void(const ActionContext&, const GridBoxView&)>;
   using StridedBoxRoutine = std::function<void(const ActionContext&, const StridedBoxView&)>;
   using PacketBoxRoutine = std::function<void(const ActionContext&, const PacketBoxView&)>;
+  using PacketRoutine = std::function<void(const ActionContext&, const PacketPack&)>;
 
   // `name` is the action's name: errors and traces use it, and a Bundle finds the action by it.
   explicit TypedAction(std::string name) : name_(std::move(name)) {}
@@ -61,6 +63,13 @@ class TypedAction {
   }
   TypedAction& on_packet_entry(PacketEntryRoutine routine) & {
     packet_entry_ = std::move(routine);
+    return *this;
+  }
+  // A routine for a whole data packet at once (packet_pack.hpp): one kernel over every entry,
+  // instead of on_packet_entry's one call per entry. It takes precedence for packets.
+  TypedAction&& on_packet(PacketRoutine routine) && { return std::move(on_packet(std::move(routine))); }
+  TypedAction& on_packet(PacketRoutine routine) & {
+    packet_ = std::move(routine);
     return *this;
   }
   // One routine for every item: `routine(context, box)` must compile for a GridBoxView, a
@@ -119,6 +128,7 @@ class TypedAction {
   GridBoxRoutine grid_box_;
   StridedBoxRoutine strided_box_;
   PacketBoxRoutine packet_box_;
+  PacketRoutine packet_;
   static constexpr int no_guard_cells = -1;
   static constexpr int all_guard_cells = 0;
   int guard_width_read_ = no_guard_cells;  // or a width >= 1

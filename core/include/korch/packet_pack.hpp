@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// PacketPack: every entry of a data packet on the device at once, for one kernel over the whole
+// packet (entries x cells) instead of one launch per entry (docs/typed-actions.md, "Packs"). It is
+// a small value that kernels capture by copy; its reads go to the packet's own device buffer, whose
+// metadata section already holds each entry's box and device addresses.
+//
+//   korch::TypedAction("update").on_packet([](const korch::ActionContext& ctx, const korch::PacketPack& p) {
+//     Kokkos::parallel_for(p.policy(ctx.device_space()), KOKKOS_LAMBDA(int e, int i, int j, int k) {
+//       if (p.updates(e, i, j, k)) p(e, 1, i, j, k) = 2.0 * p(e, 0, i, j, k);
+//     });
+//   });
+//
+// Indices are entry-local, as in PacketEntry: (0, 0, 0) is the first cell the packet stores of the
+// entry. policy() spans the largest entry; updates() and stores() say which indices an entry has.
+#pragma once
+
+#include <korch/data_packet.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace korch {
+
+class PacketPack {
+ public:
+  static constexpr int max_variables = 64;
+
+  // The packet must be on the device; throws korch::Error otherwise, or when the source has more
+  // variables than max_variables.
+  explicit PacketPack(const DataPacket& packet);
+
+  KOKKOS_INLINE_FUNCTION int size() const noexcept { return n_entries_; }
+  KOKKOS_INLINE_FUNCTION const PacketEntryMeta& entry(int e) const noexcept { return entries_[e]; }
+  // Whether the packet carries variable `var` (copy-in, copy-in-out or copy-out). Check it on the
+  // host: a kernel reading a variable the packet does not carry reads nothing meaningful.
+  bool carries(int var) const noexcept { return var >= 0 && var < max_variables && place_[var] >= 0; }
+  // The largest stored extent of any entry in direction d.
+  int extent(int d) const noexcept { return extent_[d]; }
+
+  // (entry, i, j, k) over every entry and the largest entry's stored cells, on `space`.
+  template <class Space>
+  Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>> policy(const Space& space) const {
+    return Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>>(space, {0, 0, 0, 0},
+                                                         {n_entries_, extent_[0], extent_[1], extent_[2]});
+  }
+
+  // Whether entry e stores cell (i, j, k), and whether the cell is one the action updates (the
+  // block's interior, or the tile's box).
+  KOKKOS_INLINE_FUNCTION bool stores(int e, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    return i < m.hi[0] - m.lo[0] && j < m.hi[1] - m.lo[1] && k < m.hi[2] - m.lo[2];
+  }
+  KOKKOS_INLINE_FUNCTION bool updates(int e, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    return i >= m.interior_lo[0] - m.lo[0] && i < m.interior_hi[0] - m.lo[0] && j >= m.interior_lo[1] - m.lo[1] &&
+           j < m.interior_hi[1] - m.lo[1] && k >= m.interior_lo[2] - m.lo[2] && k < m.interior_hi[2] - m.lo[2];
+  }
+
+  // Variable `var` of entry e at entry-local (i, j, k).
+  KOKKOS_INLINE_FUNCTION double& operator()(int e, int var, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    const int place = place_[var];
+    const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1]);
+    const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2]);
+    double* const data = reinterpret_cast<double*>(m.device_address[place / slot_range]) +
+                         static_cast<std::size_t>(place % slot_range) * static_cast<std::size_t>(m.n_cells);
+    return data[(static_cast<std::size_t>(i) * nj + static_cast<std::size_t>(j)) * nk + static_cast<std::size_t>(k)];
+  }
+
+ private:
+  static constexpr int slot_range = 1 << 16;  // place = section * slot_range + slot
+  const PacketEntryMeta* entries_;            // the packet's metadata section, in device memory
+  int n_entries_;
+  int extent_[3];
+  Kokkos::Array<int, max_variables> place_;  // per variable; -1: not carried
+};
+
+}  // namespace korch
