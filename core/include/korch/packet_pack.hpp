@@ -4,11 +4,13 @@
 // a small value that kernels capture by copy; its reads go to the packet's own device buffer, whose
 // metadata section already holds each entry's box and device addresses.
 //
-//   korch::TypedAction("update").on_packet([](const korch::ActionContext& ctx, const korch::PacketPack& p) {
-//     Kokkos::parallel_for(p.policy(ctx.device_space()), KOKKOS_LAMBDA(int e, int i, int j, int k) {
+//   template <class Space> void double_all(const Space& space, const korch::PacketPack& p) {
+//     Kokkos::parallel_for(p.policy(space), KOKKOS_LAMBDA(int e, int i, int j, int k) {
 //       if (p.updates(e, i, j, k)) p(e, 1, i, j, k) = 2.0 * p(e, 0, i, j, k);
 //     });
-//   });
+//   }
+//   korch::TypedAction("double").on_packet(
+//       [](const korch::ActionContext& ctx, const korch::PacketPack& p) { double_all(ctx.device_space(), p); });
 //
 // Indices are entry-local, as in PacketEntry: (0, 0, 0) is the first cell the packet stores of the
 // entry. policy() spans the largest entry; updates() and stores() say which indices an entry has.
