@@ -475,7 +475,8 @@ void Simulation::conduct_step(double dt, int set) {
 #else
   (void)dt;
   (void)set;
-  throw Error("option --conduction: this build has no conduction solver (apps/hydro/lib/conduction.hpp missing)");
+  throw Error(
+      "option --conduction: this build has no conduction solver (apps/hydro/lib/physics/conduction.hpp missing)");
 #endif
 }
 
