@@ -97,14 +97,14 @@ void validate(const Options& o) {
                         o.cells_per_block);
   if (o.tile > 0 && o.config == HydroConfiguration::device)
     throw Error(
-        "option --tile makes no sense with --config device: the device team processes whole blocks in "
-        "packets; use --packet-blocks, or --config cpu|split|action-parallel");
+        "option --tile makes no sense with --config gpu_only (device): the device team processes whole blocks "
+        "in packets; use --packet-blocks, or --config cpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel");
   if (!o.operation.empty()) {
     if (o.config != HydroConfiguration::cpu)
       throw Error::format(
-          "option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
+          "option --config {} ({}) makes no sense with --plan or --operation: the planner chooses the teams; "
           "leave --config out",
-          short_name(o.config));
+          short_name(o.config), builtin_name(o.config));
     if (o.inject_failure >= 0)
       throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
   }
@@ -143,7 +143,7 @@ void add_options(CLI::App& app, Options& o) {
   add_integer(app, "--tile", o.tile, "tile cells per direction on host teams (default: whole blocks)", 1)
       ->default_str("");
   add_integer(app, "--packet-blocks", o.packet_blocks,
-              "blocks per device packet (with device, split or action-parallel)", 1);
+              "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel)", 1);
   add_integer(app, "--blocks", o.blocks, "blocks per direction", 1);
   add_integer(app, "--cells-per-block", o.cells_per_block, "interior cells per block and direction", guard_cells);
   add_integer(app, "--steps", o.steps, "run N steps (default: run to --tmax)", 1)->default_str("");
@@ -214,8 +214,8 @@ void add_options(CLI::App& app, Options& o) {
 void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && o.config == HydroConfiguration::cpu)
     throw Error(
-        "option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
-        "device|split|action-parallel");
+        "option --packet-blocks makes no sense with --config cpu_only (cpu): no packets are built; use --config "
+        "gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel");
   if (!o.operation.empty() && o.operation != "builtin" && !std::ifstream(o.operation))
     throw Error::format(
         "option --operation: file '{}' cannot be read: give an operation file (docs/planner.md), or --plan "
