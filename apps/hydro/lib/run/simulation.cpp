@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The Simulation's set-up, its step as a sequence of phases, the time-step reductions and the run
+// loop (simulation.hpp). Pictures and summary: simulation_outputs.cpp, simulation_figures.cpp;
+// checkpoints: simulation_checkpoint.cpp; steps from a plan: simulation_plan.cpp.
 #include "simulation.hpp"
 
 #include "host_cells.hpp"

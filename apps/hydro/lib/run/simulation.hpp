@@ -91,7 +91,8 @@ class Simulation {
   // a checkpoint every options().checkpoint_every steps, and after SIGINT or SIGTERM (when
   // catch_stop_signals() was called) a final one, then throws Interrupted.
   void run();
-  // Writes the state to a checkpoint file (checkpoint.hpp); collective, rank 0 writes.
+  // Writes the state to a checkpoint file (checkpoint.hpp); collective, rank 0 writes. Defined with
+  // restore() in simulation_checkpoint.cpp.
   void write_checkpoint(const std::string& path) const;
   std::string checkpoint_path() const;
 
