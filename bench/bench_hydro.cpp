@@ -41,7 +41,7 @@ struct Result {
 
 korch::hydro::Options options(const std::string& config, unsigned threads, int cells, int blocks, int dim) {
   korch::hydro::Options o;
-  o.config = config;
+  o.config = korch::hydro::parse_configuration(config);
   o.threads = threads;
   o.cells_per_block = cells;
   o.blocks = blocks;
@@ -157,7 +157,7 @@ VariantTimes time_variants(const Args& args, const std::vector<std::string>& var
       } else if (variants[v].rfind("plain-dev", 0) == 0) {
         r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
       } else {
-        sim.set_configuration(variants[v]);
+        sim.set_configuration(korch::hydro::parse_configuration(variants[v]));
         r = runtime_step(sim);
       }
       if (rep > 0) {  // the first round warms pools and caches

@@ -84,7 +84,7 @@ int run(const korch::bench::HydroBenchArgs& args) {
     for (std::size_t i = 0; i < n; ++i) {
       Variant& v = variants[(i + static_cast<std::size_t>(rep)) % n];
       sim.set_operation("");
-      sim.set_configuration(v.config);
+      sim.set_configuration(korch::hydro::parse_configuration(v.config));
       sim.set_operation(v.operation);
       const double e0 = sim.phase_times().execute;
       const double t = korch::bench::time_once([&] { sim.step(); });
@@ -94,7 +94,7 @@ int run(const korch::bench::HydroBenchArgs& args) {
       }
     }
   }
-  sim.set_configuration("cpu");
+  sim.set_configuration(korch::hydro::HydroConfiguration::cpu);
   sim.set_operation("builtin");
   std::printf("  the plan's steps:");
   for (const auto& s : sim.operation()->plan().steps)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// korch-hydro's options (apps/hydro/lib/options.hpp): checks that the command-line fuzz target
+// korch-hydro's options (apps/hydro/lib/run/options.hpp): checks that the command-line fuzz target
 // (unit_tests/fuzz, hydro_command_line) broke once, kept as cases of their own.
 #include "options.hpp"
 

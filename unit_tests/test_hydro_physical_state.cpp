@@ -27,17 +27,16 @@ constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 
 Options small(const std::string& config) {
   Options o;
-  o.config = config;
   o.threads = 2;
   o.blocks = 2;
   o.cells_per_block = 16;
   o.steps = 5;
   o.quiet = true;
   o.write_output = false;
-  if (config == "plan") {
-    o.config = "cpu";
+  if (config == "plan")
     o.operation = "builtin";
-  }
+  else
+    o.config = parse_configuration(config);
   return o;
 }
 

@@ -154,14 +154,14 @@ TEST_CASE("hydro plan: 2D sound wave with conduction from the plan is bitwise th
 
 TEST_CASE("hydro plan: the diagnostics action gives the action-parallel configuration's per-block mass, min and max") {
   Options o = small(2);
-  o.config = "action-parallel";
+  o.config = HydroConfiguration::action_parallel;
   std::vector<BlockDiagnostics> hand;
   {
     Simulation sim(o);
     for (int s = 0; s < 4; ++s) sim.step();
     hand = sim.diagnostics();
   }
-  o.config = "cpu";
+  o.config = HydroConfiguration::cpu;
   o.operation = "builtin";
   Simulation sim(o);
   for (int s = 0; s < 4; ++s) sim.step();

@@ -5,6 +5,7 @@
 #include "options.hpp"
 #include "simulation.hpp"
 
+#include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
 
 #include <doctest/doctest.h>
@@ -13,6 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 using namespace korch::hydro;
@@ -22,7 +25,7 @@ namespace {
 Options small(Problem problem, const char* config = "cpu") {
   Options o;
   o.problem = problem;
-  o.config = config;
+  o.config = parse_configuration(config);
   o.threads = 2;
   o.blocks = 2;
   o.cells_per_block = 16;
@@ -32,6 +35,33 @@ Options small(Problem problem, const char* config = "cpu") {
 }
 
 }  // namespace
+
+TEST_CASE("hydro: --config takes the built-in configurations' names and their short aliases") {
+  const std::vector<std::string> builtins = korch::configurations::names();
+  const std::pair<const char*, const char*> names[] = {{"cpu_only", "cpu"},
+                                                       {"gpu_only", "device"},
+                                                       {"cpu_gpu_data_parallel", "split"},
+                                                       {"cpu_gpu_action_parallel", "action-parallel"}};
+  for (const auto& [builtin, alias] : names) {
+    INFO(builtin);
+    const HydroConfiguration c = parse_options({"--config", builtin}).config;
+    CHECK(parse_options({"--config", alias}).config == c);
+    CHECK(std::string(builtin_name(c)) == builtin);
+    CHECK(std::string(short_name(c)) == alias);
+    CHECK(std::find(builtins.begin(), builtins.end(), builtin) != builtins.end());
+  }
+  std::string what;
+  try {
+    parse_options({"--config", "gpu"});
+  } catch (const korch::Error& e) {
+    what = e.what();
+  }
+  CHECK(what.find("--config") != std::string::npos);
+  CHECK(what.find("'gpu'") != std::string::npos);
+  CHECK(what.find("cpu_only (or cpu), gpu_only (or device)") != std::string::npos);
+  CHECK_THROWS_WITH_AS(parse_configuration("gpu"), doctest::Contains("option --config: unknown configuration 'gpu'"),
+                       korch::Error);
+}
 
 TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
   CHECK_THROWS_WITH_AS(parse_options({"--steps", "3", "--tmax", "0.1"}), doctest::Contains("--steps and --tmax"),
@@ -56,7 +86,7 @@ TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
   CHECK_THROWS_WITH_AS(parse_options({"--conduction", "-1"}), doctest::Contains("--conduction"), korch::Error);
   const Options o = parse_options(
       {"--config", "split", "--threads", "3", "--tile", "8", "--packet-blocks", "4", "--problem", "sod-y"});
-  CHECK(o.config == "split");
+  CHECK(o.config == HydroConfiguration::split);
   CHECK(o.threads == 3);
   CHECK(o.tile == 8);
   CHECK(o.packet_blocks == 4);

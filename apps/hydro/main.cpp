@@ -2,7 +2,7 @@
 // korch-hydro: the compressible Euler solver, each step a bundle run by korch::Runtime.
 //   korch-hydro --config split --threads 2 --blocks 4 --cells-per-block 64 --problem sedov --out out
 //   mpirun -np 4 korch-hydro ...   (one Runtime per rank, each on the blocks it owns)
-// Options: lib/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error,
+// Options: lib/run/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error,
 // 128 + N after signal N (SIGINT, SIGTERM) once the final checkpoint is written.
 #include "checkpoint.hpp"
 #include "options.hpp"

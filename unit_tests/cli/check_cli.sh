@@ -99,6 +99,9 @@ case $name in
     for v in 0 65 two 2.5; do bad --threads --threads "$v"; done
     bad --dim --dim 4
     bad --config --config gpu
+    # --config takes the built-ins' names and their aliases; a bad one is answered with every name.
+    bad "'gpu': use cpu_only (or cpu), gpu_only (or device)" --config gpu
+    run --help && grep -qF "cpu_gpu_action_parallel (or action-parallel)" "$tmp/out" || fail "--help: no configuration names"
     bad --problem --problem sedov2
     bad --boundary --boundary closed
     bad --limiter --limiter superbee
@@ -115,6 +118,9 @@ case $name in
     good "${small[@]}" --threads 2 --log --kokkos-threads=1
     [[ -s $tmp/out-hydro/density.png ]] || fail "no density.png"
     bad "--config split" --plan --config split
+    bad "--config split (cpu_gpu_data_parallel)" --plan --config cpu_gpu_data_parallel
+    bad --packet-blocks --config cpu_only --packet-blocks 2
+    good "${small[@]}" --config cpu_gpu_data_parallel --tile 4
     good "${small[@]}" --plan --tile 8
     bad --packet-blocks --plan --packet-blocks 2
     bad --inject-failure --plan --inject-failure 0

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Fuzz target: korch-hydro's checkpoint reader (apps/hydro/lib/checkpoint.hpp) on any bytes. The
+// Fuzz target: korch-hydro's checkpoint reader (apps/hydro/lib/outputs/checkpoint.hpp) on any bytes. The
 // header is read on its own first; when it parses, the run's options are taken from it (--steps one
 // beyond its step), so that the whole reader runs on the file, state and checksum included. Rules
 // checked: the only exception is korch::Error, naming the file; check_checkpoint_file and

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Fuzz target: korch-hydro's command line (apps/hydro/lib/options.hpp), parsed and checked as its
+// Fuzz target: korch-hydro's command line (apps/hydro/lib/run/options.hpp), parsed and checked as its
 // main does before Kokkos starts, without running the solver. Input: one argument per line (the
 // program's name is not part of it). Rules checked: a parse ends in --help (0) or a usage error
 // (2) that starts with "korch-hydro: ", or it is accepted and check_options either passes or

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The Simulation's set-up, its step as a sequence of phases, the time-step reductions and the run
+// loop (simulation.hpp). Pictures and summary: simulation_outputs.cpp, simulation_figures.cpp;
+// checkpoints: simulation_checkpoint.cpp; steps from a plan: simulation_plan.cpp.
 #include "simulation.hpp"
 
 #include "host_cells.hpp"
@@ -6,6 +9,7 @@
 #include "hydro_routines.hpp"
 
 #include "checkpoint.hpp"
+#include "initial_state.hpp"
 #include "physical_state.hpp"
 #include "plot_writer.hpp"
 #include "progress.hpp"
@@ -16,7 +20,6 @@
 
 #include <korch/block.hpp>
 #include <korch/bundle.hpp>
-#include <korch/configurations/builtin.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
 #include <korch/output_files.hpp>
@@ -40,46 +43,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-constexpr double kPi = 3.14159265358979323846;
-
 }  // namespace
-
-Configuration make_configuration(const Options& o, int state) {
-  Configuration c;
-  PacketVariables hydro_vars;
-  const int next = state == 0 ? var_new : 0;
-  for (int v = 0; v < n_cons; ++v) {
-    hydro_vars.copy_in.push_back(state + v);
-    hydro_vars.copy_out.push_back(next + v);
-  }
-  if (o.config == "cpu") {
-    c = configurations::get("cpu_only");
-  } else if (o.config == "device") {
-    c = configurations::get("gpu_only");
-  } else if (o.config == "split") {
-    c = configurations::get("cpu_gpu_data_parallel");
-  } else {
-    c = configurations::get("cpu_gpu_action_parallel");
-  }
-  for (auto& t : c.teams) {
-    t.action = (o.config == "action-parallel" && t.type != DataType::tile) ? "diagnostics" : "hydro";
-    t.initial_threads = o.threads;
-  }
-  for (auto& h : c.helpers) {
-    h.threads = 1;
-    if (h.kind == HelperKind::aggregator_mover || h.kind == HelperKind::aggregator) {
-      h.packet_blocks = static_cast<std::size_t>(o.packet_blocks);
-      if (o.config == "action-parallel") {
-        h.variables = PacketVariables{};
-        h.variables.copy_in = {state};
-      } else {
-        h.variables = hydro_vars;
-      }
-    }
-  }
-  c.name = "hydro-" + o.config + (state == 0 ? "" : "-swapped");
-  return c;
-}
 
 Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Communicator::world()) {
   validate(options_);
@@ -128,72 +92,23 @@ Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Co
         "korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1), [](int, double& x) { x = x < 1 ? x : 1; },
         Kokkos::Min<double>(s));
   }
-  initialize_state();
+  set_initial_state(*grid_, *decomposition_, o);
   initial_totals_ = totals();
   if (!o.restart.empty()) restore(o.restart);
   fill_guards();
   if (!o.operation.empty()) operation_ = make_operation(o.operation);
 }
 
-void Simulation::restore(const std::string& path) {
-  const CheckpointContent c = read_checkpoint_file(path, options_);
-  const auto n = global_cells();
-  auto data = grid_->data();
-  state_ = 0;
-  for (const auto& m : grid_->blocks())
-    for (int v = 0; v < n_cons; ++v)
-      for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k)
-        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-          for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i) {
-            const std::size_t I =
-                static_cast<std::size_t>(m.index[0] * options_.cells_per_block + i - m.interior.lo[0]);
-            const std::size_t J =
-                static_cast<std::size_t>(m.index[1] * options_.cells_per_block + j - m.interior.lo[1]);
-            const std::size_t K = static_cast<std::size_t>(
-                m.index[2] * (options_.dim == 3 ? options_.cells_per_block : 1) + k - m.interior.lo[2]);
-            data(m.id, v, i, j, k) =
-                c.state[static_cast<std::size_t>(v)]
-                       [I + static_cast<std::size_t>(n[0]) * (J + static_cast<std::size_t>(n[1]) * K)];
-          }
-  time_ = c.time;
-  steps_ = c.steps;
-  initial_totals_ = c.initial_totals;
-  next_dt_ = 0.0;  // reduced afresh from the restored state: the value the cycle would have given
-}
-
-void Simulation::write_checkpoint(const std::string& path) const {
-  CheckpointContent c;
-  for (int v = 0; v < n_cons; ++v) c.state[static_cast<std::size_t>(v)] = gather(v);  // collective
-  if (comm_.rank() != 0) return;
-  c.problem = to_string(options_.problem);
-  c.dim = options_.dim;
-  c.blocks = options_.blocks;
-  c.cells_per_block = options_.cells_per_block;
-  c.gamma = options_.gamma;
-  c.cfl = options_.cfl;
-  c.conduction = options_.conduction;
-  c.limiter = options_.limiter == Limiter::minmod ? "minmod" : "mc";
-  c.boundary = boundary_ == Boundary::periodic ? "periodic" : "outflow";
-  c.time = time_;
-  c.steps = steps_;
-  c.initial_totals = initial_totals_;
-  write_checkpoint_file(path, c);
-}
-
-std::string Simulation::checkpoint_path() const {
-  return (std::filesystem::path(options_.out) / "checkpoint.bin").string();
-}
-
 Simulation::~Simulation() = default;
 
-void Simulation::set_configuration(const std::string& config) {
+void Simulation::set_configuration(HydroConfiguration configuration) {
   Options o = options_;
-  o.config = config;
-  if (o.tile > 0 && config == "device") o.tile = 0;
+  o.config = configuration;
+  if (o.tile > 0 && configuration == HydroConfiguration::device) o.tile = 0;
   validate(o);
   if (o.tile != options_.tile)
     throw Error::format("set_configuration: --config {} needs whole-block tiles; build the Simulation with tile 0",
-                        config);
+                        builtin_name(configuration));
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
   options_ = o;
@@ -215,95 +130,14 @@ EulerParams Simulation::euler_params(double dt) const {
   p.dim = options_.dim;
   p.limiter = options_.limiter;
   p.state = state_;
-  p.next_state = state_ == 0 ? var_new : 0;
+  p.next_state = other_set(state_);
   return p;
-}
-
-void Simulation::initialize_state() {
-  const Options& o = options_;
-  const double g = o.gamma;
-  const auto d = dx();
-  const auto n = global_cells();
-  auto data = grid_->data();
-  // Sedov: energy E0 = 1 (per unit length in 2D) in the cells whose centre is within r0 of the
-  // domain centre (a cell corner, so the set is symmetric under every reflection of the quadrants).
-  const double r0 = 3.5 * d[0];
-  int deposit = 0;
-  auto centre = [&](const BlockMeta& m, int a, int i) {
-    return m.lo_coord[static_cast<std::size_t>(a)] +
-           (i - m.interior.lo[static_cast<std::size_t>(a)] + 0.5) * d[static_cast<std::size_t>(a)];
-  };
-  auto radius2 = [&](const BlockMeta& m, int i, int j, int k) {
-    double r2 = 0;
-    const double x[3] = {centre(m, 0, i) - 0.5, centre(m, 1, j) - 0.5, o.dim == 3 ? centre(m, 2, k) - 0.5 : 0.0};
-    for (double v : x) r2 += v * v;
-    return r2;
-  };
-  if (o.problem == Problem::sedov) {
-    // Over every block of the whole grid, not only this rank's: the deposit is global. Their
-    // metadata as korch::Grid computes it (the same arithmetic, so the same cells count).
-    const GridSpec& spec = grid_->spec();
-    const BlockMeta& first = grid_->block(0);
-    std::vector<BlockMeta> all;
-    for (int g = 0; g < decomposition_->n_blocks(); ++g) {
-      BlockMeta m = first;
-      m.index = decomposition_->index_of(g);
-      for (int a = 0; a < 3; ++a) {
-        const auto A = static_cast<std::size_t>(a);
-        m.lo_coord[A] = spec.domain_lo[A] + m.index[A] * spec.block_cells[A] * m.delta[A];
-      }
-      all.push_back(m);
-    }
-    for (const auto& m : all)
-      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
-        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) deposit += radius2(m, i, j, k) < r0 * r0;
-  }
-  const double cell_volume = d[0] * d[1] * (o.dim == 3 ? d[2] : 1.0);
-  (void)n;
-  for (const auto& m : grid_->blocks()) {
-    for (int i = 0; i < static_cast<int>(data.extent(2)); ++i)
-      for (int j = 0; j < static_cast<int>(data.extent(3)); ++j)
-        for (int k = 0; k < static_cast<int>(data.extent(4)); ++k) {
-          double rho = 1.0, u[3] = {0, 0, 0}, p = 1.0;
-          const double x[3] = {centre(m, 0, i), centre(m, 1, j), centre(m, 2, k)};
-          switch (o.problem) {
-            case Problem::sedov:
-              p = 1e-5;
-              if (radius2(m, i, j, k) < r0 * r0) p = (g - 1.0) * 1.0 / (deposit * cell_volume);
-              break;
-            case Problem::sod_x:
-            case Problem::sod_y:
-            case Problem::sod_z: {
-              const int a = o.problem == Problem::sod_x ? 0 : (o.problem == Problem::sod_y ? 1 : 2);
-              if (x[a] >= 0.5) {
-                rho = 0.125;
-                p = 0.1;
-              }
-              break;
-            }
-            case Problem::wave: {
-              const double vel[3] = {1.0, 0.5, 0.25};
-              double phase = x[0] + x[1] + (o.dim == 3 ? x[2] : 0.0);
-              rho = 1.0 + 0.2 * std::sin(2.0 * kPi * phase);
-              for (int a = 0; a < o.dim; ++a) u[a] = vel[a];
-              break;
-            }
-          }
-          const double E = p / (g - 1.0) + 0.5 * rho * (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-          const double U[5] = {rho, rho * u[0], rho * u[1], rho * u[2], E};
-          for (int v = 0; v < n_cons; ++v) {
-            data(m.id, v, i, j, k) = U[v];
-            data(m.id, var_new + v, i, j, k) = U[v];
-          }
-        }
-  }
 }
 
 void Simulation::fill_guards() { exchange_->fill(state_, n_cons); }
 
 void Simulation::swap_state() {
-  state_ = state_ == 0 ? var_new : 0;
+  flip_state();
   next_dt_ = 0.0;  // unknown: the plain loop's update reduced nothing
 }
 
@@ -397,55 +231,98 @@ void Simulation::end_trace() {
 
 double Simulation::step(double dt_max) {
   if (operation_) return plan_step(dt_max);
-  auto t0 = Clock::now();
-  double dt = std::min(next_dt_ > 0 ? options_.cfl * next_dt_ : stable_dt(), dt_max);
+  const double dt = time_step(dt_max);
+  execute_hydro_bundle(dt);
+  count_transfer_bytes();
+  take_written_state();
+  conduction_phase(dt);
+  advance_clock(dt);
+  return dt;
+}
+
+double Simulation::time_step(double dt_max) {
+  const auto t0 = Clock::now();
+  const double dt = std::min(next_dt_ > 0 ? options_.cfl * next_dt_ : stable_dt(), dt_max);
   phases_.dt += seconds_since(t0);
+  return dt;
+}
+
+StepParameters Simulation::step_parameters(double dt) {
   StepParameters sp;
   sp.euler = euler_params(dt);
   sp.diagnostics = diagnostics_.data();
-  const auto d = dx();
-  sp.cell_volume = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
+  sp.cell_volume = cell_volume();
   box_dt_.assign(static_cast<std::size_t>(grid_->n_blocks()) * static_cast<std::size_t>(grid_->tiles_per_block()),
                  std::numeric_limits<double>::infinity());
   sp.box_dt = box_dt_.data();
   sp.tiles_per_block = grid_->tiles_per_block();
   sp.fail_block = steps_ == 0 ? options_.inject_failure : -1;
-  Bundle bundle("hydro-step", ActionParameters(sp));
+  return sp;
+}
+
+void Simulation::execute_hydro_bundle(double dt) {
+  Bundle bundle("hydro-step", ActionParameters(step_parameters(dt)));
   bundle.add(hydro_routine());
-  if (options_.config == "action-parallel") bundle.add(diagnostics_routine());
+  if (options_.config == HydroConfiguration::action_parallel) bundle.add(diagnostics_routine());
+  traced_cycle([&] {
+    // The guard cells of the current state are filled inside the cycle: each block reaches the
+    // distributor once its own are valid.
+    blocks_when_ready_->set_variables(state_, n_cons);
+    runtime_->execute(bundle, configuration(), *grid_, blocks_when_ready_.get());
+  });
+}
+
+void Simulation::traced_cycle(const std::function<void()>& cycle) {
   const bool tracing = begin_trace();
-  t0 = Clock::now();
-  // The guard cells of the current state are filled inside the cycle: each block reaches the
-  // distributor once its own are valid.
-  blocks_when_ready_->set_variables(state_, n_cons);
-  runtime_->execute(bundle, configuration(), *grid_, blocks_when_ready_.get());
+  const auto t0 = Clock::now();
+  try {
+    cycle();
+  } catch (...) {
+    if (tracing) end_trace();
+    throw;
+  }
   phases_.execute += seconds_since(t0);
   if (tracing) end_trace();
-  // Bytes moved: every block sent to a device pipeline goes over with the copy-in variables and
-  // comes back with the copy-out ones.
+}
+
+// Every block sent to a device pipeline goes over with the copy-in variables and comes back with
+// the copy-out ones.
+void Simulation::count_transfer_bytes() {
+  const auto e = grid_->stored_extent();
+  const double cells = static_cast<double>(e[0]) * e[1] * e[2];
   for (const auto& [entry, items] : runtime_->last_distribution()) {
     for (const auto& h : configuration().helpers) {
       if (h.name != entry) continue;
-      const auto e = grid_->stored_extent();
-      const double cells = static_cast<double>(e[0]) * e[1] * e[2];
       transfer_bytes_ += static_cast<double>(items) * cells * 8.0 *
                          static_cast<double>(h.variables.copy_in.size() + 2 * h.variables.copy_in_out.size() +
                                              h.variables.copy_out.size());
     }
   }
-  t0 = Clock::now();
-  state_ = state_ == 0 ? var_new : 0;  // the state the cycle wrote is the current one now
+}
+
+void Simulation::take_written_state() {
+  const auto t0 = Clock::now();
+  flip_state();
   next_dt_ = cycle_dt(state_);
   phases_.dt += seconds_since(t0);
-  if (options_.conduction > 0) {
-    t0 = Clock::now();
-    conduct_step(dt, state_);
-    next_dt_ = 0.0;  // conduction changed the energy: the next step reduces its dt afresh
-    phases_.conduction += seconds_since(t0);
-  }
+}
+
+void Simulation::conduction_phase(double dt) {
+  if (options_.conduction <= 0) return;
+  const auto t0 = Clock::now();
+  conduct_step(dt, state_);
+  next_dt_ = 0.0;  // conduction changed the energy: the next step reduces its dt afresh
+  phases_.conduction += seconds_since(t0);
+}
+
+void Simulation::advance_clock(double dt) {
   time_ += dt;
   ++steps_;
-  return dt;
+}
+
+double Simulation::cell_volume() const noexcept {
+  const auto d = dx();
+  return d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
 }
 
 void Simulation::conduct_step(double dt, int set) {
@@ -475,7 +352,8 @@ void Simulation::conduct_step(double dt, int set) {
 #else
   (void)dt;
   (void)set;
-  throw Error("option --conduction: this build has no conduction solver (apps/hydro/lib/conduction.hpp missing)");
+  throw Error(
+      "option --conduction: this build has no conduction solver (apps/hydro/lib/physics/conduction.hpp missing)");
 #endif
 }
 

@@ -2,7 +2,6 @@
 // korch-hydro's options and command line (see options.hpp).
 #include "options.hpp"
 
-#include <fstream>
 #include <CLI/CLI.hpp>
 
 #include <korch/cli/validators.hpp>
@@ -51,6 +50,19 @@ GridCount count(const Options& o) {
   return {blocks, cells, blocks * block_cells * n_grid_vars * static_cast<long double>(sizeof(double))};
 }
 
+// --config takes a built-in configuration's name or its alias (configuration_names.hpp); the
+// validator's message names the value and every accepted name.
+void add_config_option(CLI::App& app, Options& o) {
+  app.add_option_function<std::string>(
+         "--config", [&o](const std::string& v) { o.config = parse_configuration(v); },
+         "runtime configuration, the built-in's name (korch-configurations) or its alias: " + configuration_names())
+      ->type_name("NAME")
+      ->default_str(builtin_name(o.config))
+      ->check(CLI::Validator(
+          [](std::string& v) { return configuration_named(v) ? std::string() : unknown_configuration(v); }, "",
+          "configuration"));
+}
+
 }  // namespace
 
 const char* to_string(Problem problem) noexcept {
@@ -73,9 +85,6 @@ double default_tmax(Problem problem) {
 }
 
 void validate(const Options& o) {
-  if (o.config != "cpu" && o.config != "device" && o.config != "split" && o.config != "action-parallel")
-    throw Error::format("option --config: unknown configuration '{}': use cpu, device, split or action-parallel",
-                        o.config);
   if (o.dim != 2 && o.dim != 3) throw Error::format("option --dim: {} is not supported: use 2 or 3", o.dim);
   if (o.threads < 1 || o.threads > 64)
     throw Error::format("option --threads: {} is out of range: use 1 to 64", o.threads);
@@ -86,16 +95,16 @@ void validate(const Options& o) {
   if (o.tile < 0 || o.tile > o.cells_per_block)
     throw Error::format("option --tile: {} must be between 1 and --cells-per-block ({}), or 0 for whole blocks", o.tile,
                         o.cells_per_block);
-  if (o.tile > 0 && o.config == "device")
+  if (o.tile > 0 && o.config == HydroConfiguration::device)
     throw Error(
-        "option --tile makes no sense with --config device: the device team processes whole blocks in "
-        "packets; use --packet-blocks, or --config cpu|split|action-parallel");
+        "option --tile makes no sense with --config gpu_only (device): the device team processes whole blocks "
+        "in packets; use --packet-blocks, or --config cpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel");
   if (!o.operation.empty()) {
-    if (o.config != "cpu")
+    if (o.config != HydroConfiguration::cpu)
       throw Error::format(
-          "option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
+          "option --config {} ({}) makes no sense with --plan or --operation: the planner chooses the teams; "
           "leave --config out",
-          o.config);
+          short_name(o.config), builtin_name(o.config));
     if (o.inject_failure >= 0)
       throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
   }
@@ -129,14 +138,12 @@ void add_options(CLI::App& app, Options& o) {
   using korch::cli::add_integer;
   using korch::cli::add_real;
   using korch::cli::one_of;
-  app.add_option("--config", o.config, "runtime configuration: cpu, device, split or action-parallel")
-      ->type_name("NAME")
-      ->check(one_of({"cpu", "device", "split", "action-parallel"}));
+  add_config_option(app, o);
   add_integer(app, "--threads", o.threads, "threads per team", 1, 64);
   add_integer(app, "--tile", o.tile, "tile cells per direction on host teams (default: whole blocks)", 1)
       ->default_str("");
   add_integer(app, "--packet-blocks", o.packet_blocks,
-              "blocks per device packet (with device, split or action-parallel)", 1);
+              "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel)", 1);
   add_integer(app, "--blocks", o.blocks, "blocks per direction", 1);
   add_integer(app, "--cells-per-block", o.cells_per_block, "interior cells per block and direction", guard_cells);
   add_integer(app, "--steps", o.steps, "run N steps (default: run to --tmax)", 1)->default_str("");
@@ -205,10 +212,10 @@ void add_options(CLI::App& app, Options& o) {
 }
 
 void check_options(const CLI::App& app, const Options& o) {
-  if (app.count("--packet-blocks") > 0 && o.config == "cpu")
+  if (app.count("--packet-blocks") > 0 && o.config == HydroConfiguration::cpu)
     throw Error(
-        "option --packet-blocks makes no sense with --config cpu: no packets are built; use --config "
-        "device|split|action-parallel");
+        "option --packet-blocks makes no sense with --config cpu_only (cpu): no packets are built; use --config "
+        "gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel");
   if (!o.operation.empty() && o.operation != "builtin" && !std::ifstream(o.operation))
     throw Error::format(
         "option --operation: file '{}' cannot be read: give an operation file (docs/planner.md), or --plan "

@@ -7,16 +7,15 @@
 // sets swap roles.
 //
 // Grid variables: two sets of the conserved state (rho, mx, my, mz, E), 0..4 and 5..9; a step
-// reads the current set (guard cells filled) and writes the other (interior only). Configurations:
-//   cpu              korch built-in cpu_only (tiles on the host team)
-//   device           gpu_only: packets of blocks to the backend's device space (copy-in 0..4, copy-out 5..9)
-//   split            cpu_gpu_data_parallel: host tiles | device packets, blocks split by weight
-//   action-parallel  cpu_gpu_action_parallel: hydro on host tiles | an independent "diagnostics"
-//                    action (per-block mass, min/max density) on device packets (copy-in 0)
+// reads the current set (guard cells filled) and writes the other (interior only). The
+// configurations (--config) are the built-ins that configuration_names.hpp names, edited for these
+// variables by runtime_configuration.hpp.
 #pragma once
 
 #include "euler.hpp"
+#include "hydro_update.hpp"
 #include "options.hpp"
+#include "runtime_configuration.hpp"
 
 #include <korch/backend/spaces.hpp>
 #include <korch/communicator.hpp>
@@ -30,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,10 +39,6 @@
 namespace korch::hydro {
 
 class HydroOperation;
-
-struct BlockDiagnostics {
-  double mass = 0.0, rho_min = 0.0, rho_max = 0.0;
-};
 
 // Wall time of the steps by phase: the cycle (guard fill included), what follows it on the main
 // thread (combining the tasks' dt over blocks and ranks, the swap), the conduction solve.
@@ -66,9 +62,9 @@ class Simulation {
   Runtime& runtime() noexcept { return *runtime_; }
   // The configuration of the next step (its packet variables follow the current state set).
   const Configuration& configuration() const noexcept { return configurations_[state_ == 0 ? 0 : 1]; }
-  // Switches the configuration for the following steps (cpu | device | split | action-parallel);
-  // the benchmark interleaves configurations on one Runtime with it.
-  void set_configuration(const std::string& config);
+  // Switches the configuration for the following steps; the benchmark interleaves configurations
+  // on one Runtime with it.
+  void set_configuration(HydroConfiguration configuration);
   double time() const noexcept { return time_; }
   int steps_done() const noexcept { return steps_; }
   std::array<int, 3> global_cells() const noexcept;
@@ -95,7 +91,8 @@ class Simulation {
   // a checkpoint every options().checkpoint_every steps, and after SIGINT or SIGTERM (when
   // catch_stop_signals() was called) a final one, then throws Interrupted.
   void run();
-  // Writes the state to a checkpoint file (checkpoint.hpp); collective, rank 0 writes.
+  // Writes the state to a checkpoint file (checkpoint.hpp); collective, rank 0 writes. Defined with
+  // restore() in simulation_checkpoint.cpp.
   void write_checkpoint(const std::string& path) const;
   std::string checkpoint_path() const;
 
@@ -140,10 +137,27 @@ class Simulation {
   void write_outputs() const;
 
  private:
-  void initialize_state();
+  // The phases of a step (step() and plan_step() read as them).
+  // The step's dt: the stable dt (or the last cycle's), clipped to dt_max.
+  double time_step(double dt_max);
+  // The hand-bundled step's bundle through the runtime, guard-cell fill inside.
+  void execute_hydro_bundle(double dt);
+  StepParameters step_parameters(double dt);
+  // Bytes the last cycle moved to and from device pipelines.
+  void count_transfer_bytes();
+  // The state set the cycle wrote becomes the current one, with the dt its tasks reduced.
+  void take_written_state();
+  // Conduction on the current state's energy, when --conduction asks for it.
+  void conduction_phase(double dt);
+  void advance_clock(double dt);
+  double plan_step(double dt_max);
+  // A step's cycle (or plan), timed and, when outputs are written, traced.
+  void traced_cycle(const std::function<void()>& cycle);
+  // The one place the current state set changes to the other.
+  void flip_state() noexcept { state_ = other_set(state_); }
+  double cell_volume() const noexcept;
   // Conduction on the energy of state set `set` (0 or var_new).
   void conduct_step(double dt, int set);
-  double plan_step(double dt_max);
   // The plan of the operation in `file` ("builtin"), with this Simulation's hooks.
   std::unique_ptr<HydroOperation> make_operation(const std::string& file);
   std::vector<double> gather_set(int set, int var) const;
@@ -186,43 +200,6 @@ class Simulation {
   TransferOverlap overlap_;
   TransferOverlap comm_overlap_;  // guard-cell messages in flight and the tasks that hid them
   double run_seconds_ = 0.0;
-};
-
-// The runtime configuration for an Options value (built-in, edited for the hydro variables) when
-// the current state starts at variable `state` (0 or var_new).
-Configuration make_configuration(const Options& options, int state = 0);
-// The hydro bundle for one step (routines "hydro" and, for action-parallel, "diagnostics").
-struct StepParameters {
-  EulerParams euler;
-  BlockDiagnostics* diagnostics = nullptr;  // indexed by block id
-  double cell_volume = 1.0;
-  // Where each task leaves the largest stable dt of the box it wrote (before the CFL factor):
-  // [block * tiles_per_block + tile] (tile 0 for whole blocks); null: not wanted.
-  double* box_dt = nullptr;
-  int tiles_per_block = 1;
-  int fail_block = -1;  // the action throws on this global block (Options::inject_failure)
-};
-
-// The hydro update of one item (Tile, Block or DataPacket of blocks), usable without the runtime
-// (the benchmark's plain loop calls the same kernel through hydro_update_block).
-void hydro_update_block(const Grid& grid, int block, const EulerParams& params);
-// The same update by the per-cell EulerKernel (what device packets run on CUDA/HIP builds), on the
-// host: the tests check that both give the same bits.
-void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams& params);
-
-// The benchmark's plain device reference: the grid's data in one device allocation and the same
-// per-block kernel that the device configuration runs on its packets, without the runtime (what a
-// hand-written offload does). With `copies`, the whole grid goes host -> device before and device ->
-// host after the step; without, the data stays on the device (kernel time alone; the host grid is
-// then not updated). Meaningful where device_is_accelerator; elsewhere it runs on the host.
-class PlainDeviceStep {
- public:
-  explicit PlainDeviceStep(const Grid& grid);
-  void operator()(const EulerParams& params, bool copies);
-
- private:
-  const Grid* grid_;
-  Kokkos::View<double*, DeviceMemSpace> data_;
 };
 
 }  // namespace korch::hydro

@@ -5,7 +5,7 @@
 #include "hydro_routines.hpp"
 #include "euler_host_sweep.hpp"
 #include "host_cells.hpp"
-#include "simulation.hpp"
+#include "hydro_update.hpp"
 
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>

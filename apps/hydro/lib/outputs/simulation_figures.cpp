@@ -161,7 +161,7 @@ std::string Simulation::summary() const {
                      100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
   }
   // The steps computed them: on the action-parallel configuration, or in a plan with the action.
-  if (options_.config == "action-parallel" || (operation_ && operation_->has_action("diagnostics"))) {
+  if (options_.config == HydroConfiguration::action_parallel || (operation_ && operation_->has_action("diagnostics"))) {
     // Every rank's blocks, summed in global block order.
     std::vector<double> mine;
     for (const auto& m : grid_->blocks()) {

@@ -11,15 +11,11 @@
 
 #include <algorithm>
 #include <utility>
-#include <chrono>
 #include <limits>
 
 namespace korch::hydro {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 bool has_reduction(const plan::Operation& op, const std::string& name) {
   for (const auto& s : op.steps)
@@ -101,30 +97,18 @@ void Simulation::set_operation(const std::string& operation) {
   options_ = std::move(o);
 }
 
+// The same phases as step(): the plan's bundles do the update, the time-step reduction and
+// conduction (through the hooks above).
 double Simulation::plan_step(double dt_max) {
-  auto t0 = Clock::now();
-  const double dt = std::min(next_dt_ > 0 ? options_.cfl * next_dt_ : stable_dt(), dt_max);
-  phases_.dt += seconds_since(t0);
-  const auto d = dx();
-  const bool tracing = begin_trace();
-  t0 = Clock::now();
-  try {
-    operation_->run(*runtime_, *grid_, euler_params(dt), diagnostics_.data(),
-                    d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0));
-  } catch (...) {
-    if (tracing) end_trace();
-    throw;
-  }
-  phases_.execute += seconds_since(t0);
-  if (tracing) end_trace();
-  state_ = state_ == 0 ? var_new : 0;  // the state the plan wrote is the current one now
-  time_ += dt;
-  ++steps_;
+  const double dt = time_step(dt_max);
+  traced_cycle([&] { operation_->run(*runtime_, *grid_, euler_params(dt), diagnostics_.data(), cell_volume()); });
+  flip_state();  // the state the plan wrote is the current one now
+  advance_clock(dt);
   return dt;
 }
 
 std::string Simulation::configuration_label() const {
-  if (options_.operation.empty()) return options_.config;
+  if (options_.operation.empty()) return short_name(options_.config);
   return options_.operation == "builtin" ? "plan of the built-in operation" : "plan of " + options_.operation;
 }
 

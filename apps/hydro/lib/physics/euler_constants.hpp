@@ -9,6 +9,8 @@ namespace korch::hydro {
 inline constexpr int n_cons = 5;   // rho, mx, my, mz, E
 inline constexpr int var_new = 5;  // first variable of the other state set (see EulerParams::state)
 inline constexpr int n_grid_vars = 10;
+// The first variable of the state set that is not `set` (0 or var_new): the one a step writes.
+inline constexpr int other_set(int set) { return set == 0 ? var_new : 0; }
 inline constexpr int guard_cells = 2;
 
 enum class Limiter : int { minmod = 0, mc = 1 };

@@ -4,6 +4,7 @@
 // anything is allocated. Nothing here uses Kokkos, so the fuzz target (unit_tests/fuzz) links it alone.
 #pragma once
 
+#include "configuration_names.hpp"
 #include "euler_constants.hpp"
 #include "plot_options.hpp"
 
@@ -24,14 +25,14 @@ enum class Boundary { periodic, outflow };
 const char* to_string(Problem problem) noexcept;
 
 struct Options {
-  std::string config = "cpu";  // cpu | device | split | action-parallel
-  unsigned threads = 2;        // threads per team
-  int tile = 0;                // tile cells per direction; 0: whole block
-  int packet_blocks = 2;       // blocks per device packet
-  int blocks = 4;              // blocks per direction
-  int cells_per_block = 32;    // interior cells per block per direction
-  int steps = 0;               // 0: run to tmax
-  double tmax = 0.0;           // 0: the problem's default end time (when steps == 0)
+  HydroConfiguration config = HydroConfiguration::cpu;  // --config (configuration_names.hpp)
+  unsigned threads = 2;                                 // threads per team
+  int tile = 0;                                         // tile cells per direction; 0: whole block
+  int packet_blocks = 2;                                // blocks per device packet
+  int blocks = 4;                                       // blocks per direction
+  int cells_per_block = 32;                             // interior cells per block per direction
+  int steps = 0;                                        // 0: run to tmax
+  double tmax = 0.0;                                    // 0: the problem's default end time (when steps == 0)
   Problem problem = Problem::sedov;
   int dim = 2;
   std::string out = "out";

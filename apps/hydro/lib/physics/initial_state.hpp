@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The problems' initial states (--problem): Sedov's energy deposit, Sod's tubes along one axis,
+// and a sound wave, written to both state sets of this rank's blocks.
+#pragma once
+
+#include "options.hpp"
+
+#include <korch/decomposition.hpp>
+#include <korch/grid.hpp>
+
+namespace korch::hydro {
+
+// Sets every cell (guard cells included) of `grid`'s blocks to the initial state of
+// options.problem; `decomposition` gives the whole grid's blocks, over which Sedov's deposit is
+// counted.
+void set_initial_state(Grid& grid, const Decomposition& decomposition, const Options& options);
+
+}  // namespace korch::hydro

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The hand-bundled step's runtime configuration (see runtime_configuration.hpp).
+#include "runtime_configuration.hpp"
+
+#include <korch/configurations/builtin.hpp>
+
+#include <string>
+
+namespace korch::hydro {
+
+namespace {
+
+// The packets' variables: the hydro update reads the current state and writes the other set; the
+// diagnostics read the density alone.
+PacketVariables packet_variables(const Options& o, int state) {
+  PacketVariables v;
+  if (o.config == HydroConfiguration::action_parallel) {
+    v.copy_in = {state};
+    return v;
+  }
+  for (int i = 0; i < n_cons; ++i) {
+    v.copy_in.push_back(state + i);
+    v.copy_out.push_back(other_set(state) + i);
+  }
+  return v;
+}
+
+}  // namespace
+
+Configuration make_configuration(const Options& o, int state) {
+  Configuration c = configurations::get(builtin_name(o.config));
+  for (auto& t : c.teams) {
+    const bool diagnostics = o.config == HydroConfiguration::action_parallel && t.type != DataType::tile;
+    t.action = diagnostics ? "diagnostics" : "hydro";
+    t.initial_threads = o.threads;
+  }
+  for (auto& h : c.helpers) {
+    h.threads = 1;
+    if (h.kind == HelperKind::aggregator_mover || h.kind == HelperKind::aggregator) {
+      h.packet_blocks = static_cast<std::size_t>(o.packet_blocks);
+      h.variables = packet_variables(o, state);
+    }
+  }
+  c.name = std::string("hydro-") + short_name(o.config) + (state == 0 ? "" : "-swapped");
+  return c;
+}
+
+}  // namespace korch::hydro
