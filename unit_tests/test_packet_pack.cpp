@@ -70,20 +70,24 @@ int triple_counting_outside(const Space& space, const PacketPack& pack) {
   return outside_host;
 }
 
+// The box routine's kernel, for a box of any space.
+template <class Box>
+void stencil_on_box(const Box& box) {
+  auto in = box.var(0);
+  auto out = box.var(1);
+  using Space = std::decay_t<decltype(box.space())>;
+  Kokkos::parallel_for(
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>(box.space(), {box.lo()[0], box.lo()[1], box.lo()[2]},
+                                                    {box.hi()[0], box.hi()[1], box.hi()[2]}),
+      KOKKOS_LAMBDA(int i, int j, int k) {
+        out(i, j, k) = in(i - 1, j, k) + 10.0 * in(i, j, k) + 0.5 * in(i, j + 1, k);
+      });
+}
+
 // u1(i, j) = u0(i - 1, j) + 10 u0(i, j) + 0.5 u0(i, j + 1): reads guard cells below x and above y.
 TypedAction stencil_action() {
   return TypedAction("A")
-      .on_box([](const ActionContext&, const auto& box) {
-        auto in = box.var(0);
-        auto out = box.var(1);
-        using Space = std::decay_t<decltype(box.space())>;
-        Kokkos::parallel_for(
-            Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>(box.space(), {box.lo()[0], box.lo()[1], box.lo()[2]},
-                                                          {box.hi()[0], box.hi()[1], box.hi()[2]}),
-            KOKKOS_LAMBDA(int i, int j, int k) {
-              out(i, j, k) = in(i - 1, j, k) + 10.0 * in(i, j, k) + 0.5 * in(i, j + 1, k);
-            });
-      })
+      .on_box([](const ActionContext&, const auto& box) { stencil_on_box(box); })
       .on_packet([](const ActionContext& ctx, const PacketPack& p) {
         REQUIRE(p.carries(0));
         REQUIRE(p.carries(1));
