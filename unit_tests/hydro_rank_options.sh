@@ -47,7 +47,7 @@ differ() {
 }
 
 out="--steps 2 --out $dir/o"
-differ --config "$out --config cpu" "$out --config split" cpu split
+differ --config "$out --config cpu" "$out --config split" cpu_only cpu_gpu_data_parallel
 differ --problem "$out" "$out --problem sod-x" sedov sod-x
 differ --dim "$out --problem wave" "$out --problem wave --dim 3" 2 3
 differ --blocks "$out --blocks 2" "$out --blocks 3" 2 3

@@ -34,8 +34,6 @@ const Names& names_of(HydroConfiguration configuration) noexcept {
 
 const char* builtin_name(HydroConfiguration configuration) noexcept { return names_of(configuration).builtin; }
 
-const char* short_name(HydroConfiguration configuration) noexcept { return names_of(configuration).alias; }
-
 std::optional<HydroConfiguration> configuration_named(const std::string& name) {
   for (const Names& n : names)
     if (name == n.builtin || name == n.alias) return n.configuration;

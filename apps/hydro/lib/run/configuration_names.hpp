@@ -2,8 +2,8 @@
 // The configurations korch-hydro runs its hand-bundled step on (--config). Each is one of the
 // library's built-ins (korch-configurations lists them) edited for the hydro variables
 // (runtime_configuration.hpp). This file is the one place that maps names to them: the built-in's
-// name, and a short alias; everything else switches on HydroConfiguration. Nothing here uses
-// Kokkos: the command line's fuzz target links it.
+// name, and a short alias accepted on the command line only; everything else switches on
+// HydroConfiguration. Nothing here uses Kokkos: the command line's fuzz target links it.
 #pragma once
 
 #include <optional>
@@ -18,10 +18,9 @@ enum class HydroConfiguration {
   action_parallel  // cpu_gpu_action_parallel: hydro on host tiles | "diagnostics" on device packets
 };
 
-// The library's name of the built-in ("cpu_only").
+// The library's name of the built-in ("cpu_only"): what the summary, the pictures and the ranks'
+// check show, so that one configuration has one name in everything korch-hydro prints.
 const char* builtin_name(HydroConfiguration configuration) noexcept;
-// The short alias ("cpu"): what the summary, the pictures and the ranks' check show.
-const char* short_name(HydroConfiguration configuration) noexcept;
 // The configuration `name` (either name) stands for; nullopt for any other text.
 std::optional<HydroConfiguration> configuration_named(const std::string& name);
 // Every accepted name, the built-in's first: "cpu_only (or cpu), gpu_only (or device), ...".

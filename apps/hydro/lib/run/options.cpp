@@ -102,9 +102,9 @@ void validate(const Options& o) {
   if (!o.operation.empty()) {
     if (o.config != HydroConfiguration::cpu)
       throw Error::format(
-          "option --config {} ({}) makes no sense with --plan or --operation: the planner chooses the teams; "
+          "option --config {} makes no sense with --plan or --operation: the planner chooses the teams; "
           "leave --config out",
-          short_name(o.config), builtin_name(o.config));
+          builtin_name(o.config));
     if (o.inject_failure >= 0)
       throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
   }

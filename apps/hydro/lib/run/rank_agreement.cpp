@@ -58,7 +58,7 @@ std::vector<std::pair<std::string, std::string>> run_shaping_options(const Optio
   const Boundary boundary =
       o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   return {
-      {"--config", short_name(o.config)},
+      {"--config", builtin_name(o.config)},
       {"--problem", to_string(o.problem)},
       {"--dim", std::to_string(o.dim)},
       {"--blocks", std::to_string(o.blocks)},

@@ -41,7 +41,7 @@ Configuration make_configuration(const Options& o, int state) {
       h.variables = packet_variables(o, state);
     }
   }
-  c.name = std::string("hydro-") + short_name(o.config) + (state == 0 ? "" : "-swapped");
+  c.name = std::string("hydro-") + builtin_name(o.config) + (state == 0 ? "" : "-swapped");
   return c;
 }
 

@@ -108,7 +108,7 @@ double Simulation::plan_step(double dt_max) {
 }
 
 std::string Simulation::configuration_label() const {
-  if (options_.operation.empty()) return short_name(options_.config);
+  if (options_.operation.empty()) return builtin_name(options_.config);
   return options_.operation == "builtin" ? "plan of the built-in operation" : "plan of " + options_.operation;
 }
 
