@@ -14,8 +14,9 @@
 
 namespace korch::c_api {
 
-// An action routine that calls `function` with each tile or block it gets; a non-zero status
-// becomes a korch::Error naming the action, the status, the item and the routine's message.
+// An action routine that calls `function` with each tile or block it gets, and with each entry of a
+// data packet (run_on_packet); a non-zero status becomes a korch::Error naming the action, the
+// status, the item and the routine's message.
 ActionRoutine routine(const std::string& name, korch_action_fn function, void* user);
 // Keeps the calling thread's routine message (korch_routine_message).
 void set_routine_message(const char* message);

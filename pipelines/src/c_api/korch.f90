@@ -6,7 +6,8 @@
 ! destroying a destroyed one is an error; a destroy resets the handle only when it succeeded.
 ! A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
 ! u(nx+2gx, ny+2gy, nvar)), contiguous and `target`, that must outlive the cycles that use it.
-! An action routine is a bind(c) function, reentrant (several team threads call it at once):
+! An action routine is a bind(c) function, reentrant (several team threads call it at once); it gets
+! tiles and blocks, and each block or tile of a device team's packets copied into the same layout:
 !
 !   recursive integer(c_int) function step(item, u, user) bind(c)
 !     type(korch_item), intent(in) :: item
