@@ -5,6 +5,8 @@
 // the block's own extents and strides, the routine runs on it, and what the packet copies back to
 // the host (copy-in-out and copy-out variables) is copied into the packet again. Cells the entry
 // does not hold (the guard cells of a tile's entry) and variables the packet does not carry are NaN.
+// Where the packet already stores the entry in that layout (a C-ordered block whose variables it all
+// carries, one after the other), the routine gets the packet's memory itself and nothing is copied.
 // Only memory the host can read can be given to a routine: on a GPU build packets live in device
 // memory, and such configurations are refused before the cycle starts (check_c_routines).
 #include "c_item.hpp"
@@ -55,6 +57,26 @@ void copy_entry_var(const PacketEntryMeta& e, double* packed, const BlockView& v
       }
 }
 
+// The entry's own memory in the packet, when the packet stores it as the block's own layout: a whole
+// block whose every variable the packet carries one after the other at the block's variable stride,
+// each a LayoutRight (i, j, k) array as in a C-ordered block. Null otherwise.
+double* in_place(const DataPacket& packet, std::size_t n, const BlockView& own) {
+  if (packet.data_type() != DataType::packet_of_blocks) return nullptr;
+  const PacketEntryMeta& e = packet.entry(n);
+  const std::size_t n0 = static_cast<std::size_t>(e.hi[0] - e.lo[0]), n1 = static_cast<std::size_t>(e.hi[1] - e.lo[1]),
+                    n2 = static_cast<std::size_t>(e.hi[2] - e.lo[2]);
+  if (own.extent(1) != n0 || own.extent(2) != n1 || own.extent(3) != n2) return nullptr;
+  if (own.stride(3) != 1 || own.stride(2) != n2 || own.stride(1) != n1 * n2) return nullptr;
+  double* first = nullptr;
+  for (int v = 0; v < packet.source().n_vars(); ++v) {
+    if (packet.variable_place(v).first < 0) return nullptr;
+    double* p = packet.device_var(n, v).data();
+    if (v == 0) first = p;
+    if (p != first + static_cast<std::size_t>(v) * own.stride(0)) return nullptr;
+  }
+  return first;
+}
+
 }  // namespace
 
 void run_on_packet(const std::string& name, korch_action_fn function, void* user, const ActionContext& ctx,
@@ -71,9 +93,10 @@ void run_on_packet(const std::string& name, korch_action_fn function, void* user
     for (std::size_t n = 0; n < packet.size(); ++n) {
       const PacketEntryMeta& e = packet.entry(n);
       const BlockView own = source.block_view(e.block);
-      buffer.assign(span_of(own), std::numeric_limits<double>::quiet_NaN());
-      const BlockView view(buffer.data(), own.layout());
-      for (int v = 0; v < source.n_vars(); ++v)
+      double* const packed = in_place(packet, n, own);
+      if (packed == nullptr) buffer.assign(span_of(own), std::numeric_limits<double>::quiet_NaN());
+      const BlockView view(packed != nullptr ? packed : buffer.data(), own.layout());
+      for (int v = 0; v < source.n_vars() && packed == nullptr; ++v)
         if (packet.variable_place(v).first >= 0) copy_entry_var(e, packet.device_var(n, v).data(), view, v, true);
       Box box;
       for (int d = 0; d < 3; ++d) {
@@ -83,7 +106,7 @@ void run_on_packet(const std::string& name, korch_action_fn function, void* user
       const korch_item item = describe(source, e.block, e.tile, box, view);
       call_routine(name, function, user, item, view.data(),
                    packet.describe() + (e.tile < 0 ? ", block " : ", a tile of block ") + std::to_string(e.block));
-      for (int v = 0; v < source.n_vars(); ++v) {
+      for (int v = 0; v < source.n_vars() && packed == nullptr; ++v) {
         const int section = packet.variable_place(v).first;
         if (section == static_cast<int>(PacketSection::copy_in_out) ||
             section == static_cast<int>(PacketSection::copy_out))
