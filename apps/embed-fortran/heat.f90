@@ -7,7 +7,7 @@
 ! routine run by korch's runtime on the blocks' tiles, or on each block of the packets of device
 ! teams. The steps run on four built-in configurations (cpu_only, gpu_only, cpu_gpu_data_parallel,
 ! split_itor), each bound to the code's action names, and each result must equal a plain loop over
-! one global array bitwise (the same expression per cell); four bad calls must come back as a
+! one global array bitwise (the same expression per cell); five bad calls must come back as a
 ! non-zero status with a message naming the problem.
 module heat_routines
   use, intrinsic :: iso_c_binding
@@ -161,6 +161,11 @@ program heat_on_korch
   call check(status /= korch_ok, "an unknown configuration fails")
   call check(index(korch_last_error(), "cpu_onyl") > 0, "an unknown configuration is named: " // korch_last_error())
   if (rank == 0) print '(2a)', "embed-fortran: unknown configuration -> ", korch_last_error()
+  status = korch_configuration_builtin_bound("cpu_gpu_action_parallel", [character(8) :: "advect", "diffuse", "react"], &
+                                             other)
+  call check(status /= korch_ok, "more names than slots fails")
+  call check(index(korch_last_error(), "2 slots (A, B)") > 0, "the slots are named: " // korch_last_error())
+  if (rank == 0) print '(2a)', "embed-fortran: three names for two slots -> ", korch_last_error()
   call check(korch_bundle_create("failing", failing) == korch_ok, "bundle")
   call check(korch_bundle_add(failing, "A", c_funloc(refuse)) == korch_ok, "bundle add")
   status = korch_execute(failing, cpu, blocks)
