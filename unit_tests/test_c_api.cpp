@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API (korch/korch_c.h) from C++: C-ordered blocks through a bundle equal a plain loop, every
-// failure is a status with a message naming the problem, and no exception crosses the boundary.
+// failure is a status with a message naming the problem, and no exception crosses the boundary. The
+// routine runs on packets too (gpu_only); gpu_internal, which hands out metadata only, is refused.
+#include <korch/backend/spaces.hpp>
 #include <korch/korch_c.h>
 
 #include <doctest/doctest.h>
+
+#include <Kokkos_Core.hpp>
 
 #include <atomic>
 #include <string>
@@ -38,6 +42,7 @@ TEST_CASE("C API: a bundle over C-ordered blocks equals the plain loop; failures
   // u[var][i][j][k] with cells {4, 3, 2} and guard {1, 1, 0}: extent {2, 6, 5, 2}.
   std::vector<double> u(2 * 6 * 5 * 2);
   for (std::size_t n = 0; n < u.size(); ++n) u[n] = 0.5 * static_cast<double>(n);
+  const std::vector<double> initial = u;
   std::vector<double> expected = u;
   for (int i = 1; i <= 4; ++i)
     for (int j = 1; j <= 3; ++j)
@@ -61,12 +66,25 @@ TEST_CASE("C API: a bundle over C-ordered blocks equals the plain loop; failures
   CHECK(u == expected);
   CHECK(calls == 2);  // two tiles of 2 cells in x
 
-  // A configuration that hands the routine packets: refused naming the action and the item.
+  // A configuration that hands the routine packets: each entry in the block's own layout, the same
+  // result; where packets live in device memory, refused naming the configuration.
   korch_configuration* gpu = nullptr;
   REQUIRE(korch_configuration_builtin("gpu_only", &gpu) == KORCH_OK);
-  CHECK(korch_execute(bundle, gpu, mesh, KORCH_ALL_BLOCKS, 0) == KORCH_ERROR);
-  CHECK(last().find("action 'A' is a C or Fortran routine") != std::string::npos);
-  CHECK(last().find("data packet") != std::string::npos);
+  u = initial;
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, korch::DeviceMemSpace>::accessible) {
+    CHECK(korch_execute(bundle, gpu, mesh, KORCH_ALL_BLOCKS, 0) == KORCH_OK);
+    CHECK(u == expected);
+  } else {
+    CHECK(korch_execute(bundle, gpu, mesh, KORCH_ALL_BLOCKS, 0) == KORCH_ERROR);
+    CHECK(last().find("configuration 'gpu_only' gives action 'A'") != std::string::npos);
+  }
+  // One that hands it metadata only: refused before the cycle, naming it and what to use instead.
+  korch_configuration* metadata = nullptr;
+  REQUIRE(korch_configuration_builtin("gpu_internal", &metadata) == KORCH_OK);
+  CHECK(korch_execute(bundle, metadata, mesh, KORCH_ALL_BLOCKS, 0) == KORCH_ERROR);
+  CHECK(last().find("configuration 'gpu_internal' hands action 'A'") != std::string::npos);
+  CHECK(last().find("use cpu_only") != std::string::npos);
+  CHECK(korch_configuration_destroy(metadata) == KORCH_OK);
 
   CHECK(korch_execute(bundle, cpu, mesh, 7, 0) == KORCH_ERROR);
   CHECK(last().find("iterator is 7") != std::string::npos);

@@ -4,8 +4,10 @@
 ! and 2 alternating as old and new temperature), spread over the MPI ranks it was started with (one
 ! process, or mpirun -np 2; korch starts MPI). The code names each block's neighbours and korch
 ! fills the guard cells inside each step's cycle; each step is a bundle of one bind(c) action
-! routine run by korch's runtime on the blocks' tiles. The result must equal a plain loop over one
-! global array bitwise (the same expression per cell), and four bad calls must come back as a
+! routine run by korch's runtime on the blocks' tiles, or on each block of the packets of device
+! teams. The steps run on four built-in configurations (cpu_only, gpu_only, cpu_gpu_data_parallel,
+! split_itor), each bound to the code's action names, and each result must equal a plain loop over
+! one global array bitwise (the same expression per cell); five bad calls must come back as a
 ! non-zero status with a message naming the problem.
 module heat_routines
   use, intrinsic :: iso_c_binding
@@ -23,7 +25,8 @@ contains
     heat = c + nu * (w + e + s + n - 4.0d0 * c)
   end function
 
-  ! Action "A": new (variable `to`) from old on the item's cells; `to` comes through `user`.
+  ! Actions "forward" and "backward": new (variable `to`) from old on the item's cells; `to` comes
+  ! through `user`.
   recursive integer(c_int) function step(item, u, user) bind(c) result(status)
     type(korch_item), intent(in) :: item
     real(c_double), intent(inout) :: u(1-item%guard(1):item%cells(1)+item%guard(1), &
@@ -73,8 +76,9 @@ program heat_on_korch
   real(c_double), allocatable :: a(:, :), b(:, :), wrong(:, :, :)
   integer(c_int), target :: to_two = 2, to_one = 1
   integer, allocatable :: global(:), x0(:)
-  integer :: n, nx, i, j, s, k, g, dx, dy, status, from, ip, im, jp, jm, rank, ranks, mine
-  real(c_double) :: diff
+  integer :: n, nx, i, j, s, k, g, c, dx, dy, status, ip, im, jp, jm, rank, ranks, mine
+  character(len=*), parameter :: builtins(4) = [character(len=24) :: "cpu_only", "gpu_only", "cpu_gpu_data_parallel", &
+                                                                     "split_itor"]
 
   call check(korch_start_mpi() == korch_ok, "korch_start_mpi: " // korch_last_error())
   call check(korch_initialize() == korch_ok, "korch_initialize")
@@ -115,22 +119,9 @@ program heat_on_korch
   end do
   call check(korch_exchange_create(blocks, near, guards) == korch_ok, "korch_exchange_create: " // korch_last_error())
   call check(korch_bundle_create("heat forward", forward) == korch_ok, "bundle")
-  call check(korch_bundle_add(forward, "A", c_funloc(step), c_loc(to_two)) == korch_ok, "bundle add")
+  call check(korch_bundle_add(forward, "forward", c_funloc(step), c_loc(to_two)) == korch_ok, "bundle add")
   call check(korch_bundle_create("heat backward", backward) == korch_ok, "bundle")
-  call check(korch_bundle_add(backward, "A", c_funloc(step), c_loc(to_one)) == korch_ok, "bundle add")
-  call check(korch_configuration_builtin("cpu_only", cpu) == korch_ok, "configuration")
-
-  ! Each step: korch fills the guard cells of variable `from` inside the cycle.
-  do s = 1, steps
-    from = 1
-    if (mod(s, 2) == 0) from = 2
-    if (from == 1) then
-      status = korch_execute_filled(forward, cpu, guards, from, 1)
-    else
-      status = korch_execute_filled(backward, cpu, guards, from, 1)
-    end if
-    call check(status == korch_ok, "korch_execute_filled: " // korch_last_error())
-  end do
+  call check(korch_bundle_add(backward, "backward", c_funloc(step), c_loc(to_one)) == korch_ok, "bundle add")
 
   ! The plain loop over one global periodic array.
   allocate(a(0:nx-1, 0:ny-1), b(0:nx-1, 0:ny-1))
@@ -151,16 +142,13 @@ program heat_on_korch
     end do
     a = b
   end do
-  diff = 0
-  from = 1
-  if (mod(steps, 2) == 1) from = 2
-  do k = 1, mine
-    g = global(k) + 1
-    diff = max(diff, maxval(abs(mesh(k)%u(1:widths(g), 1:ny, from) - a(x0(k):x0(k)+widths(g)-1, :))))
+
+  ! The same steps through korch on built-in configurations, each bound to the code's action names;
+  ! on the ones with device teams the routine runs on each block of the packets, in its own layout.
+  do c = 1, size(builtins)
+    call run_steps(trim(builtins(c)))
   end do
-  print '(a,i0,a,i0,a,i0,a,i0,a,es10.3)', "embed-fortran: rank ", rank, " of ", ranks, ": ", steps, " heat steps on ", &
-    mine, " of the blocks of widths 16/24/8/12, cpu_only: max |korch - plain loop| = ", diff
-  call check(diff == 0, "korch equals the plain loop")
+  call check(korch_configuration_builtin("cpu_only", cpu) == korch_ok, "configuration")
 
   ! Bad calls: each a non-zero status and a message naming the problem. A neighbour that no rank
   ! has is the same error on every rank.
@@ -173,6 +161,11 @@ program heat_on_korch
   call check(status /= korch_ok, "an unknown configuration fails")
   call check(index(korch_last_error(), "cpu_onyl") > 0, "an unknown configuration is named: " // korch_last_error())
   if (rank == 0) print '(2a)', "embed-fortran: unknown configuration -> ", korch_last_error()
+  status = korch_configuration_builtin_bound("cpu_gpu_action_parallel", [character(8) :: "advect", "diffuse", "react"], &
+                                             other)
+  call check(status /= korch_ok, "more names than slots fails")
+  call check(index(korch_last_error(), "2 slots (A, B)") > 0, "the slots are named: " // korch_last_error())
+  if (rank == 0) print '(2a)', "embed-fortran: three names for two slots -> ", korch_last_error()
   call check(korch_bundle_create("failing", failing) == korch_ok, "bundle")
   call check(korch_bundle_add(failing, "A", c_funloc(refuse)) == korch_ok, "bundle add")
   status = korch_execute(failing, cpu, blocks)
@@ -199,6 +192,62 @@ program heat_on_korch
   if (rank == 0) print '(a)', "embed-fortran: ok"
 
 contains
+  ! `steps` heat steps from the initial state on the built-in `name`, compared with the plain loop.
+  subroutine run_steps(name)
+    character(len=*), intent(in) :: name
+    type(korch_configuration) :: to_new, to_old
+    integer :: from
+    real(c_double) :: diff
+    call check(korch_configuration_builtin_bound(name, ["forward"], to_new) == korch_ok, &
+               "korch_configuration_builtin_bound: " // korch_last_error())
+    call check(korch_configuration_builtin_bound(name, ["backward"], to_old) == korch_ok, "bound")
+    ! What each action reads and writes, so that packets carry both its variables.
+    call check(korch_configuration_packet_variables(to_new, "forward", [1], [2]) == korch_ok, &
+               "korch_configuration_packet_variables: " // korch_last_error())
+    call check(korch_configuration_packet_variables(to_old, "backward", [2], [1]) == korch_ok, "packet variables")
+    do k = 1, mine
+      mesh(k)%u = 0
+      do j = 1, ny
+        do i = 1, widths(global(k)+1)
+          mesh(k)%u(i, j, 1) = initial(x0(k) + i - 1, j - 1)
+        end do
+      end do
+    end do
+    ! Each step: korch fills the guard cells of variable `from` inside the cycle.
+    do s = 1, steps
+      from = 1
+      if (mod(s, 2) == 0) from = 2
+      if (from == 1) then
+        status = korch_execute_filled(forward, to_new, guards, from, 1)
+      else
+        status = korch_execute_filled(backward, to_old, guards, from, 1)
+      end if
+      ! A GPU build keeps packets in device memory, which a Fortran routine cannot read: refused.
+      if (s == 1 .and. status /= korch_ok .and. index(korch_last_error(), "device memory") > 0) then
+        if (rank == 0) print '(4a)', "embed-fortran: ", name, " refused on this build -> ", korch_last_error()
+        exit
+      end if
+      call check(status == korch_ok, "korch_execute_filled on " // name // ": " // korch_last_error())
+    end do
+    if (s <= steps) then
+      call check(korch_configuration_destroy(to_new) == korch_ok, "destroy")
+      call check(korch_configuration_destroy(to_old) == korch_ok, "destroy")
+      return
+    end if
+    diff = 0
+    from = 1
+    if (mod(steps, 2) == 1) from = 2
+    do k = 1, mine
+      g = global(k) + 1
+      diff = max(diff, maxval(abs(mesh(k)%u(1:widths(g), 1:ny, from) - a(x0(k):x0(k)+widths(g)-1, :))))
+    end do
+    print '(a,i0,a,i0,a,i0,a,i0,3a,es10.3)', "embed-fortran: rank ", rank, " of ", ranks, ": ", steps, &
+      " heat steps on ", mine, " of the blocks of widths 16/24/8/12, ", name, ": max |korch - plain loop| = ", diff
+    call check(diff == 0, "korch equals the plain loop on " // name)
+    call check(korch_configuration_destroy(to_new) == korch_ok, "destroy")
+    call check(korch_configuration_destroy(to_old) == korch_ok, "destroy")
+  end subroutine
+
   subroutine check(condition, what)
     logical, intent(in) :: condition
     character(len=*), intent(in) :: what

@@ -124,6 +124,21 @@ int korch_bundle_add(korch_bundle* bundle, const char* action, korch_action_fn r
 int korch_bundle_destroy(korch_bundle* bundle);
 
 int korch_configuration_builtin(const char* name, korch_configuration** out);
+/* The built-in with its slots (the actions A, B, C its teams apply) renamed to the bundle's action
+ * names, in slot order: n_actions names, at most the built-in's number of slots; an optional slot
+ * left out drops the teams that would apply it. A wrong count or name is KORCH_ERROR naming the
+ * built-in and its slots. On every built-in but gpu_internal (which hands its action metadata only)
+ * a C or Fortran routine runs on tiles, blocks and packets of them: a packet's routine is called once
+ * per entry, on a copy laid out as the code's own block (docs/c-api.md, "Built-in configurations").
+ * On a GPU build, configurations whose routines get packets in device memory are refused. */
+int korch_configuration_builtin_bound(const char* name, const char* const* actions, int32_t n_actions,
+                                      korch_configuration** out);
+/* Declares which variables (0-based) `action` reads and writes, so that the packets that reach the
+ * teams applying it carry them: copy-in what the actions they reach read, copy-in-out what they
+ * write. Without it a built-in's packets carry what its slot writes (A variable 0, B 1, C 2) or, in
+ * gpu_only and cpu_gpu_data_parallel, every variable. Call it again to replace a declaration. */
+int korch_configuration_packet_variables(korch_configuration* configuration, const char* action, const int32_t* reads,
+                                         int32_t n_reads, const int32_t* writes, int32_t n_writes);
 int korch_configuration_json(const char* json, korch_configuration** out);
 int korch_configuration_destroy(korch_configuration* configuration);
 

@@ -2,6 +2,7 @@
 #include "c_item.hpp"
 
 #include <korch/block.hpp>
+#include <korch/data_packet.hpp>
 #include <korch/error.hpp>
 #include <korch/excerpt.hpp>
 #include <korch/tile.hpp>
@@ -20,6 +21,8 @@ struct InsideRoutine {
   InsideRoutine& operator=(const InsideRoutine&) = delete;
   const std::string* outer;
 };
+
+}  // namespace
 
 // The item as the C API describes it: lo and hi inclusive, in the numbering where the block's
 // interior is 1..n (block-local index - guard + 1).
@@ -41,7 +44,6 @@ korch_item describe(const DataSource& source, int block, int tile, const Box& bo
   c.n_vars = source.n_vars();
   return c;
 }
-}  // namespace
 
 void set_routine_message(const char* message) { routine_message = message ? message : ""; }
 
@@ -52,8 +54,22 @@ void refuse_inside_routine(const char* fix) {
     throw Error::format("called from action routine '{}' while its cycle runs: {}", excerpt(*running_action), fix);
 }
 
+void call_routine(const std::string& name, korch_action_fn function, void* user, const korch_item& item, double* data,
+                  const std::string& what) {
+  routine_message.clear();
+  int status = 0;
+  {
+    const InsideRoutine inside(name);
+    status = function(&item, data, user);
+  }
+  if (status != 0) {
+    throw Error::format("action '{}' returned status {} on {}{}{}", excerpt(name), status, what,
+                        routine_message.empty() ? "" : ": ", excerpt(routine_message, 4 * excerpt_limit));
+  }
+}
+
 ActionRoutine routine(const std::string& name, korch_action_fn function, void* user) {
-  return ActionRoutine(name, [name, function, user](const ActionContext&, DataItem& item) {
+  return ActionRoutine(name, [name, function, user](const ActionContext& ctx, DataItem& item) {
     korch_item c{};
     BlockView view;
     if (auto* t = dynamic_cast<Tile*>(&item)) {
@@ -62,22 +78,16 @@ ActionRoutine routine(const std::string& name, korch_action_fn function, void* u
     } else if (auto* b = dynamic_cast<Block*>(&item)) {
       view = b->view();
       c = describe(b->source(), b->block_id(), -1, b->interior(), view);
+    } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
+      run_on_packet(name, function, user, ctx, *p);
+      return;
     } else {
       throw Error::format(
-          "action '{}' is a C or Fortran routine, which runs on tiles and blocks, but it was given {}: "
-          "choose a configuration whose team for '{}' takes tiles or blocks (e.g. cpu_only)",
+          "action '{}' is a C or Fortran routine, which runs on tiles, blocks and packets of them, but it was "
+          "given {}: choose a configuration whose team for '{}' takes those (e.g. cpu_only or gpu_only)",
           excerpt(name), item.describe(), excerpt(name));
     }
-    routine_message.clear();
-    int status = 0;
-    {
-      const InsideRoutine inside(name);
-      status = function(&c, view.data(), user);
-    }
-    if (status != 0) {
-      throw Error::format("action '{}' returned status {} on {}{}{}", excerpt(name), status, item.describe(),
-                          routine_message.empty() ? "" : ": ", excerpt(routine_message, 4 * excerpt_limit));
-    }
+    call_routine(name, function, user, c, view.data(), item.describe());
   });
 }
 

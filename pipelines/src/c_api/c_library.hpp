@@ -16,10 +16,12 @@
 #include <korch/runtime.hpp>
 
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace korch::c_api {
 
@@ -35,12 +37,19 @@ struct BundleObject : HandleObject {
   explicit BundleObject(Bundle b) : bundle(std::move(b)) { label = "korch_bundle '" + excerpt(bundle.name()) + "'"; }
   Bundle bundle;
 };
+// The variables an action reads and writes (korch_configuration_packet_variables).
+struct ActionVariables {
+  std::vector<int> reads;
+  std::vector<int> writes;
+};
 struct ConfigurationObject : HandleObject {
   static constexpr HandleKind kind = HandleKind::configuration;
-  explicit ConfigurationObject(Configuration c) : configuration(std::move(c)) {
+  explicit ConfigurationObject(Configuration c) : configuration(c), original(std::move(c)) {
     label = "korch_configuration '" + excerpt(configuration.name) + "'";
   }
-  Configuration configuration;
+  Configuration configuration;                      // what cycles run: `original` with the packets' variables derived
+  Configuration original;                           // as made (built-in, bound or JSON)
+  std::map<std::string, ActionVariables> declared;  // by action
 };
 
 struct Library {

@@ -6,7 +6,8 @@
 ! destroying a destroyed one is an error; a destroy resets the handle only when it succeeded.
 ! A block is a Fortran array u(nx+2gx, ny+2gy, nz+2gz, nvar) (or, in 2-D,
 ! u(nx+2gx, ny+2gy, nvar)), contiguous and `target`, that must outlive the cycles that use it.
-! An action routine is a bind(c) function, reentrant (several team threads call it at once):
+! An action routine is a bind(c) function, reentrant (several team threads call it at once); it gets
+! tiles and blocks, and each block or tile of a device team's packets copied into the same layout:
 !
 !   recursive integer(c_int) function step(item, u, user) bind(c)
 !     type(korch_item), intent(in) :: item
@@ -70,7 +71,8 @@ module korch
 
   public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
   public :: korch_bundle_create, korch_bundle_add, korch_bundle_destroy
-  public :: korch_configuration_builtin, korch_configuration_json, korch_configuration_destroy
+  public :: korch_configuration_builtin, korch_configuration_builtin_bound, korch_configuration_json
+  public :: korch_configuration_packet_variables, korch_configuration_destroy
   public :: korch_execute, korch_last_error, korch_routine_message
   public :: korch_start_mpi, korch_use_communicator, korch_ranks
   public :: korch_neighbours_create, korch_set_neighbour, korch_neighbours_destroy
@@ -192,20 +194,6 @@ module korch
     integer(c_int) function c_bundle_destroy(bundle) bind(c, name="korch_bundle_destroy")
       import :: c_int, c_ptr
       type(c_ptr), value :: bundle
-    end function
-    integer(c_int) function c_configuration_builtin(name, out) bind(c, name="korch_configuration_builtin")
-      import :: c_int, c_char, c_ptr
-      character(kind=c_char), intent(in) :: name(*)
-      type(c_ptr), intent(out) :: out
-    end function
-    integer(c_int) function c_configuration_json(json, out) bind(c, name="korch_configuration_json")
-      import :: c_int, c_char, c_ptr
-      character(kind=c_char), intent(in) :: json(*)
-      type(c_ptr), intent(out) :: out
-    end function
-    integer(c_int) function c_configuration_destroy(configuration) bind(c, name="korch_configuration_destroy")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: configuration
     end function
     integer(c_int) function c_execute(bundle, configuration, blocks, iterator, level) bind(c, name="korch_execute")
       import :: c_int, c_ptr, c_int32_t
@@ -351,23 +339,7 @@ contains
     if (status == korch_ok) bundle%handle = c_null_ptr  ! one in use stays valid
   end function
 
-  integer function korch_configuration_builtin(name, configuration) result(status)
-    character(len=*), intent(in) :: name
-    type(korch_configuration), intent(out) :: configuration
-    status = c_configuration_builtin(c_string(name), configuration%handle)
-  end function
-
-  integer function korch_configuration_json(json, configuration) result(status)
-    character(len=*), intent(in) :: json
-    type(korch_configuration), intent(out) :: configuration
-    status = c_configuration_json(c_string(json), configuration%handle)
-  end function
-
-  integer function korch_configuration_destroy(configuration) result(status)
-    type(korch_configuration), intent(inout) :: configuration
-    status = c_configuration_destroy(configuration%handle)
-    if (status == korch_ok) configuration%handle = c_null_ptr  ! one in use stays valid
-  end function
+  include 'korch_configurations.f90'
 
   ! One cycle over the blocks that `iterator` picks (default korch_all_blocks; korch_level_blocks
   ! with `level`).

@@ -277,6 +277,7 @@ int korch_execute(const korch_bundle* bundle, const korch_configuration* configu
             static_cast<int>(KORCH_LEVEL_BLOCKS));
     }
     const korch::c_api::RuntimeUse use;
+    korch::c_api::check_c_routines(object_of<ConfigurationObject>(c).configuration, object_of<BundleObject>(b).bundle);
     use.runtime().execute(object_of<BundleObject>(b).bundle, object_of<ConfigurationObject>(c).configuration,
                           object_of<BlocksObject>(list).list, order);
   });

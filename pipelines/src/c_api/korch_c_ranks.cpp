@@ -191,6 +191,7 @@ int korch_execute_filled(const korch_bundle* bundle, const korch_configuration* 
     const ExchangeUse e(exchange, Lease::shared);  // its fill writes guard cells only, as the cycle runs
     e->order->set_variables(first_var, n_vars);
     const korch::c_api::RuntimeUse use;
+    korch::c_api::check_c_routines(object_of<ConfigurationObject>(c).configuration, object_of<BundleObject>(b).bundle);
     use.runtime().execute(object_of<BundleObject>(b).bundle, object_of<ConfigurationObject>(c).configuration,
                           e->blocks->list, e->order.get());
   });
