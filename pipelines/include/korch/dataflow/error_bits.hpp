@@ -15,7 +15,8 @@ enum ErrorBit : int {
   E_SINK_OVERFLOW = 16,   // a sink received more items than its capacity
   E_CLAIM = 32,           // at termination something was still queued, active or held
   E_NO_PARENT = 64,       // an aggregate received an item outside any open parent
-  E_STALL = 128           // a node stayed fireable without making progress
+  E_STALL = 128,          // a node stayed fireable without making progress
+  E_SIGNAL_LOG = 256      // a sink received more user signals than its log holds
 };
 
 namespace detail {
@@ -38,6 +39,9 @@ inline std::string describe_error_bits(int bits) {
   add(E_CLAIM, "at termination data, signals, an active node or an unreleased parent remained");
   add(E_NO_PARENT, "an aggregate received items outside any parent");
   add(E_STALL, "a node stayed fireable without progress");
+  add(E_SIGNAL_LOG,
+      "a sink received more user signals than its log holds (raise "
+      "Options::signal_log)");
   return what;
 }
 
