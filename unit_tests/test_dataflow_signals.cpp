@@ -90,9 +90,7 @@ struct Event {
   bool signal;
   int kind;
   long long a, b;
-  bool operator==(const Event& o) const {
-    return signal == o.signal && kind == o.kind && a == o.a && b == o.b;
-  }
+  bool operator==(const Event& o) const { return signal == o.signal && kind == o.kind && a == o.a && b == o.b; }
 };
 
 // The sequential model of the chain for inputs xs in order (one instance).
