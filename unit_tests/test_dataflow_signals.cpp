@@ -10,8 +10,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace df = korch::dataflow;
@@ -137,53 +139,79 @@ df::Options opts(int width, double scale, int instances, int chunk) {
   return o;
 }
 
-}  // namespace
-
-TEST_CASE(
-    "User signals: raised among a filter's outputs, forwarded by a node without a handler, "
-    "re-raised by a handler, they reach the sink in order with the data (exact per instance)") {
-  const int n = 2400, chunk = 48;
+// The chain source -> keep -> pass -> double -> sink over 0..n-1 with `o`: every instance's items
+// and signals, merged by position, equal the sequential model of the chunks it claimed.
+void check_chain(const df::Options& o) {
+  const int n = 2400;
+  const int chunk = o.chunk;
   auto g = df::graph("signals")
                .source("in", df::from_view(iota(n)))
                .node("keep", KeepAndMark{}, "in")
                .node("pass", Pass{}, "keep")
                .node("double", Double{}, "pass")
                .sink<int>("out", "double", n);
+  auto p = df::make_pipeline(g, o);
+  const auto st = p.run();
+  const auto out = p.output<int>("out");
+  const auto sigs = p.signals("out");
+  CHECK(p.signal_count("out") == sigs.size());
+  // the chunks each instance claimed, in order, from the items it delivered
+  std::map<int, std::vector<int>> inputs, values;
+  std::map<int, std::vector<df::SignalRecord>> logged;
+  for (std::size_t k = 0; k < out.values.size(); ++k) {
+    const int r = out.instance[k];
+    const int c = out.values[k] / 2 / chunk;
+    auto& in = inputs[r];
+    if (in.empty() || in.back() / chunk != c)
+      for (int x = c * chunk; x < (c + 1) * chunk; ++x) in.push_back(x);
+    values[r].push_back(out.values[k]);
+  }
+  for (const auto& s : sigs) logged[s.instance].push_back(s);
+  std::size_t total = 0, expected_signals = 0;
+  for (const auto& instance_inputs : inputs) {
+    const int r = instance_inputs.first;
+    const std::vector<int>& xs = instance_inputs.second;
+    CAPTURE(r);
+    total += xs.size();
+    const auto model = chain_model(xs);
+    for (const auto& e : model) expected_signals += e.signal ? 1 : 0;
+    CHECK(delivered(values[r], logged[r]) == model);
+  }
+  CHECK(total == static_cast<std::size_t>(n));
+  CHECK(sigs.size() == expected_signals);
+  CHECK(st.node("pass").signals == static_cast<long long>(expected_signals));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "User signals: raised among a filter's outputs, forwarded by a node without a handler, "
+    "re-raised by a handler, they reach the sink in order with the data (exact per instance)") {
   for (int width : {1, 3, 8, 32})
     for (double scale : {1.0, 4.0})
       for (int instances : {1, 4}) {
         CAPTURE(width);
         CAPTURE(scale);
         CAPTURE(instances);
-        auto p = df::make_pipeline(g, opts(width, scale, instances, chunk));
-        const auto st = p.run();
-        const auto out = p.output<int>("out");
-        const auto sigs = p.signals("out");
-        CHECK(p.signal_count("out") == sigs.size());
-        // the chunks each instance claimed, in order, from the items it delivered
-        std::map<int, std::vector<int>> inputs, values;
-        std::map<int, std::vector<df::SignalRecord>> logged;
-        for (std::size_t k = 0; k < out.values.size(); ++k) {
-          const int r = out.instance[k];
-          const int c = out.values[k] / 2 / chunk;
-          auto& in = inputs[r];
-          if (in.empty() || in.back() / chunk != c)
-            for (int x = c * chunk; x < (c + 1) * chunk; ++x) in.push_back(x);
-          values[r].push_back(out.values[k]);
-        }
-        for (const auto& s : sigs) logged[s.instance].push_back(s);
-        std::size_t total = 0, expected_signals = 0;
-        for (const auto& [r, xs] : inputs) {
-          CAPTURE(r);
-          total += xs.size();
-          const auto model = chain_model(xs);
-          for (const auto& e : model) expected_signals += e.signal ? 1 : 0;
-          CHECK(delivered(values[r], logged[r]) == model);
-        }
-        CHECK(total == static_cast<std::size_t>(n));
-        CHECK(sigs.size() == expected_signals);
-        CHECK(st.node("pass").signals == static_cast<long long>(expected_signals));
+        check_chain(opts(width, scale, instances, 48));
       }
+}
+
+// A host-only build runs its default space on one thread: multi-lane host teams need two.
+TEST_CASE(
+    "User signals: multi-lane teams (the GPU code path: per-lane staging, team scan, one boss "
+    "lane) place them as one-lane teams do" *
+    doctest::skip(std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>)) {
+  const int team = std::min(4, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
+  REQUIRE_MESSAGE(team >= 2, "multi-lane teams need at least 2 threads in the default space (OMP_NUM_THREADS)");
+  for (int width : {1, 8, 32})
+    for (double scale : {1.0, 3.0}) {
+      CAPTURE(width);
+      CAPTURE(scale);
+      df::Options o = opts(width, scale, 3, 48);
+      o.team_size = team;
+      check_chain(o);
+    }
 }
 
 namespace {
