@@ -303,3 +303,30 @@ TEST_CASE("User signals: a sink log too small is reported as korch::Error naming
   CHECK(q.signal_count("out") > 3);
   CHECK(q.signals("out").empty());
 }
+
+namespace {
+// raises twice for x == 5 but declares one signal per input
+struct RaisesTooMany {
+  using input_type = int;
+  using outputs = df::Outputs<df::Out<int, 1>>;
+  static constexpr int raises = 1;
+  template <class Emit>
+  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
+    emit(x);
+    if (x == 5) {
+      emit.raise(AFTER, x);
+      emit.raise(AFTER, x);
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("User signals: raising more per input than F::raises declares is reported as korch::Error") {
+  const int n = 50;
+  auto g = df::graph("too_many")
+               .source("in", df::from_view(iota(n)))
+               .node("raise", RaisesTooMany{}, "in")
+               .sink<int>("out", "raise", n);
+  auto p = df::make_pipeline(g, opts(4, 2.0, 1, 0));
+  CHECK_THROWS_WITH_AS(p.run(), doctest::Contains("F::raises"), korch::Error);
+}

@@ -11,7 +11,7 @@ enum ErrorBit : int {
   E_CREDIT = 1,           // a signal was issued with more credit than its data queue holds
   E_QUEUE_OVERFLOW = 2,   // a data queue overflowed (protocol violation)
   E_SIGNAL_OVERFLOW = 4,  // a signal queue overflowed (protocol violation)
-  E_EMIT_OVERFLOW = 8,    // a node emitted more than its declared maximum per input
+  E_EMIT_OVERFLOW = 8,    // a node emitted (or raised) more than its declared maximum per input
   E_SINK_OVERFLOW = 16,   // a sink received more items than its capacity
   E_CLAIM = 32,           // at termination something was still queued, active or held
   E_NO_PARENT = 64,       // an aggregate received an item outside any open parent
@@ -32,7 +32,8 @@ inline std::string describe_error_bits(int bits) {
   add(E_SIGNAL_OVERFLOW, "a signal queue overflowed");
   add(E_EMIT_OVERFLOW,
       "a node emitted more items per input than its channel declares "
-      "(raise the Out<T, K> maximum)");
+      "(raise the Out<T, K> maximum) or raised more user signals per input than "
+      "F::raises declares");
   add(E_SINK_OVERFLOW,
       "a sink received more items than its capacity (pass a larger capacity "
       "to .sink)");
