@@ -31,8 +31,10 @@ struct NodeSpec {
   // sizes for the memory layout
   std::vector<std::size_t> channel_sizes;  // sizeof each channel's item type
   std::size_t input_size = 0;
-  std::size_t parent_size = 0;  // Enumerate
-  std::size_t state_size = 0;   // Aggregate: sizeof accumulator
+  std::size_t parent_size = 0;        // Enumerate
+  std::size_t state_size = 0;         // Aggregate: sizeof accumulator
+  int raises = 0;                     // Map: most user signals raised per input (F::raises)
+  std::size_t raise_record_size = 0;  // Map: sizeof the staged record of one raised signal
 };
 
 // A region: the connected part of the graph headed by an enumerate node (or, for region 0, the

@@ -5,7 +5,10 @@
 //
 //   using outputs = Outputs<Out<int, 1>, Out<float, 4>>;   // channel 0: <= 1 int per input, ...
 //   emit(x);  emit.template to<1>(y);  emit(channel<1>, y);
+//   emit.raise(kind, payload);   // a user signal after the items emitted so far (F::raises > 0)
 #pragma once
+
+#include <korch/dataflow/signal.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -97,12 +100,36 @@ class Emitter<Outputs<Outs...>> {
   }
   KOKKOS_INLINE_FUNCTION void operator()(const channel_type<0>& value) { to<0>(value); }
 
+  // Where this lane records the user signals it raises (at most `max` per input).
+  KOKKOS_INLINE_FUNCTION void record_raises(char* base, int max) {
+    raise_base_ = base;
+    raise_max_ = max;
+  }
+  // Raises a user signal placed after the items this lane emitted so far on every channel.
+  KOKKOS_INLINE_FUNCTION void raise(const UserSignal& s) {
+    if (raised_ < raise_max_) {
+      RaisedSignal<channels>& r = reinterpret_cast<RaisedSignal<channels>*>(raise_base_)[raised_++];
+      r.sig = s;
+      for (int c = 0; c < channels; ++c) r.pos[c] = count_[c];
+    } else {
+      overflow_ = true;
+    }
+  }
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void raise(int kind, const P& payload) {
+    raise(UserSignal::make(kind, payload));
+  }
+
   KOKKOS_INLINE_FUNCTION int count(int c) const { return count_[c]; }
+  KOKKOS_INLINE_FUNCTION int raised() const { return raised_; }
   KOKKOS_INLINE_FUNCTION bool overflow() const { return overflow_; }
 
  private:
   char* base_[channels];
   int count_[channels];
+  char* raise_base_ = nullptr;
+  int raise_max_ = 0;
+  int raised_ = 0;
   bool overflow_ = false;
 };
 
@@ -147,6 +174,12 @@ class DirectEmitter<Outputs<Outs...>> {
     to<C>(value);
   }
   KOKKOS_INLINE_FUNCTION void operator()(const channel_type<0>& value) { to<0>(value); }
+  // Nodes that raise signals run with the staging Emitter; here a raise is an overflow.
+  KOKKOS_INLINE_FUNCTION void raise(const UserSignal&) { overflow_ = true; }
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void raise(int, const P&) {
+    overflow_ = true;
+  }
   KOKKOS_INLINE_FUNCTION int total(int c) const { return total_[c]; }
   KOKKOS_INLINE_FUNCTION bool overflow() const { return overflow_; }
 
@@ -222,6 +255,12 @@ class RegisterEmitter<Outputs<Outs...>> {
     to<C>(value);
   }
   KOKKOS_INLINE_FUNCTION void operator()(const channel_type<0>& value) { to<0>(value); }
+  // Nodes that raise signals run with the staging Emitter; here a raise is an overflow.
+  KOKKOS_INLINE_FUNCTION void raise(const UserSignal&) { overflow_ = 1; }
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void raise(int, const P&) {
+    overflow_ = 1;
+  }
   template <int C>
   KOKKOS_INLINE_FUNCTION const channel_type<C>& value() const {
     return detail::SlotAt<C>::get(slots_).value;

@@ -87,6 +87,9 @@ class Graph {
     fill_channel_names(s, std::move(channels));
     s.input_type = typeid(In);
     s.input_size = sizeof(In);
+    s.raises = MapNode<F>::raises;
+    static_assert(MapNode<F>::raises >= 0, "F::raises is the most user signals raised per input");
+    s.raise_record_size = sizeof(typename MapNode<F>::raised_type);
     return add(MapNode<F>{{}, fn}, std::move(s));
   }
 

@@ -61,6 +61,9 @@ struct NodeDesc {
   int refcount_off = 0;    // ints (enumerate: one per slot)
   int terminals = 0;       // enumerate: terminal nodes of its region
   int sink = -1;
+  int raises = 0;      // map: most user signals raised per input
+  int raise_off = 0;   // bytes (map: W*raises staged RaisedSignal records)
+  int raised_off = 0;  // ints (map: signals raised per lane in the run, W)
 };
 
 }  // namespace korch::dataflow::detail

@@ -16,7 +16,11 @@ namespace korch::dataflow {
 // A node whose functor emits 0..K items per input on each of its channels. A run: every lane
 // calls the functor on one input and stages its outputs; a team scan per channel gives each lane
 // its offset in the downstream queue; the boss publishes the totals. One-lane teams (host
-// spaces) skip staging and scan: see lanes_one_lane.
+// spaces) skip staging and scan: see lanes_one_lane. A functor that raises user signals
+// (F::raises > 0, emit.raise) always stages: each lane records its signals with the counts it had
+// emitted, and the boss places them among the run's outputs (commit_raised). A functor with
+// on_signal(const UserSignal&, SignalContext&) handles the user signals that reach the node; other
+// nodes forward them.
 template <class F>
 struct MapNode : Node<MapNode<F>> {
   static constexpr NodeKind kind = NodeKind::Map;
@@ -24,7 +28,19 @@ struct MapNode : Node<MapNode<F>> {
   using outputs = typename F::outputs;
   static constexpr int n_channels = outputs::size;
   static constexpr bool scatters = true;
+  static constexpr int raises = detail::raises_per_input<F>::value;
+  using raised_type = RaisedSignal<n_channels>;
   F fn;
+
+  template <class Kernel>
+  KOKKOS_INLINE_FUNCTION void on_user(const Kernel& kernel, const InstanceState& in, int id, const Signal& s) const {
+    if constexpr (detail::handles_signals<F, SignalContext<Kernel>>::value) {
+      SignalContext<Kernel> ctx(kernel, in, id, s);
+      fn.on_signal(s.user, ctx);
+    } else {
+      kernel.forward_signal(in, id, s);
+    }
+  }
 
   template <class Kernel, class Member>
   KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {
@@ -36,9 +52,11 @@ struct MapNode : Node<MapNode<F>> {
                                     int n) const {
     const auto& nd = kernel.desc(id);
     const DataQueue<input_type> q = kernel.template queue<input_type>(in, id);
-    if (t.team_size() == 1) {  // one lane: no staging, scan or barrier (see lanes_one_lane)
-      lanes_one_lane(kernel, in, id, n);
-      return;
+    if constexpr (raises == 0) {
+      if (t.team_size() == 1) {  // one lane: no staging, scan or barrier (see lanes_one_lane)
+        lanes_one_lane(kernel, in, id, n);
+        return;
+      }
     }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
       char* base[n_channels];
@@ -49,8 +67,12 @@ struct MapNode : Node<MapNode<F>> {
         base[c] = in.arena + nd.stage_off[c] + static_cast<std::size_t>(l) * K * sizeof(T);
       });
       Emitter<outputs> emit(base);
+      if constexpr (raises > 0)
+        emit.record_raises(in.arena + nd.raise_off + static_cast<std::size_t>(l) * raises * sizeof(raised_type),
+                           raises);
       fn(q.at(l), emit);
       for (int c = 0; c < n_channels; ++c) in.state[nd.counts_off[c] + l] = emit.count(c);
+      if constexpr (raises > 0) in.state[nd.raised_off + l] = emit.raised();
       if (emit.overflow()) kernel.flag(E_EMIT_OVERFLOW, id);
     });
   }
@@ -185,7 +207,7 @@ struct MapNode : Node<MapNode<F>> {
   template <class Kernel, class Member>
   KOKKOS_INLINE_FUNCTION void scatter(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
                                       int n) const {
-    if (t.team_size() == 1) return;  // lanes() already wrote the outputs
+    if (raises == 0 && t.team_size() == 1) return;  // lanes() already wrote the outputs
     const auto& nd = kernel.desc(id);
     detail::static_for<n_channels>([&](auto ic) {
       constexpr int c = decltype(ic)::value;
@@ -206,10 +228,39 @@ struct MapNode : Node<MapNode<F>> {
   }
 
   template <class Kernel>
-  KOKKOS_INLINE_FUNCTION void commit_run(const Kernel& kernel, const InstanceState& in, int id, int) const {
+  KOKKOS_INLINE_FUNCTION void commit_run(const Kernel& kernel, const InstanceState& in, int id, int n) const {
+    if constexpr (raises > 0) {
+      commit_raised(kernel, in, id, n);
+      return;
+    }
     const auto& nd = kernel.desc(id);
     for (int c = 0; c < n_channels; ++c)
       kernel.add_items(in, nd.child[c], in.state[nd.counts_off[c] + kernel.vector_width()]);
+  }
+
+  // The boss places a raising node's run: in lane order, each raised signal goes to every channel
+  // after the items emitted before it (the lanes before it, and its own lane's up to the raise).
+  template <class Kernel>
+  KOKKOS_INLINE_FUNCTION void commit_raised(const Kernel& kernel, const InstanceState& in, int id, int n) const {
+    const auto& nd = kernel.desc(id);
+    const raised_type* rec = reinterpret_cast<const raised_type*>(in.arena + nd.raise_off);
+    int lane_start[n_channels] = {};
+    int placed[n_channels] = {};
+    for (int l = 0; l < n; ++l) {
+      const int k = in.state[nd.raised_off + l];
+      for (int j = 0; j < k; ++j) {
+        const raised_type& r = rec[l * raises + j];
+        for (int c = 0; c < n_channels; ++c) {
+          const int at = lane_start[c] + r.pos[c];
+          kernel.add_items(in, nd.child[c], at - placed[c]);
+          placed[c] = at;
+          kernel.emit_signal(in, nd.child[c], Signal::of_user(r.sig));
+        }
+      }
+      for (int c = 0; c < n_channels; ++c) lane_start[c] += in.state[nd.counts_off[c] + l];
+    }
+    for (int c = 0; c < n_channels; ++c)
+      kernel.add_items(in, nd.child[c], in.state[nd.counts_off[c] + kernel.vector_width()] - placed[c]);
   }
 };
 

@@ -13,7 +13,12 @@
 //   node        F::input_type, F::outputs = Outputs<Out<T0, K0>, Out<T1, K1>, ...> and
 //               template <class Emit> void operator()(const input_type&, Emit& emit) const,
 //               which calls emit(x) (channel 0) or emit.template to<C>(x) / emit(channel<C>, x)
-//               at most K_C times per input on channel C.
+//               at most K_C times per input on channel C. With `static constexpr int raises = R`
+//               it may also call emit.raise(kind, payload) at most R times per input: a user
+//               signal placed after the items emitted so far (docs/dataflow.md, "User signals").
+//               An optional template <class Ctx> void on_signal(const UserSignal&, Ctx&) const
+//               handles the user signals reaching the node (SignalContext); without it they are
+//               forwarded. Sinks count them and log them (Pipeline::signals).
 //   enumerate   E::parent_type, E::element_type, int count(const parent_type&) const,
 //               element_type element(const parent_type&, int i) const
 //   aggregate   A::input_type, A::parent_type, A::accumulator_type, A::output_type,
@@ -29,7 +34,59 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <type_traits>
+#include <utility>
+
 namespace korch::dataflow {
+
+// What a node's user-signal handler (F::on_signal(const UserSignal&, Ctx&)) may do, on the boss
+// lane, when the signal reaches the node in order with its input: read how many input items of
+// its instance it consumed before the signal, and pass on the signal or raise one of its own
+// (at most MAX_SIGNALS_PER_SIG; a signal neither forwarded nor replaced ends here).
+template <class Kernel>
+class SignalContext {
+ public:
+  KOKKOS_INLINE_FUNCTION SignalContext(const Kernel& kernel, const InstanceState& in, int id, const Signal& s)
+      : kernel_(kernel), in_(in), id_(id), signal_(s) {}
+  KOKKOS_INLINE_FUNCTION long long consumed() const { return kernel_.stat(in_, id_, detail::ST_LANES); }
+  KOKKOS_INLINE_FUNCTION int instance() const { return in_.rank; }
+  KOKKOS_INLINE_FUNCTION void forward() { issue(signal_); }
+  KOKKOS_INLINE_FUNCTION void raise(const UserSignal& u) { issue(Signal::of_user(u)); }
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void raise(int kind, const P& payload) {
+    raise(UserSignal::make(kind, payload));
+  }
+
+ private:
+  KOKKOS_INLINE_FUNCTION void issue(const Signal& s) {
+    if (issued_++ >= MAX_SIGNALS_PER_SIG) {
+      kernel_.flag(E_SIGNAL_OVERFLOW, id_);
+      return;
+    }
+    kernel_.forward_signal(in_, id_, s);
+  }
+  const Kernel& kernel_;
+  const InstanceState& in_;
+  int id_;
+  Signal signal_;
+  int issued_ = 0;
+};
+
+namespace detail {
+// Whether F handles user signals: void on_signal(const UserSignal&, Ctx&) const.
+template <class F, class Ctx, class = void>
+struct handles_signals : std::false_type {};
+template <class F, class Ctx>
+struct handles_signals<
+    F, Ctx,
+    std::void_t<decltype(std::declval<const F&>().on_signal(std::declval<const UserSignal&>(), std::declval<Ctx&>()))>>
+    : std::true_type {};
+// F::raises: the most user signals F raises per input (0 when F does not say).
+template <class F, class = void>
+struct raises_per_input : std::integral_constant<int, 0> {};
+template <class F>
+struct raises_per_input<F, std::void_t<decltype(F::raises)>> : std::integral_constant<int, F::raises> {};
+}  // namespace detail
 
 template <class Derived>
 struct Node {

@@ -12,6 +12,7 @@ struct Options {
                              //                 + (consumer's run width - 1); minimum 1
   int chunk = 0;             // input items an instance claims at a time; 0: 8 x vector_width
   int team_size = 0;         // 0: 1 on host spaces, vector_width on GPUs
+  int signal_log = 0;        // user signals each sink records (Pipeline::signals); 0: count only
 };
 
 }  // namespace korch::dataflow

@@ -111,6 +111,7 @@ class Pipeline {
   RunStats run() {
     Kokkos::deep_copy(k_.errors, 0);
     Kokkos::deep_copy(k_.counters, 0ULL);
+    Kokkos::deep_copy(k_.sig_counts, 0ULL);
     Kokkos::fence();
     const auto t0 = std::chrono::steady_clock::now();
     Kokkos::parallel_for("korch::dataflow::" + graph_.name, typename kernel_type::policy(instances_, team_), k_);
@@ -120,6 +121,9 @@ class Pipeline {
     auto cnt = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_.counters);
     counts_.assign(sink_names_.size(), 0);
     for (std::size_t s = 0; s < sink_names_.size(); ++s) counts_[s] = cnt(1 + s);
+    auto sig = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_.sig_counts);
+    sig_counts_.assign(sink_names_.size(), 0);
+    for (std::size_t s = 0; s < sink_names_.size(); ++s) sig_counts_[s] = sig(s);
     if (err(0) != 0) throw make_error(err(0), err(1));
     RunStats st;
     st.seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -158,6 +162,28 @@ class Pipeline {
     return out;
   }
 
+  // How many user signals reached sink `name` in the last run.
+  unsigned long long signal_count(const std::string& name) const {
+    const int s = k_.nd[sink_index(name)].sink;
+    return sig_counts_.empty() ? 0 : sig_counts_[s];
+  }
+  // The user signals that reached sink `name` in the last run (Options::signal_log of them at
+  // most), each with its instance and the number of items the sink had from that instance before
+  // it; in arrival order within an instance.
+  std::vector<SignalRecord> signals(const std::string& name) const {
+    const int s = k_.nd[sink_index(name)].sink;
+    const std::size_t n = sig_counts_.empty() ? 0
+                                              : static_cast<std::size_t>(std::min<unsigned long long>(
+                                                    sig_counts_[s], static_cast<unsigned long long>(k_.sig_log_cap)));
+    std::vector<SignalRecord> out(n);
+    if (n == 0) return out;
+    const std::size_t first = static_cast<std::size_t>(s) * k_.sig_log_cap;
+    auto rec = Kokkos::subview(k_.sig_log, std::make_pair(first, first + n));
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rec);
+    for (std::size_t k = 0; k < n; ++k) out[k] = h(k);
+    return out;
+  }
+
   const CompiledGraph& graph() const { return graph_; }
   int vector_width() const { return W_; }
   int instances() const { return instances_; }
@@ -170,10 +196,18 @@ class Pipeline {
   }
 
  private:
+  int sink_index(const std::string& name) const {
+    const int i = graph_.index_of(name);
+    if (i < 0 || graph_.nodes[i].kind != NodeKind::Sink)
+      throw Error::format("dataflow pipeline '{}': no sink named '{}': name a sink of the graph", graph_.name, name);
+    return i;
+  }
+
   // Totals of the sink arenas: bytes of items, ints of origins.
   struct SinkSizes {
     long long bytes = 0;
     long long ints = 0;
+    int count = 0;
   };
 
   // Vector width, team size, instances, input size and chunk from the options and the space.
@@ -245,6 +279,13 @@ class Pipeline {
           ints += W + 1;
         }
       }
+      if (s.kind == NodeKind::Map && s.raises > 0) {
+        d.raises = s.raises;
+        d.raise_off = static_cast<int>(bytes);
+        bytes = detail::align64(bytes + static_cast<std::size_t>(W) * s.raises * s.raise_record_size);
+        d.raised_off = ints;
+        ints += W;
+      }
       if (s.kind == NodeKind::Enumerate) {
         if (s.parent_buffer < 1)
           throw Error::format(
@@ -264,6 +305,7 @@ class Pipeline {
       }
       if (s.kind == NodeKind::Sink) {
         d.sink = n_sinks;
+        ++sinks.count;
         k_.sink_off[n_sinks] = sinks.bytes;
         k_.sink_origin_off[n_sinks] = sinks.ints;
         k_.sink_cap[n_sinks] = static_cast<long long>(s.sink_capacity);
@@ -291,7 +333,9 @@ class Pipeline {
       q.full_margin = per_run;
       q.input_width = input_width;
       q.cap = static_cast<int>(std::ceil(options_.queue_scale * per_run)) + input_width - 1;
-      q.sig_cap = static_cast<int>(std::ceil(options_.queue_scale * SIGNAL_FULL_MARGIN));
+      // a node raising user signals issues up to `raises` per input of a run besides its others
+      q.sig_margin = SIGNAL_FULL_MARGIN + (ps.kind == NodeKind::Map ? W * ps.raises : 0);
+      q.sig_cap = static_cast<int>(std::ceil(options_.queue_scale * q.sig_margin));
       // one-lane teams write a producer run contiguously past the tail (see wrap_overhang)
       q.overhang = team_ == 1 ? per_run : 0;
       q.data_off = static_cast<int>(bytes);
@@ -322,6 +366,13 @@ class Pipeline {
     k_.sink_origins =
         decltype(k_.sink_origins)(Kokkos::view_alloc("korch::dataflow::origins", Kokkos::WithoutInitializing),
                                   static_cast<std::size_t>(sinks.ints) + 1);
+    if (options_.signal_log < 0)
+      throw Error::format("dataflow pipeline '{}': signal log of {} records per sink: use >= 0", name,
+                          options_.signal_log);
+    k_.sig_log_cap = options_.signal_log;
+    k_.sig_counts = decltype(k_.sig_counts)("korch::dataflow::signal_counts", std::max(1, sinks.count));
+    k_.sig_log = decltype(k_.sig_log)(Kokkos::view_alloc(prefix + "::signal_log", Kokkos::WithoutInitializing),
+                                      static_cast<std::size_t>(std::max(1, sinks.count)) * options_.signal_log + 1);
   }
 
   // Per node statistics of the last run, summed over instances.
@@ -359,6 +410,7 @@ class Pipeline {
   std::vector<int> caps_;
   std::vector<int> sink_names_;
   std::vector<unsigned long long> counts_;
+  std::vector<unsigned long long> sig_counts_;
 };
 
 template <class ExecSpace = DeviceExecSpace, class... Nodes>

@@ -314,7 +314,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
     p = q.at(0);
     refcount(in, id, slot) = nd[id].terminals;
     pop_items(in, id, 1);
-    emit_signal(in, child, Signal{Tag::Boundary, region, slot, 0});
+    emit_signal(in, child, Signal::boundary(region, slot));
     node_field(in, id, N_HAS_CUR) = 1;
     node_field(in, id, N_SLOT) = slot;
     node_field(in, id, N_NEXT) = 0;

@@ -13,6 +13,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstddef>
+
 namespace korch::dataflow::detail {
 
 // The most output channels of any of the node types (at least 1).
@@ -61,6 +63,9 @@ class PipelineProtocol {
   Kokkos::View<unsigned long long*, mem_space> counters;  // [0] input, [1+s] sink s
   Kokkos::View<char*, mem_space> sink_bytes;
   Kokkos::View<int*, mem_space> sink_origins;
+  Kokkos::View<unsigned long long*, mem_space> sig_counts;  // user signals reaching sink s
+  Kokkos::View<SignalRecord*, mem_space> sig_log;           // sink s: [s*sig_log_cap, +sig_log_cap)
+  int sig_log_cap = 0;
 
   // --- accessors --------------------------------------------------------------------------
   KOKKOS_INLINE_FUNCTION int vector_width() const { return W; }
@@ -132,7 +137,7 @@ class PipelineProtocol {
   // FULL: not enough room for the producer's largest run (data) or its signals.
   KOKKOS_INLINE_FUNCTION bool full(const InstanceState& in, int c) const {
     const int* q = queue_fields(in, c);
-    return qd[c].cap - q[Q_COUNT] < qd[c].full_margin || qd[c].sig_cap - q[S_COUNT] < SIGNAL_FULL_MARGIN;
+    return qd[c].cap - q[Q_COUNT] < qd[c].full_margin || qd[c].sig_cap - q[S_COUNT] < qd[c].sig_margin;
   }
   // The boss's plan for run `run` (n lanes, -1: stop firing), read by every lane after the barrier;
   // two slots alternate so that the next plan never overwrites one still being read. The run's
@@ -287,6 +292,20 @@ class PipelineProtocol {
         o = -1;
       }
     }
+  }
+  // A user signal reached sink `id`: counted, and recorded when the sink's log has room.
+  KOKKOS_INLINE_FUNCTION void log_signal(const InstanceState& in, int id, const Signal& s) const {
+    const int sk = nd[id].sink;
+    const unsigned long long k = Kokkos::atomic_fetch_add(&sig_counts(sk), 1ULL);
+    if (sig_log_cap == 0) return;
+    if (k >= static_cast<unsigned long long>(sig_log_cap)) {
+      flag(E_SIGNAL_LOG, id);
+      return;
+    }
+    SignalRecord& r = sig_log(static_cast<std::size_t>(sk) * sig_log_cap + k);
+    r.instance = in.rank;
+    r.position = stat(in, id, ST_LANES);
+    r.signal = s.user;
   }
   KOKKOS_INLINE_FUNCTION void sink_claim(const InstanceState& in, int id, int n) const {
     in.wide[0] = static_cast<long long>(

@@ -24,6 +24,9 @@ struct QueueDesc {
                         // writes a run contiguously from the tail, possibly into the overhang,
                         // then moves what landed past `cap` to the start of the ring (see
                         // wrap_overhang), so its hot loop has no per-item wrap check.
+  // The signal queue is FULL when fewer slots than this are free: the most signals one run of
+  // the producer issues (more when it raises user signals).
+  int sig_margin = SIGNAL_FULL_MARGIN;
 };
 
 // After a run wrote `total` items contiguously at data[pos..pos+total) (pos < cap, the run may

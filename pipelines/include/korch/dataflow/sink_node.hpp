@@ -67,6 +67,11 @@ struct SinkNode : Node<SinkNode<T>> {
                                           const Signal& s) const {
     kernel.terminal_boundary(in, id, s, nothing{}, nothing{});
   }
+  // A user signal ends at the sink: counted and logged (Pipeline::signals).
+  template <class Kernel>
+  KOKKOS_INLINE_FUNCTION void on_user(const Kernel& kernel, const InstanceState& in, int id, const Signal& s) const {
+    kernel.log_signal(in, id, s);
+  }
   template <class Kernel>
   KOKKOS_INLINE_FUNCTION void on_flush_done(const Kernel& kernel, const InstanceState& in, int id, int status) const {
     kernel.terminal_flush(in, id, status, nothing{});
