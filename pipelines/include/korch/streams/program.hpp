@@ -18,10 +18,13 @@
 //   standalone c   standalone(c)                     c runs in its own task, on its own thread if any
 // Note C++ precedence: `>>` binds tighter than `|`, so `t | c1 >> c2` is `t |>>>| (c1 >>> c2)`.
 //
-// The element type is fixed (`Item` = double: bits, soft bits, I/Q pairs and lengths all fit
-// exactly) and computers return an integer `Value`; values reach later components only through
-// bind and the Env, which keeps the program's structure static, so the execution map and plan can
-// be built before the program runs.
+// Items are cells (korch/streams/item.hpp) that hold any trivially copyable type of up to 16 bytes;
+// every leaf records the ItemType it takes and the one it emits (the untyped leaves below take and
+// emit double, ret neither), and every combinator checks that the components it joins agree,
+// throwing korch::Error that names both components and both types. The typed facade
+// (korch/streams/typed.hpp) moves that check to compile time. Computers return an integer `Value`;
+// values reach later components only through bind and the Env, which keeps the program's structure
+// static, so the execution map and plan can be built before the program runs.
 //
 // Every program instance executes through the tick/process interface: tick()
 // either yields an item, skips (call tick again), asks to consume an input, or is done with a value;
@@ -31,6 +34,7 @@
 
 #include <korch/error.hpp>
 #include <korch/streams/cardinality.hpp>
+#include <korch/streams/item.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +47,6 @@
 
 namespace korch::streams {
 
-using Item = double;
 using Value = std::int64_t;
 
 // The values bound so far (bind's variables), innermost last.
@@ -59,13 +62,14 @@ class Env {
 
 // ---- the tick/process interface ----
 struct Signal {
-  enum Kind { Yield, Skip, Consume, Done } kind = Skip;
-  Item item = 0;    // Yield
+  enum Kind { Yield, Skip, Consume, Done };
+  Item item{};      // Yield (first: the cell's alignment would pad a leading kind to 16 bytes)
   Value value = 0;  // Done
-  static Signal yield(Item x) { return {Yield, x, 0}; }
-  static Signal skip() { return {Skip, 0, 0}; }
-  static Signal consume() { return {Consume, 0, 0}; }
-  static Signal done(Value v) { return {Done, 0, v}; }
+  Kind kind = Skip;
+  static Signal yield(Item x) { return {x, 0, Yield}; }
+  static Signal skip() { return {Item(), 0, Skip}; }
+  static Signal consume() { return {Item(), 0, Consume}; }
+  static Signal done(Value v) { return {Item(), v, Done}; }
 };
 
 // One activation of a component: ticked, or given the input it asked for.
@@ -103,6 +107,8 @@ class Comp {
   bool is_computer() const;
   bool has_barrier() const;  // contains |>>>| or standalone
   const std::string& name() const;
+  const ItemType& in_type() const;   // what it takes (any: takes nothing, or left open)
+  const ItemType& out_type() const;  // what it emits
   // The chain's cardinalities when this is a leaf transformer or a pipe of them; nullopt otherwise.
   std::optional<Cards> cards() const;
   explicit operator bool() const noexcept { return node_ != nullptr; }
@@ -116,6 +122,7 @@ struct Node {
   std::string name;
   bool computer = false;
   bool barrier = false;
+  ItemType in_type, out_type;                                          // see Comp::in_type
   Cardinality card{};                                                  // Transformer
   std::function<Kernel(const Env&)> make_kernel;                       // Transformer
   std::function<std::unique_ptr<ComputerBody>(const Env&)> make_body;  // Computer
@@ -136,8 +143,11 @@ Comp computer(std::string name, std::function<std::unique_ptr<ComputerBody>(cons
 // f(in, n, out) -> Value.
 Comp take_block(std::string name, std::function<std::size_t(const Env&)> n,
                 std::function<Value(const Item*, std::size_t, std::vector<Item>&)> f);
-// Computer that emits nothing, takes nothing and returns v(env).
+// Computer that emits nothing, takes nothing and returns v(env); its item types are any.
 Comp ret(std::string name, std::function<Value(const Env&)> v);
+// The leaves above take and emit double; this copy of a leaf (transformer or computer) declares
+// other item types instead. Its kernel or body then reads and writes cells holding those types.
+Comp with_types(const Comp& leaf, ItemType in, ItemType out);
 
 Comp pipe(Comp a, Comp b);
 Comp par_pipe(Comp a, Comp b);
