@@ -15,18 +15,18 @@ namespace {
 class TransformerInstance final : public Instance {
  public:
   TransformerInstance(Kernel k, Cardinality c) : k_(std::move(k)), in_(c.in), out_(c.out) {}
-  Signal tick() override {
-    if (pos_ < valid_) return Signal::yield(out_[pos_++]);
-    return Signal::consume();
+  void tick(Signal& s) override {
+    if (pos_ < valid_) return s.yield(out_[pos_++]);
+    s.consume();
   }
-  Signal process(Item x) override {
+  void process(Item x, Signal& s) override {
     in_[have_++] = x;
-    if (have_ < in_.size()) return Signal::skip();
+    if (have_ < in_.size()) return s.skip();
     have_ = 0;
     k_(in_.data(), out_.data());
     valid_ = out_.size();
     pos_ = 1;
-    return Signal::yield(out_[0]);
+    s.yield(out_[0]);
   }
 
  private:
@@ -38,22 +38,22 @@ class TransformerInstance final : public Instance {
 class ComputerInstance final : public Instance {
  public:
   explicit ComputerInstance(std::unique_ptr<ComputerBody> body) : body_(std::move(body)) {}
-  Signal tick() override {
-    if (pos_ < out_.size()) return Signal::yield(out_[pos_++]);
-    if (finished_) return Signal::done(result_);
+  void tick(Signal& s) override {
+    if (pos_ < out_.size()) return s.yield(out_[pos_++]);
+    if (finished_) return s.done(result_);
     if (!have_want_) {
       want_ = body_->need();
       have_want_ = true;
     }
-    if (buf_.size() < want_) return Signal::consume();
+    if (buf_.size() < want_) return s.consume();
     run_step();
-    return after_step();
+    after_step(s);
   }
-  Signal process(Item x) override {
+  void process(Item x, Signal& s) override {
     buf_.push_back(x);
-    if (buf_.size() < want_) return Signal::skip();
+    if (buf_.size() < want_) return s.skip();
     run_step();
-    return after_step();
+    after_step(s);
   }
 
  private:
@@ -64,9 +64,9 @@ class ComputerInstance final : public Instance {
     buf_.clear();
     have_want_ = false;
   }
-  Signal after_step() {
-    if (pos_ < out_.size()) return Signal::yield(out_[pos_++]);
-    return Signal::skip();
+  void after_step(Signal& s) {
+    if (pos_ < out_.size()) return s.yield(out_[pos_++]);
+    s.skip();
   }
   std::unique_ptr<ComputerBody> body_;
   std::vector<Item> buf_, out_;
@@ -78,23 +78,26 @@ class ComputerInstance final : public Instance {
 class PipeInstance final : public Instance {
  public:
   PipeInstance(std::unique_ptr<Instance> a, std::unique_ptr<Instance> b) : a_(std::move(a)), b_(std::move(b)) {}
-  Signal tick() override {
+  void tick(Signal& s) override {
     if (!b_waiting_) {
-      Signal s = b_->tick();
-      if (s.kind != Signal::Consume) return s;
+      b_->tick(s);
+      if (s.kind != Signal::Consume) return;
       b_waiting_ = true;
     }
-    return from_upstream(a_->tick());
+    a_->tick(s);
+    from_upstream(s);
   }
-  Signal process(Item x) override { return from_upstream(a_->process(x)); }
+  void process(Item x, Signal& s) override {
+    a_->process(x, s);
+    from_upstream(s);
+  }
 
  private:
-  Signal from_upstream(Signal s) {
-    if (s.kind == Signal::Yield) {
-      b_waiting_ = false;
-      return b_->process(s.item);
-    }
-    return s;  // Skip, Consume (our input) or Done (the upstream computer finished the pipe)
+  // Skip, Consume (our input) and Done (the upstream computer finished the pipe) pass through.
+  void from_upstream(Signal& s) {
+    if (s.kind != Signal::Yield) return;
+    b_waiting_ = false;
+    b_->process(s.item, s);
   }
   std::unique_ptr<Instance> a_, b_;
   bool b_waiting_ = false;
@@ -103,18 +106,22 @@ class PipeInstance final : public Instance {
 class BindInstance final : public Instance {
  public:
   BindInstance(const Node& n, Env env) : n_(n), env_(std::move(env)), cur_(instantiate(n.a, env_)) {}
-  Signal tick() override { return check(cur_->tick()); }
-  Signal process(Item x) override { return check(cur_->process(x)); }
+  void tick(Signal& s) override {
+    cur_->tick(s);
+    check(s);
+  }
+  void process(Item x, Signal& s) override {
+    cur_->process(x, s);
+    check(s);
+  }
 
  private:
-  Signal check(Signal s) {
-    if (s.kind == Signal::Done && first_) {
-      first_ = false;
-      Env e = n_.var.empty() ? env_ : env_.with(n_.var, s.value);
-      cur_ = instantiate(n_.b, e);
-      return Signal::skip();
-    }
-    return s;
+  void check(Signal& s) {
+    if (s.kind != Signal::Done || !first_) return;
+    first_ = false;
+    Env e = n_.var.empty() ? env_ : env_.with(n_.var, s.value);
+    cur_ = instantiate(n_.b, e);
+    s.skip();
   }
   const Node& n_;
   Env env_;
@@ -128,20 +135,24 @@ class LoopInstance final : public Instance {
     if (n.op == Op::Times) limit_ = n.count(env_);
     if (n.op != Op::Times || limit_ > 0) cur_ = instantiate(n.a, env_);
   }
-  Signal tick() override {
-    if (!cur_) return Signal::done(last_);
-    return check(cur_->tick());
+  void tick(Signal& s) override {
+    if (!cur_) return s.done(last_);
+    cur_->tick(s);
+    check(s);
   }
-  Signal process(Item x) override { return check(cur_->process(x)); }
+  void process(Item x, Signal& s) override {
+    cur_->process(x, s);
+    check(s);
+  }
 
  private:
-  Signal check(Signal s) {
-    if (s.kind != Signal::Done) return s;
+  void check(Signal& s) {
+    if (s.kind != Signal::Done) return;
     last_ = s.value;
-    if (n_.op == Op::Until && n_.pred(s.value)) return s;
-    if (n_.op == Op::Times && ++count_ >= limit_) return s;
+    if (n_.op == Op::Until && n_.pred(s.value)) return;
+    if (n_.op == Op::Times && ++count_ >= limit_) return;
     cur_ = instantiate(n_.a, env_);
-    return Signal::skip();
+    s.skip();
   }
   const Node& n_;
   Env env_;

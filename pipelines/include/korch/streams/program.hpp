@@ -26,9 +26,9 @@
 // values reach later components only through bind and the Env, which keeps the program's structure
 // static, so the execution map and plan can be built before the program runs.
 //
-// Every program instance executes through the tick/process interface: tick()
+// Every program instance executes through the tick/process interface: tick(s)
 // either yields an item, skips (call tick again), asks to consume an input, or is done with a value;
-// process(x) receives the input asked for. The sequential interpreter (the reference semantics) and
+// process(x, s) receives the input asked for. The sequential interpreter (the reference semantics) and
 // the tasks of the parallel executor drive the very same instances.
 #pragma once
 
@@ -61,23 +61,32 @@ class Env {
 };
 
 // ---- the tick/process interface ----
+// The answer of a tick or process, written in place by the instance: nested instances pass one
+// Signal down instead of returning copies (a copy of a 16-byte cell that the callee just stored
+// in pieces stalls the load; see docs/streams.md).
 struct Signal {
   enum Kind { Yield, Skip, Consume, Done };
-  Item item{};      // Yield (first: the cell's alignment would pad a leading kind to 16 bytes)
+  Item item{};      // Yield
   Value value = 0;  // Done
   Kind kind = Skip;
-  static Signal yield(Item x) { return {x, 0, Yield}; }
-  static Signal skip() { return {Item(), 0, Skip}; }
-  static Signal consume() { return {Item(), 0, Consume}; }
-  static Signal done(Value v) { return {Item(), v, Done}; }
+  void yield(Item x) {
+    item = x;
+    kind = Yield;
+  }
+  void skip() { kind = Skip; }
+  void consume() { kind = Consume; }
+  void done(Value v) {
+    value = v;
+    kind = Done;
+  }
 };
 
-// One activation of a component: ticked, or given the input it asked for.
+// One activation of a component: ticked, or given the input it asked for. Both answer in `s`.
 class Instance {
  public:
   virtual ~Instance();
-  virtual Signal tick() = 0;           // never called while a Consume awaits its process()
-  virtual Signal process(Item x) = 0;  // answers a Consume; returns Yield, Skip or Done
+  virtual void tick(Signal& s) = 0;             // never called while a Consume awaits its process()
+  virtual void process(Item x, Signal& s) = 0;  // answers a Consume with Yield, Skip or Done
 };
 
 // ---- leaves ----
