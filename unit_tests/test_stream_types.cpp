@@ -191,3 +191,40 @@ TEST_CASE("Typed streams: cells keep every value of up to 16 bytes exactly") {
   CHECK(ItemType::of<Record>().name().find("Record") != std::string::npos);
   CHECK(ItemType().any());
 }
+
+TEST_CASE("Typed streams: every typed leaf and combinator builds and runs") {
+  // A stateful transformer: running sum of the bytes, as float.
+  const auto sum = transformer<std::uint8_t, float>("sum", {1, 1}, [](const Env&) {
+    auto acc = std::make_shared<float>(0.f);
+    return TypedKernel<std::uint8_t, float>([acc](const std::uint8_t* in, float* out) { out[0] = *acc += in[0]; });
+  });
+  // A computer with a body of its own: takes two floats, emits their difference, returns it rounded.
+  struct Diff : TypedBody<float, float> {
+    std::size_t need() override { return 2; }
+    bool step(const float* in, std::vector<float>& out, Value& result) override {
+      out.push_back(in[1] - in[0]);
+      result = static_cast<Value>(in[1] - in[0]);
+      return true;
+    }
+  };
+  const auto diff = computer<float, float>(
+      "diff", [](const Env&) -> std::unique_ptr<TypedBody<float, float>> { return std::make_unique<Diff>(); });
+  const auto zero = ret<float, float>("zero", [](const Env&) { return Value(0); });
+  const std::vector<std::uint8_t> in{1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<Stream<std::uint8_t, float>> programs{
+      sum >> times(Value(2), diff),
+      sum >> times([](const Env&) { return Value(3); }, seq(zero, diff)),
+      sum >> until([](Value v) { return v >= 6; }, standalone(diff)),
+      sum | if_([](const Env&) { return true; }, diff, zero),
+      sum >> repeat(bind("d", diff, diff)),
+  };
+  const std::vector<std::vector<float>> expect{
+      {2, 4}, {2, 4, 6}, {2, 4, 6}, {2}, {2, 4, 6, 8},
+  };
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    CAPTURE(i);
+    const auto s = from_items<float>(run_sequential(programs[i], in).output);
+    CHECK(s == expect[i]);
+    CHECK(from_items<float>(run_parallel(programs[i], in, two_threads()).output) == s);
+  }
+}
