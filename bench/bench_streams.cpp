@@ -220,7 +220,7 @@ int run(const Args& args) {
   const ParallelOptions o = parallel_options(args);
 
   TransmitterRuns tx = time_transmitter(bb::tx_input(fr), o, reps);
-  const double n_samples = static_cast<double>(tx.samples.size() / 2);
+  const double n_samples = static_cast<double>(tx.samples.size());
   std::printf(
       "korch-bench-streams: %zu frames, %.0f complex samples, %zu payload bits, %u threads, queues %zu, "
       "commit queues %zu, %d interleaved rounds (medians; best in brackets)\n",

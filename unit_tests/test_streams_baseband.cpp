@@ -59,6 +59,8 @@ TEST_CASE("Baseband: transmit then receive recovers the payload bits exactly, se
   const auto frames = bb::random_frames(6, 1, 40, 11);
   const auto tx_in = bb::tx_input(frames);
   const auto expect = bb::payload_bits(frames);
+  CHECK(bb::transmitter(true).out_type() == ItemType::of<bb::Sample>());
+  CHECK(bb::receiver(true).in_type() == ItemType::of<bb::Sample>());
   const auto tx_seq = run_sequential(bb::transmitter(false), tx_in);
   ParallelOptions o;
   o.threads = 2;
@@ -88,8 +90,8 @@ TEST_CASE("Baseband: the round trip is exact with noise below the decoder's limi
   CHECK(rx.output == run_sequential(bb::receiver(false), samples).output);
 }
 
-TEST_CASE("Baseband: the receiver's commit queue below minQSize (384 samples for the header) is an error") {
+TEST_CASE("Baseband: the receiver's commit queue below minQSize (192 samples for the header) is an error") {
   ParallelOptions o;
-  o.commit_queue_capacity = 383;
-  CHECK_THROWS_WITH_AS(run_parallel(bb::receiver(true), {}, o), doctest::Contains("minQSize 384"), korch::Error);
+  o.commit_queue_capacity = 191;
+  CHECK_THROWS_WITH_AS(run_parallel(bb::receiver(true), {}, o), doctest::Contains("minQSize 192"), korch::Error);
 }

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
                  rs = std::chrono::duration<double>(t2 - t1).count(),
                  rp = std::chrono::duration<double>(t3 - t2).count();
     std::printf("frames %zu, payload bits %zu, complex samples %zu, noise sigma %.3f\n", frames, expect.size(),
-                samples.size() / 2, sigma);
+                samples.size(), sigma);
     std::printf("transmit (|>>>|, %u threads): %.3f s\n", threads, s);
     std::printf(
         "receive sequential: %.3f s; |>>>| on %u threads: %.3f s (%.2fx); commits %llu (%llu items), rollbacks %llu "

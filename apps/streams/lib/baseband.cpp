@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "baseband.hpp"
 
+#include <korch/streams/typed.hpp>
+
 #include <array>
 #include <cmath>
 #include <random>
@@ -12,7 +14,7 @@ constexpr unsigned kG0 = 0133, kG1 = 0171;
 constexpr unsigned kScramblerSeed = 0x5D;
 inline unsigned parity(unsigned x) { return static_cast<unsigned>(__builtin_parity(x)); }
 inline unsigned bit(Item x) { return x > 0.5 ? 1u : 0u; }
-constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr float kInvSqrt2 = 0.70710678118654752440f;
 
 std::size_t padded_bits(Value len_bytes) {
   const std::size_t bits = static_cast<std::size_t>(len_bytes) * 8;
@@ -98,26 +100,31 @@ Comp deinterleave() {
     for (std::size_t k = 0; k < kCodedBits; ++k) out[k] = in[interleave_index(k)];
   });
 }
+// Bits to symbols: BPSK puts one bit on the real axis, QPSK one on each axis at unit energy.
 Comp bpsk() {
-  return map("bpsk", {1, 2}, [](const Item* in, Item* out) {
-    out[0] = bit(in[0]) ? 1.0 : -1.0;
-    out[1] = 0.0;
-  });
+  return map<double, Sample>("bpsk", {1, 1},
+                             [](const double* in, Sample* out) { out[0] = Sample(bit(in[0]) ? 1.f : -1.f, 0.f); })
+      .comp();
 }
 Comp qpsk() {
-  return map("qpsk", {2, 2}, [](const Item* in, Item* out) {
-    out[0] = (bit(in[0]) ? 1.0 : -1.0) * kInvSqrt2;
-    out[1] = (bit(in[1]) ? 1.0 : -1.0) * kInvSqrt2;
-  });
+  return map<double, Sample>("qpsk", {2, 1},
+                             [](const double* in, Sample* out) {
+                               out[0] =
+                                   Sample(bit(in[0]) ? kInvSqrt2 : -kInvSqrt2, bit(in[1]) ? kInvSqrt2 : -kInvSqrt2);
+                             })
+      .comp();
 }
+// Symbols to soft bits (bit 1 ~ +1, bit 0 ~ -1).
 Comp bpsk_demap() {
-  return map("bpsk_demap", {2, 1}, [](const Item* in, Item* out) { out[0] = in[0]; });
+  return map<Sample, double>("bpsk_demap", {1, 1}, [](const Sample* in, double* out) { out[0] = in[0].real(); }).comp();
 }
 Comp qpsk_demap() {
-  return map("qpsk_demap", {2, 2}, [](const Item* in, Item* out) {
-    out[0] = in[0] / kInvSqrt2;
-    out[1] = in[1] / kInvSqrt2;
-  });
+  return map<Sample, double>("qpsk_demap", {1, 2},
+                             [](const Sample* in, double* out) {
+                               out[0] = in[0].real() / kInvSqrt2;
+                               out[1] = in[0].imag() / kInvSqrt2;
+                             })
+      .comp();
 }
 Comp viterbi() {
   return map("viterbi", {kCodedBits, kBlockBits}, [](const Item* in, Item* out) { viterbi_decode(in, out); });
@@ -225,7 +232,12 @@ std::vector<Item> payload_bits(const std::vector<std::vector<std::uint8_t>>& fra
 void add_noise(std::vector<Item>& samples, double sigma, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n(0.0, sigma);
-  for (auto& s : samples) s += n(rng);
+  for (auto& s : samples) {
+    const Sample x = s.as<Sample>();
+    const double re = x.real() + n(rng);
+    const double im = x.imag() + n(rng);
+    s = Item::of(Sample(static_cast<float>(re), static_cast<float>(im)));
+  }
 }
 
 std::vector<std::vector<std::uint8_t>> random_frames(std::size_t count, std::size_t min_len, std::size_t max_len,

@@ -3,7 +3,8 @@
 // benchmark use it).
 //
 // Transmitter, per frame: the input holds 16 length bits (the payload length in bytes, LSB first)
-// and then the payload bits; output: I/Q sample pairs (two Items per complex sample).
+// and then the payload bits (double Items, 0 or 1); output: complex baseband samples (Items holding
+// a Sample, std::complex<float>). The receiver takes those samples and emits the payload bits.
 //   repeat { len <- header_tx ; payload_tx len }
 //   header_tx    = fmt_header(16 -> one 90-bit block) >>> encode >>> interleave >>> bpsk
 //   payload_tx n = take_payload(8n bits, zero-padded to 90-bit blocks) >>> scramble >>> encode
@@ -21,6 +22,7 @@
 
 #include <korch/streams/program.hpp>
 
+#include <complex>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +32,8 @@ constexpr std::size_t kBlockBits = 90;  // data bits per trellis block
 constexpr std::size_t kTailBits = 6;
 constexpr std::size_t kCodedBits = 2 * (kBlockBits + kTailBits);  // 192
 constexpr std::size_t kLengthBits = 16;
+
+using Sample = std::complex<float>;  // one complex baseband sample: the transmitter's output items
 
 // ---- kernels (exposed for tests) ----
 // Additive scrambler x^7+x^4+1 over n bits (0/1 Items), state updated in place.
@@ -41,14 +45,14 @@ void viterbi_decode(const Item* soft, Item* bits);
 std::size_t interleave_index(std::size_t k);  // position of coded bit k after interleaving
 
 // ---- the chain ----
-Comp transmitter(bool parallel);
-Comp receiver(bool parallel);
+Comp transmitter(bool parallel);  // takes double bits, emits Samples
+Comp receiver(bool parallel);     // takes Samples, emits double bits
 
 // The transmitter's input for these frames (length field then payload bits, per frame).
 std::vector<Item> tx_input(const std::vector<std::vector<std::uint8_t>>& frames);
 // The payload bits the receiver should output for these frames.
 std::vector<Item> payload_bits(const std::vector<std::vector<std::uint8_t>>& frames);
-// Adds white Gaussian noise of standard deviation sigma to every sample component.
+// Adds white Gaussian noise of standard deviation sigma to both components of every Sample.
 void add_noise(std::vector<Item>& samples, double sigma, std::uint64_t seed);
 // Random frames with payload lengths in [min_len, max_len] bytes.
 std::vector<std::vector<std::uint8_t>> random_frames(std::size_t count, std::size_t min_len, std::size_t max_len,

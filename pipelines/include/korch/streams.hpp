@@ -5,8 +5,10 @@
 
 #include <korch/streams/cardinality.hpp>
 #include <korch/streams/commit_queue.hpp>
+#include <korch/streams/item.hpp>
 #include <korch/streams/parallel.hpp>
 #include <korch/streams/plan.hpp>
 #include <korch/streams/program.hpp>
 #include <korch/streams/sequential.hpp>
 #include <korch/streams/spsc_ring.hpp>
+#include <korch/streams/typed.hpp>

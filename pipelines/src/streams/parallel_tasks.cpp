@@ -108,12 +108,12 @@ class LeafTask final : public Task {
   Status step(unsigned budget) override {
     if (out_->consumer_done.load(std::memory_order_acquire)) return finish({Outcome::Stopped, 0});
     bool progress = committer_ && run_->maybe_commit(takes_);
+    Signal s;
     for (unsigned i = 0; i < budget; ++i) {
       if (has_pending_) {
         if (!out_->push(pending_)) return progress ? Progress : Blocked;
         has_pending_ = false;
       }
-      Signal s;
       if (waiting_) {
         Item x;
         if (!in_->pop(x)) {
@@ -122,9 +122,9 @@ class LeafTask final : public Task {
         }
         ++takes_;
         waiting_ = false;
-        s = instance_->process(x);
+        instance_->process(x, s);
       } else {
-        s = instance_->tick();
+        instance_->tick(s);
       }
       progress = true;
       switch (s.kind) {

@@ -1,11 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Stream program DSL: construction with kind checks, and the tick/process instances (the
-// reference semantics shared by the sequential interpreter and the parallel executor's tasks).
+// Stream program DSL: construction with kind and item type checks (the instances that run a
+// program are in program_instances.cpp).
 #include <korch/streams/program.hpp>
 
+#include <cstdlib>
+#include <memory>
 #include <utility>
 
+#if defined(__has_include)
+#if __has_include(<cxxabi.h>)
+#include <cxxabi.h>
+#define KORCH_STREAMS_HAVE_CXXABI 1
+#endif
+#endif
+
 namespace korch::streams {
+
+std::string demangled_type_name(const std::type_info& t) {
+#ifdef KORCH_STREAMS_HAVE_CXXABI
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status), std::free);
+  if (status == 0 && name) return name.get();
+#endif
+  return t.name();
+}
 
 Instance::~Instance() = default;
 ComputerBody::~ComputerBody() = default;
@@ -56,6 +74,8 @@ const Node& Comp::node() const {
 bool Comp::is_computer() const { return node().computer; }
 bool Comp::has_barrier() const { return node().barrier; }
 const std::string& Comp::name() const { return node().name; }
+const ItemType& Comp::in_type() const { return node().in_type; }
+const ItemType& Comp::out_type() const { return node().out_type; }
 
 std::optional<Cards> Comp::cards() const {
   const Node& n = node();
@@ -88,6 +108,41 @@ void require(const Comp& c, const char* combinator, const char* role) {
     throw Error::format("stream program: {} got an empty {}; pass a component built with the DSL", combinator, role);
 }
 
+const ItemType& either(const ItemType& x, const ItemType& y) { return x.any() ? y : x; }
+
+// a's output flows into b's input.
+void check_flow(const Comp& a, const Comp& b, const char* combinator) {
+  if (a.out_type().compatible(b.in_type())) return;
+  throw Error::format(
+      "stream program: '{}' {} '{}' does not type-check: '{}' emits {} but '{}' takes {}; put a map from {} to {} "
+      "between them or build both with one item type",
+      a.name(), combinator, b.name(), a.name(), a.out_type().name(), b.name(), b.in_type().name(), a.out_type().name(),
+      b.in_type().name());
+}
+
+// a and b read the same input and write the same output (bind's two sides, if's two branches).
+void check_alike(const Comp& a, const Comp& b, const char* combinator) {
+  const bool in_ok = a.in_type().compatible(b.in_type());
+  if (in_ok && a.out_type().compatible(b.out_type())) return;
+  const char* side = in_ok ? "emits" : "takes";
+  const ItemType& ta = in_ok ? a.out_type() : a.in_type();
+  const ItemType& tb = in_ok ? b.out_type() : b.in_type();
+  throw Error::format(
+      "stream program: {} of '{}' and '{}' does not type-check: '{}' {} {} but '{}' {} {}; both sides share one "
+      "input and one output stream, so give them the same item types",
+      combinator, a.name(), b.name(), a.name(), side, ta.name(), b.name(), side, tb.name());
+}
+
+void set_types(Node& n, const Comp& first, const Comp& second) {
+  n.in_type = either(first.in_type(), second.in_type());
+  n.out_type = either(first.out_type(), second.out_type());
+}
+
+void copy_types(Node& n, const Comp& c) {
+  n.in_type = c.in_type();
+  n.out_type = c.out_type();
+}
+
 }  // namespace
 
 Comp transformer(std::string name, Cardinality card, std::function<Kernel(const Env&)> make) {
@@ -98,6 +153,7 @@ Comp transformer(std::string name, Cardinality card, std::function<Kernel(const 
   }
   if (!make) throw Error::format("transformer '{}': no kernel factory", name);
   auto n = make_node(Op::Transformer, std::move(name));
+  n->in_type = n->out_type = ItemType::of<double>();
   n->card = card;
   n->make_kernel = std::move(make);
   return Comp(n);
@@ -111,6 +167,7 @@ Comp map(std::string name, Cardinality card, Kernel kernel) {
 Comp computer(std::string name, std::function<std::unique_ptr<ComputerBody>(const Env&)> make) {
   if (!make) throw Error::format("computer '{}': no body factory", name);
   auto n = make_node(Op::Computer, std::move(name));
+  n->in_type = n->out_type = ItemType::of<double>();
   n->computer = true;
   n->make_body = std::move(make);
   return Comp(n);
@@ -159,9 +216,25 @@ class RetBody : public ComputerBody {
 
 Comp ret(std::string name, std::function<Value(const Env&)> v) {
   if (!v) throw Error::format("computer '{}': no value function", name);
-  return computer(std::move(name), [v = std::move(v)](const Env& env) -> std::unique_ptr<ComputerBody> {
-    return std::make_unique<RetBody>(v(env));
-  });
+  return with_types(computer(std::move(name),
+                             [v = std::move(v)](const Env& env) -> std::unique_ptr<ComputerBody> {
+                               return std::make_unique<RetBody>(v(env));
+                             }),
+                    ItemType(), ItemType());
+}
+
+Comp with_types(const Comp& leaf, ItemType in, ItemType out) {
+  require(leaf, "with_types", "leaf");
+  if (leaf.node().op != Op::Transformer && leaf.node().op != Op::Computer) {
+    throw Error::format(
+        "stream program: with_types('{}') got a {}; item types are declared on leaves (transformer, map, computer, "
+        "take_block), combinators take theirs from their components",
+        leaf.name(), to_string(leaf.node().op));
+  }
+  auto n = std::make_shared<Node>(leaf.node());
+  n->in_type = std::move(in);
+  n->out_type = std::move(out);
+  return Comp(n);
 }
 
 Comp pipe(Comp a, Comp b) {
@@ -171,7 +244,10 @@ Comp pipe(Comp a, Comp b) {
     throw Error::format("stream program: '{}' >>> '{}' pipes two computers; at most one side of a pipe may finish",
                         a.name(), b.name());
   }
+  check_flow(a, b, ">>>");
   auto n = make_node(Op::Pipe, a.name() + ">>>" + b.name());
+  n->in_type = a.in_type();
+  n->out_type = b.out_type();
   n->computer = a.is_computer() || b.is_computer();
   n->barrier = a.has_barrier() || b.has_barrier();
   n->a = std::move(a);
@@ -186,7 +262,10 @@ Comp par_pipe(Comp a, Comp b) {
     throw Error::format("stream program: '{}' |>>>| '{}' pipes two computers; at most one side of a pipe may finish",
                         a.name(), b.name());
   }
+  check_flow(a, b, "|>>>|");
   auto n = make_node(Op::ParPipe, a.name() + "|>>>|" + b.name());
+  n->in_type = a.in_type();
+  n->out_type = b.out_type();
   n->computer = a.is_computer() || b.is_computer();
   n->barrier = true;
   n->a = std::move(a);
@@ -201,7 +280,9 @@ Comp bind(std::string var, Comp c1, Comp c2) {
     throw Error::format("stream program: bind '{} <- {}' binds a transformer, which never finishes; bind a computer",
                         var, c1.name());
   }
+  check_alike(c1, c2, var.empty() ? "seq" : "bind");
   auto n = make_node(Op::Bind, var.empty() ? c1.name() + ";" + c2.name() : var + "<-" + c1.name() + ";" + c2.name());
+  set_types(*n, c1, c2);
   n->computer = c2.is_computer();
   n->barrier = c1.has_barrier() || c2.has_barrier();
   n->var = std::move(var);
@@ -219,6 +300,7 @@ Comp repeat(Comp body) {
         "stream program: repeat '{}': the body is a transformer, which never finishes; repeat a computer", body.name());
   }
   auto n = make_node(Op::Repeat, "repeat(" + body.name() + ")");
+  copy_types(*n, body);
   n->barrier = body.has_barrier();
   n->a = std::move(body);
   return Comp(n);
@@ -230,6 +312,7 @@ Comp times(std::function<Value(const Env&)> count, Comp body) {
     throw Error::format("stream program: times '{}': the body is a transformer; times needs a computer", body.name());
   }
   auto n = make_node(Op::Times, "times(" + body.name() + ")");
+  copy_types(*n, body);
   n->computer = true;
   n->barrier = body.has_barrier();
   n->count = std::move(count);
@@ -246,6 +329,7 @@ Comp until(std::function<bool(Value)> pred, Comp body) {
     throw Error::format("stream program: until '{}': the body is a transformer; until needs a computer", body.name());
   }
   auto n = make_node(Op::Until, "until(" + body.name() + ")");
+  copy_types(*n, body);
   n->computer = true;
   n->barrier = body.has_barrier();
   n->pred = std::move(pred);
@@ -261,7 +345,9 @@ Comp if_(std::function<bool(const Env&)> cond, Comp then_branch, Comp else_branc
                         then_branch.name(), then_branch.is_computer() ? "computer" : "transformer", else_branch.name(),
                         else_branch.is_computer() ? "computer" : "transformer");
   }
+  check_alike(then_branch, else_branch, "if");
   auto n = make_node(Op::If, "if(" + then_branch.name() + "," + else_branch.name() + ")");
+  set_types(*n, then_branch, else_branch);
   n->computer = then_branch.is_computer();
   n->barrier = then_branch.has_barrier() || else_branch.has_barrier();
   n->cond = std::move(cond);
@@ -273,170 +359,11 @@ Comp if_(std::function<bool(const Env&)> cond, Comp then_branch, Comp else_branc
 Comp standalone(Comp c) {
   require(c, "standalone", "component");
   auto n = make_node(Op::Standalone, "standalone(" + c.name() + ")");
+  copy_types(*n, c);
   n->computer = c.is_computer();
   n->barrier = true;
   n->a = std::move(c);
   return Comp(n);
-}
-
-// ------------------------------------------------------------------------------------------------
-// tick/process instances
-namespace {
-
-class TransformerInstance final : public Instance {
- public:
-  TransformerInstance(Kernel k, Cardinality c) : k_(std::move(k)), in_(c.in), out_(c.out) {}
-  Signal tick() override {
-    if (pos_ < valid_) return Signal::yield(out_[pos_++]);
-    return Signal::consume();
-  }
-  Signal process(Item x) override {
-    in_[have_++] = x;
-    if (have_ < in_.size()) return Signal::skip();
-    have_ = 0;
-    k_(in_.data(), out_.data());
-    valid_ = out_.size();
-    pos_ = 1;
-    return Signal::yield(out_[0]);
-  }
-
- private:
-  Kernel k_;
-  std::vector<Item> in_, out_;
-  std::size_t have_ = 0, pos_ = 0, valid_ = 0;
-};
-
-class ComputerInstance final : public Instance {
- public:
-  explicit ComputerInstance(std::unique_ptr<ComputerBody> body) : body_(std::move(body)) {}
-  Signal tick() override {
-    if (pos_ < out_.size()) return Signal::yield(out_[pos_++]);
-    if (finished_) return Signal::done(result_);
-    if (!have_want_) {
-      want_ = body_->need();
-      have_want_ = true;
-    }
-    if (buf_.size() < want_) return Signal::consume();
-    run_step();
-    return after_step();
-  }
-  Signal process(Item x) override {
-    buf_.push_back(x);
-    if (buf_.size() < want_) return Signal::skip();
-    run_step();
-    return after_step();
-  }
-
- private:
-  void run_step() {
-    out_.clear();
-    pos_ = 0;
-    finished_ = body_->step(buf_.data(), out_, result_);
-    buf_.clear();
-    have_want_ = false;
-  }
-  Signal after_step() {
-    if (pos_ < out_.size()) return Signal::yield(out_[pos_++]);
-    return Signal::skip();
-  }
-  std::unique_ptr<ComputerBody> body_;
-  std::vector<Item> buf_, out_;
-  std::size_t pos_ = 0, want_ = 0;
-  bool have_want_ = false, finished_ = false;
-  Value result_ = 0;
-};
-
-class PipeInstance final : public Instance {
- public:
-  PipeInstance(std::unique_ptr<Instance> a, std::unique_ptr<Instance> b) : a_(std::move(a)), b_(std::move(b)) {}
-  Signal tick() override {
-    if (!b_waiting_) {
-      Signal s = b_->tick();
-      if (s.kind != Signal::Consume) return s;
-      b_waiting_ = true;
-    }
-    return from_upstream(a_->tick());
-  }
-  Signal process(Item x) override { return from_upstream(a_->process(x)); }
-
- private:
-  Signal from_upstream(Signal s) {
-    if (s.kind == Signal::Yield) {
-      b_waiting_ = false;
-      return b_->process(s.item);
-    }
-    return s;  // Skip, Consume (our input) or Done (the upstream computer finished the pipe)
-  }
-  std::unique_ptr<Instance> a_, b_;
-  bool b_waiting_ = false;
-};
-
-class BindInstance final : public Instance {
- public:
-  BindInstance(const Node& n, Env env) : n_(n), env_(std::move(env)), cur_(instantiate(n.a, env_)) {}
-  Signal tick() override { return check(cur_->tick()); }
-  Signal process(Item x) override { return check(cur_->process(x)); }
-
- private:
-  Signal check(Signal s) {
-    if (s.kind == Signal::Done && first_) {
-      first_ = false;
-      Env e = n_.var.empty() ? env_ : env_.with(n_.var, s.value);
-      cur_ = instantiate(n_.b, e);
-      return Signal::skip();
-    }
-    return s;
-  }
-  const Node& n_;
-  Env env_;
-  std::unique_ptr<Instance> cur_;
-  bool first_ = true;
-};
-
-class LoopInstance final : public Instance {
- public:
-  LoopInstance(const Node& n, Env env) : n_(n), env_(std::move(env)) {
-    if (n.op == Op::Times) limit_ = n.count(env_);
-    if (n.op != Op::Times || limit_ > 0) cur_ = instantiate(n.a, env_);
-  }
-  Signal tick() override {
-    if (!cur_) return Signal::done(last_);
-    return check(cur_->tick());
-  }
-  Signal process(Item x) override { return check(cur_->process(x)); }
-
- private:
-  Signal check(Signal s) {
-    if (s.kind != Signal::Done) return s;
-    last_ = s.value;
-    if (n_.op == Op::Until && n_.pred(s.value)) return s;
-    if (n_.op == Op::Times && ++count_ >= limit_) return s;
-    cur_ = instantiate(n_.a, env_);
-    return Signal::skip();
-  }
-  const Node& n_;
-  Env env_;
-  std::unique_ptr<Instance> cur_;
-  Value limit_ = 0, count_ = 0, last_ = 0;
-};
-
-}  // namespace
-
-std::unique_ptr<Instance> instantiate(const Comp& c, const Env& env) {
-  const Node& n = c.node();
-  switch (n.op) {
-    case Op::Transformer: return std::make_unique<TransformerInstance>(n.make_kernel(env), n.card);
-    case Op::Computer: return std::make_unique<ComputerInstance>(n.make_body(env));
-    case Op::Pipe:
-    case Op::ParPipe: return std::make_unique<PipeInstance>(instantiate(n.a, env), instantiate(n.b, env));
-    case Op::Bind: return std::make_unique<BindInstance>(n, env);
-    case Op::Repeat:
-    case Op::Times:
-    case Op::Until: return std::make_unique<LoopInstance>(n, env);
-    case Op::If: return instantiate(n.cond(env) ? n.a : n.b, env);
-    case Op::Standalone: return instantiate(n.a, env);
-  }
-  throw Error("stream program: unknown combinator");
 }
 
 std::string to_string(const Comp& c) {

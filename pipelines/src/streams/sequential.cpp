@@ -29,21 +29,22 @@ RunResult run_sequential(const Comp& program, const std::vector<Item>& input, co
   RunResult r;
   auto p = instantiate(program, env);
   std::size_t pos = 0;
-  Signal s = p->tick();
+  Signal s;
+  p->tick(s);
   for (;;) {
     switch (s.kind) {
       case Signal::Yield:
         r.output.push_back(s.item);
-        s = p->tick();
+        p->tick(s);
         break;
-      case Signal::Skip: s = p->tick(); break;
+      case Signal::Skip: p->tick(s); break;
       case Signal::Consume:
         if (pos == input.size()) {
           r.starved = true;
           r.consumed = pos;
           return r;
         }
-        s = p->process(input[pos++]);
+        p->process(input[pos++], s);
         break;
       case Signal::Done:
         r.value = s.value;

@@ -18,19 +18,23 @@
 //   standalone c   standalone(c)                     c runs in its own task, on its own thread if any
 // Note C++ precedence: `>>` binds tighter than `|`, so `t | c1 >> c2` is `t |>>>| (c1 >>> c2)`.
 //
-// The element type is fixed (`Item` = double: bits, soft bits, I/Q pairs and lengths all fit
-// exactly) and computers return an integer `Value`; values reach later components only through
-// bind and the Env, which keeps the program's structure static, so the execution map and plan can
-// be built before the program runs.
+// Items are cells (korch/streams/item.hpp) that hold any trivially copyable type of up to 16 bytes;
+// every leaf records the ItemType it takes and the one it emits (the untyped leaves below take and
+// emit double, ret neither), and every combinator checks that the components it joins agree,
+// throwing korch::Error that names both components and both types. The typed facade
+// (korch/streams/typed.hpp) moves that check to compile time. Computers return an integer `Value`;
+// values reach later components only through bind and the Env, which keeps the program's structure
+// static, so the execution map and plan can be built before the program runs.
 //
-// Every program instance executes through the tick/process interface: tick()
+// Every program instance executes through the tick/process interface: tick(s)
 // either yields an item, skips (call tick again), asks to consume an input, or is done with a value;
-// process(x) receives the input asked for. The sequential interpreter (the reference semantics) and
+// process(x, s) receives the input asked for. The sequential interpreter (the reference semantics) and
 // the tasks of the parallel executor drive the very same instances.
 #pragma once
 
 #include <korch/error.hpp>
 #include <korch/streams/cardinality.hpp>
+#include <korch/streams/item.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -43,7 +47,6 @@
 
 namespace korch::streams {
 
-using Item = double;
 using Value = std::int64_t;
 
 // The values bound so far (bind's variables), innermost last.
@@ -58,22 +61,32 @@ class Env {
 };
 
 // ---- the tick/process interface ----
+// The answer of a tick or process, written in place by the instance: nested instances pass one
+// Signal down instead of returning copies (a copy of a 16-byte cell that the callee just stored
+// in pieces stalls the load; see docs/streams.md).
 struct Signal {
-  enum Kind { Yield, Skip, Consume, Done } kind = Skip;
-  Item item = 0;    // Yield
+  enum Kind { Yield, Skip, Consume, Done };
+  Item item{};      // Yield
   Value value = 0;  // Done
-  static Signal yield(Item x) { return {Yield, x, 0}; }
-  static Signal skip() { return {Skip, 0, 0}; }
-  static Signal consume() { return {Consume, 0, 0}; }
-  static Signal done(Value v) { return {Done, 0, v}; }
+  Kind kind = Skip;
+  void yield(Item x) {
+    item = x;
+    kind = Yield;
+  }
+  void skip() { kind = Skip; }
+  void consume() { kind = Consume; }
+  void done(Value v) {
+    value = v;
+    kind = Done;
+  }
 };
 
-// One activation of a component: ticked, or given the input it asked for.
+// One activation of a component: ticked, or given the input it asked for. Both answer in `s`.
 class Instance {
  public:
   virtual ~Instance();
-  virtual Signal tick() = 0;           // never called while a Consume awaits its process()
-  virtual Signal process(Item x) = 0;  // answers a Consume; returns Yield, Skip or Done
+  virtual void tick(Signal& s) = 0;             // never called while a Consume awaits its process()
+  virtual void process(Item x, Signal& s) = 0;  // answers a Consume with Yield, Skip or Done
 };
 
 // ---- leaves ----
@@ -103,6 +116,8 @@ class Comp {
   bool is_computer() const;
   bool has_barrier() const;  // contains |>>>| or standalone
   const std::string& name() const;
+  const ItemType& in_type() const;   // what it takes (any: takes nothing, or left open)
+  const ItemType& out_type() const;  // what it emits
   // The chain's cardinalities when this is a leaf transformer or a pipe of them; nullopt otherwise.
   std::optional<Cards> cards() const;
   explicit operator bool() const noexcept { return node_ != nullptr; }
@@ -116,6 +131,7 @@ struct Node {
   std::string name;
   bool computer = false;
   bool barrier = false;
+  ItemType in_type, out_type;                                          // see Comp::in_type
   Cardinality card{};                                                  // Transformer
   std::function<Kernel(const Env&)> make_kernel;                       // Transformer
   std::function<std::unique_ptr<ComputerBody>(const Env&)> make_body;  // Computer
@@ -136,8 +152,11 @@ Comp computer(std::string name, std::function<std::unique_ptr<ComputerBody>(cons
 // f(in, n, out) -> Value.
 Comp take_block(std::string name, std::function<std::size_t(const Env&)> n,
                 std::function<Value(const Item*, std::size_t, std::vector<Item>&)> f);
-// Computer that emits nothing, takes nothing and returns v(env).
+// Computer that emits nothing, takes nothing and returns v(env); its item types are any.
 Comp ret(std::string name, std::function<Value(const Env&)> v);
+// The leaves above take and emit double; this copy of a leaf (transformer or computer) declares
+// other item types instead. Its kernel or body then reads and writes cells holding those types.
+Comp with_types(const Comp& leaf, ItemType in, ItemType out);
 
 Comp pipe(Comp a, Comp b);
 Comp par_pipe(Comp a, Comp b);
