@@ -200,7 +200,8 @@ TEST_CASE("hydro plan: --plan and --operation refuse options the plan does not u
   CHECK(parse_options({"--operation", file}).operation == file);
   CHECK_THROWS_WITH_AS(parse_options({"--operation", "/nonexistent/op.json"}), doctest::Contains("option --operation"),
                        Error);
-  CHECK_THROWS_WITH_AS(parse_options({"--plan", "--config", "split"}), doctest::Contains("--config split"), Error);
+  CHECK_THROWS_WITH_AS(parse_options({"--plan", "--config", "split"}),
+                       doctest::Contains("--config cpu_gpu_data_parallel"), Error);
   CHECK(parse_options({"--plan", "--tile", "8"}).tile == 8);  // tiles of the actions declared on tiles
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--packet-blocks", "2"}), doctest::Contains("--packet-blocks"), Error);
   CHECK_THROWS_WITH_AS(parse_options({"--plan", "--inject-failure", "0"}), doctest::Contains("--inject-failure"),

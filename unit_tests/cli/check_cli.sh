@@ -117,8 +117,8 @@ case $name in
     bad "unknown option or argument: extra" "${small[@]}" extra
     good "${small[@]}" --threads 2 --log --kokkos-threads=1
     [[ -s $tmp/out-hydro/density.png ]] || fail "no density.png"
-    bad "--config split" --plan --config split
-    bad "--config split (cpu_gpu_data_parallel)" --plan --config cpu_gpu_data_parallel
+    bad "--config cpu_gpu_data_parallel" --plan --config split
+    bad "--config cpu_gpu_data_parallel" --plan --config cpu_gpu_data_parallel
     bad --packet-blocks --config cpu_only --packet-blocks 2
     good "${small[@]}" --config cpu_gpu_data_parallel --tile 4
     good "${small[@]}" --plan --tile 8
