@@ -42,7 +42,9 @@ TEST_CASE("hydro: --config takes the built-in configurations' names and their sh
                                                        {"gpu_only", "device"},
                                                        {"cpu_gpu_data_parallel", "split"},
                                                        {"cpu_gpu_action_parallel", "action-parallel"}};
-  for (const auto& [builtin, alias] : names) {
+  for (const auto& name : names) {
+    const char* const builtin = name.first;  // not a structured binding: INFO captures it in a lambda
+    const char* const alias = name.second;
     INFO(builtin);
     const HydroConfiguration c = parse_options({"--config", builtin}).config;
     CHECK(parse_options({"--config", alias}).config == c);
