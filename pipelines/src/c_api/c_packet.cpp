@@ -30,8 +30,11 @@ namespace {
 
 constexpr bool device_readable_by_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, DeviceMemSpace>::accessible;
 
+// The three helpers below serve host-readable packets only: [[maybe_unused]] where packets lie in
+// device memory and the branch that calls them is discarded.
+
 // The number of doubles a block's layout spans (from its first element to its last).
-std::size_t span_of(const BlockView& v) {
+[[maybe_unused]] std::size_t span_of(const BlockView& v) {
   std::size_t last = 0;
   for (int r = 0; r < 4; ++r) {
     if (v.extent(static_cast<unsigned>(r)) == 0) return 0;
@@ -42,7 +45,8 @@ std::size_t span_of(const BlockView& v) {
 
 // Copies variable `var` of an entry between the packet's array (entry-local LayoutRight over the
 // entry's box) and the block-shaped buffer `view` (block-local indices).
-void copy_entry_var(const PacketEntryMeta& e, double* packed, const BlockView& view, int var, bool into_view) {
+[[maybe_unused]] void copy_entry_var(const PacketEntryMeta& e, double* packed, const BlockView& view, int var,
+                                     bool into_view) {
   const int n1 = e.hi[1] - e.lo[1], n2 = e.hi[2] - e.lo[2];
   for (int i = e.lo[0]; i < e.hi[0]; ++i)
     for (int j = e.lo[1]; j < e.hi[1]; ++j)
@@ -60,7 +64,7 @@ void copy_entry_var(const PacketEntryMeta& e, double* packed, const BlockView& v
 // The entry's own memory in the packet, when the packet stores it as the block's own layout: a whole
 // block whose every variable the packet carries one after the other at the block's variable stride,
 // each a LayoutRight (i, j, k) array as in a C-ordered block. Null otherwise.
-double* in_place(const DataPacket& packet, std::size_t n, const BlockView& own) {
+[[maybe_unused]] double* in_place(const DataPacket& packet, std::size_t n, const BlockView& own) {
   if (packet.data_type() != DataType::packet_of_blocks) return nullptr;
   const PacketEntryMeta& e = packet.entry(n);
   const std::size_t n0 = static_cast<std::size_t>(e.hi[0] - e.lo[0]), n1 = static_cast<std::size_t>(e.hi[1] - e.lo[1]),
