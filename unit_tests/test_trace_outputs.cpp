@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The library's trace outputs: the timeline picture of a trace as a PNG file, and one Chrome trace
-// merged over the ranks of a communicator (run as one process and under mpirun -np 2).
+// merged over the ranks of a communicator (run as one process and under mpirun -np 2), and the
+// events of a run's last few cycles.
 #include <doctest/doctest.h>
 
 #include <korch/communicator.hpp>
 #include <korch/error.hpp>
 #include <korch/merged_trace.hpp>
+#include <korch/recent_cycles.hpp>
 #include <korch/timeline.hpp>
 
 #include "test_picture_support.hpp"
@@ -153,4 +155,45 @@ TEST_CASE("merge_over_ranks: each rank's events move onto rank 0's clock and car
   const korch::TimelineLayout layout = korch::timeline_layout(all, 400);
   CHECK(static_cast<int>(layout.rows.size()) == comm.size());
   CHECK(layout.ranks == (comm.size() > 1));
+}
+
+TEST_CASE("RecentCycles keeps the newest cycles' events in order and empties the trace it takes from") {
+  korch::RecentCycles recent(2);
+  korch::Trace trace;
+  for (int cycle = 1; cycle <= 5; ++cycle) {
+    for (int task = 0; task < cycle; ++task)
+      trace.record(event("cycle" + std::to_string(cycle), "task", "cpu", 0, 1000 * task, 1000 * task + 500));
+    recent.take(trace);
+    CHECK(trace.size() == 0);
+  }
+  CHECK(recent.seen() == 5);
+  CHECK(recent.kept() == 2);
+  const auto events = recent.events();
+  REQUIRE(events.size() == 4 + 5);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(events[i].name == "cycle4");
+  for (std::size_t i = 4; i < events.size(); ++i) CHECK(events[i].name == "cycle5");
+  CHECK(events[3].begin_ns == 3000);
+  CHECK(recent.newest().size() == 5);
+
+  recent.keep({});  // a cycle that recorded nothing still counts, and pushes the oldest out
+  CHECK(recent.seen() == 6);
+  CHECK(recent.events().size() == 5);
+  CHECK(recent.newest().empty());
+  recent.clear();
+  CHECK(recent.kept() == 0);
+  CHECK(recent.seen() == 0);
+  CHECK(recent.events().empty());
+}
+
+TEST_CASE("RecentCycles: keeping no cycle is a korch::Error saying how many to keep") {
+  for (int capacity : {0, -3}) {
+    try {
+      korch::RecentCycles recent(capacity);
+      FAIL("no error for capacity " << capacity);
+    } catch (const korch::Error& e) {
+      const std::string what = e.what();
+      CHECK(what.find("RecentCycles") != std::string::npos);
+      CHECK(what.find("at least 1") != std::string::npos);
+    }
+  }
 }

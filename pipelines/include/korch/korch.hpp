@@ -46,6 +46,7 @@
 
 // Traces, timelines and pictures.
 #include <korch/merged_trace.hpp>
+#include <korch/recent_cycles.hpp>
 #include <korch/record_replay.hpp>
 #include <korch/timeline.hpp>
 #include <korch/trace.hpp>

@@ -65,7 +65,7 @@ void Simulation::write_outputs() const {
   write_png((fs::path(options_.out) / "density.png").string(), density);
 
   write_chrome_trace(events, (fs::path(options_.out) / "trace.json").string());
-  const int cycles = static_cast<int>(kept_.size());
+  const int cycles = recent_.kept();
   const std::string title =
       cycles == 0
           ? std::string("task timeline: no traced cycles")

@@ -45,7 +45,8 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 }  // namespace
 
-Simulation::Simulation(Options options) : options_(std::move(options)), comm_(Communicator::world()) {
+Simulation::Simulation(Options options)
+    : options_(std::move(options)), comm_(Communicator::world()), recent_(options_.trace_cycles) {
   validate(options_);
   const Options& o = options_;
   if (o.conduction > 0 && comm_.size() > 1)
@@ -225,8 +226,7 @@ void Simulation::end_trace() {
   comm_overlap_.transfers += m.transfers;
   comm_overlap_.transfer_ns += m.transfer_ns;
   comm_overlap_.overlapped_ns += m.overlapped_ns;
-  kept_.push_back(std::move(ev));
-  while (static_cast<int>(kept_.size()) > options_.trace_cycles) kept_.pop_front();
+  recent_.keep(std::move(ev));
 }
 
 double Simulation::step(double dt_max) {
@@ -382,10 +382,6 @@ void Simulation::run() {
   run_seconds_ = seconds_since(start);
 }
 
-std::vector<TraceEvent> Simulation::last_events() const {
-  std::vector<TraceEvent> all;
-  for (const auto& c : kept_) all.insert(all.end(), c.begin(), c.end());
-  return all;
-}
+std::vector<TraceEvent> Simulation::last_events() const { return recent_.events(); }
 
 }  // namespace korch::hydro

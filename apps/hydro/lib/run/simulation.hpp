@@ -23,12 +23,12 @@
 #include <korch/decomposition.hpp>
 #include <korch/grid.hpp>
 #include <korch/guard_cell_iterator.hpp>
+#include <korch/recent_cycles.hpp>
 #include <korch/runtime.hpp>
 #include <korch/trace.hpp>
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -193,7 +193,7 @@ class Simulation {
   std::array<double, 5> initial_totals_{};
   PhaseTimes phases_;
   Trace trace_;
-  std::deque<std::vector<TraceEvent>> kept_;
+  RecentCycles recent_;  // the last options().trace_cycles traced cycles
   std::map<std::string, double> action_seconds_;
   double transfer_bytes_ = 0.0;
   std::size_t transfer_events_ = 0;
