@@ -27,6 +27,7 @@
 #include <korch/block.hpp>
 #include <korch/block_iterator.hpp>
 #include <korch/block_iterators.hpp>
+#include <korch/block_forest.hpp>
 #include <korch/block_list.hpp>
 #include <korch/box_view.hpp>
 #include <korch/data_packet.hpp>
