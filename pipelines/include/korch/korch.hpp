@@ -25,9 +25,9 @@
 
 // The data: a code's own blocks, korch's Grid, and the items the runtime hands to actions.
 #include <korch/block.hpp>
+#include <korch/block_forest.hpp>
 #include <korch/block_iterator.hpp>
 #include <korch/block_iterators.hpp>
-#include <korch/block_forest.hpp>
 #include <korch/block_list.hpp>
 #include <korch/box_view.hpp>
 #include <korch/data_packet.hpp>
