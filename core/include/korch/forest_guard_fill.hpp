@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// ForestGuardFill: the guard cells of every leaf of a BlockForest, filled across levels
+// (docs/adaptive-mesh.md, "Guard cells across levels"). Each leaf's data is the code's own array
+// (a BlockArray: any layout, strides in doubles) of cells + 2 * guard per axis and n_vars variables.
+// A guard cell takes the value of the composite mesh at its place, read only from leaves' interior
+// cells:
+//   - a leaf of the same level holds the cell: its value;
+//   - finer leaves hold it: the mean of the 2^dims finer cells inside it (restriction), recursively;
+//   - a coarser leaf holds it: the coarse cell's value plus its limited slopes times the offset of
+//     the fine cell's centre (prolongation; minmod of the one-sided differences per axis, so the
+//     2^dims fine cells of a coarse cell average to it exactly, and linear data are reproduced);
+//     the neighbouring coarse cells the slopes need are composite values too;
+//   - beyond a non-periodic edge: the boundary value, by default the nearest cell inside the
+//     domain at the same level (outflow, zero gradient); periodic axes wrap.
+// Because only interior cells are read, the fill has no order: every leaf's guard cells can be
+// filled independently, and filling twice gives the same bits.
+//
+//   korch::ForestGuardFill fill(forest, {16, 16, 1}, {2, 2, 0}, 5);
+//   for (const korch::BlockKey& leaf : forest.leaves()) fill.set_block(leaf, array_of(leaf));
+//   fill.fill();
+#pragma once
+
+#include <korch/block_forest.hpp>
+#include <korch/block_list.hpp>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+
+namespace korch {
+
+class ForestGuardFill {
+ public:
+  // A cell of a level: its index among all cells of that level along each axis (block position *
+  // cells + local index); 0 beyond the forest's dims.
+  using Cell = std::array<std::int64_t, 3>;
+  // The value of variable `var` at `cell` of `level`, a cell beyond a non-periodic edge of the
+  // domain (an index below 0 or at least the level's cells along such an axis).
+  using BoundaryValue = std::function<double(int level, const Cell& cell, int var)>;
+
+  // `cells` interior cells and `guard` guard cells per side of every block (1 and 0 beyond the
+  // forest's dims), `n_vars` variables. Throws korch::Error for cells below 1 or guard cells below
+  // 0 (or not 1 and 0 beyond dims), or n_vars below 1. The forest must outlive this object.
+  ForestGuardFill(const BlockForest& forest, std::array<int, 3> cells, std::array<int, 3> guard, int n_vars);
+  // The default boundary refers to this object: not copied or moved.
+  ForestGuardFill(const ForestGuardFill&) = delete;
+  ForestGuardFill& operator=(const ForestGuardFill&) = delete;
+
+  // The data of a leaf. Throws korch::Error naming the leaf when it is not a leaf of the forest, when
+  // the array is null, or its extents (var, i, j, k) are not (n_vars, cells + 2 * guard, ...).
+  void set_block(const BlockKey& leaf, const BlockArray& array);
+  // Forgets every leaf's data (after the forest changed).
+  void clear_blocks() { blocks_.clear(); }
+  // Replaces the outflow rule beyond non-periodic edges; the function may call value_at for cells
+  // inside the domain (a reflecting wall mirrors a cell and flips a sign).
+  void set_boundary(BoundaryValue boundary) { boundary_ = std::move(boundary); }
+
+  // Fills the guard cells of every leaf. Throws korch::Error naming a leaf without data, or a key
+  // with data that is no longer a leaf (the forest changed: clear_blocks and set_block anew).
+  void fill() const;
+  // The composite value of variable `var` at `cell` of `level` (inside the domain along non-periodic
+  // axes; periodic ones wrap), from leaves' interior cells as above.
+  double value_at(int level, const Cell& cell, int var) const;
+
+ private:
+  double interior(const BlockKey& leaf, const Cell& local, int var) const;
+  double restricted(int level, const Cell& cell, int var) const;
+  double prolonged(int level, const Cell& cell, int var) const;
+  double any_value(int level, Cell cell, int var) const;  // also beyond the edges
+  void fill_block(const BlockKey& leaf, const BlockArray& array) const;
+
+  const BlockForest& forest_;
+  std::array<int, 3> cells_, guard_;
+  int n_vars_;
+  BoundaryValue boundary_;
+  std::unordered_map<BlockKey, BlockArray, BlockKeyHash> blocks_;
+};
+
+}  // namespace korch

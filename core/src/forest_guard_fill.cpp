@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include <korch/error.hpp>
+#include <korch/forest_guard_fill.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace korch {
+
+namespace {
+
+// The smaller of two one-sided differences of one sign, else 0: a slope that makes no new extremum.
+double minmod(double a, double b) {
+  if (a * b <= 0.0) return 0.0;
+  return std::fabs(a) < std::fabs(b) ? a : b;
+}
+
+// floor(a / b) for b > 0.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace
+
+ForestGuardFill::ForestGuardFill(const BlockForest& forest, std::array<int, 3> cells, std::array<int, 3> guard,
+                                 int n_vars)
+    : forest_(forest), cells_(cells), guard_(guard), n_vars_(n_vars) {
+  const int dims = forest.shape().dims;
+  for (int a = 0; a < 3; ++a) {
+    const bool used = a < dims;
+    if ((used && (cells[a] < 1 || guard[a] < 0)) || (!used && (cells[a] != 1 || guard[a] != 0)))
+      throw Error(fmt::format("ForestGuardFill: cells[{}] = {}, guard[{}] = {} in a {}-D forest; give at least 1 "
+                              "cell and 0 or more guard cells along the first {} axes, 1 cell and 0 guard cells "
+                              "beyond",
+                              a, cells[a], a, guard[a], dims, dims));
+  }
+  if (n_vars < 1) throw Error(fmt::format("ForestGuardFill: n_vars = {}; give 1 or more variables", n_vars));
+  // Outflow: the nearest cell of the level inside the domain.
+  boundary_ = [this](int level, const Cell& cell, int var) {
+    Cell inside = cell;
+    for (int a = 0; a < forest_.shape().dims; ++a) {
+      const std::int64_t n = std::int64_t{forest_.shape().roots[a]} * cells_[a] << level;
+      inside[a] = std::clamp<std::int64_t>(cell[a], 0, n - 1);
+    }
+    return value_at(level, inside, var);
+  };
+}
+
+void ForestGuardFill::set_block(const BlockKey& leaf, const BlockArray& array) {
+  forest_.leaf_index(leaf);
+  const std::array<std::ptrdiff_t, 4> want{n_vars_, cells_[0] + 2 * guard_[0], cells_[1] + 2 * guard_[1],
+                                           cells_[2] + 2 * guard_[2]};
+  if (array.data == nullptr || array.extent != want)
+    throw Error(fmt::format("ForestGuardFill: the array of {} has extents (var, i, j, k) = ({}, {}, {}, {}) at {}; "
+                            "every block holds ({}, {}, {}, {}) (variables, then cells + 2 * guard cells per axis) "
+                            "and non-null data",
+                            leaf.describe(), array.extent[0], array.extent[1], array.extent[2], array.extent[3],
+                            static_cast<const void*>(array.data), want[0], want[1], want[2], want[3]));
+  blocks_[leaf] = array;
+}
+
+double ForestGuardFill::interior(const BlockKey& leaf, const Cell& local, int var) const {
+  const auto it = blocks_.find(leaf);
+  if (it == blocks_.end())
+    throw Error(fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the forest "
+                            "before fill",
+                            leaf.describe()));
+  const BlockArray& a = it->second;
+  std::ptrdiff_t offset = var * a.stride[0];
+  for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
+  return a.data[offset];
+}
+
+double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
+  BlockKey key{level, {}};
+  Cell local{};
+  for (int a = 0; a < 3; ++a) {
+    key.position[a] = floor_div(cell[a], cells_[a]);
+    local[a] = cell[a] - key.position[a] * cells_[a];
+  }
+  BlockKey wrapped = key;
+  const auto& shape = forest_.shape();
+  for (int a = 0; a < shape.dims; ++a) {
+    const std::int64_t n = std::int64_t{shape.roots[a]} << level;
+    if (shape.periodic[a]) wrapped.position[a] = ((key.position[a] % n) + n) % n;
+    if (wrapped.position[a] < 0 || wrapped.position[a] >= n)
+      throw Error(fmt::format("ForestGuardFill::value_at: cell ({}, {}, {}) of level {} lies beyond the domain's "
+                              "non-periodic edge along axis {}; give a cell inside it",
+                              cell[0], cell[1], cell[2], level, a));
+  }
+  if (forest_.is_leaf(wrapped)) return interior(wrapped, local, var);
+  Cell inside = cell;
+  for (int a = 0; a < 3; ++a) inside[a] = wrapped.position[a] * cells_[a] + local[a];
+  return forest_.contains(wrapped) ? restricted(level, inside, var) : prolonged(level, inside, var);
+}
+
+double ForestGuardFill::any_value(int level, Cell cell, int var) const {
+  const auto& shape = forest_.shape();
+  for (int a = 0; a < shape.dims; ++a) {
+    const std::int64_t n = std::int64_t{shape.roots[a]} * cells_[a] << level;
+    if (shape.periodic[a]) cell[a] = ((cell[a] % n) + n) % n;
+    if (cell[a] < 0 || cell[a] >= n) return boundary_(level, cell, var);
+  }
+  return value_at(level, cell, var);
+}
+
+double ForestGuardFill::restricted(int level, const Cell& cell, int var) const {
+  const int dims = forest_.shape().dims;
+  double sum = 0.0;
+  const int n = 1 << dims;
+  for (int c = 0; c < n; ++c) {
+    Cell fine = cell;
+    for (int a = 0; a < dims; ++a) fine[a] = 2 * cell[a] + ((c >> a) & 1);
+    sum += value_at(level + 1, fine, var);
+  }
+  return sum / n;
+}
+
+double ForestGuardFill::prolonged(int level, const Cell& cell, int var) const {
+  const int dims = forest_.shape().dims;
+  Cell coarse = cell;
+  for (int a = 0; a < dims; ++a) coarse[a] = floor_div(cell[a], 2);
+  const double centre = value_at(level - 1, coarse, var);
+  double value = centre;
+  for (int a = 0; a < dims; ++a) {
+    Cell lo = coarse, hi = coarse;
+    --lo[a];
+    ++hi[a];
+    const double slope = minmod(any_value(level - 1, hi, var) - centre, centre - any_value(level - 1, lo, var));
+    // The fine cell's centre sits a quarter of a coarse cell below or above the coarse centre.
+    value += slope * (cell[a] - 2 * coarse[a] == 0 ? -0.25 : 0.25);
+  }
+  return value;
+}
+
+void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array) const {
+  Cell origin{};
+  for (int a = 0; a < 3; ++a) origin[a] = leaf.position[a] * cells_[a];
+  for (int k = -guard_[2]; k < cells_[2] + guard_[2]; ++k)
+    for (int j = -guard_[1]; j < cells_[1] + guard_[1]; ++j)
+      for (int i = -guard_[0]; i < cells_[0] + guard_[0]; ++i) {
+        const bool inside = i >= 0 && i < cells_[0] && j >= 0 && j < cells_[1] && k >= 0 && k < cells_[2];
+        if (inside) continue;
+        const Cell cell{origin[0] + i, origin[1] + j, origin[2] + k};
+        for (int var = 0; var < n_vars_; ++var)
+          array.data[var * array.stride[0] + (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] +
+                     (k + guard_[2]) * array.stride[3]] = any_value(leaf.level, cell, var);
+      }
+}
+
+void ForestGuardFill::fill() const {
+  for (const auto& entry : blocks_)
+    if (!forest_.is_leaf(entry.first))
+      throw Error(fmt::format("ForestGuardFill: {} has data but is no longer a leaf of the forest; after a refine or "
+                              "derefine call clear_blocks() and set_block for every leaf",
+                              entry.first.describe()));
+  for (const BlockKey& leaf : forest_.leaves()) {
+    const auto it = blocks_.find(leaf);
+    if (it == blocks_.end())
+      throw Error(fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the "
+                              "forest before fill",
+                              leaf.describe()));
+    fill_block(leaf, it->second);
+  }
+}
+
+}  // namespace korch

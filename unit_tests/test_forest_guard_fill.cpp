@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// ForestGuardFill on the code's own arrays (two layouts, one padded) over forests of 2 and 3 levels:
+// linear data come back exactly in every guard cell (same level, restricted, prolonged, and beyond
+// the edges through the code's boundary values); random data keep the coarse means (conservative
+// prolongation and restriction); outflow edges copy the nearest cell; mistakes are errors.
+#include <doctest/doctest.h>
+
+#include <korch/error.hpp>
+#include <korch/forest_guard_fill.hpp>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using korch::BlockArray;
+using korch::BlockForest;
+using korch::BlockKey;
+using korch::ForestGuardFill;
+using Cell = ForestGuardFill::Cell;
+
+// Every leaf's array, alternately (i, j, k, var) with x fastest and (var, i, j, k) with i padded by
+// 3 doubles, as two codes might store them.
+struct Arrays {
+  std::array<int, 3> cells, guard;
+  int n_vars;
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::vector<double>> storage;
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, BlockArray> arrays;
+
+  void attach(const BlockForest& forest, ForestGuardFill& fill) {
+    int n = 0;
+    for (const BlockKey& leaf : forest.leaves()) {
+      const std::ptrdiff_t ni = cells[0] + 2 * guard[0], nj = cells[1] + 2 * guard[1], nk = cells[2] + 2 * guard[2];
+      const auto id = std::make_tuple(leaf.level, leaf.position[0], leaf.position[1], leaf.position[2]);
+      BlockArray a;
+      if (n++ % 2 == 0) {
+        storage[id].assign(static_cast<std::size_t>(ni * nj * nk * n_vars), NAN);
+        a = BlockArray::of(storage[id].data(), korch::IndexOrder::i_j_k_var, {ni, nj, nk, n_vars},
+                           {1, ni, ni * nj, ni * nj * nk});
+      } else {
+        const std::ptrdiff_t pi = n_vars * ni + 3;  // padding after each row of i
+        storage[id].assign(static_cast<std::size_t>(pi * nj * nk), NAN);
+        a = BlockArray::of(storage[id].data(), korch::IndexOrder::var_i_j_k, {n_vars, ni, nj, nk},
+                           {1, n_vars, pi, pi * nj});
+      }
+      arrays[id] = a;
+      fill.set_block(leaf, a);
+    }
+  }
+  double& at(const BlockKey& leaf, int i, int j, int k, int var) {
+    const BlockArray& a = arrays.at(std::make_tuple(leaf.level, leaf.position[0], leaf.position[1], leaf.position[2]));
+    return a.data[var * a.stride[0] + (i + guard[0]) * a.stride[1] + (j + guard[1]) * a.stride[2] +
+                  (k + guard[2]) * a.stride[3]];
+  }
+  // Calls f(leaf, i, j, k, interior) for every cell of every leaf, guard cells included.
+  void each(const BlockForest& forest, const std::function<void(const BlockKey&, int, int, int, bool)>& f) {
+    for (const BlockKey& leaf : forest.leaves())
+      for (int k = -guard[2]; k < cells[2] + guard[2]; ++k)
+        for (int j = -guard[1]; j < cells[1] + guard[1]; ++j)
+          for (int i = -guard[0]; i < cells[0] + guard[0]; ++i)
+            f(leaf, i, j, k, i >= 0 && i < cells[0] && j >= 0 && j < cells[1] && k >= 0 && k < cells[2]);
+  }
+};
+
+// The centre of a cell of `level` (root blocks 1 wide).
+std::array<double, 3> centre(const Arrays& a, int level, const Cell& cell) {
+  std::array<double, 3> x{};
+  for (int d = 0; d < 3; ++d) x[d] = (static_cast<double>(cell[d]) + 0.5) / (a.cells[d] * (1 << level));
+  return x;
+}
+
+Cell cell_of(const Arrays& a, const BlockKey& leaf, int i, int j, int k) {
+  return {leaf.position[0] * a.cells[0] + i, leaf.position[1] * a.cells[1] + j, leaf.position[2] * a.cells[2] + k};
+}
+
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const korch::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Linear data (exact cell means), filled and compared in every guard cell.
+void check_linear(BlockForest& forest, Arrays arrays, const std::array<double, 3>& gradient) {
+  const auto f = [&](const std::array<double, 3>& x, int var) {
+    return (var + 1) * (1.0 + gradient[0] * x[0] + gradient[1] * x[1] + gradient[2] * x[2]);
+  };
+  ForestGuardFill fill(forest, arrays.cells, arrays.guard, arrays.n_vars);
+  arrays.attach(forest, fill);
+  fill.set_boundary([&](int level, const Cell& cell, int var) { return f(centre(arrays, level, cell), var); });
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (!interior) return;
+    for (int v = 0; v < arrays.n_vars; ++v)
+      arrays.at(leaf, i, j, k, v) = f(centre(arrays, leaf.level, cell_of(arrays, leaf, i, j, k)), v);
+  });
+  fill.fill();
+  int checked = 0;
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (interior) return;
+    Cell cell = cell_of(arrays, leaf, i, j, k);
+    for (int d = 0; d < forest.shape().dims; ++d) {  // a periodic axis carries no gradient here
+      const std::int64_t n = std::int64_t{forest.shape().roots[d]} * arrays.cells[d] << leaf.level;
+      if (forest.shape().periodic[d]) cell[d] = ((cell[d] % n) + n) % n;
+    }
+    for (int v = 0; v < arrays.n_vars; ++v) {
+      INFO(leaf.describe() << " guard cell " << i << " " << j << " " << k << " var " << v);
+      CHECK(arrays.at(leaf, i, j, k, v) == doctest::Approx(f(centre(arrays, leaf.level, cell), v)).epsilon(1e-12));
+      ++checked;
+    }
+  });
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEST_CASE("ForestGuardFill: linear data come back exactly in every guard cell of a 2-D forest of three levels") {
+  BlockForest forest({2, {3, 2, 1}, {false, false, false}, 2});
+  forest.refine({{0, {1, 0, 0}}});
+  forest.refine({{1, {3, 1, 0}}});  // level 2 at the middle; its coarser neighbours split for balance
+  forest.check();
+  REQUIRE(forest.leaves_per_level().size() == 3);
+  check_linear(forest, Arrays{{6, 6, 1}, {2, 2, 0}, 2, {}, {}}, {2.0, -3.0, 0.0});
+  check_linear(forest, Arrays{{5, 7, 1}, {3, 1, 0}, 1, {}, {}}, {0.5, 1.5, 0.0});  // odd sizes
+}
+
+TEST_CASE("ForestGuardFill: linear data in 3-D, periodic along x, with guard cells across edges and corners") {
+  BlockForest forest({3, {2, 1, 2}, {true, false, false}, 1});
+  forest.refine({{0, {0, 0, 1}}});
+  check_linear(forest, Arrays{{4, 4, 4}, {2, 2, 2}, 2, {}, {}}, {0.0, 1.0, -2.0});
+}
+
+TEST_CASE("ForestGuardFill: random data keep coarse means, and outflow edges copy the nearest cell") {
+  BlockForest forest({2, {2, 2, 1}, {true, false, false}, 2});
+  forest.refine({{0, {0, 0, 0}}});
+  forest.refine({{1, {1, 1, 0}}});
+  Arrays arrays{{4, 6, 1}, {2, 2, 0}, 1, {}, {}};
+  ForestGuardFill fill(forest, arrays.cells, arrays.guard, 1);
+  arrays.attach(forest, fill);
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> value(0.5, 2.0);
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (interior) arrays.at(leaf, i, j, k, 0) = value(random);
+  });
+  fill.fill();
+  // Every level-1 and level-0 cell is the mean of its four children, wherever they come from.
+  for (int level = 0; level < 2; ++level) {
+    const std::int64_t nx = std::int64_t{2} * 4 << level, ny = std::int64_t{2} * 6 << level;
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) {
+        double sum = 0.0;
+        for (int c = 0; c < 4; ++c) sum += fill.value_at(level + 1, {2 * x + (c & 1), 2 * y + (c >> 1), 0}, 0);
+        CHECK(sum / 4 == doctest::Approx(fill.value_at(level, {x, y, 0}, 0)).epsilon(1e-13));
+      }
+  }
+  // Guard cells are composite values; beyond the edges in y, those of the nearest row.
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (interior) return;
+    Cell cell = cell_of(arrays, leaf, i, j, k);
+    const std::int64_t ny = std::int64_t{2} * 6 << leaf.level;
+    cell[1] = std::min<std::int64_t>(std::max<std::int64_t>(cell[1], 0), ny - 1);
+    CHECK(arrays.at(leaf, i, j, k, 0) == fill.value_at(leaf.level, cell, 0));
+  });
+  // Filling again changes no bit: only interior cells are read.
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::vector<double>> before = arrays.storage;
+  fill.fill();
+  for (const auto& [id, data] : arrays.storage)
+    for (std::size_t n = 0; n < data.size(); ++n)
+      if (!std::isnan(data[n])) CHECK(data[n] == before[id][n]);
+}
+
+TEST_CASE("ForestGuardFill: wrong arrays, missing leaves and a changed forest are korch::Errors naming the block") {
+  BlockForest forest({2, {2, 1, 1}, {false, false, false}, 1});
+  CHECK(error_of([&] { ForestGuardFill(forest, {4, 4, 2}, {1, 1, 0}, 1); }).find("cells[2] = 2") != std::string::npos);
+  CHECK(error_of([&] { ForestGuardFill(forest, {4, 4, 1}, {1, 1, 0}, 0); }).find("n_vars = 0") != std::string::npos);
+  ForestGuardFill fill(forest, {4, 4, 1}, {1, 1, 0}, 2);
+  std::vector<double> small(6 * 6 * 1);
+  const auto wrong = BlockArray::of(small.data(), korch::IndexOrder::i_j_k_var, {6, 6, 1, 1}, {1, 6, 36, 36});
+  const std::string shape = error_of([&] { fill.set_block({0, {1, 0, 0}}, wrong); });
+  CHECK(shape.find("level 0 (1, 0, 0)") != std::string::npos);
+  CHECK(shape.find("(1, 6, 6, 1)") != std::string::npos);
+  CHECK(shape.find("(2, 6, 6, 1)") != std::string::npos);
+  CHECK(error_of([&] { fill.set_block({1, {0, 0, 0}}, wrong); }).find("not a leaf") != std::string::npos);
+
+  std::vector<double> a(2 * 36), b(2 * 36);
+  fill.set_block({0, {0, 0, 0}}, BlockArray::of(a.data(), korch::IndexOrder::i_j_k_var, {6, 6, 1, 2}, {1, 6, 36, 36}));
+  CHECK(error_of([&] { fill.fill(); }).find("level 0 (1, 0, 0) has no data") != std::string::npos);
+  fill.set_block({0, {1, 0, 0}}, BlockArray::of(b.data(), korch::IndexOrder::i_j_k_var, {6, 6, 1, 2}, {1, 6, 36, 36}));
+  fill.fill();
+  CHECK(error_of([&] { fill.value_at(0, {-1, 0, 0}, 0); }).find("beyond the domain") != std::string::npos);
+  forest.refine({{0, {0, 0, 0}}});
+  CHECK(error_of([&] { fill.fill(); }).find("no longer a leaf") != std::string::npos);
+}
