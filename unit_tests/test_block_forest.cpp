@@ -243,11 +243,14 @@ TEST_CASE("BlockForest: bad shapes, keys and directions are korch::Errors saying
   CHECK(error_of([] { BlockForest({3, {1000, 1, 1}, {}, 20}); }).find("lower max_level") != std::string::npos);
 
   BlockForest forest({2, {2, 2, 1}, {}, 2});
-  CHECK(error_of([&] { forest.refine({{1, {0, 0, 0}}}); }).find("level 1 (0, 0, 0) is not a leaf") !=
-        std::string::npos);
-  CHECK(error_of([&] { forest.neighbours({0, {0, 0, 0}}, {0, 0, 1}); }).find("direction (0, 0, +1)") !=
-        std::string::npos);
-  CHECK(error_of([&] { forest.neighbours({0, {0, 0, 0}}, {0, 0, 0}); }).find("names the block itself") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          forest.refine({{1, {0, 0, 0}}});
+        }).find("level 1 (0, 0, 0) is not a leaf") != std::string::npos);
+  CHECK(error_of([&] {
+          forest.neighbours({0, {0, 0, 0}}, {0, 0, 1});
+        }).find("direction (0, 0, +1)") != std::string::npos);
+  CHECK(error_of([&] {
+          forest.neighbours({0, {0, 0, 0}}, {0, 0, 0});
+        }).find("names the block itself") != std::string::npos);
   CHECK(error_of([&] { forest.parent({0, {1, 1, 0}}); }).find("has no parent") != std::string::npos);
 }

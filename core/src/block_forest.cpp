@@ -42,22 +42,23 @@ bool faces_back(const BlockKey& child, const Direction& direction, int dims) {
 }  // namespace
 
 BlockForest::BlockForest(const ForestShape& shape) : shape_(shape) {
-  if (shape.dims < 1 || shape.dims > 3)
-    throw Error(fmt::format("BlockForest: dims = {}; give 1, 2 or 3", shape.dims));
+  if (shape.dims < 1 || shape.dims > 3) throw Error(fmt::format("BlockForest: dims = {}; give 1, 2 or 3", shape.dims));
   if (shape.max_level < 0)
     throw Error(fmt::format("BlockForest: max_level = {}; give 0 (no refinement) or more", shape.max_level));
   for (int a = 0; a < 3; ++a) {
     if (shape.roots[a] < 1 || (a >= shape.dims && shape.roots[a] != 1))
-      throw Error(fmt::format("BlockForest: roots[{}] = {} in {}-D; give at least 1 root block along each of the "
-                              "first {} axes and 1 beyond",
-                              a, shape.roots[a], shape.dims, shape.dims));
+      throw Error(
+          fmt::format("BlockForest: roots[{}] = {} in {}-D; give at least 1 root block along each of the "
+                      "first {} axes and 1 beyond",
+                      a, shape.roots[a], shape.dims, shape.dims));
     if (a < shape.dims) morton_bits_ = std::max(morton_bits_, bits_for(shape.roots[a]) + shape.max_level);
   }
   if (morton_bits_ * shape.dims > 63)
-    throw Error(fmt::format("BlockForest: {} root blocks at most along an axis refined {} times need {} bits per "
-                            "axis, more than the {} of a Morton key in {}-D; lower max_level",
-                            *std::max_element(shape.roots.begin(), shape.roots.end()), shape.max_level,
-                            morton_bits_, 63 / shape.dims, shape.dims));
+    throw Error(
+        fmt::format("BlockForest: {} root blocks at most along an axis refined {} times need {} bits per "
+                    "axis, more than the {} of a Morton key in {}-D; lower max_level",
+                    *std::max_element(shape.roots.begin(), shape.roots.end()), shape.max_level, morton_bits_,
+                    63 / shape.dims, shape.dims));
   BlockKey root;
   for (root.position[2] = 0; root.position[2] < shape.roots[2]; ++root.position[2])
     for (root.position[1] = 0; root.position[1] < shape.roots[1]; ++root.position[1])
@@ -135,9 +136,10 @@ void BlockForest::check_direction(const Direction& direction) const {
   bool zero = true;
   for (int a = 0; a < 3; ++a) {
     if (direction[a] < -1 || direction[a] > 1 || (a >= shape_.dims && direction[a] != 0))
-      throw Error(fmt::format("BlockForest: direction {} in a {}-D forest; each component -1, 0 or +1, and 0 "
-                              "beyond the forest's dims",
-                              NeighbourList::name(direction), shape_.dims));
+      throw Error(
+          fmt::format("BlockForest: direction {} in a {}-D forest; each component -1, 0 or +1, and 0 "
+                      "beyond the forest's dims",
+                      NeighbourList::name(direction), shape_.dims));
     zero = zero && direction[a] == 0;
   }
   if (zero) throw Error("BlockForest: direction (0, 0, 0) names the block itself; give a face, edge or corner");
@@ -159,9 +161,10 @@ std::vector<ForestNeighbour> BlockForest::neighbours(const BlockKey& leaf, const
   }
   const BlockKey coarse = parent(next);
   if (!is_leaf(coarse))
-    throw Error(fmt::format("BlockForest: next to {} in direction {} lies no leaf of level {} or {}: the forest "
-                            "is not 2:1 balanced (call check() after changing it)",
-                            leaf.describe(), NeighbourList::name(direction), leaf.level, leaf.level - 1));
+    throw Error(
+        fmt::format("BlockForest: next to {} in direction {} lies no leaf of level {} or {}: the forest "
+                    "is not 2:1 balanced (call check() after changing it)",
+                    leaf.describe(), NeighbourList::name(direction), leaf.level, leaf.level - 1));
   return {ForestNeighbour{ForestNeighbour::Kind::coarser, coarse}};
 }
 
@@ -268,7 +271,8 @@ void BlockForest::check() const {
     if (touches_grandchildren(key)) fail(key.describe() + " touches a leaf two or more levels finer");
     ++leaves;
   }
-  if (leaves != leaves_.size()) fail(fmt::format("leaves() holds {} keys of the forest's {} leaves", leaves_.size(), leaves));
+  if (leaves != leaves_.size())
+    fail(fmt::format("leaves() holds {} keys of the forest's {} leaves", leaves_.size(), leaves));
   if (covered != domain)
     fail(fmt::format("the leaves cover {} finest-level cells of the domain's {}", covered, domain));
   for (std::size_t i = 0; i < leaves_.size(); ++i) {

@@ -29,10 +29,11 @@ ForestGuardFill::ForestGuardFill(const BlockForest& forest, std::array<int, 3> c
   for (int a = 0; a < 3; ++a) {
     const bool used = a < dims;
     if ((used && (cells[a] < 1 || guard[a] < 0)) || (!used && (cells[a] != 1 || guard[a] != 0)))
-      throw Error(fmt::format("ForestGuardFill: cells[{}] = {}, guard[{}] = {} in a {}-D forest; give at least 1 "
-                              "cell and 0 or more guard cells along the first {} axes, 1 cell and 0 guard cells "
-                              "beyond",
-                              a, cells[a], a, guard[a], dims, dims));
+      throw Error(
+          fmt::format("ForestGuardFill: cells[{}] = {}, guard[{}] = {} in a {}-D forest; give at least 1 "
+                      "cell and 0 or more guard cells along the first {} axes, 1 cell and 0 guard cells "
+                      "beyond",
+                      a, cells[a], a, guard[a], dims, dims));
   }
   if (n_vars < 1) throw Error(fmt::format("ForestGuardFill: n_vars = {}; give 1 or more variables", n_vars));
   // Outflow: the nearest cell of the level inside the domain.
@@ -51,20 +52,22 @@ void ForestGuardFill::set_block(const BlockKey& leaf, const BlockArray& array) {
   const std::array<std::ptrdiff_t, 4> want{n_vars_, cells_[0] + 2 * guard_[0], cells_[1] + 2 * guard_[1],
                                            cells_[2] + 2 * guard_[2]};
   if (array.data == nullptr || array.extent != want)
-    throw Error(fmt::format("ForestGuardFill: the array of {} has extents (var, i, j, k) = ({}, {}, {}, {}) at {}; "
-                            "every block holds ({}, {}, {}, {}) (variables, then cells + 2 * guard cells per axis) "
-                            "and non-null data",
-                            leaf.describe(), array.extent[0], array.extent[1], array.extent[2], array.extent[3],
-                            static_cast<const void*>(array.data), want[0], want[1], want[2], want[3]));
+    throw Error(
+        fmt::format("ForestGuardFill: the array of {} has extents (var, i, j, k) = ({}, {}, {}, {}) at {}; "
+                    "every block holds ({}, {}, {}, {}) (variables, then cells + 2 * guard cells per axis) "
+                    "and non-null data",
+                    leaf.describe(), array.extent[0], array.extent[1], array.extent[2], array.extent[3],
+                    static_cast<const void*>(array.data), want[0], want[1], want[2], want[3]));
   blocks_[leaf] = array;
 }
 
 double ForestGuardFill::interior(const BlockKey& leaf, const Cell& local, int var) const {
   const auto it = blocks_.find(leaf);
   if (it == blocks_.end())
-    throw Error(fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the forest "
-                            "before fill",
-                            leaf.describe()));
+    throw Error(
+        fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the forest "
+                    "before fill",
+                    leaf.describe()));
   const BlockArray& a = it->second;
   std::ptrdiff_t offset = var * a.stride[0];
   for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
@@ -84,9 +87,10 @@ double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
     const std::int64_t n = std::int64_t{shape.roots[a]} << level;
     if (shape.periodic[a]) wrapped.position[a] = ((key.position[a] % n) + n) % n;
     if (wrapped.position[a] < 0 || wrapped.position[a] >= n)
-      throw Error(fmt::format("ForestGuardFill::value_at: cell ({}, {}, {}) of level {} lies beyond the domain's "
-                              "non-periodic edge along axis {}; give a cell inside it",
-                              cell[0], cell[1], cell[2], level, a));
+      throw Error(
+          fmt::format("ForestGuardFill::value_at: cell ({}, {}, {}) of level {} lies beyond the domain's "
+                      "non-periodic edge along axis {}; give a cell inside it",
+                      cell[0], cell[1], cell[2], level, a));
   }
   if (forest_.is_leaf(wrapped)) return interior(wrapped, local, var);
   Cell inside = cell;
@@ -151,15 +155,17 @@ void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array) 
 void ForestGuardFill::fill() const {
   for (const auto& entry : blocks_)
     if (!forest_.is_leaf(entry.first))
-      throw Error(fmt::format("ForestGuardFill: {} has data but is no longer a leaf of the forest; after a refine or "
-                              "derefine call clear_blocks() and set_block for every leaf",
-                              entry.first.describe()));
+      throw Error(
+          fmt::format("ForestGuardFill: {} has data but is no longer a leaf of the forest; after a refine or "
+                      "derefine call clear_blocks() and set_block for every leaf",
+                      entry.first.describe()));
   for (const BlockKey& leaf : forest_.leaves()) {
     const auto it = blocks_.find(leaf);
     if (it == blocks_.end())
-      throw Error(fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the "
-                              "forest before fill",
-                              leaf.describe()));
+      throw Error(
+          fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the "
+                      "forest before fill",
+                      leaf.describe()));
     fill_block(leaf, it->second);
   }
 }

@@ -63,10 +63,10 @@ struct ForestNeighbour {
 };
 
 struct ForestShape {
-  int dims = 2;                            // 1, 2 or 3
-  std::array<int, 3> roots{1, 1, 1};       // root blocks per axis (1 beyond dims)
-  std::array<bool, 3> periodic{};          // wrap around along an axis
-  int max_level = 0;                       // refine() leaves blocks of this level as they are
+  int dims = 2;                       // 1, 2 or 3
+  std::array<int, 3> roots{1, 1, 1};  // root blocks per axis (1 beyond dims)
+  std::array<bool, 3> periodic{};     // wrap around along an axis
+  int max_level = 0;                  // refine() leaves blocks of this level as they are
 };
 
 class BlockForest {
@@ -116,7 +116,7 @@ class BlockForest {
 
  private:
   std::int64_t extent(int level, int axis) const;
-  bool wrap(BlockKey& key) const;  // false when the key lies beyond a non-periodic edge
+  bool wrap(BlockKey& key) const;                           // false when the key lies beyond a non-periodic edge
   bool touches_grandchildren(const BlockKey& block) const;  // a leaf two levels finer touches it
   void check_direction(const Direction& direction) const;
   void split(const BlockKey& key);
