@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// ForestMesh: an adaptive mesh whose blocks korch stores (docs/adaptive-mesh.md, "Regrids"). A
+// BlockForest gives the leaves; each leaf has one host array of cells + 2 * guard cells per axis
+// and n_vars variables (x fastest, then y, z, variable); blocks() lists the leaves, in Morton order,
+// as a BlockList that Runtime::execute runs actions on. Between cycles, regrid() fills the guard
+// cells, estimates each leaf's error (Löhner, refinement_criterion.hpp), refines and coarsens under
+// 2:1 balance, fills the new leaves from the old ones (conservative prolongation and restriction:
+// every variable's total is kept to round-off) and lists the leaves anew, which the runtime sees as
+// a new layout of the source.
+//
+//   korch::ForestMesh mesh("density", {{2, {4, 4, 1}, {true, true, false}, 3}, {16, 16, 1}, {2, 2, 0}, 1});
+//   mesh.set([](const std::array<double, 3>& x, int) { return std::exp(-50 * (x[0] - .5) * (x[0] - .5)); });
+//   for (int step = 0; step < 100; ++step) {
+//     if (step % 10 == 0) mesh.regrid({});
+//     mesh.fill_guard_cells();
+//     runtime.execute(bundle, configuration, mesh.blocks());
+//   }
+#pragma once
+
+#include <korch/block_forest.hpp>
+#include <korch/block_list.hpp>
+#include <korch/forest_guard_fill.hpp>
+#include <korch/refinement_criterion.hpp>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace korch {
+
+struct ForestMeshShape {
+  ForestShape forest;
+  std::array<int, 3> cells{8, 8, 1};  // interior cells of every block per axis (1 beyond dims)
+  std::array<int, 3> guard{2, 2, 0};  // guard cells per side (0 beyond dims)
+  int n_vars = 1;
+  std::array<double, 3> domain_lo{0, 0, 0}, domain_hi{1, 1, 1};  // the domain's corners
+};
+
+struct RegridOptions {
+  std::vector<int> vars;        // the variables estimated (a leaf's estimate is their largest); empty: all
+  double refine_above = 0.8;    // refine a leaf whose estimate exceeds this
+  double derefine_below = 0.2;  // coarsen a family whose leaves all estimate below this
+  LohnerOptions lohner;         // the estimator's filter
+  int max_leaves = 0;  // refine only while the leaves stay within this many (largest estimates first); 0: no limit
+};
+
+struct RegridCounts {
+  int refined = 0;    // blocks split (those flagged and those split for balance)
+  int derefined = 0;  // families merged
+  int leaves = 0;     // leaves afterwards
+};
+
+class ForestMesh {
+ public:
+  using Function = std::function<double(const std::array<double, 3>& centre, int var)>;
+
+  // Every root block a leaf, values 0. Throws korch::Error as BlockForest and ForestGuardFill do for
+  // a bad shape, and for a domain whose hi is not above its lo along the forest's axes.
+  ForestMesh(std::string name, const ForestMeshShape& shape);
+  ForestMesh(const ForestMesh&) = delete;
+  ForestMesh& operator=(const ForestMesh&) = delete;
+
+  const ForestMeshShape& shape() const noexcept { return shape_; }
+  const BlockForest& forest() const noexcept { return forest_; }
+  // The leaves as a data source: block id = index in forest().leaves().
+  BlockList& blocks() noexcept { return *blocks_; }
+  const BlockArray& array(int block) const;
+  // The cell size of a level, per axis.
+  std::array<double, 3> cell_size(int level) const;
+
+  // Sets every leaf's interior cells to f(cell centre, var).
+  void set(const Function& f);
+  // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow.
+  void set_boundary(ForestGuardFill::BoundaryValue boundary);
+  void fill_guard_cells() { fill_->fill(); }
+  // The sum over leaves of a variable times the cell volume.
+  double total(int var) const;
+
+  // Estimates, flags and adapts as RegridOptions says (guard cells filled first and afterwards).
+  // Throws korch::Error naming a variable outside 0 .. n_vars - 1 or cutoffs out of order.
+  RegridCounts regrid(const RegridOptions& options);
+  // Refines `refine` and then coarsens the families all of whose leaves are in `coarsen` (those not
+  // refined), moving the data as regrid() does.
+  RegridCounts adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen);
+  // The largest Löhner estimate of each leaf over `vars` (empty: all), guard cells as they are.
+  std::vector<double> estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const;
+
+ private:
+  void list_leaves();
+  std::vector<double> fresh_block() const;
+  BlockArray array_of(std::vector<double>& data) const;
+
+  std::string name_;
+  ForestMeshShape shape_;
+  BlockForest forest_;
+  std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;
+  std::vector<BlockArray> arrays_;  // per block id
+  std::unique_ptr<ForestGuardFill> fill_;
+  ForestGuardFill::BoundaryValue boundary_;
+  std::unique_ptr<BlockList> blocks_;
+};
+
+}  // namespace korch
