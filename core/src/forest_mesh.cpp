@@ -46,11 +46,18 @@ std::array<double, 3> ForestMesh::cell_size(int level) const {
 void ForestMesh::list_leaves() {
   fill_->clear_blocks();
   arrays_.clear();
+  faces_.clear();
   auto blocks = std::make_unique<BlockList>(name_, shape_.n_vars);
   for (const BlockKey& leaf : forest_.leaves()) {
     const BlockArray a = array_of(data_.at(leaf));
     fill_->set_block(leaf, a);
     arrays_.push_back(a);
+    for (int axis = 0; axis < shape_.forest.dims; ++axis) {
+      std::size_t n = static_cast<std::size_t>(shape_.n_vars);
+      for (int other = 0; other < 3; ++other)
+        if (other != axis) n *= static_cast<std::size_t>(shape_.cells[other]);
+      faces_.insert(faces_.end(), 2, std::vector<double>(n, 0.0));
+    }
     BlockShape s;
     s.cells = shape_.cells;
     s.guard = shape_.guard;

@@ -79,6 +79,17 @@ class ForestMesh {
   // The sum over leaves of a variable times the cell volume.
   double total(int var) const;
 
+  // Fluxes through a leaf's faces, for the correction at faces shared with finer leaves
+  // (docs/adaptive-mesh.md, "Conservation"): the face on `side` (0: low, 1: high) of `axis` holds
+  // n_vars x the interior cells of the other axes, variable slowest, then the other axes in
+  // ascending order, the lower fastest. An action writes the fluxes its update used there; the
+  // arrays are the mesh's until the next regrid. Throws korch::Error naming a bad block, axis or side.
+  double* face_flux(int block, int axis, int side);
+  // After a flux-form update of step dt, replaces on every coarse leaf the fluxes through faces
+  // shared with finer leaves by the mean of the finer leaves' fluxes there, correcting the coarse
+  // cells next to those faces, so each variable's total changes only through the domain's edges.
+  void correct_fluxes(double dt);
+
   // Estimates, flags and adapts as RegridOptions says (guard cells filled first and afterwards).
   // Throws korch::Error naming a variable outside 0 .. n_vars - 1 or cutoffs out of order.
   RegridCounts regrid(const RegridOptions& options);
@@ -97,7 +108,8 @@ class ForestMesh {
   ForestMeshShape shape_;
   BlockForest forest_;
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;
-  std::vector<BlockArray> arrays_;  // per block id
+  std::vector<BlockArray> arrays_;          // per block id
+  std::vector<std::vector<double>> faces_;  // per block id, axis and side: block * 2 * dims + 2 * axis + side
   std::unique_ptr<ForestGuardFill> fill_;
   ForestGuardFill::BoundaryValue boundary_;
   std::unique_ptr<BlockList> blocks_;

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// ForestMesh's flux correction at faces between levels (docs/adaptive-mesh.md, "Conservation").
+#include <korch/error.hpp>
+#include <korch/forest_mesh.hpp>
+
+#include <fmt/format.h>
+
+namespace korch {
+
+namespace {
+
+// The two axes other than `axis`, ascending (the face arrays' order).
+std::array<int, 2> across(int axis) {
+  return axis == 0 ? std::array<int, 2>{1, 2} : axis == 1 ? std::array<int, 2>{0, 2} : std::array<int, 2>{0, 1};
+}
+
+}  // namespace
+
+double* ForestMesh::face_flux(int block, int axis, int side) {
+  array(block);  // names a bad block
+  if (axis < 0 || axis >= shape_.forest.dims || side < 0 || side > 1)
+    throw Error(
+        fmt::format("ForestMesh '{}': face of axis {} side {}; give an axis 0 .. {} and side 0 (low) or 1 "
+                    "(high)",
+                    name_, axis, side, shape_.forest.dims - 1));
+  return faces_[static_cast<std::size_t>(block * 2 * shape_.forest.dims + 2 * axis + side)].data();
+}
+
+void ForestMesh::correct_fluxes(double dt) {
+  const int dims = shape_.forest.dims;
+  const auto& leaves = forest_.leaves();
+  const double fine_faces = static_cast<double>(1 << (dims - 1));
+  for (int c = 0; c < static_cast<int>(leaves.size()); ++c) {
+    const BlockKey& coarse = leaves[static_cast<std::size_t>(c)];
+    const std::array<double, 3> h = cell_size(coarse.level);
+    for (int axis = 0; axis < dims; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        Direction d{0, 0, 0};
+        d[axis] = side == 0 ? -1 : 1;
+        const auto next = forest_.neighbours(coarse, d);
+        if (next.empty() || next[0].kind != ForestNeighbour::Kind::finer) continue;
+        const auto [p, q] = across(axis);
+        const int np = shape_.cells[p], nq = shape_.cells[q];
+        // The mean of the finer leaves' fluxes over each coarse face cell.
+        std::vector<double> mean(static_cast<std::size_t>(shape_.n_vars * np * nq), 0.0);
+        for (const ForestNeighbour& fine : next) {
+          const double* flux = face_flux(forest_.leaf_index(fine.key), axis, 1 - side);
+          for (int v = 0; v < shape_.n_vars; ++v)
+            for (int fq = 0; fq < nq; ++fq)
+              for (int fp = 0; fp < np; ++fp) {
+                const std::int64_t cp = (fine.key.position[p] * np + fp) / 2 - coarse.position[p] * np;
+                const std::int64_t cq = (fine.key.position[q] * nq + fq) / 2 - coarse.position[q] * nq;
+                mean[static_cast<std::size_t>(v * np * nq + cp + np * cq)] +=
+                    flux[v * np * nq + fp + np * fq] / fine_faces;
+              }
+        }
+        const double* own = face_flux(c, axis, side);
+        const BlockArray& a = arrays_[static_cast<std::size_t>(c)];
+        // The update subtracted dt/h (F_high - F_low): the corrected flux enters with that sign.
+        const double sign = side == 0 ? 1.0 : -1.0;
+        const int edge = side == 0 ? 0 : shape_.cells[axis] - 1;
+        for (int v = 0; v < shape_.n_vars; ++v)
+          for (int iq = 0; iq < nq; ++iq)
+            for (int ip = 0; ip < np; ++ip) {
+              std::array<int, 3> cell{0, 0, 0};
+              cell[axis] = edge;
+              cell[p] = ip;
+              cell[q] = iq;
+              const std::size_t f = static_cast<std::size_t>(v * np * nq + ip + np * iq);
+              a.data[v * a.stride[0] + (cell[0] + shape_.guard[0]) * a.stride[1] +
+                     (cell[1] + shape_.guard[1]) * a.stride[2] + (cell[2] + shape_.guard[2]) * a.stride[3]] +=
+                  sign * dt / h[axis] * (mean[f] - own[f]);
+            }
+      }
+  }
+}
+
+}  // namespace korch
