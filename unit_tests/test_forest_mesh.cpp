@@ -11,6 +11,8 @@
 #include <korch/runtime.hpp>
 #include <korch/typed_action.hpp>
 
+#include "test_forest_support.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -22,11 +24,8 @@ namespace {
 
 using korch::ForestMesh;
 using korch::ForestMeshShape;
-
-double bump(const std::array<double, 3>& x, double cx, double cy, double width = 0.004) {
-  const double r2 = (x[0] - cx) * (x[0] - cx) + (x[1] - cy) * (x[1] - cy);
-  return 1.0 + 4.0 * std::exp(-r2 / width);
-}
+using korch::test::advect;
+using korch::test::bump;
 
 std::string error_of(const std::function<void()>& call) {
   try {
@@ -172,29 +171,6 @@ TEST_CASE("ForestMesh: the runtime runs on the leaves of a mesh that changes bet
 
 namespace {
 
-// First-order upwind advection with velocity (ax, ay) > 0 in flux form: variable 0 into variable
-// 1 on the interior of one leaf, the fluxes through the block's faces into the mesh's face arrays.
-template <class View>
-void advect(const View& u, const View& next, const korch::BlockMeta& meta, ForestMesh& mesh, double dt) {
-  const double ax = 1.0, ay = 0.5;
-  const auto& s = mesh.shape();
-  const int gi = s.guard[0], gj = s.guard[1], ni = s.cells[0], nj = s.cells[1];
-  double* x_low = mesh.face_flux(meta.id, 0, 0);
-  double* x_high = mesh.face_flux(meta.id, 0, 1);
-  double* y_low = mesh.face_flux(meta.id, 1, 0);
-  double* y_high = mesh.face_flux(meta.id, 1, 1);
-  for (int j = gj; j < gj + nj; ++j)
-    for (int i = gi; i < gi + ni; ++i) {
-      const double fx_lo = ax * u(i - 1, j, 0), fx_hi = ax * u(i, j, 0);
-      const double fy_lo = ay * u(i, j - 1, 0), fy_hi = ay * u(i, j, 0);
-      next(i, j, 0) = u(i, j, 0) - dt / meta.delta[0] * (fx_hi - fx_lo) - dt / meta.delta[1] * (fy_hi - fy_lo);
-      if (i == gi) x_low[j - gj] = fx_lo;
-      if (i == gi + ni - 1) x_high[j - gj] = fx_hi;
-      if (j == gj) y_low[i - gi] = fy_lo;
-      if (j == gj + nj - 1) y_high[i - gi] = fy_hi;
-    }
-}
-
 // Steps of advection through the runtime on a mesh of three levels; the total of variable 0 after
 // them, relative to before.
 double advected_total_change(bool correct) {
@@ -220,12 +196,7 @@ double advected_total_change(bool correct) {
   for (int step = 0; step < 12; ++step) {
     mesh.fill_guard_cells();
     runtime.execute(bundle, configuration, mesh.blocks());
-    for (int b = 0; b < mesh.forest().n_leaves(); ++b) {
-      const korch::BlockArray& a = mesh.array(b);
-      for (int j = 1; j <= 6; ++j)
-        for (int i = 1; i <= 8; ++i)
-          a.data[i * a.stride[1] + j * a.stride[2]] = a.data[a.stride[0] + i * a.stride[1] + j * a.stride[2]];
-    }
+    korch::test::take_next(mesh);
     if (correct) mesh.correct_fluxes(dt);
   }
   return std::abs(mesh.total(0) - before) / before;

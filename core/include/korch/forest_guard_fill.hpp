@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 namespace korch {
 
@@ -59,6 +60,9 @@ class ForestGuardFill {
   // Fills the guard cells of every leaf. Throws korch::Error naming a leaf without data, or a key
   // with data that is no longer a leaf (the forest changed: clear_blocks and set_block anew).
   void fill() const;
+  // The same for `leaves` only (a rank's own): the data of the leaves their guard cells read must be
+  // set (ForestMesh on ranks sets copies of other ranks' leaves).
+  void fill(const std::vector<BlockKey>& leaves) const;
   // The composite value of variable `var` at `cell` of `level` (inside the domain along non-periodic
   // axes; periodic ones wrap), from leaves' interior cells as above.
   double value_at(int level, const Cell& cell, int var) const;

@@ -8,6 +8,13 @@
 // every variable's total is kept to round-off) and lists the leaves anew, which the runtime sees as
 // a new layout of the source.
 //
+// On ranks (a Communicator of several), every rank holds the whole forest (it is small) and the
+// arrays of its own leaves: a contiguous piece of the Morton curve, the same number of leaves per
+// rank. Guard-cell fills first copy, from the ranks that own them, the leaves within two
+// neighbours of this rank's own; flux corrections fetch the finer leaves' faces; regrids agree on
+// the flags (gathered from every rank), partition the new leaves anew and move the old leaves
+// each rank needs to fill its new ones. The results are the bits of one process.
+//
 //   korch::ForestMesh mesh("density", {{2, {4, 4, 1}, {true, true, false}, 3}, {16, 16, 1}, {2, 2, 0}, 1});
 //   mesh.set([](const std::array<double, 3>& x, int) { return std::exp(-50 * (x[0] - .5) * (x[0] - .5)); });
 //   for (int step = 0; step < 100; ++step) {
@@ -19,6 +26,7 @@
 
 #include <korch/block_forest.hpp>
 #include <korch/block_list.hpp>
+#include <korch/communicator.hpp>
 #include <korch/forest_guard_fill.hpp>
 #include <korch/refinement_criterion.hpp>
 
@@ -57,16 +65,22 @@ class ForestMesh {
  public:
   using Function = std::function<double(const std::array<double, 3>& centre, int var)>;
 
-  // Every root block a leaf, values 0. Throws korch::Error as BlockForest and ForestGuardFill do for
-  // a bad shape, and for a domain whose hi is not above its lo along the forest's axes.
-  ForestMesh(std::string name, const ForestMeshShape& shape);
+  // Every root block a leaf, values 0, the leaves shared among the ranks of `comm` (collective; the
+  // default is this process alone). Throws korch::Error as BlockForest and ForestGuardFill do for a
+  // bad shape, for a domain whose hi is not above its lo along the forest's axes, and on several
+  // ranks for guard cells wider than half a block (a guard cell must lie within two neighbours).
+  ForestMesh(std::string name, const ForestMeshShape& shape, const Communicator& comm = Communicator{});
   ForestMesh(const ForestMesh&) = delete;
   ForestMesh& operator=(const ForestMesh&) = delete;
 
   const ForestMeshShape& shape() const noexcept { return shape_; }
   const BlockForest& forest() const noexcept { return forest_; }
-  // The leaves as a data source: block id = index in forest().leaves().
+  const Communicator& communicator() const noexcept { return comm_; }
+  // This rank's leaves as a data source: block id = index in own_leaves().
   BlockList& blocks() noexcept { return *blocks_; }
+  const std::vector<BlockKey>& own_leaves() const noexcept { return own_; }
+  // The rank that owns a leaf of forest().leaves().
+  int owner(int leaf_index) const { return owners_.at(static_cast<std::size_t>(leaf_index)); }
   const BlockArray& array(int block) const;
   // The cell size of a level, per axis.
   std::array<double, 3> cell_size(int level) const;
@@ -75,8 +89,10 @@ class ForestMesh {
   void set(const Function& f);
   // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
-  void fill_guard_cells() { fill_->fill(); }
-  // The sum over leaves of a variable times the cell volume.
+  // Fills the guard cells of this rank's leaves (collective).
+  void fill_guard_cells();
+  // The sum over every rank's leaves of a variable times the cell volume (collective; summed in rank
+  // order, so equal on every rank).
   double total(int var) const;
 
   // Fluxes through a leaf's faces, for the correction at faces shared with finer leaves
@@ -88,27 +104,45 @@ class ForestMesh {
   // After a flux-form update of step dt, replaces on every coarse leaf the fluxes through faces
   // shared with finer leaves by the mean of the finer leaves' fluxes there, correcting the coarse
   // cells next to those faces, so each variable's total changes only through the domain's edges.
+  // Collective.
   void correct_fluxes(double dt);
 
-  // Estimates, flags and adapts as RegridOptions says (guard cells filled first and afterwards).
+  // Estimates, flags and adapts as RegridOptions says (guard cells filled first and afterwards;
+  // collective).
   // Throws korch::Error naming a variable outside 0 .. n_vars - 1 or cutoffs out of order.
   RegridCounts regrid(const RegridOptions& options);
   // Refines `refine` and then coarsens the families all of whose leaves are in `coarsen` (those not
-  // refined), moving the data as regrid() does.
+  // refined), moving the data as regrid() does. Collective: every rank gives the same lists.
   RegridCounts adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen);
-  // The largest Löhner estimate of each leaf over `vars` (empty: all), guard cells as they are.
+  // The largest Löhner estimate of each of this rank's leaves over `vars` (empty: all), guard cells
+  // as they are.
   std::vector<double> estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const;
 
  private:
   void list_leaves();
+  void plan_ghosts();
   std::vector<double> fresh_block() const;
   BlockArray array_of(std::vector<double>& data) const;
+  // Old leaves whose data fill the new leaf `leaf` (itself, its old parent and the parent's
+  // neighbours, or its old children).
+  std::vector<BlockKey> sources_of(const BlockForest& before, const BlockKey& leaf) const;
+  void move_old_leaves(const BlockForest& before, const std::vector<int>& old_owners,
+                       std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash>& old_data) const;
+  // Fetches the faces of other ranks' finer leaves next to this rank's coarser ones: the buffers,
+  // and in `faces` where each face (face_id) lies in them.
+  std::vector<std::vector<double>> received_faces(std::unordered_map<std::uint64_t, const double*>& faces);
+  std::size_t face_size(int axis) const;
 
   std::string name_;
   ForestMeshShape shape_;
+  Communicator comm_;
   BlockForest forest_;
-  std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;
-  std::vector<BlockArray> arrays_;          // per block id
+  std::vector<int> owners_;    // per leaf index
+  std::vector<BlockKey> own_;  // this rank's leaves, in Morton order (block ids)
+  // Per rank: this rank's leaves it sends at each guard fill, and the leaves it receives from it.
+  std::vector<std::vector<BlockKey>> ghost_sends_, ghost_receives_;
+  std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;  // own leaves and copies
+  std::vector<BlockArray> arrays_;                                        // per block id (own leaves)
   std::vector<std::vector<double>> faces_;  // per block id, axis and side: block * 2 * dims + 2 * axis + side
   std::unique_ptr<ForestGuardFill> fill_;
   ForestGuardFill::BoundaryValue boundary_;

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ForestMesh's flux correction at faces between levels (docs/adaptive-mesh.md, "Conservation").
+#include "forest_ranks.hpp"
+
 #include <korch/error.hpp>
 #include <korch/forest_mesh.hpp>
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace korch {
 
@@ -12,6 +16,11 @@ namespace {
 // The two axes other than `axis`, ascending (the face arrays' order).
 std::array<int, 2> across(int axis) {
   return axis == 0 ? std::array<int, 2>{1, 2} : axis == 1 ? std::array<int, 2>{0, 2} : std::array<int, 2>{0, 1};
+}
+
+// A face of a leaf of the forest: its index, axis and side, as one sortable number.
+std::uint64_t face_id(int leaf_index, int axis, int side) {
+  return static_cast<std::uint64_t>(leaf_index) * 6 + static_cast<std::uint64_t>(2 * axis + side);
 }
 
 }  // namespace
@@ -26,12 +35,64 @@ double* ForestMesh::face_flux(int block, int axis, int side) {
   return faces_[static_cast<std::size_t>(block * 2 * shape_.forest.dims + 2 * axis + side)].data();
 }
 
+std::size_t ForestMesh::face_size(int axis) const {
+  const auto [p, q] = across(axis);
+  return static_cast<std::size_t>(shape_.n_vars) * static_cast<std::size_t>(shape_.cells[p]) *
+         static_cast<std::size_t>(shape_.cells[q]);
+}
+
+std::vector<std::vector<double>> ForestMesh::received_faces(std::unordered_map<std::uint64_t, const double*>& faces) {
+  const std::size_t ranks = static_cast<std::size_t>(comm_.size());
+  const int dims = shape_.forest.dims, me = comm_.rank();
+  std::vector<std::vector<double>> sends(ranks);
+  std::vector<std::vector<std::uint64_t>> expected(ranks);
+  if (ranks == 1) return {};
+  for (int b = 0; b < static_cast<int>(own_.size()); ++b)
+    for (int axis = 0; axis < dims; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        Direction d{0, 0, 0};
+        d[axis] = side == 0 ? -1 : 1;
+        for (const ForestNeighbour& n : forest_.neighbours(own_[static_cast<std::size_t>(b)], d)) {
+          const int other = owners_[static_cast<std::size_t>(forest_.leaf_index(n.key))];
+          if (n.kind == ForestNeighbour::Kind::boundary || other == me) continue;
+          if (n.kind == ForestNeighbour::Kind::coarser) {
+            const double* face = face_flux(b, axis, side);
+            sends[static_cast<std::size_t>(other)].insert(sends[static_cast<std::size_t>(other)].end(), face,
+                                                          face + face_size(axis));
+          } else if (n.kind == ForestNeighbour::Kind::finer) {
+            expected[static_cast<std::size_t>(other)].push_back(face_id(forest_.leaf_index(n.key), axis, 1 - side));
+          }
+        }
+      }
+  std::vector<std::size_t> sizes(ranks, 0);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::sort(expected[r].begin(), expected[r].end());  // the senders' order: leaf, axis, side
+    for (std::uint64_t id : expected[r]) sizes[r] += face_size(static_cast<int>(id % 6 / 2));
+  }
+  auto received = detail::swap_buffers(comm_, sends, sizes, 7303);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::size_t offset = 0;
+    for (std::uint64_t id : expected[r]) {
+      faces[id] = received[r].data() + offset;
+      offset += face_size(static_cast<int>(id % 6 / 2));
+    }
+  }
+  return received;
+}
+
 void ForestMesh::correct_fluxes(double dt) {
   const int dims = shape_.forest.dims;
-  const auto& leaves = forest_.leaves();
   const double fine_faces = static_cast<double>(1 << (dims - 1));
-  for (int c = 0; c < static_cast<int>(leaves.size()); ++c) {
-    const BlockKey& coarse = leaves[static_cast<std::size_t>(c)];
+  std::unordered_map<std::uint64_t, const double*> remote;
+  const auto buffers = received_faces(remote);
+  const int first = own_.empty() ? 0 : forest_.leaf_index(own_.front());
+  const auto fine_face = [&](const BlockKey& fine, int axis, int side) -> const double* {
+    const int index = forest_.leaf_index(fine);
+    if (owners_[static_cast<std::size_t>(index)] == comm_.rank()) return face_flux(index - first, axis, side);
+    return remote.at(face_id(index, axis, side));
+  };
+  for (int c = 0; c < static_cast<int>(own_.size()); ++c) {
+    const BlockKey& coarse = own_[static_cast<std::size_t>(c)];
     const std::array<double, 3> h = cell_size(coarse.level);
     for (int axis = 0; axis < dims; ++axis)
       for (int side = 0; side < 2; ++side) {
@@ -44,7 +105,7 @@ void ForestMesh::correct_fluxes(double dt) {
         // The mean of the finer leaves' fluxes over each coarse face cell.
         std::vector<double> mean(static_cast<std::size_t>(shape_.n_vars * np * nq), 0.0);
         for (const ForestNeighbour& fine : next) {
-          const double* flux = face_flux(forest_.leaf_index(fine.key), axis, 1 - side);
+          const double* flux = fine_face(fine.key, axis, 1 - side);
           for (int v = 0; v < shape_.n_vars; ++v)
             for (int fq = 0; fq < nq; ++fq)
               for (int fp = 0; fp < np; ++fp) {

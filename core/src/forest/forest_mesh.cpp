@@ -1,24 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "forest_ranks.hpp"
+
 #include <korch/error.hpp>
 #include <korch/forest_mesh.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace korch {
 
-ForestMesh::ForestMesh(std::string name, const ForestMeshShape& shape)
-    : name_(std::move(name)), shape_(shape), forest_(shape.forest) {
-  for (int a = 0; a < shape.forest.dims; ++a)
+ForestMesh::ForestMesh(std::string name, const ForestMeshShape& shape, const Communicator& comm)
+    : name_(std::move(name)), shape_(shape), comm_(comm), forest_(shape.forest) {
+  for (int a = 0; a < shape.forest.dims; ++a) {
     if (!(shape.domain_hi[a] > shape.domain_lo[a]))
       throw Error(
           fmt::format("ForestMesh '{}': domain_hi[{}] = {} is not above domain_lo[{}] = {}; give the "
                       "domain's low and high corners",
                       name_, a, shape.domain_hi[a], a, shape.domain_lo[a]));
+    if (comm.size() > 1 && 2 * shape.guard[a] > shape.cells[a])
+      throw Error(
+          fmt::format("ForestMesh '{}': {} guard cells along axis {} for blocks of {} cells on {} ranks; on "
+                      "ranks give at most half a block of guard cells",
+                      name_, shape.guard[a], a, shape.cells[a], comm.size()));
+  }
   fill_ = std::make_unique<ForestGuardFill>(forest_, shape.cells, shape.guard, shape.n_vars);
-  for (const BlockKey& leaf : forest_.leaves()) data_[leaf] = fresh_block();
+  owners_ = detail::morton_partition(forest_.n_leaves(), comm_.size());
+  for (int i = 0; i < forest_.n_leaves(); ++i)
+    if (owners_[static_cast<std::size_t>(i)] == comm_.rank())
+      data_[forest_.leaves()[static_cast<std::size_t>(i)]] = fresh_block();
   list_leaves();
 }
 
@@ -44,11 +56,18 @@ std::array<double, 3> ForestMesh::cell_size(int level) const {
 }
 
 void ForestMesh::list_leaves() {
+  own_.clear();
+  for (int i = 0; i < forest_.n_leaves(); ++i)
+    if (owners_[static_cast<std::size_t>(i)] == comm_.rank())
+      own_.push_back(forest_.leaves()[static_cast<std::size_t>(i)]);
+  plan_ghosts();
   fill_->clear_blocks();
+  for (const auto& from : ghost_receives_)
+    for (const BlockKey& ghost : from) fill_->set_block(ghost, array_of(data_.at(ghost)));
   arrays_.clear();
   faces_.clear();
   auto blocks = std::make_unique<BlockList>(name_, shape_.n_vars);
-  for (const BlockKey& leaf : forest_.leaves()) {
+  for (const BlockKey& leaf : own_) {
     const BlockArray a = array_of(data_.at(leaf));
     fill_->set_block(leaf, a);
     arrays_.push_back(a);
@@ -63,6 +82,7 @@ void ForestMesh::list_leaves() {
     s.guard = shape_.guard;
     s.level = leaf.level;
     s.delta = cell_size(leaf.level);
+    s.global_id = forest_.leaf_index(leaf);
     for (int d = 0; d < 3; ++d) {
       s.index[d] = static_cast<int>(leaf.position[d]);
       s.lo_coord[d] = shape_.domain_lo[d] + static_cast<double>(leaf.position[d] * shape_.cells[d]) * s.delta[d];
@@ -70,6 +90,58 @@ void ForestMesh::list_leaves() {
     blocks->add(s, a);
   }
   blocks_ = std::move(blocks);
+}
+
+// The leaves within two neighbours of a leaf hold every cell its guard cells read (guard cells at
+// most half a block wide; prolongation's slopes reach one coarse cell beyond a coarser neighbour).
+void ForestMesh::plan_ghosts() {
+  const std::size_t ranks = static_cast<std::size_t>(comm_.size());
+  ghost_sends_.assign(ranks, {});
+  ghost_receives_.assign(ranks, {});
+  if (ranks == 1) return;
+  std::vector<std::vector<int>> receive_index(ranks);
+  std::unordered_map<BlockKey, bool, BlockKeyHash> listed;
+  for (const BlockKey& leaf : own_) {
+    std::vector<bool> to(ranks, false);
+    for (const BlockKey& near : detail::leaves_near(forest_, leaf, 2)) {
+      const int index = forest_.leaf_index(near);
+      const int r = owners_[static_cast<std::size_t>(index)];
+      if (r == comm_.rank()) continue;
+      to[static_cast<std::size_t>(r)] = true;
+      if (listed.emplace(near, true).second) receive_index[static_cast<std::size_t>(r)].push_back(index);
+    }
+    for (std::size_t r = 0; r < ranks; ++r)
+      if (to[r]) ghost_sends_[r].push_back(leaf);
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    std::sort(receive_index[r].begin(), receive_index[r].end());
+    for (int index : receive_index[r]) {
+      const BlockKey& ghost = forest_.leaves()[static_cast<std::size_t>(index)];
+      ghost_receives_[r].push_back(ghost);
+      if (data_.count(ghost) == 0) data_[ghost] = fresh_block();
+    }
+  }
+}
+
+void ForestMesh::fill_guard_cells() {
+  if (comm_.size() > 1) {
+    const std::size_t block = fresh_block().size(), ranks = static_cast<std::size_t>(comm_.size());
+    std::vector<std::vector<double>> sends(ranks);
+    std::vector<std::size_t> sizes(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      for (const BlockKey& leaf : ghost_sends_[r]) {
+        const auto& d = data_.at(leaf);
+        sends[r].insert(sends[r].end(), d.begin(), d.end());
+      }
+      sizes[r] = ghost_receives_[r].size() * block;
+    }
+    const auto received = detail::swap_buffers(comm_, sends, sizes, 7301);
+    for (std::size_t r = 0; r < ranks; ++r)
+      for (std::size_t g = 0; g < ghost_receives_[r].size(); ++g)
+        std::copy_n(received[r].begin() + static_cast<std::ptrdiff_t>(g * block), block,
+                    data_.at(ghost_receives_[r][g]).begin());
+  }
+  fill_->fill(own_);
 }
 
 const BlockArray& ForestMesh::array(int block) const {
@@ -116,7 +188,9 @@ double ForestMesh::total(int var) const {
     for (int d = 0; d < shape_.forest.dims; ++d) volume *= meta.delta[d];
     sum += block_sum * volume;
   }
-  return sum;
+  double all = 0.0;
+  for (double part : comm_.all_gather(std::vector<double>{sum})) all += part;
+  return all;
 }
 
 std::vector<double> ForestMesh::estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const {
@@ -143,69 +217,50 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
                     name_, options.derefine_below, options.refine_above));
   fill_guard_cells();
   const std::vector<double> e = estimates(options.vars, options.lohner);
-  const auto& leaves = forest_.leaves();
+  const auto& leaves = own_;
   std::vector<int> refine_ids, coarsen_ids;
   for (int b = 0; b < static_cast<int>(leaves.size()); ++b) {
     if (e[static_cast<std::size_t>(b)] > options.refine_above) refine_ids.push_back(b);
     if (e[static_cast<std::size_t>(b)] < options.derefine_below && leaves[static_cast<std::size_t>(b)].level > 0)
       coarsen_ids.push_back(b);
   }
+  // Every rank's flags, in rank order, each with its leaf's estimate: every rank adapts the same
+  // forest the same way.
+  const auto gathered = [&](const std::vector<int>& ids) {
+    std::vector<std::uint64_t> mine;
+    for (int b : ids) {
+      const BlockKey& k = own_[static_cast<std::size_t>(b)];
+      std::uint64_t estimate = 0;
+      std::memcpy(&estimate, &e[static_cast<std::size_t>(b)], sizeof estimate);
+      mine.insert(mine.end(),
+                  {static_cast<std::uint64_t>(k.level), static_cast<std::uint64_t>(k.position[0]),
+                   static_cast<std::uint64_t>(k.position[1]), static_cast<std::uint64_t>(k.position[2]), estimate});
+    }
+    const auto all = comm_.all_gather(mine);
+    std::vector<std::pair<double, BlockKey>> flagged;
+    for (std::size_t n = 0; n + 4 < all.size(); n += 5) {
+      double estimate = 0.0;
+      std::memcpy(&estimate, &all[n + 4], sizeof estimate);
+      flagged.push_back({estimate,
+                         {static_cast<int>(all[n]),
+                          {static_cast<std::int64_t>(all[n + 1]), static_cast<std::int64_t>(all[n + 2]),
+                           static_cast<std::int64_t>(all[n + 3])}}});
+    }
+    return flagged;
+  };
+  auto refine = gathered(refine_ids);
   if (options.max_leaves > 0) {
-    // Largest estimates first, as many as the budget holds (balance may split a few more).
-    std::stable_sort(refine_ids.begin(), refine_ids.end(),
-                     [&](int a, int b) { return e[static_cast<std::size_t>(a)] > e[static_cast<std::size_t>(b)]; });
+    // Largest estimates first (Morton order among equals), as many as the budget holds; balance
+    // may split a few more.
+    std::stable_sort(refine.begin(), refine.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     const int added = (1 << shape_.forest.dims) - 1;
     const int room = std::max(0, (options.max_leaves - forest_.n_leaves()) / added);
-    if (static_cast<int>(refine_ids.size()) > room) refine_ids.resize(static_cast<std::size_t>(room));
+    if (static_cast<int>(refine.size()) > room) refine.resize(static_cast<std::size_t>(room));
   }
-  std::vector<BlockKey> refine, coarsen;
-  for (int b : refine_ids) refine.push_back(leaves[static_cast<std::size_t>(b)]);
-  for (int b : coarsen_ids) coarsen.push_back(leaves[static_cast<std::size_t>(b)]);
-  return adapt(refine, coarsen);
-}
-
-RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen) {
-  for (const BlockKey& k : coarsen) forest_.leaf_index(k);
-  const BlockForest before = forest_;
-  RegridCounts counts;
-  counts.refined = forest_.refine(refine);
-  std::vector<BlockKey> still_leaves;
-  for (const BlockKey& k : coarsen)
-    if (forest_.is_leaf(k) && k.level > 0) still_leaves.push_back(k);
-  counts.derefined = forest_.derefine(still_leaves);
-  counts.leaves = forest_.n_leaves();
-  if (counts.refined == 0 && counts.derefined == 0) return counts;
-
-  // New leaves take the old composite mesh's values: copies, means of finer cells, or limited
-  // prolongation from coarser ones, each of which keeps every coarse cell's mean. A kept leaf's
-  // vector moves to the new map with its buffer, so old_fill may still read it.
-  ForestGuardFill old_fill(before, shape_.cells, shape_.guard, shape_.n_vars);
-  if (boundary_) old_fill.set_boundary(boundary_);
-  for (const BlockKey& leaf : before.leaves()) old_fill.set_block(leaf, array_of(data_.at(leaf)));
-  std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data;
-  for (const BlockKey& leaf : forest_.leaves()) {
-    const auto kept = data_.find(leaf);
-    if (kept != data_.end() && before.is_leaf(leaf)) {
-      data[leaf] = std::move(kept->second);
-      continue;
-    }
-    std::vector<double>& fresh = data[leaf] = fresh_block();
-    const BlockArray a = array_of(fresh);
-    for (int v = 0; v < shape_.n_vars; ++v)
-      for (int k = 0; k < shape_.cells[2]; ++k)
-        for (int j = 0; j < shape_.cells[1]; ++j)
-          for (int i = 0; i < shape_.cells[0]; ++i) {
-            const ForestGuardFill::Cell cell{leaf.position[0] * shape_.cells[0] + i,
-                                             leaf.position[1] * shape_.cells[1] + j,
-                                             leaf.position[2] * shape_.cells[2] + k};
-            a.data[v * a.stride[0] + (i + shape_.guard[0]) * a.stride[1] + (j + shape_.guard[1]) * a.stride[2] +
-                   (k + shape_.guard[2]) * a.stride[3]] = old_fill.value_at(leaf.level, cell, v);
-          }
-  }
-  data_ = std::move(data);
-  list_leaves();
-  fill_guard_cells();
-  return counts;
+  std::vector<BlockKey> refine_keys, coarsen_keys;
+  for (const auto& f : refine) refine_keys.push_back(f.second);
+  for (const auto& f : gathered(coarsen_ids)) coarsen_keys.push_back(f.second);
+  return adapt(refine_keys, coarsen_keys);
 }
 
 }  // namespace korch

@@ -152,14 +152,16 @@ void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array) 
       }
 }
 
-void ForestGuardFill::fill() const {
+void ForestGuardFill::fill() const { fill(forest_.leaves()); }
+
+void ForestGuardFill::fill(const std::vector<BlockKey>& leaves) const {
   for (const auto& entry : blocks_)
     if (!forest_.is_leaf(entry.first))
       throw Error(
           fmt::format("ForestGuardFill: {} has data but is no longer a leaf of the forest; after a refine or "
                       "derefine call clear_blocks() and set_block for every leaf",
                       entry.first.describe()));
-  for (const BlockKey& leaf : forest_.leaves()) {
+  for (const BlockKey& leaf : leaves) {
     const auto it = blocks_.find(leaf);
     if (it == blocks_.end())
       throw Error(

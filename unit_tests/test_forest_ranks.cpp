@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// ForestMesh on ranks (one process, and 2 and 3 MPI ranks): regrids that follow an advected bump,
+// guard fills and flux corrections across ranks give, on every rank's leaves, the bits of the
+// same run on one process; totals agree; the leaves are shared along the Morton curve.
+#include <doctest/doctest.h>
+
+#include <korch/bundle.hpp>
+#include <korch/communicator.hpp>
+#include <korch/configurations/builtin.hpp>
+#include <korch/error.hpp>
+#include <korch/forest_mesh.hpp>
+#include <korch/runtime.hpp>
+#include <korch/typed_action.hpp>
+
+#include "test_forest_support.hpp"
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using korch::ForestMesh;
+using korch::ForestMeshShape;
+
+// Periodic: the total changes only through the flux corrections' round-off.
+const ForestMeshShape shape{{2, {3, 2, 1}, {true, true, false}, 2}, {8, 6, 1}, {1, 1, 0}, 2, {0, 0, 0}, {1.5, 1, 1}};
+
+void start(ForestMesh& mesh) {
+  mesh.set(
+      [](const std::array<double, 3>& x, int var) { return var == 0 ? korch::test::bump(x, 0.6, 0.5, 0.01) : 0.0; });
+}
+
+// Steps of advection with a regrid every third step, through the runtime on this rank's leaves.
+void run(ForestMesh& mesh, int steps) {
+  korch::RegridOptions options;
+  options.vars = {0};
+  options.refine_above = 0.2;
+  options.derefine_below = 0.02;
+  const double dt = 0.3 * mesh.cell_size(shape.forest.max_level)[0];
+  korch::Bundle bundle("advection");
+  bundle.add(std::move(korch::TypedAction("advect")
+                           .on_box([&](const korch::ActionContext&, const auto& box) {
+                             korch::test::advect(box.var(0), box.var(1), mesh.blocks().block(box.block_id()), mesh, dt);
+                           })
+                           .reads_guard_cells(1)));
+  korch::Runtime runtime;
+  const auto configuration = korch::configurations::get("cpu_only", {"advect"});
+  for (int step = 0; step < steps; ++step) {
+    if (step % 3 == 0) mesh.regrid(options);
+    mesh.fill_guard_cells();
+    runtime.execute(bundle, configuration, mesh.blocks());
+    korch::test::take_next(mesh);
+    mesh.correct_fluxes(dt);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ForestMesh on ranks: every rank's leaves hold the bits of one process, totals agree") {
+  const auto world = korch::Communicator::world();
+  ForestMesh shared("advection", shape, world);
+  ForestMesh alone("advection", shape);  // the whole problem on this process
+  start(shared);
+  start(alone);
+  const double before = shared.total(0);
+  CHECK(before == doctest::Approx(alone.total(0)).epsilon(1e-15));
+  run(shared, 9);
+  run(alone, 9);
+
+  REQUIRE(shared.forest().leaves() == alone.forest().leaves());
+  REQUIRE(alone.forest().leaves_per_level().size() == 3);
+  // Contiguous pieces of the Morton curve, sizes within one of each other.
+  const int n = shared.forest().n_leaves();
+  const auto mine = static_cast<std::int64_t>(shared.own_leaves().size());
+  CHECK(world.max(mine) - (-world.max(-mine)) <= 1);
+  CHECK(world.sum(mine) == n);
+  const auto& s = shape;
+  int compared = 0;
+  for (int b = 0; b < static_cast<int>(shared.own_leaves().size()); ++b) {
+    const int index = shared.forest().leaf_index(shared.own_leaves()[static_cast<std::size_t>(b)]);
+    CHECK(shared.owner(index) == world.rank());
+    const korch::BlockArray& a = shared.array(b);
+    const korch::BlockArray& r = alone.array(index);
+    for (int v = 0; v < s.n_vars; ++v)
+      for (int j = 0; j < s.cells[1] + 2 * s.guard[1]; ++j)
+        for (int i = 0; i < s.cells[0] + 2 * s.guard[0]; ++i) {
+          const double mine_value = a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2]];
+          const double reference = r.data[v * r.stride[0] + i * r.stride[1] + j * r.stride[2]];
+          if (mine_value != reference) {
+            FAIL_CHECK("leaf " << index << " var " << v << " cell " << i << " " << j << ": " << mine_value << " vs "
+                               << reference);
+            return;
+          }
+          ++compared;
+        }
+  }
+  CHECK(world.sum(compared) > 0);
+  const double after = shared.total(0);
+  CHECK(after == doctest::Approx(alone.total(0)).epsilon(1e-14));
+  CHECK(after == doctest::Approx(before).epsilon(1e-14));  // the flux correction holds across ranks
+}
+
+TEST_CASE("ForestMesh on ranks: guard cells wider than half a block are refused on several ranks") {
+  const auto world = korch::Communicator::world();
+  ForestMeshShape wide = shape;
+  wide.guard = {5, 1, 0};
+  if (world.size() == 1) {
+    ForestMesh one("wide", wide, world);
+    CHECK(one.own_leaves().size() == 6);
+  } else {
+    try {
+      ForestMesh many("wide", wide, world);
+      FAIL("no error for 5 guard cells on blocks of 8");
+    } catch (const korch::Error& e) {
+      CHECK(std::string(e.what()).find("at most half a block") != std::string::npos);
+    }
+  }
+}
