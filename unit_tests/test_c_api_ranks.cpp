@@ -253,6 +253,9 @@ TEST_CASE("C API: reflecting walls in y filled by the code's C boundary fill, at
 
     ring.paint();
     REQUIRE(korch_exchange_start(fill, 0, 1) == KORCH_OK);
+    CHECK(korch_exchange_set_boundary_fill(fill, reflect_y, &walls) == KORCH_ERROR);
+    CHECK(last().find("has a fill in progress: set its boundary fill before korch_exchange_start") !=
+          std::string::npos);
     int handed = 0;
     for (int32_t block = 0;;) {
       REQUIRE(korch_exchange_next(fill, &block) == KORCH_OK);

@@ -39,7 +39,8 @@
  *
  * Ranks and guard cells (docs/c-api.md): each rank adds its own blocks with korch_blocks_add_global
  * (a global id unique over all ranks), describes what lies next to each block in every direction
- * (korch_neighbours_set), and korch fills the guard cells, within the rank and from other ranks:
+ * (korch_neighbours_set), and korch fills the guard cells, within the rank and from other ranks, and
+ * calls the code's routine for its own boundaries (KORCH_NEIGHBOUR_USER, korch_exchange_set_boundary_fill):
  *   korch_start_mpi();                     or korch_use_communicator(MPI_Comm_c2f(comm))
  *   korch_neighbours* near;  korch_neighbours_create(2, &near);
  *   korch_neighbours_set(near, id, (int32_t[3]){-1, 0, 0}, KORCH_NEIGHBOUR_BLOCK, left, left_rank);
