@@ -1,9 +1,11 @@
 ! SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-! A small Fortran physics code that embeds an installed korch: a 2-D periodic heat problem on
-! blocks of several widths that the code owns (u(0:nx+1, 0:ny+1, 2), one guard cell, variables 1
-! and 2 alternating as old and new temperature), spread over the MPI ranks it was started with (one
-! process, or mpirun -np 2; korch starts MPI). The code names each block's neighbours and korch
-! fills the guard cells inside each step's cycle; each step is a bundle of one bind(c) action
+! A small Fortran physics code that embeds an installed korch: a 2-D heat problem, periodic in x
+! between walls in y held at fixed temperatures, on blocks of several widths that the code owns
+! (u(0:nx+1, 0:ny+1, 2), one guard cell, variables 1 and 2 alternating as old and new temperature),
+! spread over the MPI ranks it was started with (one process, or mpirun -np 2; korch starts MPI).
+! The code names each block's neighbours, marks the walls korch_neighbour_user and fills their guard
+! cells in its own bind(c) boundary fill; korch fills the rest inside each step's cycle and calls
+! the boundary fill there. Each step is a bundle of one bind(c) action
 ! routine run by korch's runtime on the blocks' tiles, or on each block of the packets of device
 ! teams. The steps run on four built-in configurations (cpu_only, gpu_only, cpu_gpu_data_parallel,
 ! split_itor), each bound to the code's action names, and each result must equal a plain loop over
@@ -15,6 +17,7 @@ module heat_routines
   implicit none
   integer, parameter :: ny = 24, steps = 20
   real(c_double), parameter :: nu = 0.2d0
+  real(c_double), parameter :: t_bottom = 1.0d0, t_top = 0.25d0  ! the walls' temperatures
   integer, parameter :: widths(4) = [16, 24, 8, 12]
   type block_data
     real(c_double), allocatable :: u(:, :, :)
@@ -23,6 +26,36 @@ contains
   pure real(c_double) function heat(c, w, e, s, n)
     real(c_double), intent(in) :: c, w, e, s, n
     heat = c + nu * (w + e + s + n - 4.0d0 * c)
+  end function
+
+  ! The guard cell beyond a wall at temperature t, from the interior cell across it: the wall's
+  ! face lies halfway between them.
+  pure real(c_double) function beyond_wall(t, inside)
+    real(c_double), intent(in) :: t, inside
+    beyond_wall = 2.0d0 * t - inside
+  end function
+
+  ! The boundary fill of the walls (below y's first cells, above its last ones), on the region korch
+  ! gives: its faces in y and the corners beyond them, for the variables of this fill.
+  recursive integer(c_int) function walls(region, direction, first_var, n_vars, u, user) bind(c) result(status)
+    type(korch_item), intent(in) :: region
+    integer(c_int32_t), intent(in) :: direction(3)
+    integer(c_int32_t), value :: first_var, n_vars
+    real(c_double), intent(inout) :: u(1-region%guard(1):region%cells(1)+region%guard(1), &
+                                       1-region%guard(2):region%cells(2)+region%guard(2), region%n_vars)
+    type(c_ptr), value :: user
+    integer :: i, j, v, across
+    real(c_double) :: t
+    t = merge(t_bottom, t_top, direction(2) < 0)
+    across = merge(1, 2 * region%cells(2) + 1, direction(2) < 0)  ! j + mirror(j)
+    do v = first_var + 1, first_var + n_vars
+      do j = region%lo(2), region%hi(2)
+        do i = region%lo(1), region%hi(1)
+          u(i, j, v) = beyond_wall(t, u(i, across - j, v))
+        end do
+      end do
+    end do
+    status = 0
   end function
 
   ! Actions "forward" and "backward": new (variable `to`) from old on the item's cells; `to` comes
@@ -76,7 +109,8 @@ program heat_on_korch
   real(c_double), allocatable :: a(:, :), b(:, :), wrong(:, :, :)
   integer(c_int), target :: to_two = 2, to_one = 1
   integer, allocatable :: global(:), x0(:)
-  integer :: n, nx, i, j, s, k, g, c, dx, dy, status, ip, im, jp, jm, rank, ranks, mine
+  integer :: n, nx, i, j, s, k, g, c, dx, dy, status, ip, im, rank, ranks, mine
+  real(c_double) :: south, north
   character(len=*), parameter :: builtins(4) = [character(len=24) :: "cpu_only", "gpu_only", "cpu_gpu_data_parallel", &
                                                                      "split_itor"]
 
@@ -105,25 +139,30 @@ program heat_on_korch
     call check(korch_add_block(blocks, mesh(k)%u, cells=[widths(g+1), ny, 1], guard=[1, 1, 0], tile_cells=[8, 8, 0], &
                                global_id=g) == korch_ok, "korch_add_block: " // korch_last_error())
   end do
-  ! Periodic in x over the blocks and in y within the one row: direction (dx, dy) is block g + dx.
+  ! Periodic in x over the blocks: direction (dx, 0) is block g + dx; beyond y's edges, the walls.
   call check(korch_neighbours_create(2, near) == korch_ok, "korch_neighbours_create")
   do k = 1, mine
     do dy = -1, 1
       do dx = -1, 1
         if (dx == 0 .and. dy == 0) cycle
         g = modulo(global(k) + dx, n)
-        call check(korch_set_neighbour(near, k - 1, [dx, dy, 0], korch_neighbour_block, g, g * ranks / n) == korch_ok, &
-                   "korch_set_neighbour: " // korch_last_error())
+        if (dy /= 0) then
+          status = korch_set_neighbour(near, k - 1, [dx, dy, 0], korch_neighbour_user)
+        else
+          status = korch_set_neighbour(near, k - 1, [dx, dy, 0], korch_neighbour_block, g, g * ranks / n)
+        end if
+        call check(status == korch_ok, "korch_set_neighbour: " // korch_last_error())
       end do
     end do
   end do
   call check(korch_exchange_create(blocks, near, guards) == korch_ok, "korch_exchange_create: " // korch_last_error())
+  call check(korch_exchange_set_boundary_fill(guards, c_funloc(walls)) == korch_ok, "korch_exchange_set_boundary_fill")
   call check(korch_bundle_create("heat forward", forward) == korch_ok, "bundle")
   call check(korch_bundle_add(forward, "forward", c_funloc(step), c_loc(to_two)) == korch_ok, "bundle add")
   call check(korch_bundle_create("heat backward", backward) == korch_ok, "bundle")
   call check(korch_bundle_add(backward, "backward", c_funloc(step), c_loc(to_one)) == korch_ok, "bundle add")
 
-  ! The plain loop over one global periodic array.
+  ! The plain loop over one global array, periodic in x, between the walls in y.
   allocate(a(0:nx-1, 0:ny-1), b(0:nx-1, 0:ny-1))
   do j = 0, ny - 1
     do i = 0, nx - 1
@@ -132,12 +171,20 @@ program heat_on_korch
   end do
   do s = 1, steps
     do j = 0, ny - 1
-      jm = modulo(j - 1, ny)
-      jp = modulo(j + 1, ny)
       do i = 0, nx - 1
         im = modulo(i - 1, nx)
         ip = modulo(i + 1, nx)
-        b(i, j) = heat(a(i, j), a(im, j), a(ip, j), a(i, jm), a(i, jp))
+        if (j == 0) then
+          south = beyond_wall(t_bottom, a(i, j))
+        else
+          south = a(i, j - 1)
+        end if
+        if (j == ny - 1) then
+          north = beyond_wall(t_top, a(i, j))
+        else
+          north = a(i, j + 1)
+        end if
+        b(i, j) = heat(a(i, j), a(im, j), a(ip, j), south, north)
       end do
     end do
     a = b
@@ -242,7 +289,7 @@ contains
       diff = max(diff, maxval(abs(mesh(k)%u(1:widths(g), 1:ny, from) - a(x0(k):x0(k)+widths(g)-1, :))))
     end do
     print '(a,i0,a,i0,a,i0,a,i0,3a,es10.3)', "embed-fortran: rank ", rank, " of ", ranks, ": ", steps, &
-      " heat steps on ", mine, " of the blocks of widths 16/24/8/12, ", name, ": max |korch - plain loop| = ", diff
+      " heat steps on ", mine, " of the blocks of widths 16/24/8/12 between walls, ", name, ": max |korch - plain loop| = ", diff
     call check(diff == 0, "korch equals the plain loop on " // name)
     call check(korch_configuration_destroy(to_new) == korch_ok, "destroy")
     call check(korch_configuration_destroy(to_old) == korch_ok, "destroy")

@@ -2,12 +2,16 @@
 ! The Fortran module over the C API: a bundle over Fortran-owned blocks equals a plain loop, and
 ! each kind of bad call (unknown configuration, a routine that fails, a block array of the wrong
 ! shape, a JSON configuration with a bad field) returns a non-zero status and a message naming the
-! problem; a destroyed handle is an error, and korch_finalize from a routine is refused. Exits 1 on
-! the first failed check, naming it.
+! problem; a destroyed handle is an error, and korch_finalize from a routine is refused. Two blocks
+! periodic in x with reflecting walls in y, filled by a Fortran boundary fill, equal the plain loop;
+! walls without a fill, and a fill that fails, are statuses with messages. Exits 1 on the first
+! failed check, naming it.
 module test_routines
   use, intrinsic :: iso_c_binding
   use korch
   implicit none
+  ! The walled blocks: 5 and 7 cells in x (periodic), 4 in y, 2 guard cells.
+  integer, parameter :: g = 2, ny = 4, nx(0:1) = [5, 7], x0(0:1) = [0, 5], n_x = 12
 contains
   ! u(:,:,:,1) = 2 u + 1 on the item's cells
   recursive integer(c_int) function twice_plus_one(item, u, user) bind(c) result(status)
@@ -46,6 +50,87 @@ contains
     type(c_ptr), value :: user
     status = 0
     if (korch_finalize() == korch_ok) status = 9
+  end function
+
+  ! The reflecting wall in y: a guard cell beyond it takes minus its mirror image; counts its calls in
+  ! the integer `user` points to.
+  recursive integer(c_int) function reflect_y(region, direction, first_var, n_vars, u, user) bind(c) result(status)
+    type(korch_item), intent(in) :: region
+    integer(c_int32_t), intent(in) :: direction(3)
+    integer(c_int32_t), value :: first_var, n_vars
+    real(c_double), intent(inout) :: u(1-region%guard(1):region%cells(1)+region%guard(1), &
+                                       1-region%guard(2):region%cells(2)+region%guard(2), &
+                                       1-region%guard(3):region%cells(3)+region%guard(3), region%n_vars)
+    type(c_ptr), value :: user
+    integer(c_int), pointer :: calls
+    integer :: i, j, k, v, edge
+    call c_f_pointer(user, calls)
+    calls = calls + 1
+    edge = merge(1, region%cells(2) + 1, direction(2) < 0)  ! the wall lies between cells edge - 1 and edge
+    do v = first_var + 1, first_var + n_vars
+      do k = region%lo(3), region%hi(3)
+        do j = region%lo(2), region%hi(2)
+          do i = region%lo(1), region%hi(1)
+            u(i, j, k, v) = -u(i, 2 * edge - 1 - j, k, v)
+          end do
+        end do
+      end do
+    end do
+    status = 0
+  end function
+
+  recursive integer(c_int) function broken_wall(region, direction, first_var, n_vars, u, user) bind(c) result(status)
+    type(korch_item), intent(in) :: region
+    integer(c_int32_t), intent(in) :: direction(3)
+    integer(c_int32_t), value :: first_var, n_vars
+    real(c_double), intent(inout) :: u(*)
+    type(c_ptr), value :: user
+    call korch_routine_message("the wall is broken")
+    status = 5
+  end function
+
+  real(c_double) function value_at(x, y, v)
+    integer, intent(in) :: x, y, v
+    value_at = 1 + x + 100 * y + 0.25d0 * v
+  end function
+
+  ! Interior cells value_at, guard cells -1.
+  subroutine paint(u, b)
+    real(c_double), intent(out) :: u(1-g:, 1-g:, :)
+    integer, intent(in) :: b
+    integer :: i, j, v
+    u = -1
+    do v = 1, 2
+      do j = 1, ny
+        do i = 1, nx(b)
+          u(i, j, v) = value_at(x0(b) + i - 1, j - 1, v)
+        end do
+      end do
+    end do
+  end subroutine
+
+  ! Block b as the code's own loop fills it: x wraps, y mirrors with a sign across the walls.
+  function filled(b) result(u)
+    integer, intent(in) :: b
+    real(c_double) :: u(1-g:nx(b)+g, 1-g:ny+g, 2)
+    integer :: i, j, v, y
+    real(c_double) :: sign
+    do v = 1, 2
+      do j = 1 - g, ny + g
+        y = j - 1
+        sign = 1
+        if (y < 0) then
+          y = -1 - y
+          sign = -1
+        else if (y >= ny) then
+          y = 2 * ny - 1 - y
+          sign = -1
+        end if
+        do i = 1 - g, nx(b) + g
+          u(i, j, v) = sign * value_at(modulo(x0(b) + i - 1, n_x), y, v)
+        end do
+      end do
+    end do
   end function
 end module
 
@@ -138,6 +223,8 @@ program test_fortran_api
   call check(index(korch_last_error(), "dead korch_bundle handle") > 0, "naming the dead handle: " // korch_last_error())
   call check(korch_bundle_destroy(finalizing) == korch_ok, "destroying the reset handle again does nothing")
 
+  call walls_in_y()
+
   call check(korch_bundle_destroy(bundle) == korch_ok, "destroy bundle")
   call check(korch_bundle_destroy(failing) == korch_ok, "destroy failing bundle")
   call check(korch_configuration_destroy(cpu) == korch_ok, "destroy configuration")
@@ -148,6 +235,59 @@ program test_fortran_api
   print '(a)', "fortran api: all checks passed"
 
 contains
+  ! Blocks of 5 and 7 cells in x (periodic), 4 in y between reflecting walls, 2 guard cells, 2
+  ! variables; the exchange's fill against the plain loop, bitwise.
+  subroutine walls_in_y()
+    real(c_double), allocatable, target :: u0(:, :, :), u1(:, :, :)
+    type(korch_blocks) :: walled
+    type(korch_neighbours) :: near
+    type(korch_exchange) :: fill
+    integer(c_int), target :: calls
+    integer :: block, dx, dy, kind, status
+    allocate(u0(1-g:nx(0)+g, 1-g:ny+g, 2), u1(1-g:nx(1)+g, 1-g:ny+g, 2))
+    call check(korch_blocks_create("walled", 2, walled) == korch_ok, "create the walled blocks")
+    call check(korch_add_block(walled, u0, cells=[nx(0), ny, 1], guard=[g, g, 0]) == korch_ok, "add walled block 0")
+    call check(korch_add_block(walled, u1, cells=[nx(1), ny, 1], guard=[g, g, 0]) == korch_ok, "add walled block 1")
+    call check(korch_neighbours_create(2, near) == korch_ok, "korch_neighbours_create")
+    do block = 0, 1
+      do dy = -1, 1
+        do dx = -1, 1
+          if (dx == 0 .and. dy == 0) cycle
+          kind = merge(korch_neighbour_user, korch_neighbour_block, dy /= 0)
+          call check(korch_set_neighbour(near, block, [dx, dy, 0], kind, global_id=1 - block) == korch_ok, &
+                     "korch_set_neighbour: " // korch_last_error())
+        end do
+      end do
+    end do
+    call check(korch_exchange_create(walled, near, fill) == korch_ok, "korch_exchange_create: " // korch_last_error())
+
+    status = korch_exchange_fill(fill, 1, 2)
+    call check(status /= korch_ok, "walls without a boundary fill are refused")
+    call check(index(korch_last_error(), "call korch_exchange_set_boundary_fill first") > 0, &
+               "naming the fix: " // korch_last_error())
+
+    calls = 0
+    call check(korch_exchange_set_boundary_fill(fill, c_funloc(reflect_y), c_loc(calls)) == korch_ok, &
+               "korch_exchange_set_boundary_fill")
+    call paint(u0, 0)
+    call paint(u1, 1)
+    call check(korch_exchange_fill(fill, 1, 2) == korch_ok, "the walled fill: " // korch_last_error())
+    call check(calls == 12, "the fill ran once per block and direction beyond a wall")
+    call check(all(u0 == filled(0)), "block 0 equals the plain loop")
+    call check(all(u1 == filled(1)), "block 1 equals the plain loop")
+
+    call check(korch_exchange_set_boundary_fill(fill, c_funloc(broken_wall)) == korch_ok, "set the broken wall")
+    status = korch_exchange_fill(fill, 1, 2)
+    call check(status /= korch_ok, "a failing boundary fill fails the fill")
+    call check(index(korch_last_error(), "returned status 5") > 0, "with its status: " // korch_last_error())
+    call check(index(korch_last_error(), "the wall is broken") > 0, "and its message: " // korch_last_error())
+
+    call check(korch_exchange_destroy(fill) == korch_ok, "destroy the walled exchange")
+    call check(korch_neighbours_destroy(near) == korch_ok, "destroy the neighbours")
+    call check(korch_blocks_destroy(walled) == korch_ok, "destroy the walled blocks")
+    deallocate(u0, u1)
+  end subroutine
+
   subroutine check(condition, what)
     logical, intent(in) :: condition
     character(len=*), intent(in) :: what

@@ -39,7 +39,8 @@
  *
  * Ranks and guard cells (docs/c-api.md): each rank adds its own blocks with korch_blocks_add_global
  * (a global id unique over all ranks), describes what lies next to each block in every direction
- * (korch_neighbours_set), and korch fills the guard cells, within the rank and from other ranks:
+ * (korch_neighbours_set), and korch fills the guard cells, within the rank and from other ranks, and
+ * calls the code's routine for its own boundaries (KORCH_NEIGHBOUR_USER, korch_exchange_set_boundary_fill):
  *   korch_start_mpi();                     or korch_use_communicator(MPI_Comm_c2f(comm))
  *   korch_neighbours* near;  korch_neighbours_create(2, &near);
  *   korch_neighbours_set(near, id, (int32_t[3]){-1, 0, 0}, KORCH_NEIGHBOUR_BLOCK, left, left_rank);
@@ -59,7 +60,7 @@ extern "C" {
 enum { KORCH_OK = 0, KORCH_ERROR = 1, KORCH_ERROR_INTERNAL = 2 };
 enum { KORCH_FORTRAN_ORDER = 0, KORCH_C_ORDER = 1 };
 enum { KORCH_ALL_BLOCKS = 0, KORCH_LEAF_BLOCKS = 1, KORCH_LEVEL_BLOCKS = 2 };
-enum { KORCH_NEIGHBOUR_BLOCK = 0, KORCH_NEIGHBOUR_OUTFLOW = 1, KORCH_NEIGHBOUR_NONE = 2 };
+enum { KORCH_NEIGHBOUR_BLOCK = 0, KORCH_NEIGHBOUR_OUTFLOW = 1, KORCH_NEIGHBOUR_NONE = 2, KORCH_NEIGHBOUR_USER = 3 };
 
 typedef struct korch_options {
   int32_t n_teams; /* 0: the runtime's default for each field */
@@ -93,6 +94,10 @@ typedef struct korch_item {
 } korch_item;
 
 typedef int (*korch_action_fn)(const korch_item* item, double* data, void* user);
+/* The code's own boundary condition (korch_exchange_set_boundary_fill): fills the guard cells of
+ * region->block beyond its faces in `direction`, variables [first_var, first_var + n_vars) (0-based). */
+typedef int (*korch_boundary_fn)(const korch_item* region, const int32_t direction[3], int32_t first_var,
+                                 int32_t n_vars, double* data, void* user);
 
 typedef struct korch_blocks korch_blocks;
 typedef struct korch_bundle korch_bundle;
@@ -159,7 +164,8 @@ int korch_ranks(int32_t* rank, int32_t* size);
 /* Neighbour lists: dims 1, 2 or 3; for block `block` (its id in this rank's korch_blocks) and a
  * direction {dx, dy, dz} (each -1, 0 or +1, not all 0, none beyond dims): KORCH_NEIGHBOUR_BLOCK
  * (`global_id` on `rank`; a periodic domain names the wrapped block), KORCH_NEIGHBOUR_OUTFLOW (the
- * domain's edge: the nearest interior cell) or KORCH_NEIGHBOUR_NONE (leave those guard cells). */
+ * domain's edge: the nearest interior cell), KORCH_NEIGHBOUR_NONE (leave those guard cells) or
+ * KORCH_NEIGHBOUR_USER (the exchange's boundary fill fills them: a reflecting wall, an inflow). */
 int korch_neighbours_create(int32_t dims, korch_neighbours** out);
 int korch_neighbours_set(korch_neighbours* neighbours, int32_t block, const int32_t direction[3], int32_t kind,
                          int32_t global_id, int32_t rank);
@@ -178,6 +184,29 @@ int korch_exchange_fill(korch_exchange* exchange, int32_t first_var, int32_t n_v
 int korch_exchange_start(korch_exchange* exchange, int32_t first_var, int32_t n_vars);
 int korch_exchange_next(korch_exchange* exchange, int32_t* block);
 int korch_exchange_destroy(korch_exchange* exchange);
+/* The code's boundary condition for the guard cells its lists mark KORCH_NEIGHBOUR_USER; required
+ * before a fill when they name any (the fill, start and execute calls refuse to run without it).
+ * korch calls fill(region, direction, first_var, n_vars, data, user) once per block and direction
+ * whose guard cells resolve to USER (a face, and each edge and corner beyond it, unless an outflow
+ * face there clamps them onto another neighbour), after that block's copies and messages, so it may
+ * read the block's other guard cells (a corner mirrors what the exchange just copied):
+ *   region               describes the block as an action routine's item does (tile -1, strides,
+ *                        cells, guard, n_vars the block's variables); region->lo..hi (inclusive,
+ *                        interior 1..n) are the guard cells to fill: along a component of
+ *                        `direction` that is 0 the interior, along -1 the `width` guard cells below
+ *                        it (1-w..0), along +1 those above it (n+1..n+w).
+ *   direction            {dx, dy, dz}, each -1, 0 or +1, as given to korch_neighbours_set.
+ *   first_var, n_vars    the variables of this fill, [first_var, first_var + n_vars), 0-based.
+ *   data                 the block's array (its first element), as korch_blocks_add was given.
+ * It runs on the thread that fills (korch_exchange_fill's and korch_exchange_next's caller, or one
+ * thread of a cycle of korch_execute_filled), one block at a time. It returns 0, or non-zero to fail
+ * the fill: korch then calls it no more in this fill, ends the fill (copies and messages, so none is
+ * left in flight on any rank) and the call returns KORCH_ERROR naming the block, the direction and
+ * the status, with the message korch_routine_message gave before returning. korch_exchange_fill
+ * returns it at the end; korch_exchange_next on the call that filled the block, with *block -1 (the
+ * fill is over); korch_execute_filled after its cycle, whose routines got the blocks left unfilled.
+ * fill NULL removes it. */
+int korch_exchange_set_boundary_fill(korch_exchange* exchange, korch_boundary_fn fill, void* user);
 /* One cycle over the exchange's blocks, each handed to the teams as soon as its guard cells of
  * variables [first_var, first_var + n_vars) are valid (the fill runs inside the cycle). */
 int korch_execute_filled(const korch_bundle* bundle, const korch_configuration* configuration, korch_exchange* exchange,

@@ -54,18 +54,25 @@ void refuse_inside_routine(const char* fix) {
     throw Error::format("called from action routine '{}' while its cycle runs: {}", excerpt(*running_action), fix);
 }
 
-void call_routine(const std::string& name, korch_action_fn function, void* user, const korch_item& item, double* data,
-                  const std::string& what) {
+int call_user_routine(const std::string& name, const std::function<int()>& call, std::string& message) {
   routine_message.clear();
   int status = 0;
   {
     const InsideRoutine inside(name);
-    status = function(&item, data, user);
+    status = call();
   }
-  if (status != 0) {
+  message = excerpt(routine_message, 4 * excerpt_limit);
+  return status;
+}
+
+void call_routine(const std::string& name, korch_action_fn function, void* user, const korch_item& item, double* data,
+                  const std::string& what) {
+  std::string message;
+  const int status = call_user_routine(
+      name, [&] { return function(&item, data, user); }, message);
+  if (status != 0)
     throw Error::format("action '{}' returned status {} on {}{}{}", excerpt(name), status, what,
-                        routine_message.empty() ? "" : ": ", excerpt(routine_message, 4 * excerpt_limit));
-  }
+                        message.empty() ? "" : ": ", message);
 }
 
 ActionRoutine routine(const std::string& name, korch_action_fn function, void* user) {

@@ -10,6 +10,7 @@
 #include <korch/data_packet.hpp>
 #include <korch/korch_c.h>
 
+#include <functional>
 #include <string>
 
 namespace korch::c_api {
@@ -29,6 +30,9 @@ void refuse_inside_routine(const char* fix);
 // The C API's description of a tile, block or packet entry `box` (block-local) of `block`, whose
 // cells the routine gets laid out as `view`.
 korch_item describe(const DataSource& source, int block, int tile, const Box& box, const BlockView& view);
+// Runs `call`, a C or Fortran routine of `name` (refuse_inside_routine applies inside it); returns
+// its status, and in `message` what it gave korch_routine_message (excerpted).
+int call_user_routine(const std::string& name, const std::function<int()>& call, std::string& message);
 // Runs `function` on one item; a non-zero status becomes a korch::Error naming the action, the
 // status, `what` (the item) and the routine's message.
 void call_routine(const std::string& name, korch_action_fn function, void* user, const korch_item& item, double* data,

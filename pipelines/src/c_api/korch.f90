@@ -17,17 +17,31 @@
 !     type(c_ptr), value :: user
 !     ! update u(item%lo(1):item%hi(1), item%lo(2):item%hi(2), item%lo(3):item%hi(3), :)
 !   end function
+!
+! A boundary fill (korch_exchange_set_boundary_fill, for neighbours korch_neighbour_user) is a
+! bind(c) function too; region describes the block as an item does, with region%lo..region%hi the
+! guard cells to fill; the variables are first_var + 1 .. first_var + n_vars (first_var counts from 0,
+! as in C):
+!
+!   recursive integer(c_int) function wall(region, direction, first_var, n_vars, u, user) bind(c)
+!     type(korch_item), intent(in) :: region
+!     integer(c_int32_t), intent(in) :: direction(3)     ! each -1, 0 or +1
+!     integer(c_int32_t), value :: first_var, n_vars
+!     real(c_double), intent(inout) :: u(...)            ! declared as in an action routine
+!     type(c_ptr), value :: user
+!   end function
 module korch
   use, intrinsic :: iso_c_binding
   implicit none
   private
 
   ! What a code needs from iso_c_binding to write action routines, so that `use korch` suffices.
-  public :: c_double, c_int, c_ptr, c_funloc, c_loc, c_null_ptr, c_f_pointer
+  public :: c_double, c_int, c_ptr, c_funloc, c_loc, c_null_ptr, c_f_pointer, c_int32_t, c_null_funptr
 
   integer, parameter, public :: korch_ok = 0
   integer, parameter, public :: korch_all_blocks = 0, korch_leaf_blocks = 1, korch_level_blocks = 2
   integer, parameter, public :: korch_neighbour_block = 0, korch_neighbour_outflow = 1, korch_neighbour_none = 2
+  integer, parameter, public :: korch_neighbour_user = 3
 
   type, bind(c), public :: korch_item
     integer(c_int64_t) :: stride(4)   ! (var, i, j, k) in doubles
@@ -77,7 +91,7 @@ module korch
   public :: korch_start_mpi, korch_use_communicator, korch_ranks
   public :: korch_neighbours_create, korch_set_neighbour, korch_neighbours_destroy
   public :: korch_exchange_create, korch_exchange_fill, korch_exchange_start, korch_exchange_next
-  public :: korch_exchange_destroy, korch_execute_filled
+  public :: korch_exchange_destroy, korch_execute_filled, korch_exchange_set_boundary_fill
 
   interface korch_add_block
     module procedure add_block_3d, add_block_2d
@@ -168,6 +182,13 @@ module korch
     integer(c_int) function c_exchange_destroy(exchange) bind(c, name="korch_exchange_destroy")
       import :: c_int, c_ptr
       type(c_ptr), value :: exchange
+    end function
+    integer(c_int) function c_exchange_set_boundary_fill(exchange, fill, user) &
+        bind(c, name="korch_exchange_set_boundary_fill")
+      import :: c_int, c_ptr, c_funptr
+      type(c_ptr), value :: exchange
+      type(c_funptr), value :: fill
+      type(c_ptr), value :: user
     end function
     integer(c_int) function c_execute_filled(bundle, configuration, exchange, first_var, n_vars) &
         bind(c, name="korch_execute_filled")
@@ -403,7 +424,8 @@ contains
   end function
 
   ! What lies next to block `block` (0-based id from korch_add_block) in `direction` (each -1, 0 or
-  ! +1): kind korch_neighbour_block (global_id on rank), korch_neighbour_outflow or korch_neighbour_none.
+  ! +1): kind korch_neighbour_block (global_id on rank), korch_neighbour_outflow, korch_neighbour_none
+  ! or korch_neighbour_user (the exchange's boundary fill).
   integer function korch_set_neighbour(neighbours, block, direction, kind, global_id, rank) result(status)
     type(korch_neighbours), intent(in) :: neighbours
     integer, intent(in) :: block, direction(3), kind
@@ -465,6 +487,20 @@ contains
     type(korch_exchange), intent(inout) :: exchange
     status = c_exchange_destroy(exchange%handle)
     if (status == korch_ok) exchange%handle = c_null_ptr  ! one in use stays valid
+  end function
+
+  ! The code's boundary condition for the guard cells marked korch_neighbour_user: fill is c_funloc of
+  ! a bind(c) boundary fill (see the top of this module; c_null_funptr removes it), user is passed to
+  ! every call (default c_null_ptr). It returns 0, or non-zero (after korch_routine_message) to fail
+  ! the fill, which the filling call then returns once the fill has ended (docs/c-api.md).
+  integer function korch_exchange_set_boundary_fill(exchange, fill, user) result(status)
+    type(korch_exchange), intent(in) :: exchange
+    type(c_funptr), value :: fill
+    type(c_ptr), intent(in), optional :: user
+    type(c_ptr) :: u
+    u = c_null_ptr
+    if (present(user)) u = user
+    status = c_exchange_set_boundary_fill(exchange%handle, fill, u)
   end function
 
   ! One cycle whose blocks reach the teams as their guard cells of first_var .. first_var + n_vars - 1
