@@ -79,6 +79,50 @@ TEST_CASE("Code's blocks: the exchange fills every guard cell from the neighbour
   }
 }
 
+TEST_CASE("Code's blocks: a boundary fill that throws on one rank fails that fill, and the next fills are right") {
+  const Communicator world = Communicator::world();
+  const auto c = cases().back();  // walls in y, filled by the code
+  REQUIRE(c.arrangement.walls_y);
+  CodeBlocks blocks(c.arrangement, world);
+  GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
+  bool fail = true;
+  exchange.set_boundary_fill([&](int b, const Direction& d, int first, int count) {
+    if (fail && world.rank() == 0) throw korch::Error("the code's wall failed");
+    blocks.reflect(b, d, first, count);
+  });
+  blocks.paint();
+  if (world.rank() == 0)
+    CHECK_THROWS_WITH_AS(exchange.fill(0, 3), doctest::Contains("the code's wall failed"), korch::Error);
+  else
+    exchange.fill(0, 3);
+  CHECK_FALSE(exchange.in_progress());
+  fail = false;
+  for (int round = 0; round < 2; ++round) {
+    blocks.paint();
+    exchange.fill(0, 3);
+    CHECK(blocks.wrong_guard_cells(0, 3, c.width) == 0);
+  }
+  // The same when the code drives the fill and abandons it after the failure.
+  fail = true;
+  blocks.paint();
+  exchange.start(0, 3);
+  bool failed = false;
+  try {
+    for (const int b : exchange.blocks_without_messages()) exchange.fill_local(b);
+    while (exchange.messages_outstanding() > 0)
+      for (const int b : exchange.wait_some()) exchange.fill_local(b);
+    exchange.finish();
+  } catch (const korch::Error&) {
+    failed = true;
+    exchange.abandon();
+  }
+  CHECK(failed == (world.rank() == 0));
+  fail = false;
+  blocks.paint();
+  exchange.fill(0, 3);
+  CHECK(blocks.wrong_guard_cells(0, 3, c.width) == 0);
+}
+
 TEST_CASE("Code's blocks: the iterator hands out each block once its guard cells are valid") {
   const Communicator world = Communicator::world();
   Runtime runtime(RuntimeOptions{2, 2, 2, 1});

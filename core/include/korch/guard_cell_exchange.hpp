@@ -94,7 +94,9 @@ class GuardCellExchange {
   int messages_outstanding() const noexcept { return outstanding_; }
   // Waits for the sends; the fill is over.
   void finish();
-  // Drops a fill in progress (a failed cycle): cancels receives, releases requests. No throw.
+  // Drops a fill in progress (a failed cycle): waits up to 20 s for the messages the other ranks
+  // sent for it (so the next fill does not take them), then cancels what has not come and
+  // releases the requests. No throw.
   void abandon() noexcept;
   bool in_progress() const noexcept { return active_; }
 

@@ -8,10 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
+#include <exception>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #if KORCH_HAVE_MPI
@@ -105,16 +106,29 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
 
 void GuardCellExchange::fill(int first, int count) {
   start(first, count);
+  // A block whose fill fails (the code's boundary fill threw) stops the filling, not the messages:
+  // every message of this fill is received before the error leaves, so none is left to be taken
+  // for the next fill's.
+  std::exception_ptr failure;
+  const auto fill_block = [&](int b) {
+    if (failure) return;
+    try {
+      fill_local(b);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  };
   try {
     // Blocks that need messages after their messages: a boundary fill may read any guard cell.
-    for (const int b : local_only_) fill_local(b);
+    for (const int b : local_only_) fill_block(b);
     while (messages_outstanding() > 0)
-      for (const int b : wait_some()) fill_local(b);
+      for (const int b : wait_some()) fill_block(b);
     finish();
   } catch (...) {
     abandon();
     throw;
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void GuardCellExchange::start(int first, int count) {
@@ -296,6 +310,14 @@ void GuardCellExchange::abandon() noexcept {
   MPI_Finalized(&finalized);
   if (!finalized) {
     auto& r = *requests_;
+    // Messages already sent to this rank would be taken by the next fill's receives: wait for them
+    // (every peer posts its sends when it starts the fill), for a while, before cancelling.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    int all_arrived = r.recv.empty() ? 1 : 0;
+    while (!all_arrived && std::chrono::steady_clock::now() < deadline) {
+      MPI_Testall(static_cast<int>(r.recv.size()), r.recv.data(), &all_arrived, MPI_STATUSES_IGNORE);
+      if (!all_arrived) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
     for (auto& q : r.recv)
       if (q != MPI_REQUEST_NULL) {
         MPI_Cancel(&q);
