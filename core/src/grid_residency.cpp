@@ -28,22 +28,23 @@ GridResidency::GridResidency(const HostData& host)
 
 std::size_t GridResidency::flag_index(int block, int var) const {
   if (block < 0 || block >= n_blocks_ || var < 0 || var >= n_vars_) {
-    throw Error::format("resident grid: block {} variable {} does not exist: the grid has blocks 0..{}, variables 0..{}",
-                        block, var, n_blocks_ - 1, n_vars_ - 1);
+    throw Error::format(
+        "resident grid: block {} variable {} does not exist: the grid has blocks 0..{}, variables 0..{}", block, var,
+        n_blocks_ - 1, n_vars_ - 1);
   }
   return static_cast<std::size_t>(block) * static_cast<std::size_t>(n_vars_) + static_cast<std::size_t>(var);
 }
 
 double* GridResidency::host_var(int block, int var) const noexcept {
-  return host_.data() + (static_cast<std::size_t>(block) * static_cast<std::size_t>(n_vars_) +
-                         static_cast<std::size_t>(var)) *
-                            doubles_per_var_;
+  return host_.data() +
+         (static_cast<std::size_t>(block) * static_cast<std::size_t>(n_vars_) + static_cast<std::size_t>(var)) *
+             doubles_per_var_;
 }
 
 double* GridResidency::device_var(int block, int var) const noexcept {
-  return device_.data() + (static_cast<std::size_t>(block) * static_cast<std::size_t>(n_vars_) +
-                           static_cast<std::size_t>(var)) *
-                              doubles_per_var_;
+  return device_.data() +
+         (static_cast<std::size_t>(block) * static_cast<std::size_t>(n_vars_) + static_cast<std::size_t>(var)) *
+             doubles_per_var_;
 }
 
 double* GridResidency::device_block(int block) const noexcept { return device_var(block, 0); }
