@@ -4,12 +4,16 @@
 // whatever mix of host and device cycles runs, and host accessors see the device's results.
 #include "test_runtime_support.hpp"
 
+#include <korch/communicator.hpp>
 #include <korch/configurations/builtin.hpp>
+#include <korch/decomposition.hpp>
+#include <korch/guard_cell_exchange.hpp>
 #include <korch/grid_residency.hpp>
 #include <korch/packet_pack.hpp>
 #include <korch/runtime.hpp>
 #include <korch/typed_action.hpp>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -266,4 +270,31 @@ TEST_CASE("Residency: host accessors of every kind bring the device's results ba
   CHECK(same_cells(copy, plain));
   REQUIRE(copy.residency() != nullptr);
   CHECK_FALSE(copy.residency()->device_valid(0, 0));
+}
+
+TEST_CASE("Residency: a guard-cell fill between device cycles works on the device's results") {
+  Runtime rt;
+  Grid resident(residency_spec(true));
+  Grid plain(residency_spec(false));
+  fill_pattern(resident);
+  fill_pattern(plain);
+  const Decomposition decomposition(residency_spec(false).blocks, 1);
+  const std::array<BoundaryKind, 3> periodic{BoundaryKind::periodic, BoundaryKind::periodic, BoundaryKind::periodic};
+  GuardCellExchange resident_fill(resident, decomposition, periodic, Communicator::world());
+  GuardCellExchange plain_fill(plain, decomposition, periodic, Communicator::world());
+  const Configuration gpu = configurations::get("gpu_only");
+  const Bundle bundle = affine_bundle({device_update});
+  for (int step = 0; step < 3; ++step) {
+    CAPTURE(step);
+    rt.execute(bundle, gpu, resident);
+    rt.execute(bundle, gpu, plain);
+    REQUIRE_FALSE(resident.residency()->host_valid(0, 0));
+    resident_fill.fill(0, 3);  // start() brings every block back before it reads the neighbours' cells
+    plain_fill.fill(0, 3);
+    for (int b = 0; b < resident.n_blocks(); ++b) {
+      CHECK(resident.residency()->host_valid(b, 0));
+      CHECK_FALSE(resident.residency()->device_valid(b, 0));  // the fill wrote the host's guard cells
+    }
+    CHECK(same_cells(resident, plain));
+  }
 }
