@@ -298,3 +298,28 @@ TEST_CASE("Residency: a guard-cell fill between device cycles works on the devic
     CHECK(same_cells(resident, plain));
   }
 }
+
+TEST_CASE("Residency: after a failed device action the host sees what the device holds, never an older copy") {
+  Runtime rt;
+  Grid resident(residency_spec(true));
+  fill_pattern(resident);
+  const Configuration gpu = configurations::get("gpu_only");
+  // Writes 7 into u0 of every entry on the device, then fails.
+  const ActionRoutine failing("A", [](const ActionContext& ctx, DataItem& item) {
+    auto& p = dynamic_cast<DataPacket&>(item);
+    for (std::size_t e = 0; e < p.size(); ++e) Kokkos::deep_copy(p.device_var(e, 0), 7.0);
+    ctx.device_space().fence();
+    throw Error("the action failed on purpose");
+  });
+  Bundle bundle("failing");
+  bundle.add(failing);
+  CHECK_THROWS_AS(rt.execute(bundle, gpu, resident), Error);
+  for (int b = 0; b < resident.n_blocks(); ++b) {
+    const bool on_device = resident.residency()->device_valid(b, 0);
+    CHECK(on_device != resident.residency()->host_valid(b, 0));  // one side only, never both
+    if (!on_device) continue;
+    // The packet's action wrote 7, or the cycle stopped before it ran: the cells as they were.
+    const double seen = resident.block_data(b)(0, 3, 3, 0);
+    CHECK((seen == 7.0 || seen == 0.25 * b + 0.01 * 3 + 0.02 * 3));
+  }
+}

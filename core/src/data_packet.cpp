@@ -254,7 +254,13 @@ void DataPacket::copy_to_device(const DeviceTaskSpace& instance) {
   device_ = device_pool_->acquire(total_doubles_ * sizeof(double));
   auto* dev = static_cast<double*>(device_.data());
   auto* base = static_cast<double*>(host_.data());
-  if (residency_) staged_bytes_ = residency_->make_device_valid(block_ids(), reads_, instance);
+  if (residency_) {
+    const std::vector<int> blocks = block_ids();
+    staged_bytes_ = residency_->make_device_valid(blocks, reads_, instance);
+    // From here the action may change them: only the device copy is the truth, even if the cycle
+    // fails before copy_to_host() (the host copy would otherwise pass for valid next to it).
+    residency_->device_wrote(blocks, vars_.copy_in_out);
+  }
   set_device_addresses(dev);
   std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
   copy_to_device_async(instance, dev, base, section_begin_[2] * sizeof(double));

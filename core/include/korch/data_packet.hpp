@@ -20,9 +20,10 @@
 //
 // A packet of blocks of a resident grid (GridSpec::resident, docs/residency.md) stores no cells of
 // its own: its entries point into the grid's device copy. copy_to_device() copies there only the
-// variables the packet reads (copy-in and copy-in-out) whose device copy is stale, copy_to_host()
-// copies nothing and marks the variables it writes (copy-in-out and copy-out) valid on the device
-// alone; the grid's host accessors bring them back when the host asks. Its buffers hold the entry
+// variables the packet reads (copy-in and copy-in-out) whose device copy is stale and marks the
+// copy-in-out ones valid on the device alone (the action may change them); copy_to_host() copies
+// nothing and marks the variables the action wrote (copy-in-out and copy-out) valid on the device
+// alone. The grid's host accessors bring them back when the host asks. Its buffers hold the entry
 // metadata and scratch variables only.
 #pragma once
 
