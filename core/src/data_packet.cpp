@@ -66,6 +66,15 @@ DataPacket::DataPacket(const DataSource& grid, DataType type, PacketVariables va
     }
   }
   n_section_vars_[3] = vars_.scratch;
+  if (type_ == DataType::packet_of_blocks) {
+    if (const auto* g = dynamic_cast<const Grid*>(source_)) residency_ = g->residency();
+  }
+  if (residency_) {
+    reads_ = vars_.copy_in;
+    reads_.insert(reads_.end(), vars_.copy_in_out.begin(), vars_.copy_in_out.end());
+    writes_ = vars_.copy_in_out;
+    writes_.insert(writes_.end(), vars_.copy_out.begin(), vars_.copy_out.end());
+  }
 }
 
 DataPacket::~DataPacket() { release(); }
@@ -220,9 +229,11 @@ void DataPacket::pack() {
   at = (at + 7) / 8 * 8;  // 64-byte aligned sections
   for (int s = 0; s < 4; ++s) {
     section_begin_[s] = at;
+    // A resident packet's data sections are empty: its entries point into the grid's device copy.
+    const int stored_vars = residency_ && s < 3 ? 0 : n_section_vars_[s];
     for (auto& e : entries_) {
       e.offset[s] = at;
-      at += static_cast<std::size_t>(n_section_vars_[s]) * static_cast<std::size_t>(e.n_cells);
+      at += static_cast<std::size_t>(stored_vars) * static_cast<std::size_t>(e.n_cells);
     }
     at = (at + 7) / 8 * 8;
   }
@@ -230,7 +241,7 @@ void DataPacket::pack() {
   total_doubles_ = at;
   host_ = pinned_pool_->acquire(total_doubles_ * sizeof(double));
   auto* base = static_cast<double*>(host_.data());
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
+  for (std::size_t i = 0; i < entries_.size() && !residency_; ++i) {
     const auto& e = entries_[i];
     copy_box<true>(*source_, e, vars_.copy_in, base + e.offset[0]);
     copy_box<true>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
@@ -243,12 +254,27 @@ void DataPacket::copy_to_device(const DeviceTaskSpace& instance) {
   device_ = device_pool_->acquire(total_doubles_ * sizeof(double));
   auto* dev = static_cast<double*>(device_.data());
   auto* base = static_cast<double*>(host_.data());
-  for (auto& e : entries_) {
-    for (int s = 0; s < 4; ++s) e.device_address[s] = reinterpret_cast<std::uintptr_t>(dev + e.offset[s]);
+  if (residency_) {
+    const std::vector<int> blocks = block_ids();
+    staged_bytes_ = residency_->make_device_valid(blocks, reads_, instance);
+    // From here the action may change them: only the device copy is the truth, even if the cycle
+    // fails before copy_to_host() (the host copy would otherwise pass for valid next to it).
+    residency_->device_wrote(blocks, vars_.copy_in_out);
   }
+  set_device_addresses(dev);
   std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
-  copy_to_device_async(instance, dev, base, bytes_to_device());
+  copy_to_device_async(instance, dev, base, section_begin_[2] * sizeof(double));
   state_ = State::on_device;
+}
+
+void DataPacket::set_device_addresses(double* device_buffer) {
+  for (auto& e : entries_) {
+    for (int s = 0; s < 4; ++s) {
+      const bool in_grid = residency_ && s < static_cast<int>(PacketSection::scratch);
+      e.device_address[s] =
+          reinterpret_cast<std::uintptr_t>(in_grid ? residency_->device_block(e.block) : device_buffer + e.offset[s]);
+    }
+  }
 }
 
 void DataPacket::move_on_device(const DeviceTaskSpace& instance) {
@@ -257,14 +283,17 @@ void DataPacket::move_on_device(const DeviceTaskSpace& instance) {
   copy_device_to_device_async(instance, target.data(), device_.data(), total_doubles_ * sizeof(double));
   instance.fence();  // the source buffer goes back to the pool below
   device_ = std::move(target);
-  auto* dev = static_cast<double*>(device_.data());
-  for (auto& e : entries_) {
-    for (int s = 0; s < 4; ++s) e.device_address[s] = reinterpret_cast<std::uintptr_t>(dev + e.offset[s]);
-  }
+  set_device_addresses(static_cast<double*>(device_.data()));
 }
 
 void DataPacket::copy_to_host(const DeviceTaskSpace& instance) {
   require(State::on_device, "copy_to_host()");
+  if (residency_) {
+    // The action is done: what it wrote is valid in the device copy alone.
+    residency_->device_wrote(block_ids(), writes_);
+    state_ = State::on_host;
+    return;
+  }
   auto* dev = static_cast<char*>(device_.data());
   auto* host = static_cast<char*>(host_.data());
   const std::size_t begin = section_begin_[1] * sizeof(double);
@@ -277,6 +306,7 @@ void DataPacket::unpack() {
   device_.release();
   auto* base = static_cast<double*>(host_.data());
   for (const auto& e : entries_) {
+    if (residency_) break;  // nothing to copy: the grid brings its blocks back when the host asks
     copy_box<false>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
     copy_box<false>(*source_, e, vars_.copy_out, base + e.offset[2]);
   }
@@ -290,7 +320,13 @@ void DataPacket::release() noexcept {
   if (state_ != State::unpacked) state_ = State::released;
 }
 
-std::size_t DataPacket::bytes_to_device() const noexcept { return section_begin_[2] * sizeof(double); }
+std::size_t DataPacket::bytes_to_device() const noexcept { return section_begin_[2] * sizeof(double) + staged_bytes_; }
+
+std::pair<int, int> DataPacket::device_place(int var) const noexcept {
+  const auto place = variable_place(var);
+  if (place.first < 0 || !residency_) return place;
+  return {static_cast<int>(PacketSection::copy_in), var};
+}
 std::size_t DataPacket::bytes_to_host() const noexcept {
   return (section_begin_[3] - section_begin_[1]) * sizeof(double);
 }
@@ -299,8 +335,10 @@ DataPacket::DeviceVar DataPacket::device_var(std::size_t i, int var) const {
   require(State::on_device, "device_var()");
   auto [section, slot] = locate(var);
   const auto& e = entries_.at(i);
-  return DeviceVar(entry_pointer(static_cast<double*>(device_.data()), i, section, slot),
-                   static_cast<std::size_t>(e.hi[0] - e.lo[0]), static_cast<std::size_t>(e.hi[1] - e.lo[1]),
+  double* const first = residency_ ? residency_->device_block(e.block) +
+                                         static_cast<std::size_t>(var) * static_cast<std::size_t>(e.n_cells)
+                                   : entry_pointer(static_cast<double*>(device_.data()), i, section, slot);
+  return DeviceVar(first, static_cast<std::size_t>(e.hi[0] - e.lo[0]), static_cast<std::size_t>(e.hi[1] - e.lo[1]),
                    static_cast<std::size_t>(e.hi[2] - e.lo[2]));
 }
 
@@ -318,6 +356,12 @@ DataPacket::DeviceVar DataPacket::device_scratch(std::size_t i, int scratch) con
 
 DataPacket::HostVar DataPacket::host_var(std::size_t i, int var) const {
   if (state_ != State::packed && state_ != State::on_host) require(State::on_host, "host_var()");
+  if (residency_) {
+    throw Error::format(
+        "{}: host_var() on a packet of a resident grid, which holds no cells on the host: read the grid's blocks "
+        "(Grid::block_view) after the cycle",
+        describe());
+  }
   auto [section, slot] = locate(var);
   const auto& e = entries_.at(i);
   return HostVar(entry_pointer(static_cast<double*>(host_.data()), i, section, slot),

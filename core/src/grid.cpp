@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/error.hpp>
 #include <korch/grid.hpp>
+#include <korch/grid_residency.hpp>
 
 #include <unistd.h>
 
@@ -125,6 +126,14 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
     interior.hi[d] = gw[d] + spec_.block_cells[d];
   }
   tile_boxes_ = tile_interior(interior, spec_.tile_cells);
+  if (spec_.resident) residency_ = std::make_shared<GridResidency>(data_);
+}
+
+TransferBytes Grid::residency_transfers() const { return residency_ ? residency_->transfers() : TransferBytes{}; }
+
+Grid::HostData Grid::data() const {
+  if (residency_) residency_->make_all_host_valid(true);
+  return data_;
 }
 
 std::array<int, 3> Grid::guard_width() const noexcept {
@@ -147,6 +156,7 @@ const BlockMeta& Grid::block(int id) const {
 
 double* Grid::block_pointer(int id) const {
   (void)block(id);
+  if (residency_) residency_->make_host_valid(id, true);
   return data_.data() + static_cast<std::size_t>(id) * doubles_per_block_;
 }
 
@@ -165,7 +175,7 @@ BlockView Grid::block_view(int id) const {
   const auto ext = stored_extent();
   const auto n = [](int x) { return static_cast<std::size_t>(x); };
   const std::size_t sk = 1, sj = n(ext[2]), si = sj * n(ext[1]), sv = si * n(ext[0]);
-  return BlockView(block_pointer(id),
+  return BlockView(block_pointer(id),  // brings a resident block back
                    Kokkos::LayoutStride(n(spec_.n_vars), sv, n(ext[0]), si, n(ext[1]), sj, n(ext[2]), sk));
 }
 
@@ -173,6 +183,9 @@ double Grid::max_interior_difference(const Grid& other) const {
   if (other.n_blocks() != n_blocks() || other.n_vars() != n_vars() || other.stored_extent() != stored_extent()) {
     throw Error("grid: max_interior_difference needs two grids of the same spec");
   }
+  // Only reads: the device copies stay valid.
+  if (residency_) residency_->make_all_host_valid(false);
+  if (other.residency_) other.residency_->make_all_host_valid(false);
   double diff = 0.0;
   for (const auto& m : meta_)
     for (int v = 0; v < spec_.n_vars; ++v)
@@ -195,7 +208,8 @@ Grid& as_grid(DataSource& source) { return const_cast<Grid&>(as_grid(static_cast
 
 Grid Grid::clone() const {
   Grid g(spec_);
-  Kokkos::deep_copy(g.data_, data_);
+  if (residency_) residency_->make_all_host_valid(false);
+  Kokkos::deep_copy(g.data_, data_);  // the copy's residency starts valid on the host alone
   return g;
 }
 

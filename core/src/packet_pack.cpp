@@ -17,7 +17,7 @@ PacketPack::PacketPack(const DataPacket& packet)
         packet.describe(), max_variables, n_vars);
   }
   for (int v = 0; v < max_variables; ++v) {
-    const auto [section, slot] = packet.variable_place(v);
+    const auto [section, slot] = packet.device_place(v);
     place_[v] = section < 0 ? -1 : section * slot_range + slot;
   }
   for (std::size_t e = 0; e < packet.size(); ++e) {

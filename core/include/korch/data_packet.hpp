@@ -17,6 +17,14 @@
 // Copies are asynchronous on the given instance (the calling thread's own stream on CUDA/HIP): fence
 // that instance before another thread touches the packet. release() returns both buffers to their
 // pools; it is safe early and twice, and the destructor calls it (the last owner releases).
+//
+// A packet of blocks of a resident grid (GridSpec::resident, docs/residency.md) stores no cells of
+// its own: its entries point into the grid's device copy. copy_to_device() copies there only the
+// variables the packet reads (copy-in and copy-in-out) whose device copy is stale and marks the
+// copy-in-out ones valid on the device alone (the action may change them); copy_to_host() copies
+// nothing and marks the variables the action wrote (copy-in-out and copy-out) valid on the device
+// alone. The grid's host accessors bring them back when the host asks. Its buffers hold the entry
+// metadata and scratch variables only.
 #pragma once
 
 #include <korch/backend/memory_pool.hpp>
@@ -26,6 +34,7 @@
 #include <korch/data_type.hpp>
 #include <korch/data_source.hpp>
 #include <korch/grid.hpp>
+#include <korch/grid_residency.hpp>
 #include <korch/packet_variables.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -110,6 +119,15 @@ class DataPacket : public DataItem {
   // The metadata section in device memory: one PacketEntryMeta per entry (state on_device).
   const PacketEntryMeta* device_entries() const;
 
+  // Whether the entries point into a resident grid's device copy (see above).
+  bool resident() const noexcept { return residency_ != nullptr; }
+  // Where variable `var` lies for device addressing: the entry's device_address[section] plus slot
+  // times the entry's cells. The packet's own (section, slot), or (copy_in, var) in a resident
+  // packet, whose device_address[copy_in] is the block in the device copy; (-1, -1) when not carried.
+  std::pair<int, int> device_place(int var) const noexcept;
+
+  // Bytes copy_to_device() copied (metadata, copy-in and copy-in-out data; in a resident packet the
+  // metadata and the stale variables it read) and copy_to_host() copies.
   std::size_t bytes_to_device() const noexcept;
   std::size_t bytes_to_host() const noexcept;
   std::size_t buffer_bytes() const noexcept { return total_doubles_ * sizeof(double); }
@@ -120,6 +138,11 @@ class DataPacket : public DataItem {
   std::pair<int, int> locate(int var) const;  // (section, slot)
   double* entry_pointer(double* base, std::size_t i, int section, int slot) const;
   void append(int block, int tile, const Box& box, const Box& interior);
+  void set_device_addresses(double* device_buffer);
+
+  GridResidency* residency_ = nullptr;  // set for a packet of blocks of a resident grid
+  std::vector<int> reads_, writes_;     // resident packets: the grid variables read and written
+  std::size_t staged_bytes_ = 0;        // resident packets: what copy_to_device() copied of the grid
 
   const DataSource* source_;
   DataType type_;

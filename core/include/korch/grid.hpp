@@ -11,8 +11,11 @@
 
 #include <korch/block_meta.hpp>
 #include <korch/data_source.hpp>
+#include <korch/transfer_bytes.hpp>
 
 #include <Kokkos_Core.hpp>
+
+#include <memory>
 
 #include <array>
 #include <climits>
@@ -22,6 +25,8 @@
 #include <vector>
 
 namespace korch {
+
+class GridResidency;
 
 struct GridSpec {
   std::array<int, 3> block_cells{16, 16, 16};  // interior cells per block
@@ -40,6 +45,10 @@ struct GridSpec {
   // whole grid (Decomposition::blocks_of). Empty: every block. The grid numbers the blocks it
   // stores 0, 1, ... in this order (BlockMeta::id) and keeps their global ids (BlockMeta::global_id).
   std::vector<int> owned_blocks;
+  // Keep a device copy of the blocks between cycles (docs/residency.md): packets of blocks then
+  // point into it and move only the variables whose device copy is stale; the host accessors below
+  // bring stale blocks back first. False: every packet copies its blocks each way, each cycle.
+  bool resident = false;
 };
 
 // Checks a spec's sizes in 64-bit arithmetic against Grid::max_blocks, Grid::max_cells_per_direction
@@ -79,10 +88,14 @@ class Grid : public DataSource {
   const Box& tile_box(int tile) const { return tile_boxes_.at(static_cast<std::size_t>(tile)); }
   const std::vector<Box>& tile_boxes() const noexcept { return tile_boxes_; }
 
+  // Host accessors. On a resident grid each first brings the blocks it covers back from the device
+  // where the host copy is stale, and marks their device copies stale, as the caller may write them
+  // (docs/residency.md). Take them again after a cycle: what they returned before may be stale.
+  //
   // The whole grid's managed View. Copying it changes a reference count, which a Kokkos built with
   // the Serial backend alone changes without atomics: action routines on team threads take
   // block_data() or block_pointer() instead (unmanaged, no count).
-  HostData data() const noexcept { return data_; }
+  HostData data() const;
   // One block's storage (var, i, j, k), guard cells included.
   BlockData block_data(int id) const;
   double* block_pointer(int id) const;
@@ -91,19 +104,25 @@ class Grid : public DataSource {
   // Guard cells per side in each direction: `guard` in the first guard_dims directions, else 0.
   std::array<int, 3> guard_width() const noexcept;
 
+  // The device copy and its validity flags; nullptr unless the spec is resident.
+  GridResidency* residency() const noexcept { return residency_.get(); }
+  // Everything the residency copied between the host and the device copy (zero when not resident).
+  TransferBytes residency_transfers() const;
+
   // Fill every variable of every cell (guard cells included) with f(block, var, i, j, k).
   template <class F>
   void fill(F&& f) {
-    auto h = data_;
+    auto h = data();
     for (int b = 0; b < n_blocks(); ++b)
       for (int v = 0; v < spec_.n_vars; ++v)
         for (int i = 0; i < static_cast<int>(h.extent(2)); ++i)
           for (int j = 0; j < static_cast<int>(h.extent(3)); ++j)
             for (int k = 0; k < static_cast<int>(h.extent(4)); ++k) h(b, v, i, j, k) = f(b, v, i, j, k);
   }
-  // Largest absolute difference between the interiors of two grids of the same spec.
+  // Largest absolute difference between the interiors of two grids of the same spec (it only reads:
+  // resident blocks come back to the host, their device copies stay valid).
   double max_interior_difference(const Grid& other) const;
-  // A copy of this grid (data included).
+  // A copy of this grid (data included; a resident grid's copy starts valid on the host alone).
   Grid clone() const;
 
  private:
@@ -112,6 +131,8 @@ class Grid : public DataSource {
   std::vector<Box> tile_boxes_;
   HostData data_;
   std::size_t doubles_per_block_ = 0;
+  // Shared by copies of the grid, which share its storage too.
+  std::shared_ptr<GridResidency> residency_;
 };
 
 // `source` as a Grid; throws korch::Error naming the source when it is another kind of source.

@@ -152,6 +152,9 @@ void GuardCellExchange::start(int first, int count) {
             "guard-cell exchange on rank {}: block {} of {} has guard cells marked Neighbour::user() in "
             "direction {} but no boundary fill is set: call set_boundary_fill first",
             comm_.rank(), b, source_.source_name(), NeighbourList::name(plan_->user[b].front()));
+  // The exchange reads and writes through the host pointers it keeps: a resident grid brings its
+  // blocks back to the host, and marks their device copies stale, when asked for them.
+  for (int b = 0; b < source_.n_blocks(); ++b) (void)source_.block_view(b);
   first_ = first;
   count_ = count;
   active_ = true;
