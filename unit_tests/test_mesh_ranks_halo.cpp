@@ -150,3 +150,36 @@ TEST_CASE("ranks: a loop over a set the partition lacks is an error naming the s
                        arg(c.a, c.ecell, 1, Access::Read), arg(c.s, Access::Write));
   CHECK_THROWS_WITH_AS(exec.run(read), doctest::Contains("set 'edges' is not partitioned"), Error);
 }
+
+TEST_CASE("ranks: the one-rank executors refuse a dat a RankExecutor left stale, and run after gather()") {
+  Chain c(23);
+  std::vector<double> index(23);
+  for (int i = 0; i < 23; ++i) index[static_cast<std::size_t>(i)] = i;
+  Dat<double, 1> cell_index("index", c.cells, index);
+  const Partition part(Communicator::world(), c.cells, {c.cells, c.edges}, {c.ecell});
+  RankExecutor exec(part);
+  auto write =
+      par_loop("write", SetToIndexPlusOne{2.0}, c.cells, arg(cell_index, Access::Read), arg(c.a, Access::Write));
+  auto read = par_loop("read", SumOfEnds{}, c.edges, arg(c.a, c.ecell, 0, Access::Read),
+                       arg(c.a, c.ecell, 1, Access::Read), arg(c.s, Access::Write));
+  exec.run(write);
+  SequentialExecutor sequential;
+  DirectExecutor direct;
+  if (part.size() > 1) {
+    CHECK_THROWS_WITH_AS(sequential.run(read), doctest::Contains("dat 'a' holds stale values"), Error);
+    CHECK_THROWS_WITH_AS(direct.run(read), doctest::Contains("call its gather()"), Error);
+  }
+  exec.gather(c.a.core());
+  direct.run(read);
+  const double* s = c.s.host_read();
+  for (int e = 0; e < 22; ++e) CHECK(s[e] == (e + 2.0) + (e + 3.0));
+}
+
+TEST_CASE("partition: METIS asked for without METIS is an error; blocks split evenly") {
+  Chain c(10);
+  if (!Partition::have_metis())
+    CHECK_THROWS_WITH_AS(Partition(Communicator::world(), c.cells, {c.cells}, {}, PartitionMethod::Metis),
+                         doctest::Contains("install libmetis-dev"), Error);
+  const std::vector<int> owner = mesh::detail::block_partition(10, 3);
+  CHECK(owner == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 2, 2, 2});
+}

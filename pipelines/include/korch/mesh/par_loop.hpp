@@ -165,6 +165,9 @@ struct HostAccess<GlobalArg<T, D>> {
 };
 
 void validate_loop(const std::string& name, const Set& set, const std::vector<ArgInfo>& args);
+// Throws korch::Error when an argument's dat holds stale values of other ranks' elements (a
+// RankExecutor loop modified it on several ranks): an executor for the whole set would read them.
+void refuse_stale_halos(const std::string& executor, const std::string& loop, const std::vector<ArgInfo>& args);
 std::uint64_t next_loop_uid() noexcept;
 
 }  // namespace detail
