@@ -87,6 +87,11 @@ TEST_CASE("ranks: a read across the partition boundary is right only through the
   CHECK(!c.a.core().halo_dirty());
   const auto exchanges = exec.counts().exchanges;
   CHECK(exchanges == (ranks ? 1 : 0));
+  // One refresh moves each rank's import halo of a (one double per cell), and what ranks import
+  // others export.
+  CHECK(exec.counts().bytes_imported == (ranks ? static_cast<std::int64_t>(8 * part.of(c.cells).import.size()) : 0));
+  CHECK(part.communicator().sum(exec.counts().bytes_imported) == part.communicator().sum(exec.counts().bytes_exported));
+  if (ranks) CHECK(!part.of(c.cells).import.empty());
   exec.run(read);  // a is clean: no second refresh
   CHECK(exec.counts().exchanges == exchanges);
 

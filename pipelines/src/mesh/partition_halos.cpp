@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // mesh::Partition's execute halos and import/export lists. Every rank computes them for every rank
-// (the mesh is the same everywhere), so no list has to be sent: rank r's export list is the
-// ascending list of its elements that some other rank imports, and each importer knows where in it
-// each of its imports lies.
+// (the mesh is the same everywhere), so no list has to be sent: what rank r sends rank q is the
+// ascending list of r's elements that q imports, which q computes alike.
 #include <korch/mesh/partition.hpp>
 
 #include <algorithm>
@@ -61,22 +60,20 @@ void Partition::build_halos() {
       }
     }
   }
+  const auto me = static_cast<std::size_t>(comm_.rank());
   for (std::size_t s = 0; s < sets_.size(); ++s) {
     SetPartition& p = parts_[s];
-    p.export_counts.assign(static_cast<std::size_t>(nranks), 0);
-    std::vector<int> position(static_cast<std::size_t>(sets_[s].size()), -1);
+    p.send_to.assign(static_cast<std::size_t>(nranks), {});
+    p.receive_from.assign(static_cast<std::size_t>(nranks), {});
     for (int e = 0; e < sets_[s].size(); ++e) {
-      const int owner = p.owner[static_cast<std::size_t>(e)];
-      bool imported = false;
-      for (int q = 0; q < nranks; ++q)
-        imported = imported || needed[s][static_cast<std::size_t>(q)][static_cast<std::size_t>(e)];
-      if (!imported) continue;
-      position[static_cast<std::size_t>(e)] = p.export_counts[static_cast<std::size_t>(owner)]++;
-      if (owner == comm_.rank()) p.export_list.push_back(e);
-      if (needed[s][static_cast<std::size_t>(comm_.rank())][static_cast<std::size_t>(e)]) {
+      const auto owner = static_cast<std::size_t>(p.owner[static_cast<std::size_t>(e)]);
+      if (needed[s][me][static_cast<std::size_t>(e)]) {
         p.import.push_back(e);
-        p.import_position.push_back(position[static_cast<std::size_t>(e)]);
+        p.receive_from[owner].push_back(e);
       }
+      if (owner != me) continue;
+      for (std::size_t q = 0; q < static_cast<std::size_t>(nranks); ++q)
+        if (needed[s][q][static_cast<std::size_t>(e)]) p.send_to[q].push_back(e);
     }
   }
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// mesh::RankExecutor (docs/mesh.md, "Ranks"). Halo values and partial reductions travel through the
-// Communicator's all-gather, as bytes packed into 64-bit words.
+// mesh::RankExecutor (docs/mesh.md, "Ranks"). Halo refreshes travel point to point
+// (halo_transport.cpp); partial reductions and gather() through the Communicator's all-gather, as
+// bytes packed into 64-bit words.
 #include <korch/error.hpp>
 #include <korch/mesh/rank_executor.hpp>
+#include "halo_transport.hpp"
 
 #include <cstring>
 
@@ -73,7 +75,23 @@ void RankExecutor::reduce_globals(const ParLoopBase& loop, const std::vector<std
 void RankExecutor::refresh(detail::DatCore& dat) {
   if (!dat.halo_dirty()) return;
   const SetPartition& p = partition_.of(dat.set());
-  exchange(dat, p.export_list, p.import, p.import_position, p.export_counts);
+  const std::size_t bytes = dat.element_bytes();
+  char* data = static_cast<char*>(dat.host_bytes(true));
+  std::vector<std::vector<char>> send(p.send_to.size()), receive(p.receive_from.size());
+  for (std::size_t q = 0; q < send.size(); ++q) {
+    send[q].resize(p.send_to[q].size() * bytes);
+    for (std::size_t i = 0; i < p.send_to[q].size(); ++i)
+      std::memcpy(send[q].data() + i * bytes, data + static_cast<std::size_t>(p.send_to[q][i]) * bytes, bytes);
+    counts_.bytes_exported += static_cast<std::int64_t>(send[q].size());
+  }
+  for (std::size_t r = 0; r < receive.size(); ++r) receive[r].resize(p.receive_from[r].size() * bytes);
+  detail::exchange_halo_bytes(partition_.communicator(), send, receive);
+  for (std::size_t r = 0; r < receive.size(); ++r) {
+    for (std::size_t i = 0; i < p.receive_from[r].size(); ++i)
+      std::memcpy(data + static_cast<std::size_t>(p.receive_from[r][i]) * bytes, receive[r].data() + i * bytes, bytes);
+    counts_.bytes_imported += static_cast<std::int64_t>(receive[r].size());
+  }
+  ++counts_.exchanges;
   dat.set_halo_dirty(false);
 }
 
@@ -87,14 +105,14 @@ void RankExecutor::gather(detail::DatCore& dat) {
       position.push_back(at);
     }
   }
-  exchange(dat, p.owned, receive, position, counts);
+  gather_all(dat, p.owned, receive, position, counts);
   dat.set_halo_dirty(false);
 }
 
 // Packs this rank's `send` elements, gathers every rank's, and copies each `receive` element from
 // its position in its owner's part (the parts' lengths are `counts` elements).
-void RankExecutor::exchange(detail::DatCore& dat, const std::vector<int>& send, const std::vector<int>& receive,
-                            const std::vector<int>& receive_position, const std::vector<int>& counts) {
+void RankExecutor::gather_all(detail::DatCore& dat, const std::vector<int>& send, const std::vector<int>& receive,
+                              const std::vector<int>& receive_position, const std::vector<int>& counts) {
   const SetPartition& p = partition_.of(dat.set());
   const std::size_t bytes = dat.element_bytes();
   char* data = static_cast<char*>(dat.host_bytes(true));
@@ -117,9 +135,6 @@ void RankExecutor::exchange(detail::DatCore& dat, const std::vector<int>& send, 
     std::memcpy(data + static_cast<std::size_t>(receive[i]) * bytes,
                 in + offset[owner] * 8 + static_cast<std::size_t>(receive_position[i]) * bytes, bytes);
   }
-  ++counts_.exchanges;
-  counts_.bytes_imported += static_cast<std::int64_t>(receive.size() * bytes);
-  counts_.bytes_exported += static_cast<std::int64_t>(send.size() * bytes);
 }
 
 }  // namespace korch::mesh

@@ -32,15 +32,14 @@ enum class PartitionMethod {
 
 // What a rank knows of one set.
 struct SetPartition {
-  std::vector<int> owner;        // owning rank of every element
-  std::vector<int> owned;        // this rank's elements, ascending
-  std::vector<int> executed;     // owned plus the execute halo, ascending
-  std::vector<char> is_owned;    // per element: 1 when this rank owns it
-  std::vector<int> import;       // elements of other ranks this rank reads (import halo), ascending
-  std::vector<int> export_list;  // own elements some other rank imports, ascending
-  // import[i] is at import_position[i] in the export list of its owner.
-  std::vector<int> import_position;
-  std::vector<int> export_counts;  // per rank: the length of its export list
+  std::vector<int> owner;      // owning rank of every element
+  std::vector<int> owned;      // this rank's elements, ascending
+  std::vector<int> executed;   // owned plus the execute halo, ascending
+  std::vector<char> is_owned;  // per element: 1 when this rank owns it
+  std::vector<int> import;     // elements of other ranks this rank reads (import halo), ascending
+  // Per rank q: this rank's elements q imports, and the elements this rank imports from q, both
+  // ascending (so sender and receiver agree on the order).
+  std::vector<std::vector<int>> send_to, receive_from;
 };
 
 class Partition {

@@ -18,7 +18,7 @@ namespace korch::mesh {
 
 // What the halo refreshes of a rank cost (this rank's share).
 struct HaloCounts {
-  std::int64_t exchanges = 0;       // dat refreshes (collective calls)
+  std::int64_t exchanges = 0;       // dat halo refreshes (gather() is not counted)
   std::int64_t bytes_imported = 0;  // import-halo bytes this rank received
   std::int64_t bytes_exported = 0;  // export bytes this rank sent
 };
@@ -37,8 +37,8 @@ class RankExecutor final : public Executor {
   const Partition& partition() const noexcept { return partition_; }
 
  private:
-  void exchange(detail::DatCore& dat, const std::vector<int>& send, const std::vector<int>& receive,
-                const std::vector<int>& receive_position, const std::vector<int>& counts);
+  void gather_all(detail::DatCore& dat, const std::vector<int>& send, const std::vector<int>& receive,
+                  const std::vector<int>& receive_position, const std::vector<int>& counts);
   void reduce_globals(const ParLoopBase& loop, const std::vector<std::vector<char>>& before);
 
   const Partition& partition_;
