@@ -188,3 +188,10 @@ TEST_CASE("partition: METIS asked for without METIS is an error; blocks split ev
   const std::vector<int> owner = mesh::detail::block_partition(10, 3);
   CHECK(owner == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 2, 2, 2});
 }
+
+TEST_CASE("partition: cells no map links are split in blocks whatever the method") {
+  Chain c(12);
+  const Partition part(Communicator::world(), c.cells, {c.cells, c.edges}, {}, PartitionMethod::Automatic);
+  CHECK(part.method() == "block");
+  CHECK(part.of(c.cells).owner == mesh::detail::block_partition(12, part.size()));
+}

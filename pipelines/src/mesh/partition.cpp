@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
+#include <string>
 #include <utility>
 
 namespace korch::mesh {
@@ -73,15 +75,26 @@ std::vector<int> Partition::partition_primary(PartitionMethod method) {
     throw Error(
         "mesh::Partition: METIS was asked for but this korch was built without it: install libmetis-dev and "
         "reconfigure, or use PartitionMethod::Block");
-  const bool metis = method != PartitionMethod::Block && have_metis() && comm_.size() > 1;
+  // METIS needs links between primary elements: elements of another set mapping to two or more.
+  bool linked = false;
+  for (const Map& m : maps_) linked = linked || (m.to() == primary_ && m.arity() >= 2 && m.from().size() > 0);
+  const bool metis = method != PartitionMethod::Block && have_metis() && comm_.size() > 1 && linked;
   method_ = metis ? "metis" : "block";
   if (!metis) return detail::block_partition(primary_.size(), comm_.size());
   std::vector<int> owner;
+  std::string failure;
   if (comm_.rank() == 0) {
-    std::vector<int> xadj, adjncy;
-    adjacency(primary_, maps_, xadj, adjncy);
-    owner = detail::metis_partition(xadj, adjncy, comm_.size());
+    try {
+      std::vector<int> xadj, adjncy;
+      adjacency(primary_, maps_, xadj, adjncy);
+      owner = detail::metis_partition(xadj, adjncy, comm_.size());
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
   }
+  // Rank 0's failure stops every rank (the others would wait for its partition).
+  failure = comm_.all_gather(failure)[0];
+  if (!failure.empty()) throw Error::format("rank 0: {}", failure);
   return from_rank0(comm_, owner);
 }
 

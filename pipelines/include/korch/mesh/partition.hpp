@@ -26,7 +26,8 @@ namespace korch::mesh {
 
 enum class PartitionMethod {
   Automatic,  // METIS when korch was built with it, else Block
-  Metis,      // graph partition of the primary set (elements joined by maps into it); an error without METIS
+  Metis,      // graph partition of the primary set (elements joined by maps into it); an error without
+              // METIS; blocks where no map of arity 2 or more leads into the primary set
   Block,      // consecutive primary elements, equal counts
 };
 

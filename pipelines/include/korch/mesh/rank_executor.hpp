@@ -25,6 +25,7 @@ struct HaloCounts {
 
 class RankExecutor final : public Executor {
  public:
+  // The partition must outlive the executor.
   explicit RankExecutor(const Partition& partition) : partition_(partition) {}
   std::string name() const override { return "sequential on ranks"; }
   void run(ParLoopBase& loop) override;
