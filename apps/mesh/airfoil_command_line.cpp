@@ -33,7 +33,8 @@ std::unique_ptr<cli::Program> airfoil_command_line(AirfoilArgs& a) {
   program->add_note("airfoil-162: " KORCH_MESH_DATA_DIR
                     "/airfoil-162. The direct executor colours the mesh;\n"
                     "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
-                    "bres_calc, update.");
+                    "bres_calc, update. Started by mpirun on several ranks, it partitions the mesh and runs\n"
+                    "the sequential executor on each rank (the only one on ranks).");
   return program;
 }
 

@@ -17,6 +17,7 @@ struct AirfoilArgs {
   int iterations = 4, every = 1;
   unsigned threads = 2;
   std::uint64_t seed = 1;
+  bool executor_given = false;  // --executor was on the command line (on ranks the default is sequential)
 };
 
 // The program "korch-airfoil" with its options bound to `args` (which must outlive the parse).

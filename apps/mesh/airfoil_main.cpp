@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-airfoil: OP2's airfoil benchmark on korch mesh loops. Reads a mesh in the format of
 // shared/data/airfoil-162, runs it with the chosen executor and prints the rms of every iteration.
+// Started by mpirun on several ranks, it partitions the mesh (docs/mesh.md, "Ranks") and runs the
+// sequential executor on each rank's share, printing each iteration's time and halo bytes too.
 //
 //   korch-airfoil [--data DIR | --mesh FILE --constants FILE] [--executor NAME] [--iterations N]
 //                 [--threads N] [--seed S] [--every N] [--dump LOOP]     (korch-airfoil --help)
 //   executors: sequential, direct (colouring), direct-atomics, message, message-random
+#include <korch/communicator.hpp>
 #include <korch/error.hpp>
 #include <korch/mesh.hpp>
 #include "airfoil.hpp"
@@ -16,14 +19,52 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace {
 
+namespace mesh = korch::mesh;
+namespace af = korch::mesh::airfoil;
+
+// Iterations on the ranks of `world`: each printed line has the iteration's time (the slowest
+// rank's), both rms and the halo bytes all ranks imported in that iteration.
+int run_on_ranks(const korch::Communicator& world, const af::MeshData& m, af::Problem& problem,
+                 const af::AirfoilArgs& a) {
+  if ((a.executor_given && a.executor != "sequential") || !a.dump.empty())
+    throw korch::Error::format(
+        "korch-airfoil on {} ranks: only the sequential executor runs on ranks (asked: --executor {}{}); run "
+        "the others on one rank",
+        world.size(), a.executor, a.dump.empty() ? "" : ", --dump");
+  const mesh::Partition part(world, problem.cells, {problem.nodes, problem.edges, problem.bedges, problem.cells},
+                             {problem.pedge, problem.pecell, problem.pbedge, problem.pbecell, problem.pcell});
+  mesh::RankExecutor ex(part);
+  const bool print = world.rank() == 0;
+  if (print) {
+    fmt::print("airfoil: {} nodes, {} cells, {} edges, {} boundary edges; {} on {} ranks, {} partition\n", m.nnode,
+               m.ncell, m.nedge, m.nbedge, ex.name(), world.size(), part.method());
+    fmt::print("{:>6} {:>10} {:>14} {:>14} {:>12}\n", "iter", "time (ms)", "rms (k=0)", "rms (k=1)", "halo bytes");
+  }
+  double total = 0;
+  for (int it = 1; it <= a.iterations; ++it) {
+    const auto bytes0 = ex.counts().bytes_imported;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto rms = problem.iterate(ex);
+    const double s = -world.min(-std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    total += s;
+    const auto bytes = world.sum(ex.counts().bytes_imported - bytes0);
+    if (print && (it % a.every == 0 || it == a.iterations))
+      fmt::print("{:>6} {:>10.3f} {:>14.5e} {:>14.5e} {:>12}\n", it, 1e3 * s, rms[0], rms[1], bytes);
+  }
+  if (print)
+    fmt::print("{} iterations in {:.3f} s ({:.3f} ms per iteration)\n", a.iterations, total,
+               1e3 * total / a.iterations);
+  return 0;
+}
+
 int run(korch::mesh::airfoil::AirfoilArgs a) {
-  namespace mesh = korch::mesh;
-  namespace af = korch::mesh::airfoil;
   std::string& mesh_file = a.mesh_file;
   std::string& constants_file = a.constants_file;
   const std::string& dir = a.dir;
@@ -36,6 +77,8 @@ int run(korch::mesh::airfoil::AirfoilArgs a) {
 
   const af::MeshData m = af::read_mesh(mesh_file);
   af::Problem problem(m, af::read_constants(constants_file));
+  const korch::Communicator world = korch::Communicator::world();
+  if (world.size() > 1) return run_on_ranks(world, m, problem, a);
 
   std::unique_ptr<mesh::Executor> ex;
   mesh::MessageExecutor* md = nullptr;
@@ -90,9 +133,17 @@ int run(korch::mesh::airfoil::AirfoilArgs a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::optional<korch::MpiSession> mpi;  // one rank when not started by mpirun (communicator.hpp)
+  try {
+    mpi.emplace(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "korch-airfoil: %s\n", e.what());
+    return 1;
+  }
   korch::mesh::airfoil::AirfoilArgs args;
   const auto program = korch::mesh::airfoil::airfoil_command_line(args);
   if (auto rc = program->parse(argc, argv)) return *rc;
+  args.executor_given = program->app().count("--executor") > 0;
   return program->run([&] {
     Kokkos::ScopeGuard kokkos(program->kokkos_argc(), program->kokkos_argv());
     return run(args);

@@ -12,4 +12,6 @@
 #include <korch/mesh/map.hpp>
 #include <korch/mesh/message_executor.hpp>
 #include <korch/mesh/par_loop.hpp>
+#include <korch/mesh/partition.hpp>
+#include <korch/mesh/rank_executor.hpp>
 #include <korch/mesh/set.hpp>

@@ -23,7 +23,10 @@ const DirectPlan& DirectExecutor::plan(const ParLoopBase& loop) {
   return *slot;
 }
 
-void DirectExecutor::run(ParLoopBase& loop) { loop.run_direct(plan(loop)); }
+void DirectExecutor::run(ParLoopBase& loop) {
+  detail::refuse_stale_halos(name(), loop.name(), loop.args());
+  loop.run_direct(plan(loop));
+}
 
 namespace {
 

@@ -142,6 +142,16 @@ std::string ArgInfo::describe() const {
 // ---------------------------------------------------------------- validation
 namespace detail {
 
+void refuse_stale_halos(const std::string& executor, const std::string& loop, const std::vector<ArgInfo>& args) {
+  for (const ArgInfo& a : args)
+    if (a.is_dat() && a.dat->halo_dirty())
+      throw Error::format(
+          "{} executor, par_loop '{}': dat '{}' holds stale values of other ranks' elements (a RankExecutor loop "
+          "modified it on several ranks): run every loop on ranks with mesh::RankExecutor, or call its gather() "
+          "on the dat first",
+          executor, loop, a.dat->name());
+}
+
 void validate_loop(const std::string& name, const Set& set, const std::vector<ArgInfo>& args) {
   if (!set.valid()) throw Error::format("par_loop '{}': the iteration set is a null handle: pass a mesh::Set", name);
   auto fail = [&](std::size_t i, const std::string& why) {

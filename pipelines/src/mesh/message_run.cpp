@@ -348,6 +348,7 @@ InvocationReport report_of(const Program& p, const MessageCounts& counts) {
 }  // namespace
 
 void MessageExecutor::run(ParLoopBase& loop) {
+  detail::refuse_stale_halos(name(), loop.name(), loop.args());
   Program& p = program(loop);
   if (p.args.size() > 64) throw Error::format("par_loop '{}': more than 64 arguments", loop.name());
   if (!team_) team_ = std::make_unique<ThreadTeam>("mesh::messages", options_.threads);

@@ -41,6 +41,10 @@ class DatCore {
   const char* scalar_name() const noexcept { return detail::scalar_name(*type_); }
   bool read_only() const noexcept { return read_only_; }
   void set_read_only(bool value) noexcept { read_only_ = value; }
+  // On ranks: true after a loop modified the dat, until its import halo is refreshed (the values
+  // of other ranks' elements held here are stale).
+  bool halo_dirty() const noexcept { return halo_dirty_; }
+  void set_halo_dirty(bool value) noexcept { halo_dirty_ = value; }
 
   // Host bytes of the whole dat, made current first (marks the host copy modified when `write`).
   virtual void* host_bytes(bool write) = 0;
@@ -58,6 +62,7 @@ class DatCore {
   std::size_t scalar_bytes_;
   const std::type_info* type_;
   bool read_only_ = false;
+  bool halo_dirty_ = false;
 };
 
 template <class T, int D>

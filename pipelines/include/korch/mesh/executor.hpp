@@ -22,7 +22,10 @@ class Executor {
 class SequentialExecutor final : public Executor {
  public:
   std::string name() const override { return "sequential"; }
-  void run(ParLoopBase& loop) override { loop.run_sequential(); }
+  void run(ParLoopBase& loop) override {
+    detail::refuse_stale_halos(name(), loop.name(), loop.args());
+    loop.run_sequential();
+  }
 };
 
 }  // namespace korch::mesh

@@ -23,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -164,6 +165,9 @@ struct HostAccess<GlobalArg<T, D>> {
 };
 
 void validate_loop(const std::string& name, const Set& set, const std::vector<ArgInfo>& args);
+// Throws korch::Error when an argument's dat holds stale values of other ranks' elements (a
+// RankExecutor loop modified it on several ranks): an executor for the whole set would read them.
+void refuse_stale_halos(const std::string& executor, const std::string& loop, const std::vector<ArgInfo>& args);
 std::uint64_t next_loop_uid() noexcept;
 
 }  // namespace detail
@@ -181,6 +185,9 @@ class ParLoopBase {
 
   // The executors' entry points.
   virtual void run_sequential() = 0;
+  // Sequentially on `elements` (ascending) only; elements with is_owned[e] == 0 (a rank's execute
+  // halo) reduce into a scratch copy of the globals, so only owned elements count.
+  virtual void run_sequential_elements(const std::vector<int>& elements, const std::vector<char>& is_owned) = 0;
   virtual void run_direct(const DirectPlan& plan) = 0;
   // Calls the kernel once with these argument pointers (message-driven execute handler).
   virtual void call_kernel(void* const* pointers) const = 0;
@@ -216,6 +223,9 @@ class ParLoop final : public ParLoopBase {
   const Kernel& kernel() const noexcept { return kernel_; }
 
   void run_sequential() override { run_sequential_impl(Seq{}); }
+  void run_sequential_elements(const std::vector<int>& elements, const std::vector<char>& is_owned) override {
+    run_elements_impl(elements, is_owned, Seq{});
+  }
   void run_direct(const DirectPlan& plan) override { run_direct_impl(plan, Seq{}); }
   void call_kernel(void* const* pointers) const override { call_impl(pointers, Seq{}); }
 
@@ -243,6 +253,31 @@ class ParLoop final : public ParLoopBase {
     std::tuple<detail::HostAccess<Args>...> acc{host_access(std::get<I>(args_))...};
     const int n = set().size();
     for (int e = 0; e < n; ++e) kernel_(std::get<I>(acc).pointer(e)...);
+  }
+
+  template <class HostAcc, class Scratch>
+  static HostAcc redirect(HostAcc a, Scratch&) {
+    return a;
+  }
+  template <class T, int D>
+  static detail::HostAccess<GlobalArg<T, D>> redirect(detail::HostAccess<GlobalArg<T, D>> a,
+                                                      std::vector<char>& scratch) {
+    scratch.resize(sizeof(T) * D);
+    std::memcpy(scratch.data(), a.value, sizeof(T) * D);
+    return {reinterpret_cast<T*>(scratch.data())};
+  }
+  template <std::size_t... I>
+  void run_elements_impl(const std::vector<int>& elements, const std::vector<char>& is_owned,
+                         std::index_sequence<I...>) {
+    std::tuple<detail::HostAccess<Args>...> acc{host_access(std::get<I>(args_))...};
+    std::array<std::vector<char>, sizeof...(Args)> scratch;
+    std::tuple<detail::HostAccess<Args>...> halo{redirect(std::get<I>(acc), scratch[I])...};
+    for (const int e : elements) {
+      if (is_owned[static_cast<std::size_t>(e)])
+        kernel_(std::get<I>(acc).pointer(e)...);
+      else
+        kernel_(std::get<I>(halo).pointer(e)...);
+    }
   }
 
   // ---- direct (Kokkos) ----
