@@ -482,6 +482,30 @@ TEST_CASE(
       }
 }
 
+TEST_CASE(
+    "User signals raised by sources, enumerates and aggregates on multi-lane teams are placed as on "
+    "one-lane teams" *
+    doctest::skip(std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>)) {
+  const int team = std::min(4, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
+  REQUIRE_MESSAGE(team >= 2, "multi-lane teams need at least 2 threads in the default space (OMP_NUM_THREADS)");
+  const int n = 500;
+  auto sources = df::graph("source_signals").source("in", MarkedSource{n}).node("double", Double{}, "in");
+  auto sums = df::graph("aggregate_signals")
+                  .source("in", df::from_view(iota(n)))
+                  .enumerate("elements", MarkedRange{}, "in", 2)
+                  .aggregate("sum", SumMarked{}, "elements", "elements")
+                  .node("double", Double{}, "sum");
+  for (int width : {1, 8, 32}) {
+    CAPTURE(width);
+    df::Options o = opts(width, 2.0, 3, 24);
+    o.team_size = team;
+    check_instances(
+        sources.sink<int>("out", "double", n), o, n, [](int v) { return v / 2; }, source_model);
+    check_instances(
+        sums.sink<int>("out", "double", n), o, n, [](int v) { return v / 2; }, aggregate_model);
+  }
+}
+
 namespace {
 struct SourceRaisesTooMany {
   using value_type = int;
