@@ -136,7 +136,7 @@ class LeafTask final : public Task {
           break;
         case Signal::Skip: break;
         case Signal::Consume: waiting_ = true; break;
-        case Signal::Done: return finish({Outcome::Finished, s.value});
+        case Signal::Done: return finish({Outcome::Finished, s.value()});
       }
     }
     return Progress;

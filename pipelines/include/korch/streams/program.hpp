@@ -82,10 +82,11 @@ class Env {
 // The answer of a tick or process, written in place by the instance: nested instances pass one
 // Signal down instead of returning copies (a copy of a 16-byte cell that the callee just stored
 // in pieces stalls the load; see docs/streams.md).
+// A finished computer's value shares the item's cell (an answer is never both), which keeps a
+// Signal at 32 bytes.
 struct Signal {
   enum Kind { Yield, Skip, Consume, Done };
-  Item item{};      // Yield
-  Value value = 0;  // Done
+  Item item{};  // Yield: the item; Done: the value's bytes
   Kind kind = Skip;
   void yield(Item x) {
     item = x;
@@ -94,10 +95,12 @@ struct Signal {
   void skip() { kind = Skip; }
   void consume() { kind = Consume; }
   void done(Value v) {
-    value = v;
+    item = Item::of(v);
     kind = Done;
   }
+  Value value() const { return item.as<Value>(); }  // Done
 };
+static_assert(sizeof(Signal) == 32, "a Signal is an item cell and a kind");
 
 // One activation of a component: ticked, or given the input it asked for. Both answer in `s`.
 class Instance {
