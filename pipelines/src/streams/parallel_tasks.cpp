@@ -136,7 +136,7 @@ class LeafTask final : public Task {
           break;
         case Signal::Skip: break;
         case Signal::Consume: waiting_ = true; break;
-        case Signal::Done: return finish({Outcome::Finished, s.value});
+        case Signal::Done: return finish({Outcome::Finished, s.value()});
       }
     }
     return Progress;
@@ -199,7 +199,7 @@ struct LoopRun : std::enable_shared_from_this<LoopRun> {
   Channel* out;
   Env env;
   Callback done;
-  Value limit = 0, count = 0;
+  std::int64_t limit = 0, count = 0;
   LoopRun(Scheduler& scheduler_, const Unit& unit_, Channel* in_, Channel* out_, Env env_, Callback done_)
       : scheduler(scheduler_), unit(unit_), in(in_), out(out_), env(std::move(env_)), done(std::move(done_)) {}
   void start() {
@@ -261,10 +261,12 @@ void Scheduler::activate(const Unit& unit, Channel* in, Channel* out, const Env&
     case Unit::Bind: {
       const Unit* second = unit.children[1].get();
       const std::string* var = &unit.comp.node().var;
-      activate(*unit.children[0], in, out, env, [this, second, var, in, out, env, done = std::move(done)](Outcome o) {
-        if (o.kind != Outcome::Finished) return done(o);
-        activate(*second, in, out, var->empty() ? env : env.with(*var, o.value), done);
-      });
+      const ItemType* var_type = &unit.comp.node().a.value_type();
+      activate(*unit.children[0], in, out, env,
+               [this, second, var, var_type, in, out, env, done = std::move(done)](Outcome o) {
+                 if (o.kind != Outcome::Finished) return done(o);
+                 activate(*second, in, out, var->empty() ? env : env.with(*var, o.value, *var_type), done);
+               });
       return;
     }
     case Unit::Loop: {

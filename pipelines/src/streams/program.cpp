@@ -28,26 +28,41 @@ std::string demangled_type_name(const std::type_info& t) {
 Instance::~Instance() = default;
 ComputerBody::~ComputerBody() = default;
 
-Value Env::at(const std::string& name) const {
+const Env::Var& Env::find(const std::string& name) const {
   for (auto it = vars_.rbegin(); it != vars_.rend(); ++it) {
-    if (it->first == name) return it->second;
+    if (it->name == name) return *it;
   }
   std::string bound;
-  for (const auto& v : vars_) bound += (bound.empty() ? "" : ", ") + v.first;
+  for (const auto& v : vars_) bound += (bound.empty() ? "" : ", ") + v.name;
   throw Error::format(
       "stream program: variable '{}' is not bound here (bound: {}); bind it with bind(\"{}\", c1, "
       "c2) around the component that reads it",
       name, bound.empty() ? std::string("none") : bound, name);
 }
+
+Value Env::at(const std::string& name) const { return find(name).value; }
+
+const ItemType& Env::type(const std::string& name) const { return find(name).type; }
+
+void Env::check_type(const std::string& name, const ItemType& wanted) const {
+  const Var& v = find(name);
+  if (v.type.compatible(wanted)) return;
+  throw Error::format(
+      "stream program: variable '{}' holds a {} but is read as {}; read it with get<{}> or make the computer bound "
+      "to it finish with {}",
+      name, v.type.name(), wanted.name(), v.type.name(), wanted.name());
+}
+
 bool Env::has(const std::string& name) const {
   for (const auto& v : vars_) {
-    if (v.first == name) return true;
+    if (v.name == name) return true;
   }
   return false;
 }
-Env Env::with(const std::string& name, Value value) const {
+
+Env Env::with(const std::string& name, Value value, ItemType type) const {
   Env e = *this;
-  e.vars_.emplace_back(name, value);
+  e.vars_.push_back({name, value, std::move(type)});
   return e;
 }
 
@@ -76,6 +91,7 @@ bool Comp::has_barrier() const { return node().barrier; }
 const std::string& Comp::name() const { return node().name; }
 const ItemType& Comp::in_type() const { return node().in_type; }
 const ItemType& Comp::out_type() const { return node().out_type; }
+const ItemType& Comp::value_type() const { return node().value_type; }
 
 std::optional<Cards> Comp::cards() const {
   const Node& n = node();
@@ -133,6 +149,34 @@ void check_alike(const Comp& a, const Comp& b, const char* combinator) {
       combinator, a.name(), b.name(), a.name(), side, ta.name(), b.name(), side, tb.name());
 }
 
+// a and b finish the same component (if's two branches), so they finish with one type.
+void check_same_value(const Comp& a, const Comp& b, const char* combinator) {
+  if (a.value_type().compatible(b.value_type())) return;
+  throw Error::format(
+      "stream program: {} of '{}' and '{}' does not type-check: '{}' finishes with {} but '{}' finishes with {}; "
+      "both sides finish the same computer, so make them return one type",
+      combinator, a.name(), b.name(), a.name(), a.value_type().name(), b.name(), b.value_type().name());
+}
+
+// The continuation of `var <- c1` reads var as the type c1 finishes with.
+void check_bound_reads(const std::string& var, const Comp& c1, const Comp& c2) {
+  for (const auto& [name, type] : c2.node().reads) {
+    if (name != var || type.compatible(c1.value_type())) continue;
+    throw Error::format(
+        "stream program: bind '{} <- {}' does not type-check: '{}' finishes with {} but the continuation '{}' reads "
+        "{} as {}; make '{}' return {} or read {} as {}",
+        var, c1.name(), c1.name(), c1.value_type().name(), c2.name(), var, type.name(), c1.name(), type.name(), var,
+        c1.value_type().name());
+  }
+}
+
+// The variables a component expects from an enclosing bind: its children's, less the one it binds.
+void add_reads(Node& n, const Comp& c, const std::string& bound = std::string()) {
+  for (const auto& r : c.node().reads) {
+    if (bound.empty() || r.first != bound) n.reads.push_back(r);
+  }
+}
+
 void set_types(Node& n, const Comp& first, const Comp& second) {
   n.in_type = either(first.in_type(), second.in_type());
   n.out_type = either(first.out_type(), second.out_type());
@@ -141,6 +185,8 @@ void set_types(Node& n, const Comp& first, const Comp& second) {
 void copy_types(Node& n, const Comp& c) {
   n.in_type = c.in_type();
   n.out_type = c.out_type();
+  n.value_type = c.value_type();
+  add_reads(n, c);
 }
 
 }  // namespace
@@ -168,6 +214,7 @@ Comp computer(std::string name, std::function<std::unique_ptr<ComputerBody>(cons
   if (!make) throw Error::format("computer '{}': no body factory", name);
   auto n = make_node(Op::Computer, std::move(name));
   n->in_type = n->out_type = ItemType::of<double>();
+  n->value_type = ItemType::of<std::int64_t>();
   n->computer = true;
   n->make_body = std::move(make);
   return Comp(n);
@@ -237,6 +284,27 @@ Comp with_types(const Comp& leaf, ItemType in, ItemType out) {
   return Comp(n);
 }
 
+Comp with_value_type(const Comp& leaf, ItemType value) {
+  require(leaf, "with_value_type", "leaf");
+  if (leaf.node().op != Op::Computer) {
+    throw Error::format(
+        "stream program: with_value_type('{}') got a {}; value types are declared on leaf computers (computer, "
+        "take_block, ret), combinators take theirs from their components",
+        leaf.name(), to_string(leaf.node().op));
+  }
+  auto n = std::make_shared<Node>(leaf.node());
+  n->value_type = std::move(value);
+  return Comp(n);
+}
+
+Comp expects(const Comp& c, const std::string& var, ItemType type) {
+  require(c, "expects", "component");
+  if (var.empty()) throw Error::format("stream program: expects('{}') got an empty variable name", c.name());
+  auto n = std::make_shared<Node>(c.node());
+  n->reads.emplace_back(var, std::move(type));
+  return Comp(n);
+}
+
 Comp pipe(Comp a, Comp b) {
   require(a, ">>>", "upstream");
   require(b, ">>>", "downstream");
@@ -249,6 +317,9 @@ Comp pipe(Comp a, Comp b) {
   n->in_type = a.in_type();
   n->out_type = b.out_type();
   n->computer = a.is_computer() || b.is_computer();
+  n->value_type = a.is_computer() ? a.value_type() : b.value_type();
+  add_reads(*n, a);
+  add_reads(*n, b);
   n->barrier = a.has_barrier() || b.has_barrier();
   n->a = std::move(a);
   n->b = std::move(b);
@@ -267,6 +338,9 @@ Comp par_pipe(Comp a, Comp b) {
   n->in_type = a.in_type();
   n->out_type = b.out_type();
   n->computer = a.is_computer() || b.is_computer();
+  n->value_type = a.is_computer() ? a.value_type() : b.value_type();
+  add_reads(*n, a);
+  add_reads(*n, b);
   n->barrier = true;
   n->a = std::move(a);
   n->b = std::move(b);
@@ -281,9 +355,13 @@ Comp bind(std::string var, Comp c1, Comp c2) {
                         var, c1.name());
   }
   check_alike(c1, c2, var.empty() ? "seq" : "bind");
+  if (!var.empty()) check_bound_reads(var, c1, c2);
   auto n = make_node(Op::Bind, var.empty() ? c1.name() + ";" + c2.name() : var + "<-" + c1.name() + ";" + c2.name());
   set_types(*n, c1, c2);
   n->computer = c2.is_computer();
+  n->value_type = c2.value_type();
+  add_reads(*n, c1);
+  add_reads(*n, c2, var);
   n->barrier = c1.has_barrier() || c2.has_barrier();
   n->var = std::move(var);
   n->a = std::move(c1);
@@ -301,6 +379,7 @@ Comp repeat(Comp body) {
   }
   auto n = make_node(Op::Repeat, "repeat(" + body.name() + ")");
   copy_types(*n, body);
+  n->value_type = ItemType();  // a repeat never finishes
   n->barrier = body.has_barrier();
   n->a = std::move(body);
   return Comp(n);
@@ -319,7 +398,7 @@ Comp times(std::function<Value(const Env&)> count, Comp body) {
   n->a = std::move(body);
   return Comp(n);
 }
-Comp times(Value count, Comp body) {
+Comp times(std::int64_t count, Comp body) {
   return times([count](const Env&) { return count; }, std::move(body));
 }
 
@@ -346,9 +425,13 @@ Comp if_(std::function<bool(const Env&)> cond, Comp then_branch, Comp else_branc
                         else_branch.is_computer() ? "computer" : "transformer");
   }
   check_alike(then_branch, else_branch, "if");
+  check_same_value(then_branch, else_branch, "if");
   auto n = make_node(Op::If, "if(" + then_branch.name() + "," + else_branch.name() + ")");
   set_types(*n, then_branch, else_branch);
   n->computer = then_branch.is_computer();
+  n->value_type = then_branch.value_type().any() ? else_branch.value_type() : then_branch.value_type();
+  add_reads(*n, then_branch);
+  add_reads(*n, else_branch);
   n->barrier = then_branch.has_barrier() || else_branch.has_barrier();
   n->cond = std::move(cond);
   n->a = std::move(then_branch);

@@ -119,7 +119,7 @@ class BindInstance final : public Instance {
   void check(Signal& s) {
     if (s.kind != Signal::Done || !first_) return;
     first_ = false;
-    Env e = n_.var.empty() ? env_ : env_.with(n_.var, s.value);
+    Env e = n_.var.empty() ? env_ : env_.with(n_.var, s.value(), n_.a.value_type());
     cur_ = instantiate(n_.b, e);
     s.skip();
   }
@@ -148,8 +148,8 @@ class LoopInstance final : public Instance {
  private:
   void check(Signal& s) {
     if (s.kind != Signal::Done) return;
-    last_ = s.value;
-    if (n_.op == Op::Until && n_.pred(s.value)) return;
+    last_ = s.value();
+    if (n_.op == Op::Until && n_.pred(s.value())) return;
     if (n_.op == Op::Times && ++count_ >= limit_) return;
     cur_ = instantiate(n_.a, env_);
     s.skip();
@@ -157,7 +157,8 @@ class LoopInstance final : public Instance {
   const Node& n_;
   Env env_;
   std::unique_ptr<Instance> cur_;
-  Value limit_ = 0, count_ = 0, last_ = 0;
+  std::int64_t limit_ = 0, count_ = 0;
+  Value last_ = 0;
 };
 
 }  // namespace

@@ -47,7 +47,7 @@ RunResult run_sequential(const Comp& program, const std::vector<Item>& input, co
         p->process(input[pos++], s);
         break;
       case Signal::Done:
-        r.value = s.value;
+        r.value = s.value();
         r.consumed = pos;
         return r;
     }

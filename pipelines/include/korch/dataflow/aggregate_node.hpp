@@ -13,7 +13,8 @@ namespace korch::dataflow {
 
 // A terminal node of an enumeration region: accumulates the elements of the current parent and
 // emits finish(parent, acc) when the parent closes (next Boundary of its region, a Boundary of an
-// enclosing region, or the completion of a flush of its region or an enclosing one).
+// enclosing region, or the completion of a flush of its region or an enclosing one). With
+// A::raises > 0, A::raise_after(parent, acc, raise) may raise user signals after that output.
 template <class A>
 struct AggregateNode : Node<AggregateNode<A>> {
   static constexpr NodeKind kind = NodeKind::Aggregate;
@@ -22,6 +23,7 @@ struct AggregateNode : Node<AggregateNode<A>> {
   using accumulator_type = typename A::accumulator_type;
   using output_type = typename A::output_type;
   static constexpr int n_channels = 1;
+  static constexpr int raises = detail::raises_per_input<A>::value;
   A fn;
 
   template <class Kernel, class Member>
@@ -67,6 +69,10 @@ struct AggregateNode : Node<AggregateNode<A>> {
       const parent_type& p = kernel->template parent_at<parent_type>(*in, region, slot);
       const accumulator_type& acc = *reinterpret_cast<const accumulator_type*>(in->arena + nd.arena_off);
       kernel->push_item(*in, nd.child[0], self->fn.finish(p, acc));
+      if constexpr (raises > 0) {
+        Raiser<Kernel> r(*kernel, *in, id, raises);
+        self->fn.raise_after(p, acc, r);
+      }
     }
   };
   template <class Kernel>

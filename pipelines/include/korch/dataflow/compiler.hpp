@@ -33,7 +33,7 @@ struct NodeSpec {
   std::size_t input_size = 0;
   std::size_t parent_size = 0;        // Enumerate
   std::size_t state_size = 0;         // Aggregate: sizeof accumulator
-  int raises = 0;                     // Map: most user signals raised per input (F::raises)
+  int raises = 0;                     // most user signals raised per input, item, element or parent
   std::size_t raise_record_size = 0;  // Map: sizeof the staged record of one raised signal
 };
 

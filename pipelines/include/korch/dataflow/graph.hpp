@@ -68,6 +68,8 @@ class Graph {
     s.channel_sizes = {sizeof(T)};
     s.max_outputs = {1};
     s.sink_capacity = static_cast<std::size_t>(src.size());
+    s.raises = SourceNode<Src>::raises;
+    static_assert(SourceNode<Src>::raises >= 0, "Src::raises is the most user signals raised per item");
     return add(SourceNode<Src>{{}, src}, std::move(s));
   }
 
@@ -114,6 +116,8 @@ class Graph {
     s.parent_type = typeid(P);
     s.parent_size = sizeof(P);
     s.parent_buffer = parent_buffer;
+    s.raises = EnumerateNode<E>::raises;
+    static_assert(EnumerateNode<E>::raises >= 0, "E::raises is the most user signals raised per element");
     return add(EnumerateNode<E>{{}, fn}, std::move(s));
   }
 
@@ -140,6 +144,8 @@ class Graph {
     s.parent_size = sizeof(typename A::parent_type);
     s.state_size = sizeof(typename A::accumulator_type);
     s.closes = std::move(closes);
+    s.raises = AggregateNode<A>::raises;
+    static_assert(AggregateNode<A>::raises >= 0, "A::raises is the most user signals raised per parent");
     return add(AggregateNode<A>{{}, fn}, std::move(s));
   }
 

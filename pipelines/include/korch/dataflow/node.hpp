@@ -25,6 +25,13 @@
 //               accumulator_type init(const parent_type&) const,
 //               void add(accumulator_type&, const input_type&) const,
 //               output_type finish(const parent_type&, const accumulator_type&) const
+//   Sources, enumerates and aggregates raise user signals with `static constexpr int raises = R`
+//   and a hook called on the boss lane after each output, which calls raise.raise(kind, payload)
+//   at most R times (a Raiser; the signals follow that output):
+//     source     template <class Raise> void raise_after(long i, Raise&) const      (item i)
+//     enumerate  template <class Raise> void raise_after(const parent_type&, int i, Raise&) const
+//     aggregate  template <class Raise> void raise_after(const parent_type&, const accumulator_type&,
+//                                                        Raise&) const              (the parent's output)
 //   sink        items of type T are gathered into an output array
 #pragma once
 
@@ -70,6 +77,34 @@ class SignalContext {
   int id_;
   Signal signal_;
   int issued_ = 0;
+};
+
+// What a source, enumerate or aggregate hook (raise_after) raises with, on the boss lane: each
+// signal goes on every output edge right after the output the hook follows, with the credit of the
+// items emitted before it; more than `max` per output is reported (E_EMIT_OVERFLOW).
+template <class Kernel>
+class Raiser {
+ public:
+  KOKKOS_INLINE_FUNCTION Raiser(const Kernel& kernel, const InstanceState& in, int id, int max)
+      : kernel_(kernel), in_(in), id_(id), max_(max) {}
+  KOKKOS_INLINE_FUNCTION void raise(const UserSignal& u) {
+    if (raised_++ >= max_) {
+      kernel_.flag(E_EMIT_OVERFLOW, id_);
+      return;
+    }
+    kernel_.forward_signal(in_, id_, Signal::of_user(u));
+  }
+  template <class P>
+  KOKKOS_INLINE_FUNCTION void raise(int kind, const P& payload) {
+    raise(UserSignal::make(kind, payload));
+  }
+
+ private:
+  const Kernel& kernel_;
+  const InstanceState& in_;
+  int id_;
+  int max_;
+  int raised_ = 0;
 };
 
 namespace detail {

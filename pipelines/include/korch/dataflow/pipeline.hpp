@@ -318,6 +318,17 @@ class Pipeline {
     return sinks;
   }
 
+  // The most user signals node p raises in one run besides those it forwards: `raises` per output
+  // of a map, source or enumerate run; per parent closed at once for an aggregate (its own region
+  // and those nested in it that it terminates).
+  int raised_per_run(int p) const {
+    const NodeSpec& ps = graph_.nodes[p];
+    if (ps.kind != NodeKind::Aggregate) return W_ * ps.raises;
+    int closed = 0;
+    for (unsigned t = graph_.terminates[p]; t != 0; t &= t - 1) ++closed;
+    return closed * ps.raises;
+  }
+
   // Queues: capacity from the producer's largest run, the scale factor and the consumer's width.
   void lay_out_queues(std::size_t& bytes) {
     const int W = W_;
@@ -333,8 +344,7 @@ class Pipeline {
       q.full_margin = per_run;
       q.input_width = input_width;
       q.cap = static_cast<int>(std::ceil(options_.queue_scale * per_run)) + input_width - 1;
-      // a node raising user signals issues up to `raises` per input of a run besides its others
-      q.sig_margin = SIGNAL_FULL_MARGIN + (ps.kind == NodeKind::Map ? W * ps.raises : 0);
+      q.sig_margin = SIGNAL_FULL_MARGIN + raised_per_run(p);
       q.sig_cap = static_cast<int>(std::ceil(options_.queue_scale * q.sig_margin));
       // one-lane teams write a producer run contiguously past the tail (see wrap_overhang)
       q.overhang = team_ == 1 ? per_run : 0;

@@ -31,6 +31,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
 
   // the protocol's state and bookkeeping, used unqualified below (public: node hooks call them)
   using Base::activate;
+  using Base::add_items;
   using Base::after_firing;
   using Base::arena;
   using Base::bytes_per_instance;
@@ -177,7 +178,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       Kokkos::single(Kokkos::PerTeam(t), [&]() {
         if (run > 0) {
           const int n = global_field(in, G_PREV_N);
-          emit_run(in, id, child, n);
+          emit_producer_run(node, in, id, child, n);
           check_children_full(in, id);
         }
         int n = -1;
@@ -229,6 +230,25 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
     });
   }
 
+  // A source's or enumerate's finished run: its n outputs become items of `child`; a node that
+  // raises user signals gets its hook called after each output (boss lane), so each signal follows
+  // the items before it.
+  template <class NodeT>
+  KOKKOS_INLINE_FUNCTION void emit_producer_run(const NodeT& node, const InstanceState& in, int id, int child,
+                                                int n) const {
+    if constexpr (NodeT::raises > 0) {
+      const int first = node_field(in, id, N_NEXT);
+      for (int l = 0; l < n; ++l) {
+        add_items(in, child, 1);
+        node.raise_after(*this, in, id, first + l);
+      }
+      node_field(in, id, N_NEXT) += n;
+      count_run(in, id, n);
+    } else {
+      emit_run(in, id, child, n);
+    }
+  }
+
   // The enumerate node. A run either continues the current parent, or consumes a signal whose
   // credit is used up, or takes the next parent: it needs a free parent-buffer slot; when the
   // buffer is full the node flushes its region and BLOCKS (the last release unblocks it).
@@ -243,7 +263,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       Kokkos::single(Kokkos::PerTeam(t), [&]() {
         if (run > 0) {
           const int n = global_field(in, G_PREV_N);
-          emit_run(in, id, child, n);
+          emit_producer_run(node, in, id, child, n);
           if (node_field(in, id, N_HAS_CUR) && node_field(in, id, N_NEXT) >= node_field(in, id, N_CNT))
             node_field(in, id, N_HAS_CUR) = 0;
           if (!node_field(in, id, N_HAS_CUR)) maybe_consume_signal(node, in, id);

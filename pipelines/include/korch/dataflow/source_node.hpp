@@ -41,12 +41,22 @@ GeneratorSource<T, Fn> generate(long n, Fn fn) {
   return GeneratorSource<T, Fn>{n, fn};
 }
 
+// A source type may raise user signals after its items: `static constexpr int raises = R` and
+// template <class Raise> void raise_after(long i, Raise&) const, called once per item i (node.hpp).
 template <class Src>
 struct SourceNode : Node<SourceNode<Src>> {
   static constexpr NodeKind kind = NodeKind::Source;
   using output_type = typename Src::value_type;
   static constexpr int n_channels = 1;
+  static constexpr int raises = detail::raises_per_input<Src>::value;
   Src src;
+
+  // Boss lane, after item `index` of the input went downstream.
+  template <class Kernel>
+  KOKKOS_INLINE_FUNCTION void raise_after(const Kernel& kernel, const InstanceState& in, int id, int index) const {
+    Raiser<Kernel> r(kernel, in, id, raises);
+    src.raise_after(static_cast<long>(index), r);
+  }
 
   template <class Kernel, class Member>
   KOKKOS_INLINE_FUNCTION void fire(const Kernel& kernel, const Member& t, const InstanceState& in, int id) const {

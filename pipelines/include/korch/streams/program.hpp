@@ -22,9 +22,14 @@
 // every leaf records the ItemType it takes and the one it emits (the untyped leaves below take and
 // emit double, ret neither), and every combinator checks that the components it joins agree,
 // throwing korch::Error that names both components and both types. The typed facade
-// (korch/streams/typed.hpp) moves that check to compile time. Computers return an integer `Value`;
-// values reach later components only through bind and the Env, which keeps the program's structure
-// static, so the execution map and plan can be built before the program runs.
+// (korch/streams/typed.hpp) moves that check to compile time.
+//
+// Computers finish with a `Value` (korch/streams/value.hpp), a cell like an item: std::int64_t for
+// the untyped leaves, any other item-sized type where a leaf declares it (with_value_type). Values
+// reach later components only through bind and the Env, which keeps the program's structure static,
+// so the execution map and plan can be built before the program runs. A component declares the
+// variables it reads and their types (expects); bind checks them against what its first component
+// returns, and Env::get<T> checks each read at run time.
 //
 // Every program instance executes through the tick/process interface: tick(s)
 // either yields an item, skips (call tick again), asks to consume an input, or is done with a value;
@@ -35,6 +40,7 @@
 #include <korch/error.hpp>
 #include <korch/streams/cardinality.hpp>
 #include <korch/streams/item.hpp>
+#include <korch/streams/value.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -47,27 +53,40 @@
 
 namespace korch::streams {
 
-using Value = std::int64_t;
-
-// The values bound so far (bind's variables), innermost last.
+// The values bound so far (bind's variables) with their types, innermost last.
 class Env {
  public:
-  Value at(const std::string& name) const;  // throws korch::Error naming the variable
+  Value at(const std::string& name) const;  // the raw cell; throws korch::Error naming the variable
+  const ItemType& type(const std::string& name) const;
+  // The value as a T; throws korch::Error naming the variable and both types when it holds another.
+  template <class T>
+  T get(const std::string& name) const {
+    check_type(name, value_type_of<T>());
+    return at(name).template as<T>();
+  }
   bool has(const std::string& name) const;
-  Env with(const std::string& name, Value value) const;
+  Env with(const std::string& name, Value value, ItemType type = ItemType::of<std::int64_t>()) const;
 
  private:
-  std::vector<std::pair<std::string, Value>> vars_;
+  struct Var {
+    std::string name;
+    Value value;
+    ItemType type;
+  };
+  const Var& find(const std::string& name) const;
+  void check_type(const std::string& name, const ItemType& wanted) const;
+  std::vector<Var> vars_;
 };
 
 // ---- the tick/process interface ----
 // The answer of a tick or process, written in place by the instance: nested instances pass one
 // Signal down instead of returning copies (a copy of a 16-byte cell that the callee just stored
 // in pieces stalls the load; see docs/streams.md).
+// A finished computer's value shares the item's cell (an answer is never both), which keeps a
+// Signal at 32 bytes.
 struct Signal {
   enum Kind { Yield, Skip, Consume, Done };
-  Item item{};      // Yield
-  Value value = 0;  // Done
+  Item item{};  // Yield: the item; Done: the value's bytes
   Kind kind = Skip;
   void yield(Item x) {
     item = x;
@@ -76,10 +95,12 @@ struct Signal {
   void skip() { kind = Skip; }
   void consume() { kind = Consume; }
   void done(Value v) {
-    value = v;
+    item = Item::of(v);
     kind = Done;
   }
+  Value value() const { return item.as<Value>(); }  // Done
 };
+static_assert(sizeof(Signal) == 32, "a Signal is an item cell and a kind");
 
 // One activation of a component: ticked, or given the input it asked for. Both answer in `s`.
 class Instance {
@@ -116,8 +137,9 @@ class Comp {
   bool is_computer() const;
   bool has_barrier() const;  // contains |>>>| or standalone
   const std::string& name() const;
-  const ItemType& in_type() const;   // what it takes (any: takes nothing, or left open)
-  const ItemType& out_type() const;  // what it emits
+  const ItemType& in_type() const;     // what it takes (any: takes nothing, or left open)
+  const ItemType& out_type() const;    // what it emits
+  const ItemType& value_type() const;  // what it finishes with (any: a transformer)
   // The chain's cardinalities when this is a leaf transformer or a pipe of them; nullopt otherwise.
   std::optional<Cards> cards() const;
   explicit operator bool() const noexcept { return node_ != nullptr; }
@@ -132,6 +154,8 @@ struct Node {
   bool computer = false;
   bool barrier = false;
   ItemType in_type, out_type;                                          // see Comp::in_type
+  ItemType value_type;                                                 // see Comp::value_type
+  std::vector<std::pair<std::string, ItemType>> reads;                 // expected variables, unbound here
   Cardinality card{};                                                  // Transformer
   std::function<Kernel(const Env&)> make_kernel;                       // Transformer
   std::function<std::unique_ptr<ComputerBody>(const Env&)> make_body;  // Computer
@@ -157,6 +181,12 @@ Comp ret(std::string name, std::function<Value(const Env&)> v);
 // The leaves above take and emit double; this copy of a leaf (transformer or computer) declares
 // other item types instead. Its kernel or body then reads and writes cells holding those types.
 Comp with_types(const Comp& leaf, ItemType in, ItemType out);
+// The leaf computers above finish with std::int64_t; this copy of a leaf computer declares that it
+// finishes with another type (its body stores Value::of(x) in `result`).
+Comp with_value_type(const Comp& leaf, ItemType value);
+// This copy of `c` declares that it reads variable `var` as `type`; an enclosing bind of `var` checks
+// that its first component finishes with that type.
+Comp expects(const Comp& c, const std::string& var, ItemType type);
 
 Comp pipe(Comp a, Comp b);
 Comp par_pipe(Comp a, Comp b);
@@ -164,7 +194,7 @@ Comp bind(std::string var, Comp c1, Comp c2);
 Comp seq(Comp c1, Comp c2);
 Comp repeat(Comp body);
 Comp times(std::function<Value(const Env&)> n, Comp body);
-Comp times(Value n, Comp body);
+Comp times(std::int64_t n, Comp body);
 Comp until(std::function<bool(Value)> pred, Comp body);
 Comp if_(std::function<bool(const Env&)> cond, Comp then_branch, Comp else_branch);
 Comp standalone(Comp c);

@@ -4,7 +4,13 @@
 // its combinators only accept components whose types fit, so a mismatched `a >> b` (>>>) or
 // `a | b` (|>>>|) does not compile: operator>>(Stream<A, B>, Stream<B, C>) is the only overload and
 // there is no conversion from Stream to the untyped Comp. bind, seq and if_ take two components of
-// the same Stream type.
+// the same item types.
+//
+// The third parameter is what a computer finishes with: Stream<In, Out, R> (R = Value, the integer
+// cell, when left out; a transformer leaves it so). computer, take_block and ret take R as their
+// third template argument, and a typed variable Var<R> names what bind passes on: bind(x, c1, c2)
+// compiles only when c1 finishes with x's type, and the continuation's leaves read it as x(env),
+// which returns an R. until's predicate takes an R.
 //
 // Underneath, a Stream holds an ordinary Comp whose leaves carry the matching ItemTypes, so it runs
 // on the sequential interpreter and the parallel executor like any program (stream.comp()), and an
@@ -14,6 +20,11 @@
 //   auto magnitudes = map<std::complex<float>, double>("abs", {1, 1}, abs_kernel);
 //   Stream<std::uint8_t, double> rx = bits_to_symbols >> magnitudes;
 //   auto out = from_items<double>(run_sequential(rx, bits).output);
+//
+//   Var<Stats> stats("stats");
+//   auto measure = take_block<double, double, Stats>("measure", block, summarize);  // returns a Stats
+//   auto scale = transformer<double, double>("scale", {1, 1}, [stats](const Env& e) { ... stats(e) ... });
+//   Stream<double, double> agc = bind(stats, measure, expects(stats, scale));
 #pragma once
 
 #include <korch/streams/parallel.hpp>
@@ -21,22 +32,32 @@
 #include <korch/streams/sequential.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace korch::streams {
 
-template <class In, class Out>
+template <class In, class Out, class R = Value>
 class Stream {
  public:
   using input_type = In;
   using output_type = Out;
-  // Wraps an untyped component; throws korch::Error when it takes or emits other item types.
+  using value_type = R;
+  // Wraps an untyped component; throws korch::Error when it takes, emits or finishes with other types.
   explicit Stream(Comp c) : comp_(std::move(c)) {
-    const ItemType in = ItemType::of<In>(), out = ItemType::of<Out>();
+    const ItemType in = ItemType::of<In>(), out = ItemType::of<Out>(), value = value_type_of<R>();
+    if (!comp_.value_type().compatible(value)) {
+      throw Error::format(
+          "stream program: computer '{}' finishes with {}, so it is not a Stream<{}, {}, {}>; wrap it as "
+          "Stream<{}, {}, {}> or declare its leaves' value type (with_value_type)",
+          comp_.name(), comp_.value_type().name(), in.name(), out.name(), value.name(), in.name(), out.name(),
+          comp_.value_type().name());
+    }
     if (comp_.in_type().compatible(in) && comp_.out_type().compatible(out)) return;
     throw Error::format(
         "stream program: component '{}' takes {} and emits {}, so it is not a Stream<{}, {}>; wrap it as "
@@ -55,16 +76,55 @@ class Stream {
 template <class In, class Out>
 using TypedKernel = std::function<void(const In* in, Out* out)>;
 
-// A typed computer's body, one per activation (see ComputerBody).
-template <class In, class Out>
+// A typed computer's body, one per activation (see ComputerBody); it finishes with an R.
+template <class In, class Out, class R = Value>
 class TypedBody {
  public:
   virtual ~TypedBody() = default;
   virtual std::size_t need() = 0;
-  virtual bool step(const In* in, std::vector<Out>& out, Value& result) = 0;
+  virtual bool step(const In* in, std::vector<Out>& out, R& result) = 0;
+};
+
+// A bound variable of type T: bind(Var<T>, c1, c2) takes only a c1 that finishes with a T, and
+// x(env) reads it in the continuation.
+template <class T>
+class Var {
+ public:
+  explicit Var(std::string name) : name_(std::move(name)) { check_item_type<T>(); }
+  const std::string& name() const noexcept { return name_; }
+  T operator()(const Env& env) const { return env.get<T>(name_); }
+
+ private:
+  std::string name_;
 };
 
 namespace detail {
+
+// Keeps a parameter out of template argument deduction (the explicit or default argument counts).
+template <class T>
+struct NonDeduced {
+  using type = T;
+};
+template <class T>
+using non_deduced_t = typename NonDeduced<T>::type;
+
+// What a pipe finishes with: its computer's value type; the side left at Value is the transformer.
+template <class R1, class R2, class = void>
+struct PipeValue {};
+template <class R>
+struct PipeValue<R, R> {
+  using type = R;
+};
+template <class R>
+struct PipeValue<Value, R, std::enable_if_t<!std::is_same<R, Value>::value>> {
+  using type = R;
+};
+template <class R>
+struct PipeValue<R, Value, std::enable_if_t<!std::is_same<R, Value>::value>> {
+  using type = R;
+};
+template <class R1, class R2>
+using pipe_value_t = typename PipeValue<R1, R2>::type;
 
 // Typed values unpacked from cells (a plain array: std::vector<bool> has no data()).
 template <class T>
@@ -95,32 +155,34 @@ Kernel cell_kernel(TypedKernel<In, Out> k, Cardinality card) {
   };
 }
 
-template <class In, class Out>
+template <class In, class Out, class R>
 class CellBody final : public ComputerBody {
  public:
-  explicit CellBody(std::unique_ptr<TypedBody<In, Out>> body) : body_(std::move(body)) {}
+  explicit CellBody(std::unique_ptr<TypedBody<In, Out, R>> body) : body_(std::move(body)) {}
   std::size_t need() override { return need_ = body_->need(); }
   bool step(const Item* in, std::vector<Item>& out, Value& result) override {
     out_.clear();
-    const bool done = body_->step(in_.fill(in, need_), out_, result);
+    R typed = result.template as<R>();
+    const bool done = body_->step(in_.fill(in, need_), out_, typed);
+    result = Value::of(typed);
     for (const Out& y : out_) out.push_back(Item::of(y));
     return done;
   }
 
  private:
-  std::unique_ptr<TypedBody<In, Out>> body_;
+  std::unique_ptr<TypedBody<In, Out, R>> body_;
   TypedBuffer<In> in_;
   std::vector<Out> out_;
   std::size_t need_ = 0;
 };
 
-template <class In, class Out>
-class TakeBlockBody final : public TypedBody<In, Out> {
+template <class In, class Out, class R>
+class TakeBlockBody final : public TypedBody<In, Out, R> {
  public:
-  using F = std::function<Value(const In*, std::size_t, std::vector<Out>&)>;
+  using F = std::function<R(const In*, std::size_t, std::vector<Out>&)>;
   TakeBlockBody(std::size_t n, const F* f) : n_(n), f_(f) {}
   std::size_t need() override { return n_; }
-  bool step(const In* in, std::vector<Out>& out, Value& result) override {
+  bool step(const In* in, std::vector<Out>& out, R& result) override {
     result = (*f_)(in, n_, out);
     return true;
   }
@@ -133,6 +195,10 @@ class TakeBlockBody final : public TypedBody<In, Out> {
 template <class In, class Out>
 Stream<In, Out> typed_leaf(const Comp& leaf) {
   return Stream<In, Out>(with_types(leaf, ItemType::of<In>(), ItemType::of<Out>()));
+}
+template <class In, class Out, class R>
+Stream<In, Out, R> typed_computer(const Comp& leaf, ItemType in, ItemType out) {
+  return Stream<In, Out, R>(with_value_type(with_types(leaf, std::move(in), std::move(out)), value_type_of<R>()));
 }
 
 }  // namespace detail
@@ -151,86 +217,106 @@ Stream<In, Out> map(std::string name, Cardinality card, TypedKernel<In, Out> ker
   return transformer<In, Out>(std::move(name), card,
                               [kernel = std::move(kernel)](const Env&) -> TypedKernel<In, Out> { return kernel; });
 }
-template <class In, class Out>
-Stream<In, Out> computer(std::string name, std::function<std::unique_ptr<TypedBody<In, Out>>(const Env&)> make) {
+template <class In, class Out, class R = Value>
+Stream<In, Out, R> computer(
+    std::string name, detail::non_deduced_t<std::function<std::unique_ptr<TypedBody<In, Out, R>>(const Env&)>> make) {
   if (!make) throw Error::format("computer '{}': no body factory", name);
-  return detail::typed_leaf<In, Out>(
-      streams::computer(std::move(name), [make = std::move(make)](const Env& env) -> std::unique_ptr<ComputerBody> {
-        return std::make_unique<detail::CellBody<In, Out>>(make(env));
-      }));
+  return detail::typed_computer<In, Out, R>(
+      streams::computer(std::move(name),
+                        [make = std::move(make)](const Env& env) -> std::unique_ptr<ComputerBody> {
+                          return std::make_unique<detail::CellBody<In, Out, R>>(make(env));
+                        }),
+      ItemType::of<In>(), ItemType::of<Out>());
 }
-template <class In, class Out>
-Stream<In, Out> take_block(std::string name, std::function<std::size_t(const Env&)> n,
-                           std::function<Value(const In*, std::size_t, std::vector<Out>&)> f) {
-  using F = typename detail::TakeBlockBody<In, Out>::F;
+template <class In, class Out, class R = Value>
+Stream<In, Out, R> take_block(std::string name, std::function<std::size_t(const Env&)> n,
+                              detail::non_deduced_t<std::function<R(const In*, std::size_t, std::vector<Out>&)>> f) {
+  using F = typename detail::TakeBlockBody<In, Out, R>::F;
   auto shared = std::make_shared<F>(std::move(f));  // lives in the program tree, which outlives activations
-  return computer<In, Out>(std::move(name),
-                           [n = std::move(n), shared](const Env& env) -> std::unique_ptr<TypedBody<In, Out>> {
-                             return std::make_unique<detail::TakeBlockBody<In, Out>>(n(env), shared.get());
-                           });
+  return computer<In, Out, R>(std::move(name),
+                              [n = std::move(n), shared](const Env& env) -> std::unique_ptr<TypedBody<In, Out, R>> {
+                                return std::make_unique<detail::TakeBlockBody<In, Out, R>>(n(env), shared.get());
+                              });
 }
-template <class In, class Out>
-Stream<In, Out> ret(std::string name, std::function<Value(const Env&)> v) {
-  return Stream<In, Out>(streams::ret(std::move(name), std::move(v)));
+// Takes and emits nothing (its item types stay open) and finishes with v(env).
+template <class In, class Out, class R = Value>
+Stream<In, Out, R> ret(std::string name, detail::non_deduced_t<std::function<R(const Env&)>> v) {
+  if (!v) throw Error::format("computer '{}': no value function", name);
+  return detail::typed_computer<In, Out, R>(
+      streams::ret(std::move(name), [v = std::move(v)](const Env& env) { return Value::of(v(env)); }), ItemType(),
+      ItemType());
 }
 
 // ---- typed combinators ----
-template <class A, class B, class C>
-Stream<A, C> pipe(const Stream<A, B>& a, const Stream<B, C>& b) {
-  return Stream<A, C>(pipe(a.comp(), b.comp()));
+template <class A, class B, class C, class R1, class R2>
+Stream<A, C, detail::pipe_value_t<R1, R2>> pipe(const Stream<A, B, R1>& a, const Stream<B, C, R2>& b) {
+  return Stream<A, C, detail::pipe_value_t<R1, R2>>(pipe(a.comp(), b.comp()));
 }
-template <class A, class B, class C>
-Stream<A, C> par_pipe(const Stream<A, B>& a, const Stream<B, C>& b) {
-  return Stream<A, C>(par_pipe(a.comp(), b.comp()));
+template <class A, class B, class C, class R1, class R2>
+Stream<A, C, detail::pipe_value_t<R1, R2>> par_pipe(const Stream<A, B, R1>& a, const Stream<B, C, R2>& b) {
+  return Stream<A, C, detail::pipe_value_t<R1, R2>>(par_pipe(a.comp(), b.comp()));
 }
-template <class A, class B, class C>
-Stream<A, C> operator>>(const Stream<A, B>& a, const Stream<B, C>& b) {
+template <class A, class B, class C, class R1, class R2>
+Stream<A, C, detail::pipe_value_t<R1, R2>> operator>>(const Stream<A, B, R1>& a, const Stream<B, C, R2>& b) {
   return pipe(a, b);
 }
-template <class A, class B, class C>
-Stream<A, C> operator|(const Stream<A, B>& a, const Stream<B, C>& b) {
+template <class A, class B, class C, class R1, class R2>
+Stream<A, C, detail::pipe_value_t<R1, R2>> operator|(const Stream<A, B, R1>& a, const Stream<B, C, R2>& b) {
   return par_pipe(a, b);
 }
-template <class I, class O>
-Stream<I, O> bind(std::string var, const Stream<I, O>& c1, const Stream<I, O>& c2) {
-  return Stream<I, O>(bind(std::move(var), c1.comp(), c2.comp()));
+// x <- c1 ; c2 with a typed variable: c1 must finish with x's type.
+template <class I, class O, class R, class R2>
+Stream<I, O, R2> bind(const Var<R>& var, const Stream<I, O, R>& c1, const Stream<I, O, R2>& c2) {
+  return Stream<I, O, R2>(bind(var.name(), c1.comp(), c2.comp()));
 }
-template <class I, class O>
-Stream<I, O> seq(const Stream<I, O>& c1, const Stream<I, O>& c2) {
-  return Stream<I, O>(seq(c1.comp(), c2.comp()));
+// With a plain name the continuation's declared reads (expects) are checked when bind is built.
+template <class I, class O, class R1, class R2>
+Stream<I, O, R2> bind(std::string var, const Stream<I, O, R1>& c1, const Stream<I, O, R2>& c2) {
+  return Stream<I, O, R2>(bind(std::move(var), c1.comp(), c2.comp()));
 }
-template <class I, class O>
-Stream<I, O> repeat(const Stream<I, O>& body) {
+// This copy of c declares that it reads var (checked by an enclosing untyped bind).
+template <class T, class I, class O, class R>
+Stream<I, O, R> expects(const Var<T>& var, const Stream<I, O, R>& c) {
+  return Stream<I, O, R>(expects(c.comp(), var.name(), value_type_of<T>()));
+}
+template <class I, class O, class R1, class R2>
+Stream<I, O, R2> seq(const Stream<I, O, R1>& c1, const Stream<I, O, R2>& c2) {
+  return Stream<I, O, R2>(seq(c1.comp(), c2.comp()));
+}
+template <class I, class O, class R>
+Stream<I, O> repeat(const Stream<I, O, R>& body) {
   return Stream<I, O>(repeat(body.comp()));
 }
-template <class I, class O>
-Stream<I, O> times(std::function<Value(const Env&)> n, const Stream<I, O>& body) {
-  return Stream<I, O>(times(std::move(n), body.comp()));
+template <class I, class O, class R>
+Stream<I, O, R> times(std::function<Value(const Env&)> n, const Stream<I, O, R>& body) {
+  return Stream<I, O, R>(times(std::move(n), body.comp()));
 }
-template <class I, class O>
-Stream<I, O> times(Value n, const Stream<I, O>& body) {
-  return Stream<I, O>(times(n, body.comp()));
+template <class I, class O, class R>
+Stream<I, O, R> times(std::int64_t n, const Stream<I, O, R>& body) {
+  return Stream<I, O, R>(times(n, body.comp()));
 }
-template <class I, class O>
-Stream<I, O> until(std::function<bool(Value)> pred, const Stream<I, O>& body) {
-  return Stream<I, O>(until(std::move(pred), body.comp()));
+template <class I, class O, class R>
+Stream<I, O, R> until(detail::non_deduced_t<std::function<bool(R)>> pred, const Stream<I, O, R>& body) {
+  if (!pred) throw Error::format("stream program: until '{}' has no predicate", body.name());
+  return Stream<I, O, R>(until([pred = std::move(pred)](Value v) { return pred(v.template as<R>()); }, body.comp()));
 }
-template <class I, class O>
-Stream<I, O> if_(std::function<bool(const Env&)> cond, const Stream<I, O>& a, const Stream<I, O>& b) {
-  return Stream<I, O>(if_(std::move(cond), a.comp(), b.comp()));
+template <class I, class O, class R>
+Stream<I, O, R> if_(std::function<bool(const Env&)> cond, const Stream<I, O, R>& a, const Stream<I, O, R>& b) {
+  return Stream<I, O, R>(if_(std::move(cond), a.comp(), b.comp()));
 }
-template <class I, class O>
-Stream<I, O> standalone(const Stream<I, O>& c) {
-  return Stream<I, O>(standalone(c.comp()));
+template <class I, class O, class R>
+Stream<I, O, R> standalone(const Stream<I, O, R>& c) {
+  return Stream<I, O, R>(standalone(c.comp()));
 }
 
-// ---- running a typed program: typed input; the output cells hold Out (from_items<Out>) ----
-template <class In, class Out>
-RunResult run_sequential(const Stream<In, Out>& program, const std::vector<In>& input, const Env& env = {}) {
+// ---- running a typed program: typed input; the output cells hold Out (from_items<Out>), the value an R
+// (result.value->as<R>()) ----
+template <class In, class Out, class R>
+RunResult run_sequential(const Stream<In, Out, R>& program, const std::vector<In>& input, const Env& env = {}) {
   return run_sequential(program.comp(), to_items(input), env);
 }
-template <class In, class Out>
-ParallelResult run_parallel(const Stream<In, Out>& program, const std::vector<In>& input,
+template <class In, class Out, class R>
+ParallelResult run_parallel(const Stream<In, Out, R>& program, const std::vector<In>& input,
                             const ParallelOptions& options = {}, ThreadTeam* team = nullptr, const Env& env = {}) {
   return run_parallel(program.comp(), to_items(input), options, team, env);
 }
