@@ -36,20 +36,20 @@ struct Chain {
 
 struct SetToIndexPlusOne {
   double offset;
-  void operator()(const double* index, double* a) const { *a = *index + offset; }
+  KOKKOS_INLINE_FUNCTION void operator()(const double* index, double* a) const { *a = *index + offset; }
 };
 struct SumOfEnds {
-  void operator()(const double* a0, const double* a1, double* s) const { *s = *a0 + *a1; }
+  KOKKOS_INLINE_FUNCTION void operator()(const double* a0, const double* a1, double* s) const { *s = *a0 + *a1; }
 };
 struct CountEnds {
-  void operator()(double* d0, double* d1, int* edges) const {
+  KOKKOS_INLINE_FUNCTION void operator()(double* d0, double* d1, int* edges) const {
     *d0 += 1;
     *d1 += 1;
     *edges += 1;
   }
 };
 struct MinMaxSum {
-  void operator()(const double* a, double* lo, double* hi, double* sum) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const double* a, double* lo, double* hi, double* sum) const {
     *lo = *a < *lo ? *a : *lo;
     *hi = *a > *hi ? *a : *hi;
     *sum += *a;
