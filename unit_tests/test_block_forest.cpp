@@ -8,6 +8,8 @@
 #include <korch/block_forest.hpp>
 #include <korch/error.hpp>
 
+#include "test_error_support.hpp"
+
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -19,6 +21,8 @@
 
 namespace {
 
+using korch::test::error_of;
+
 using korch::BlockForest;
 using korch::BlockKey;
 using korch::ForestNeighbour;
@@ -27,15 +31,6 @@ using korch::ForestShape;
 // Sortable identity of a key, for comparing sets of neighbours.
 using KeyTuple = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
 KeyTuple tuple_of(const BlockKey& k) { return {k.level, k.position[0], k.position[1], k.position[2]}; }
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const korch::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // The leaves that a one-cell shell outside `leaf` in direction `d` meets, on the finest level's
 // cells; `boundary` when the shell lies beyond a non-periodic edge.
@@ -211,7 +206,7 @@ TEST_CASE("BlockForest: random refines and derefines keep every invariant and th
                                 {{2, {3, 2, 1}, {false, true, false}, 4}, 25},
                                 {{2, {1, 1, 1}, {true, true, false}, 5}, 25},
                                 {{3, {2, 1, 2}, {true, false, false}, 3}, 10}};
-  std::mt19937 random(20261129);
+  std::mt19937 random(4217);
   for (const Case& c : cases) {
     BlockForest forest(c.shape);
     for (int round = 0; round < c.rounds; ++round) {

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <korch/error.hpp>
+
+#include "test_error_support.hpp"
 #include <korch/forest_guard_fill.hpp>
 
 #include <cmath>
@@ -16,6 +18,8 @@
 #include <vector>
 
 namespace {
+
+using korch::test::error_of;
 
 using korch::BlockArray;
 using korch::BlockForest;
@@ -75,15 +79,6 @@ std::array<double, 3> centre(const Arrays& a, int level, const Cell& cell) {
 
 Cell cell_of(const Arrays& a, const BlockKey& leaf, int i, int j, int k) {
   return {leaf.position[0] * a.cells[0] + i, leaf.position[1] * a.cells[1] + j, leaf.position[2] * a.cells[2] + k};
-}
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const korch::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Linear data (exact cell means), filled and compared in every guard cell.

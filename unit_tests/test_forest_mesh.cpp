@@ -7,6 +7,8 @@
 #include <korch/bundle.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
+
+#include "test_error_support.hpp"
 #include <korch/forest_mesh.hpp>
 #include <korch/runtime.hpp>
 #include <korch/typed_action.hpp>
@@ -22,19 +24,12 @@
 
 namespace {
 
+using korch::test::error_of;
+
 using korch::ForestMesh;
 using korch::ForestMeshShape;
 using korch::test::advect;
 using korch::test::bump;
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const korch::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // One explicit diffusion step from variable 0 into variable 1 on [lo, hi) of a block's storage.
 template <class Space, class In, class Out>
