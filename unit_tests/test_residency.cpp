@@ -173,6 +173,34 @@ TEST_CASE("Residency: the data-parallel and action-parallel configurations give 
   }
 }
 
+TEST_CASE(
+    "Residency: while a packet holds a variable on the device, host accessors leave it; afterwards they bring it") {
+  Grid resident(residency_spec(true));
+  fill_pattern(resident);
+  GridResidency& r = *resident.residency();
+  const DeviceTaskSpace instance;
+  const std::vector<int> block{4};
+  r.begin_device_use(block, {1}, {1, 2}, instance);  // reads 1, writes 1 (read and written) and 2 (written only)
+  CHECK(r.held_on_device(4, 1));
+  CHECK(r.held_on_device(4, 2));
+  CHECK_FALSE(r.held_on_device(4, 0));
+  CHECK_FALSE(r.host_valid(4, 1));  // the kernel may change it from here
+  CHECK(r.host_valid(4, 2));        // only written: the host copy stays until the kernel is done
+  const TransferBytes before = resident.residency_transfers();
+  (void)resident.block_view(4);  // a host action on variable 0 beside the kernel
+  CHECK(resident.residency_transfers().device_to_host == before.device_to_host);
+  CHECK_FALSE(r.host_valid(4, 1));
+  CHECK(r.device_valid(4, 1));  // the host's write access did not take it from the device
+  CHECK_FALSE(r.device_valid(4, 0));
+  r.end_device_use(block, {1}, {1, 2});
+  CHECK_FALSE(r.held_on_device(4, 1));
+  CHECK_FALSE(r.host_valid(4, 2));
+  (void)resident.block_view(4);
+  CHECK(resident.residency_transfers().device_to_host == before.device_to_host + 2 * var_bytes);
+  CHECK(r.host_valid(4, 1));
+  CHECK(r.host_valid(4, 2));
+}
+
 TEST_CASE("Residency: a variable the packets do not carry is never moved; one they only read is not moved back") {
   Runtime rt;
   Grid resident(residency_spec(true));

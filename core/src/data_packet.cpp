@@ -255,11 +255,8 @@ void DataPacket::copy_to_device(const DeviceTaskSpace& instance) {
   auto* dev = static_cast<double*>(device_.data());
   auto* base = static_cast<double*>(host_.data());
   if (residency_) {
-    const std::vector<int> blocks = block_ids();
-    staged_bytes_ = residency_->make_device_valid(blocks, reads_, instance);
-    // From here the action may change them: only the device copy is the truth, even if the cycle
-    // fails before copy_to_host() (the host copy would otherwise pass for valid next to it).
-    residency_->device_wrote(blocks, vars_.copy_in_out);
+    staged_bytes_ = residency_->begin_device_use(block_ids(), reads_, writes_, instance);
+    held_on_device_ = true;
   }
   set_device_addresses(dev);
   std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
@@ -290,7 +287,8 @@ void DataPacket::copy_to_host(const DeviceTaskSpace& instance) {
   require(State::on_device, "copy_to_host()");
   if (residency_) {
     // The action is done: what it wrote is valid in the device copy alone.
-    residency_->device_wrote(block_ids(), writes_);
+    residency_->end_device_use(block_ids(), reads_, writes_);
+    held_on_device_ = false;
     state_ = State::on_host;
     return;
   }
@@ -315,6 +313,13 @@ void DataPacket::unpack() {
 }
 
 void DataPacket::release() noexcept {
+  if (held_on_device_) {  // a failed cycle: the host may take the grid's variables back
+    try {
+      residency_->end_device_use(block_ids(), reads_, writes_);
+    } catch (...) {  // block ids were checked when the packet was built
+    }
+    held_on_device_ = false;
+  }
   device_.release();
   host_.release();
   if (state_ != State::unpacked) state_ = State::released;

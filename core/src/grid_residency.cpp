@@ -2,6 +2,8 @@
 #include <korch/error.hpp>
 #include <korch/grid_residency.hpp>
 
+#include <algorithm>
+
 namespace korch {
 
 namespace {
@@ -24,6 +26,7 @@ GridResidency::GridResidency(const HostData& host)
         n_blocks_, host.span() * sizeof(double), e.what());
   }
   valid_.assign(static_cast<std::size_t>(n_blocks_) * static_cast<std::size_t>(n_vars_), host_bit);
+  held_.assign(valid_.size(), 0);
 }
 
 std::size_t GridResidency::flag_index(int block, int var) const {
@@ -59,8 +62,8 @@ bool GridResidency::device_valid(int block, int var) const {
   return (valid_[flag_index(block, var)] & device_bit) != 0;
 }
 
-std::uint64_t GridResidency::make_device_valid(const std::vector<int>& blocks, const std::vector<int>& reads,
-                                               const DeviceTaskSpace& instance) {
+std::uint64_t GridResidency::begin_device_use(const std::vector<int>& blocks, const std::vector<int>& reads,
+                                              const std::vector<int>& writes, const DeviceTaskSpace& instance) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::size_t> copied;
   for (const int b : blocks) {
@@ -74,20 +77,51 @@ std::uint64_t GridResidency::make_device_valid(const std::vector<int>& blocks, c
   }
   instance.fence();  // the flags below say the device copy holds the data
   for (const std::size_t f : copied) valid_[f] |= device_bit;
+  // From here the action may change what it reads and writes: only the device copy is the truth,
+  // even if the cycle fails before end_device_use() (the host copy would otherwise pass for valid
+  // next to it). A variable only written keeps its host copy until the action is done, as its
+  // device copy may never have held data.
+  std::vector<int> read_and_written;
+  for (const int v : writes)
+    if (std::find(reads.begin(), reads.end(), v) != reads.end()) read_and_written.push_back(v);
+  mark_device_only_locked(blocks, read_and_written);
+  for (const int b : blocks) {
+    for (const int v : reads) ++held_[flag_index(b, v)];
+    for (const int v : writes) ++held_[flag_index(b, v)];
+  }
   const std::uint64_t bytes = copied.size() * doubles_per_var_ * sizeof(double);
   moved_.host_to_device += bytes;
   return bytes;
 }
 
-void GridResidency::device_wrote(const std::vector<int>& blocks, const std::vector<int>& writes) {
+void GridResidency::end_device_use(const std::vector<int>& blocks, const std::vector<int>& reads,
+                                   const std::vector<int>& writes) {
   std::lock_guard<std::mutex> lock(mutex_);
+  mark_device_only_locked(blocks, writes);
+  const auto release = [this](std::size_t f) {
+    if (held_[f] > 0) --held_[f];
+  };
+  for (const int b : blocks) {
+    for (const int v : reads) release(flag_index(b, v));
+    for (const int v : writes) release(flag_index(b, v));
+  }
+}
+
+bool GridResidency::held_on_device(int block, int var) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_[flag_index(block, var)] > 0;
+}
+
+void GridResidency::mark_device_only_locked(const std::vector<int>& blocks, const std::vector<int>& writes) {
   for (const int b : blocks)
     for (const int v : writes) valid_[flag_index(b, v)] = device_bit;
 }
 
 void GridResidency::host_valid_locked(int block, bool host_may_write) {
   for (int v = 0; v < n_vars_; ++v) {
-    unsigned char& flags = valid_[flag_index(block, v)];
+    const std::size_t f = flag_index(block, v);
+    if (held_[f] > 0) continue;  // a kernel may be writing it: the device's until the packet is done
+    unsigned char& flags = valid_[f];
     if (!(flags & host_bit)) {
       Kokkos::deep_copy(Doubles<Kokkos::HostSpace>(host_var(block, v), doubles_per_var_),
                         Doubles<DeviceMemSpace>(device_var(block, v), doubles_per_var_));

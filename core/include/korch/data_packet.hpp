@@ -142,6 +142,7 @@ class DataPacket : public DataItem {
 
   GridResidency* residency_ = nullptr;  // set for a packet of blocks of a resident grid
   std::vector<int> reads_, writes_;     // resident packets: the grid variables read and written
+  bool held_on_device_ = false;         // between GridResidency::begin_device_use and end_device_use
   std::size_t staged_bytes_ = 0;        // resident packets: what copy_to_device() copied of the grid
 
   const DataSource* source_;

@@ -9,6 +9,11 @@
 // stale. Packets of blocks of a resident grid point into the device copy (DataPacket); the grid's
 // host accessors bring blocks back to the host (Grid::block_view and the others).
 //
+// A (block, variable) a packet carries is held by the device from begin_device_use() to
+// end_device_use(): host accessors leave it alone meanwhile (no copy back, flags unchanged), as a
+// kernel may be writing it. Host actions running beside device actions on the same blocks
+// (cpu_gpu_action_parallel) thus get the variables the packets do not carry.
+//
 // Thread-safe: one mutex guards the validity flags and the copies, so that a copy and the flags
 // that describe it change together.
 #pragma once
@@ -43,12 +48,16 @@ class GridResidency {
   // LayoutRight (i, j, k) array over the block's stored cells).
   double* device_block(int block) const noexcept;
 
-  // Before a device action reads `reads` of `blocks`: copies host -> device, on `instance`, each of
-  // those (block, variable) whose device copy is stale, and fences the instance. Returns the bytes.
-  std::uint64_t make_device_valid(const std::vector<int>& blocks, const std::vector<int>& reads,
-                                  const DeviceTaskSpace& instance);
-  // After a device action wrote `writes` of `blocks`: the device holds them, the host copies are stale.
-  void device_wrote(const std::vector<int>& blocks, const std::vector<int>& writes);
+  // Before a device action reads `reads` and may write `writes` of `blocks`: copies host -> device,
+  // on `instance`, each read (block, variable) whose device copy is stale and fences the instance;
+  // marks those both read and written valid on the device alone; holds reads and writes on the
+  // device. Returns the bytes copied.
+  std::uint64_t begin_device_use(const std::vector<int>& blocks, const std::vector<int>& reads,
+                                 const std::vector<int>& writes, const DeviceTaskSpace& instance);
+  // After the device action (finished or failed): the writes are valid on the device alone, and
+  // what begin_device_use() held is released.
+  void end_device_use(const std::vector<int>& blocks, const std::vector<int>& reads, const std::vector<int>& writes);
+  bool held_on_device(int block, int var) const;
   // Before the host uses a block: copies device -> host each variable whose host copy is stale.
   // host_may_write: the caller may write the block, so every device copy of it becomes stale.
   void make_host_valid(int block, bool host_may_write);
@@ -63,6 +72,7 @@ class GridResidency {
   double* host_var(int block, int var) const noexcept;
   double* device_var(int block, int var) const noexcept;
   void host_valid_locked(int block, bool host_may_write);
+  void mark_device_only_locked(const std::vector<int>& blocks, const std::vector<int>& writes);
 
   HostData host_;
   DeviceData device_;
@@ -71,6 +81,7 @@ class GridResidency {
   std::size_t doubles_per_var_ = 0;
   mutable std::mutex mutex_;
   std::vector<unsigned char> valid_;  // per (block, var): host_bit | device_bit
+  std::vector<std::uint32_t> held_;   // per (block, var): packets on the device that carry it
   TransferBytes moved_;
 };
 
