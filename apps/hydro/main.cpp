@@ -2,8 +2,10 @@
 // korch-hydro: the compressible Euler solver, each step a bundle run by korch::Runtime.
 //   korch-hydro --config split --threads 2 --blocks 4 --cells-per-block 64 --problem sedov --out out
 //   mpirun -np 4 korch-hydro ...   (one Runtime per rank, each on the blocks it owns)
+//   korch-hydro --max-level 3 ...  (an adaptive mesh: lib/run/amr_simulation.hpp)
 // Options: lib/run/options.cpp (korch-hydro --help). Exit status 0 success, 1 failure, 2 usage error,
 // 128 + N after signal N (SIGINT, SIGTERM) once the final checkpoint is written.
+#include "amr_simulation.hpp"
 #include "checkpoint.hpp"
 #include "options.hpp"
 #include "plot_writer.hpp"
@@ -21,6 +23,21 @@
 #include <exception>
 #include <optional>
 #include <string>
+
+namespace {
+
+// korch-hydro --max-level N: the adaptive mesh's run, picture and summary (rank 0 prints).
+void run_adaptive(const korch::hydro::Options& options, const korch::Communicator& ranks) {
+  korch::hydro::AmrSimulation sim(options, ranks);
+  sim.run();
+  sim.write_outputs();
+  const std::string summary = sim.summary();
+  if (ranks.rank() != 0) return;
+  std::fputs(summary.c_str(), stdout);
+  if (options.write_output) std::printf("picture: %s/density.png\n", options.out.c_str());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // OpenMP (the conduction solve, --host-parallel) runs on the main thread between cycles.
@@ -72,6 +89,10 @@ int main(int argc, char** argv) {
     if (!first) options.quiet = true;    // one progress bar, from rank 0
     korch::hydro::catch_stop_signals();  // SIGINT / SIGTERM: a final checkpoint, then exit 128 + signal
     try {
+      if (options.max_level > 0) {
+        run_adaptive(options, ranks);
+        return 0;
+      }
       korch::hydro::Simulation sim(options);
       sim.run();
       sim.write_outputs();

@@ -53,8 +53,9 @@ std::vector<std::vector<double>> ForestMesh::received_faces(std::unordered_map<s
         Direction d{0, 0, 0};
         d[axis] = side == 0 ? -1 : 1;
         for (const ForestNeighbour& n : forest_.neighbours(own_[static_cast<std::size_t>(b)], d)) {
+          if (n.kind == ForestNeighbour::Kind::boundary) continue;  // beyond a non-periodic edge: no leaf
           const int other = owners_[static_cast<std::size_t>(forest_.leaf_index(n.key))];
-          if (n.kind == ForestNeighbour::Kind::boundary || other == me) continue;
+          if (other == me) continue;
           if (n.kind == ForestNeighbour::Kind::coarser) {
             const double* face = face_flux(b, axis, side);
             sends[static_cast<std::size_t>(other)].insert(sends[static_cast<std::size_t>(other)].end(), face,

@@ -75,6 +75,12 @@ Primitive tube_or_wave(const Options& o, const double (&x)[3]) {
 
 }  // namespace
 
+std::array<double, 5> conserved_initial_state(const Options& o, const double (&x)[3]) {
+  const Primitive s = tube_or_wave(o, x);
+  const double E = s.p / (o.gamma - 1.0) + 0.5 * s.rho * (s.u[0] * s.u[0] + s.u[1] * s.u[1] + s.u[2] * s.u[2]);
+  return {s.rho, s.rho * s.u[0], s.rho * s.u[1], s.rho * s.u[2], E};
+}
+
 void set_initial_state(Grid& grid, const Decomposition& decomposition, const Options& o) {
   const double g = o.gamma;
   const Geometry geo{grid.block(0).delta, o.dim};

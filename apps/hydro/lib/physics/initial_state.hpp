@@ -8,11 +8,17 @@
 #include <korch/decomposition.hpp>
 #include <korch/grid.hpp>
 
+#include <array>
+
 namespace korch::hydro {
 
 // Sets every cell (guard cells included) of `grid`'s blocks to the initial state of
 // options.problem; `decomposition` gives the whole grid's blocks, over which Sedov's deposit is
 // counted.
 void set_initial_state(Grid& grid, const Decomposition& decomposition, const Options& options);
+
+// The conserved state (rho, mx, my, mz, E) at point x of the problems other than Sedov (Sod's
+// tubes, the wave), whose states are functions of the point alone.
+std::array<double, 5> conserved_initial_state(const Options& options, const double (&x)[3]);
 
 }  // namespace korch::hydro

@@ -63,6 +63,38 @@ void add_config_option(CLI::App& app, Options& o) {
           "configuration"));
 }
 
+// The adaptive mesh's options, and the options the adaptive run does not have.
+void validate_adaptive(const Options& o) {
+  if (o.max_level < 0 || o.max_level > 8)
+    throw Error::format("option --max-level: {} is out of range: use 0 (uniform) to 8", o.max_level);
+  if (o.max_level == 0) return;
+  const auto refuse = [&o](bool given, const char* option, const char* why) {
+    if (given)
+      throw Error::format("option {} makes no sense with --max-level {}: {}; leave it out or use --max-level 0", option,
+                          o.max_level, why);
+  };
+  refuse(!o.restart.empty(), "--restart", "checkpoints of an adaptive mesh are not written");
+  refuse(o.checkpoint_every > 0, "--checkpoint-every", "checkpoints of an adaptive mesh are not written");
+  refuse(o.plot.enabled(), "--plot-every", "plot files of an adaptive mesh are not written");
+  refuse(!o.operation.empty(), "--plan / --operation", "the planner runs on the uniform grid");
+  refuse(o.conduction > 0, "--conduction", "the conduction solve runs on the uniform grid");
+  refuse(o.inject_failure >= 0, "--inject-failure", "it names a block of the uniform grid");
+  refuse(o.tile > 0, "--tile", "the adaptive mesh's blocks are updated whole");
+  refuse(o.config == HydroConfiguration::action_parallel, "--config cpu_gpu_action_parallel",
+         "its device team runs the uniform grid's diagnostics");
+  if (o.cells_per_block % 2 != 0 || o.cells_per_block < 2 * guard_cells)
+    throw Error::format(
+        "option --cells-per-block: {} with --max-level: a refined block splits its cells in halves and a "
+        "guard layer lies within one neighbour, so use an even number of at least {}",
+        o.cells_per_block, 2 * guard_cells);
+  if (!(o.derefine_below >= 0 && o.derefine_below < o.refine_above && o.refine_above <= 1))
+    throw Error::format(
+        "options --derefine-below {} and --refine-above {}: give 0 <= derefine-below < refine-above <= 1 "
+        "(Löhner estimates lie in [0, 1])",
+        o.derefine_below, o.refine_above);
+  if (o.regrid_every < 1) throw Error::format("option --regrid-every: {}: use 1 or more", o.regrid_every);
+}
+
 }  // namespace
 
 const char* to_string(Problem problem) noexcept {
@@ -126,6 +158,7 @@ void validate(const Options& o) {
   if (o.inject_failure >= 0 && o.inject_failure >= blocks)
     throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{:.0f}",
                         o.inject_failure, static_cast<double>(blocks - 1));
+  validate_adaptive(o);
   if (o.problem == Problem::sedov && o.boundary == Boundary::periodic && o.blocks % 2 != 0 &&
       o.cells_per_block % 2 != 0)
     throw Error::format(
@@ -209,6 +242,19 @@ void add_options(CLI::App& app, Options& o) {
       ->check(korch::cli::non_empty())
       ->excludes(plan);
   add_plot_options(app, o.plot);
+  add_adaptive_options(app, o);
+}
+
+void add_adaptive_options(CLI::App& app, Options& o) {
+  using korch::cli::add_integer;
+  using korch::cli::add_real;
+  add_integer(app, "--max-level", o.max_level,
+              "levels of refinement above the root blocks: an adaptive mesh that follows the flow (0: uniform)", 0, 8);
+  add_real(app, "--refine-above", o.refine_above, "refine a block whose Löhner estimate exceeds X (with --max-level)",
+           0.0, 1.0, false);
+  add_real(app, "--derefine-below", o.derefine_below,
+           "merge blocks whose Löhner estimates all lie below X (with --max-level)", 0.0, 1.0, false);
+  add_integer(app, "--regrid-every", o.regrid_every, "steps between regrids (with --max-level)", 1);
 }
 
 void check_options(const CLI::App& app, const Options& o) {
@@ -224,6 +270,10 @@ void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && !o.operation.empty())
     throw Error(
         "option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
+  for (const char* option : {"--refine-above", "--derefine-below", "--regrid-every"})
+    if (app.count(option) > 0 && o.max_level == 0)
+      throw Error::format("option {} makes no sense without --max-level: the grid is uniform; give --max-level N",
+                          option);
   validate(o);
   check_plot_options(o.plot);
   // A run of --steps has no end time known before it runs: its steps bound its plots.

@@ -53,6 +53,12 @@ struct Options {
   // Run each step from the plan of this operation file (hydro_operation.hpp; "builtin": the one
   // compiled in, what --plan gives) instead of the hand-bundled step; empty: hand-bundled.
   std::string operation;
+  // Adaptive mesh (docs/adaptive-mesh.md, "The hydro job"): levels of refinement above the root
+  // blocks (--blocks per direction); 0: the uniform grid.
+  int max_level = 0;
+  double refine_above = 0.8;    // Löhner estimate above which a leaf is refined
+  double derefine_below = 0.2;  // ... below which a family of leaves is merged
+  int regrid_every = 4;         // steps between regrids
 };
 
 // Checks an Options value (the command line below calls it; Simulation too); throws
@@ -64,6 +70,8 @@ double default_tmax(Problem problem);
 
 // Binds every option of korch-hydro to `options` (which must outlive the parse).
 void add_options(CLI::App& app, Options& options);
+// The adaptive mesh's options (--max-level and its thresholds); add_options calls it.
+void add_adaptive_options(CLI::App& app, Options& options);
 // After app.parse: checks that span options (--packet-blocks with --config cpu, validate(), the
 // grid's size); throws korch::Error naming the option.
 void check_options(const CLI::App& app, const Options& options);

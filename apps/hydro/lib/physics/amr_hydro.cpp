@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The Euler scheme on an adaptive mesh (see amr_hydro.hpp).
+#include "amr_hydro.hpp"
+#include "initial_state.hpp"
+
+#include <korch/box_view.hpp>
+#include <korch/error.hpp>
+#include <korch/typed_action.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace korch::hydro {
+
+namespace {
+
+// One variable of one leaf of the mesh, indexed like the update's boxes (guard cells counted).
+StridedCellVar leaf_var(const BlockArray& a, int var) {
+  const Kokkos::LayoutStride layout(static_cast<std::size_t>(a.extent[1]), static_cast<std::size_t>(a.stride[1]),
+                                    static_cast<std::size_t>(a.extent[2]), static_cast<std::size_t>(a.stride[2]),
+                                    static_cast<std::size_t>(a.extent[3]), static_cast<std::size_t>(a.stride[3]));
+  return StridedCellVar(a.data + var * a.stride[0], layout);
+}
+
+EulerKernel<StridedCellVar> leaf_kernel(const ForestMesh& mesh, int block, const EulerParams& p) {
+  const BlockArray& a = mesh.array(block);
+  EulerKernel<StridedCellVar> k;
+  for (int v = 0; v < n_cons; ++v) {
+    k.u[v] = leaf_var(a, p.state + v);
+    k.unew[v] = leaf_var(a, p.next_state + v);
+  }
+  k.p = p;
+  const auto h = mesh.cell_size(mesh.own_leaves()[static_cast<std::size_t>(block)].level);
+  for (int d = 0; d < 3; ++d) k.p.dx[d] = h[d];
+  return k;
+}
+
+// The update of one box with its block's cell size, on the box's own instance. The mesh's arrays
+// have x fastest: their boxes iterate x innermost.
+template <class Box>
+void update_amr_box(const EulerParams& base, const Box& box) {
+  using View = typename Box::var_type;
+  using Space = typename Box::execution_space;
+  using Policy = std::conditional_t<Box::kind == BoxSource::strided,
+                                    Kokkos::MDRangePolicy<Space, Kokkos::Rank<3, Kokkos::Iterate::Left>>,
+                                    Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>>;
+  EulerKernel<View> k;
+  for (int v = 0; v < n_cons; ++v) {
+    k.u[v] = box.var(base.state + v);
+    k.unew[v] = box.var(base.next_state + v);
+  }
+  k.p = base;
+  for (int d = 0; d < 3; ++d) k.p.dx[d] = box.delta()[d];
+  const int* lo = box.lo();
+  const int* hi = box.hi();
+  Kokkos::parallel_for("korch hydro amr update", Policy(box.space(), {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+  box.space().fence();
+}
+
+// The faces of a leaf along `axis`: the other axes' interior cells, the lower one fastest.
+template <class F>
+void for_each_face_cell(const ForestMeshShape& s, int axis, F&& f) {
+  const int p = axis == 0 ? 1 : 0, q = axis == 2 ? 1 : 2;
+  for (int fq = 0; fq < s.cells[q]; ++fq)
+    for (int fp = 0; fp < s.cells[p]; ++fp) f(p, q, fp, fq, fp + s.cells[p] * fq);
+}
+
+constexpr double kSedovEnergy = 1.0;  // per unit length in 2D
+
+// Sedov's deposit: the finest cells whose centre lies within r0 of the domain's centre.
+std::int64_t finest_cells_within(const ForestMeshShape& s, int finest, double r0) {
+  const auto& f = s.forest;
+  std::int64_t count = 0;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::array<double, 3> h{1, 1, 1};
+  for (int a = 0; a < f.dims; ++a) {
+    n[a] = std::int64_t{f.roots[a]} * s.cells[a] << finest;
+    h[a] = (s.domain_hi[a] - s.domain_lo[a]) / static_cast<double>(n[a]);
+  }
+  // Only the cells near the centre can count: a box of r0 around it.
+  std::array<std::int64_t, 3> lo{0, 0, 0}, hi{1, 1, 1};
+  for (int a = 0; a < f.dims; ++a) {
+    const double c = 0.5 * (s.domain_lo[a] + s.domain_hi[a]);
+    lo[a] = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor((c - r0 - s.domain_lo[a]) / h[a])) - 1);
+    hi[a] = std::min<std::int64_t>(n[a], static_cast<std::int64_t>(std::ceil((c + r0 - s.domain_lo[a]) / h[a])) + 1);
+  }
+  for (std::int64_t k = lo[2]; k < hi[2]; ++k)
+    for (std::int64_t j = lo[1]; j < hi[1]; ++j)
+      for (std::int64_t i = lo[0]; i < hi[0]; ++i) {
+        const std::int64_t c[3] = {i, j, k};
+        double r2 = 0;
+        for (int a = 0; a < f.dims; ++a) {
+          const double x =
+              s.domain_lo[a] + (static_cast<double>(c[a]) + 0.5) * h[a] - 0.5 * (s.domain_lo[a] + s.domain_hi[a]);
+          r2 += x * x;
+        }
+        count += r2 < r0 * r0;
+      }
+  return count;
+}
+
+}  // namespace
+
+ActionRoutine amr_hydro_routine() {
+  const auto update = [](const ActionContext& ctx, const auto& box) {
+    update_amr_box(ctx.parameters_as<EulerParams>(), box);
+  };
+  return TypedAction("hydro").reads_guard_cells(guard_cells).on_box(update).routine();
+}
+
+void record_face_fluxes(ForestMesh& mesh, const EulerParams& p) {
+  const ForestMeshShape& s = mesh.shape();
+  const int dims = s.forest.dims;
+  for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
+    const EulerKernel<StridedCellVar> k = leaf_kernel(mesh, b, p);
+    for (int axis = 0; axis < dims; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        double* face = mesh.face_flux(b, axis, side);
+        const std::size_t per_var = static_cast<std::size_t>(s.cells[axis == 0 ? 1 : 0]) * s.cells[axis == 2 ? 1 : 2];
+        for_each_face_cell(s, axis, [&](int pa, int qa, int fp, int fq, int at) {
+          std::array<int, 3> cell{s.guard[0], s.guard[1], s.guard[2]};
+          cell[axis] += side == 0 ? 0 : s.cells[axis];
+          cell[pa] += fp;
+          cell[qa] += fq;
+          double F[5];
+          k.low_face_flux(cell[0], cell[1], cell[2], axis, F);
+          for (int v = 0; v < n_cons; ++v) {
+            face[static_cast<std::size_t>(p.next_state + v) * per_var + static_cast<std::size_t>(at)] = F[v];
+            face[static_cast<std::size_t>(p.state + v) * per_var + static_cast<std::size_t>(at)] = 0.0;
+          }
+        });
+      }
+  }
+}
+
+double amr_stable_dt(const ForestMesh& mesh, const EulerParams& p) {
+  const ForestMeshShape& s = mesh.shape();
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
+    const BlockArray& a = mesh.array(b);
+    const BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
+    EulerParams q = p;
+    const auto h = mesh.cell_size(leaf.level);
+    for (int d = 0; d < 3; ++d) q.dx[d] = h[d];
+    for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k)
+      for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
+        for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i) {
+          double U[5];
+          for (int v = 0; v < n_cons; ++v)
+            U[v] = a.data[(p.state + v) * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
+          const double t = cell_dt(U, q);
+          if (t == unphysical_dt)
+            throw Error::format(
+                "hydro on an adaptive mesh: cell ({}, {}, {}) of leaf {} is not physical (density {}, energy {}): "
+                "lower --cfl or the refinement thresholds",
+                i - s.guard[0], j - s.guard[1], k - s.guard[2], leaf.describe(), U[0], U[4]);
+          smallest = t < smallest ? t : smallest;
+        }
+  }
+  return smallest;
+}
+
+void set_amr_initial_state(ForestMesh& mesh, const Options& o) {
+  const ForestMeshShape& s = mesh.shape();
+  const int finest = s.forest.max_level;
+  const auto hf = mesh.cell_size(finest);
+  const double r0 = 3.5 * hf[0];
+  const std::int64_t deposit = o.problem == Problem::sedov ? finest_cells_within(s, finest, r0) : 0;
+  double finest_volume = 1.0;
+  for (int a = 0; a < s.forest.dims; ++a) finest_volume *= hf[a];
+  const double sedov_energy = deposit > 0 ? kSedovEnergy / (static_cast<double>(deposit) * finest_volume) : 0.0;
+  const auto finest_state = [&](const double(&x)[3]) -> std::array<double, 5> {
+    if (o.problem != Problem::sedov) return conserved_initial_state(o, x);
+    double r2 = 0;
+    for (int a = 0; a < s.forest.dims; ++a) r2 += (x[a] - 0.5) * (x[a] - 0.5);
+    return {1.0, 0, 0, 0, r2 < r0 * r0 ? sedov_energy : 1e-5 / (o.gamma - 1.0)};
+  };
+  for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
+    const BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
+    const BlockArray& a = mesh.array(b);
+    const int f = 1 << (finest - leaf.level);  // finest cells per cell and axis
+    std::array<int, 3> sub{1, 1, 1};
+    for (int d = 0; d < s.forest.dims; ++d) sub[d] = f;
+    const double share = 1.0 / (static_cast<double>(sub[0]) * sub[1] * sub[2]);
+    for (int k = 0; k < s.cells[2]; ++k)
+      for (int j = 0; j < s.cells[1]; ++j)
+        for (int i = 0; i < s.cells[0]; ++i) {
+          const std::int64_t c[3] = {leaf.position[0] * s.cells[0] + i, leaf.position[1] * s.cells[1] + j,
+                                     leaf.position[2] * s.cells[2] + k};
+          std::array<double, 5> U{0, 0, 0, 0, 0};
+          for (int sk = 0; sk < sub[2]; ++sk)
+            for (int sj = 0; sj < sub[1]; ++sj)
+              for (int si = 0; si < sub[0]; ++si) {
+                const int at[3] = {si, sj, sk};
+                double x[3] = {0.5, 0.5, 0.5};
+                for (int d = 0; d < s.forest.dims; ++d)
+                  x[d] = s.domain_lo[d] + (static_cast<double>(c[d] * sub[d] + at[d]) + 0.5) * hf[d];
+                const auto u = finest_state(x);
+                for (int v = 0; v < n_cons; ++v) U[v] += share * u[v];
+              }
+          for (int v = 0; v < n_cons; ++v) {
+            const std::ptrdiff_t cell =
+                (i + s.guard[0]) * a.stride[1] + (j + s.guard[1]) * a.stride[2] + (k + s.guard[2]) * a.stride[3];
+            a.data[v * a.stride[0] + cell] = U[v];
+            a.data[(var_new + v) * a.stride[0] + cell] = U[v];
+          }
+        }
+  }
+}
+
+}  // namespace korch::hydro

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The Euler scheme on an adaptive mesh (korch::ForestMesh, docs/adaptive-mesh.md): the update
+// action for any box of the mesh's leaves (tiles, blocks, packet entries), the fluxes through the
+// leaves' faces that the correction at level jumps needs, the stable time step over the leaves,
+// and the problems' initial states as averages over the finest cells.
+//
+// The mesh holds both state sets, variables 0..4 and 5..9, as korch::Grid does for the uniform
+// run (EulerParams::state, next_state). Each box updates with its own level's cell size.
+#pragma once
+
+#include "euler.hpp"
+#include "options.hpp"
+
+#include <korch/action_routine.hpp>
+#include <korch/forest_mesh.hpp>
+
+namespace korch::hydro {
+
+// The "hydro" action on a ForestMesh's leaves; its parameters are EulerParams (dx ignored: each
+// box takes its block's cell size).
+ActionRoutine amr_hydro_routine();
+
+// After the update of `p`: the fluxes it used through every face of this rank's leaves, into
+// mesh.face_flux at variables p.next_state .. + 4 (the current set's are zero), for
+// ForestMesh::correct_fluxes. Needs the current state's guard cells as the update read them.
+void record_face_fluxes(ForestMesh& mesh, const EulerParams& p);
+
+// The largest stable dt over this rank's leaves of state p.state (before the CFL factor), each
+// leaf with its level's cell size. Throws korch::Error naming the first cell that is not
+// physical.
+double amr_stable_dt(const ForestMesh& mesh, const EulerParams& p);
+
+// Both state sets of every leaf of this rank (interior cells) to the problem's initial state, each
+// cell the mean over the finest level's cells it covers (Sedov's deposit: the finest cells within
+// 3.5 finest cell widths of the centre, the energy shared equally among them).
+void set_amr_initial_state(ForestMesh& mesh, const Options& options);
+
+}  // namespace korch::hydro

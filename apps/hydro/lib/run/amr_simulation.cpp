@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The hydro job on an adaptive mesh: set-up and the step loop (see amr_simulation.hpp). What it
+// reports (totals, hash, summary, picture) is in amr_reports.cpp.
+#include "amr_simulation.hpp"
+
+#include "amr_hydro.hpp"
+#include "progress.hpp"
+#include "runtime_configuration.hpp"
+
+#include <korch/bundle.hpp>
+#include <korch/error.hpp>
+#include <korch/output_files.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace korch::hydro {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+ForestMeshShape mesh_shape(const Options& o) {
+  ForestMeshShape s;
+  const bool periodic =
+      o.boundary.value_or(o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow) == Boundary::periodic;
+  s.forest.dims = o.dim;
+  s.forest.max_level = o.max_level;
+  for (int a = 0; a < 3; ++a) {
+    const bool along = a < o.dim;
+    s.forest.roots[a] = along ? o.blocks : 1;
+    s.forest.periodic[a] = along && periodic;
+    s.cells[a] = along ? o.cells_per_block : 1;
+    s.guard[a] = along ? guard_cells : 0;
+  }
+  s.n_vars = n_grid_vars;
+  return s;
+}
+
+}  // namespace
+
+AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : options_(std::move(options)), comm_(comm) {
+  const Options& o = options_;
+  validate(o);
+  if (o.max_level < 1)
+    throw Error("AmrSimulation: options without levels (--max-level 0): run the uniform grid's Simulation");
+  mesh_ = std::make_unique<ForestMesh>("hydro", mesh_shape(o), comm_);
+  configurations_[0] = make_configuration(o, 0);
+  configurations_[1] = make_configuration(o, var_new);
+  RuntimeOptions ro;
+  ro.n_teams = 2;
+  ro.threads_per_team = o.threads;
+  ro.n_helpers = 2;
+  ro.helper_threads = 1;
+  runtime_ = std::make_unique<Runtime>(ro);
+  regrid_.refine_above = o.refine_above;
+  regrid_.derefine_below = o.derefine_below;
+  // The initial state, refined level by level around its features: each level's cells are
+  // averages of the finest cells, so the deposit is seen at every level.
+  for (int level = 0; level < o.max_level; ++level) {
+    set_amr_initial_state(*mesh_, o);
+    regrid();
+  }
+  set_amr_initial_state(*mesh_, o);
+  regrids_ = 0;
+  phases_ = AmrPhaseTimes{};
+  mesh_->fill_guard_cells();
+  initial_totals_ = totals();
+}
+
+EulerParams AmrSimulation::params(double dt) const {
+  EulerParams p;
+  p.gamma = options_.gamma;
+  p.dt = dt;
+  p.dim = options_.dim;
+  p.limiter = options_.limiter;
+  p.state = state_;
+  p.next_state = other_set(state_);
+  return p;
+}
+
+double AmrSimulation::stable_dt() const {
+  const double mine = amr_stable_dt(*mesh_, params(0.0));
+  return options_.cfl * (comm_.size() > 1 ? comm_.min(mine) : mine);
+}
+
+RegridCounts AmrSimulation::regrid() {
+  const auto t0 = Clock::now();
+  // The mesh follows the density and the energy: a blast's front shows in both, a contact in the
+  // density alone.
+  regrid_.vars = {state_, state_ + n_cons - 1};
+  const RegridCounts counts = mesh_->regrid(regrid_);
+  ++regrids_;
+  phases_.regrid += seconds_since(t0);
+  return counts;
+}
+
+double AmrSimulation::step(double dt_max) {
+  auto t0 = Clock::now();
+  const double dt = std::min(stable_dt(), dt_max);
+  phases_.time_step += seconds_since(t0);
+  t0 = Clock::now();
+  mesh_->fill_guard_cells();
+  phases_.guard_fill += seconds_since(t0);
+  t0 = Clock::now();
+  const EulerParams p = params(dt);
+  Bundle bundle("hydro step", ActionParameters(p));
+  bundle.add(amr_hydro_routine());
+  runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
+  phases_.execute += seconds_since(t0);
+  t0 = Clock::now();
+  record_face_fluxes(*mesh_, p);
+  mesh_->correct_fluxes(dt);
+  phases_.flux_correction += seconds_since(t0);
+  state_ = other_set(state_);
+  time_ += dt;
+  ++steps_;
+  const auto& s = mesh_->shape();
+  cell_updates_ += static_cast<double>(mesh_->forest().n_leaves()) * s.cells[0] * s.cells[1] * s.cells[2];
+  return dt;
+}
+
+void AmrSimulation::run() {
+  const Options& o = options_;
+  if (o.write_output && comm_.rank() == 0) prepare_output_directory(o.out);
+  const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
+  const auto start = Clock::now();
+  const auto& s = mesh_->shape();
+  Progress progress(stdout, Progress::mode_for(o.quiet, stdout),
+                    static_cast<double>(mesh_->forest().n_leaves()) * s.cells[0] * s.cells[1] * s.cells[2]);
+  const auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
+  while (!done()) {
+    if (steps_ > 0 && steps_ % o.regrid_every == 0) regrid();
+    const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
+    const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
+    progress.update(fraction, steps_, time_, dt, seconds_since(start));
+  }
+  run_seconds_ = seconds_since(start);
+}
+
+}  // namespace korch::hydro

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The hydro main job on an adaptive mesh (korch-hydro --max-level N; docs/adaptive-mesh.md, "The
+// hydro job"). The mesh is a korch::ForestMesh over --blocks root blocks per direction, each block
+// --cells-per-block cells per direction whatever its level, shared among the ranks along the Morton
+// curve. A step: the guard cells of every leaf (same-level copies, restriction, prolongation), the
+// hydro action through Runtime::execute on the chosen configuration over this rank's leaves (each
+// with its level's cell size), the fluxes at level jumps corrected so that the totals change only
+// through the domain's edges, the state sets swapped. Every --regrid-every steps the mesh follows
+// the flow (Löhner's estimator on density and energy). All leaves take the same time step, the
+// finest level's.
+#pragma once
+
+#include "euler.hpp"
+#include "options.hpp"
+
+#include <korch/communicator.hpp>
+#include <korch/configuration.hpp>
+#include <korch/forest_mesh.hpp>
+#include <korch/runtime.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace korch::hydro {
+
+// Wall time of the steps by phase (seconds, this rank).
+struct AmrPhaseTimes {
+  double guard_fill = 0, execute = 0, flux_correction = 0, time_step = 0, regrid = 0;
+  double total() const noexcept { return guard_fill + execute + flux_correction + time_step + regrid; }
+};
+
+class AmrSimulation {
+ public:
+  // Builds the mesh, refines it around the initial state (one regrid per level) and sets the
+  // initial state. Collective over the ranks of `comm`. Throws korch::Error for options without
+  // levels (use Simulation) and as validate() does.
+  explicit AmrSimulation(Options options, const Communicator& comm = Communicator::world());
+
+  const Options& options() const noexcept { return options_; }
+  const ForestMesh& mesh() const noexcept { return *mesh_; }
+  double time() const noexcept { return time_; }
+  int steps_done() const noexcept { return steps_; }
+  int state() const noexcept { return state_; }  // first variable of the current state set
+
+  // One step of at most dt_max; returns the dt taken. Collective.
+  double step(double dt_max = 1e300);
+  // Regrids the mesh now (collective); what changed.
+  RegridCounts regrid();
+  // To options().steps or the end time, regridding every options().regrid_every steps, with a
+  // progress report unless quiet. Collective.
+  void run();
+
+  // The conserved totals (each variable times the cell volume, summed per leaf and then over the
+  // leaves in Morton order: the same figures on any number of ranks). Collective.
+  std::array<double, 5> totals() const;
+  // A hash of the leaves (their keys) and the current state's interior bits, in Morton order:
+  // equal for equal meshes and states whatever the number of ranks. Collective.
+  std::uint64_t state_hash() const;
+  // Leaves of each level, 0 .. max_level.
+  std::vector<int> leaves_per_level() const;
+  // Cell updates so far (every leaf's cells, every step).
+  double cell_updates() const noexcept { return cell_updates_; }
+  const AmrPhaseTimes& phase_times() const noexcept { return phases_; }
+
+  // The summary table; collective, meaningful on rank 0.
+  std::string summary() const;
+  // density.png under options().out: the density on the finest level's cells (2D; the mid plane
+  // in 3D) with each leaf's outline in its level's colour. Collective; rank 0 writes.
+  void write_outputs() const;
+  // The density of the current state on the finest level's lattice of the picture's plane (x
+  // fastest; each leaf's cell repeated over the finest cells it covers). Collective.
+  std::vector<double> density_on_finest_lattice() const;
+
+ private:
+  EulerParams params(double dt) const;
+  double stable_dt() const;
+
+  Options options_;
+  Communicator comm_;
+  std::unique_ptr<ForestMesh> mesh_;
+  std::unique_ptr<Runtime> runtime_;
+  Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
+  RegridOptions regrid_;
+  int state_ = 0;
+  double time_ = 0;
+  int steps_ = 0;
+  int regrids_ = 0;
+  double cell_updates_ = 0;
+  double run_seconds_ = 0;
+  std::array<double, 5> initial_totals_{};
+  AmrPhaseTimes phases_;
+};
+
+}  // namespace korch::hydro

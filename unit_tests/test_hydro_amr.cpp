@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// korch-hydro on an adaptive mesh (amr_simulation.hpp): the totals are kept across level jumps and
+// regrids, the mesh follows a blast, configurations agree, and options the adaptive run does not
+// have are refused naming them.
+#include "amr_simulation.hpp"
+#include "options.hpp"
+#include "test_error_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+using namespace korch::hydro;
+using korch::test::contains;
+using korch::test::error_of;
+
+namespace {
+
+Options adaptive(Problem problem, int max_level) {
+  Options o;
+  o.problem = problem;
+  o.threads = 1;
+  o.blocks = 2;
+  o.cells_per_block = 8;
+  o.max_level = max_level;
+  o.regrid_every = 2;
+  o.quiet = true;
+  o.write_output = false;
+  return o;
+}
+
+double relative_change(double before, double after) { return std::abs(after - before) / std::abs(before); }
+
+}  // namespace
+
+TEST_CASE("hydro AMR: periodic Sod tubes across two levels keep mass, momentum and energy to round-off") {
+  Options o = adaptive(Problem::sod_x, 2);
+  o.boundary = Boundary::periodic;  // two jumps: at x = 0.5 and across the periodic edge
+  o.blocks = 4;                     // room between them for coarse leaves
+  AmrSimulation sim(o, korch::Communicator{});
+  const auto before = sim.totals();
+  const auto levels = sim.leaves_per_level();
+  CHECK(levels.back() > 0);
+  for (int step = 0; step < 30; ++step) {
+    if (step > 0 && step % 2 == 0) sim.regrid();
+    sim.step();
+  }
+  const auto after = sim.totals();
+  CHECK(relative_change(before[0], after[0]) < 1e-13);
+  CHECK(relative_change(before[4], after[4]) < 1e-13);
+  CHECK(std::abs(after[1]) < 1e-13 * before[0]);  // at rest at first: the momentum stays zero
+  CHECK(std::abs(after[2]) < 1e-13 * before[0]);
+}
+
+TEST_CASE("hydro AMR: Sedov's blast keeps mass and energy, and its front lies on the finest level") {
+  Options o = adaptive(Problem::sedov, 2);
+  o.blocks = 4;  // room for the front to cross blocks
+  AmrSimulation sim(o, korch::Communicator{});
+  const auto before = sim.totals();
+  int changes = 0;
+  for (int step = 0; step < 150; ++step) {
+    if (step > 0 && step % 4 == 0) {
+      const auto counts = sim.regrid();
+      changes += counts.refined + counts.derefined;
+    }
+    sim.step();
+  }
+  CHECK(changes > 0);  // the mesh followed the front
+  const auto after = sim.totals();
+  CHECK(relative_change(before[0], after[0]) < 1e-13);
+  CHECK(relative_change(before[4], after[4]) < 1e-12);
+  // The densest cell (the front) is in a leaf of the finest level.
+  const auto rho = sim.density_on_finest_lattice();
+  std::size_t densest = 0;
+  for (std::size_t c = 0; c < rho.size(); ++c)
+    if (rho[c] > rho[densest]) densest = c;
+  CHECK(rho[densest] > 1.5);
+  const auto& s = sim.mesh().shape();
+  const std::int64_t n = std::int64_t{s.forest.roots[0]} * s.cells[0] << s.forest.max_level;
+  const std::int64_t x = static_cast<std::int64_t>(densest) % n, y = static_cast<std::int64_t>(densest) / n;
+  bool finest = false;
+  for (const auto& leaf : sim.mesh().forest().leaves()) {
+    const std::int64_t f = std::int64_t{1} << (s.forest.max_level - leaf.level);
+    const bool in = x / f / s.cells[0] == leaf.position[0] && y / f / s.cells[1] == leaf.position[1];
+    if (in) finest = leaf.level == s.forest.max_level;
+  }
+  CHECK(finest);
+  // Far from the blast the mesh stays coarse: fewer cells than the finest level everywhere.
+  const std::int64_t cells = sim.mesh().forest().n_leaves() * s.cells[0] * s.cells[1];
+  CHECK(cells < n * n);
+}
+
+TEST_CASE("hydro AMR: cpu_only and gpu_only give the same state, bit for bit") {
+  Options o = adaptive(Problem::sedov, 1);
+  std::uint64_t cpu_hash = 0;
+  {
+    AmrSimulation cpu(o, korch::Communicator{});  // one korch::Runtime at a time
+    for (int step = 0; step < 6; ++step) cpu.step();
+    cpu_hash = cpu.state_hash();
+  }
+  o.config = HydroConfiguration::device;
+  AmrSimulation device(o, korch::Communicator{});
+  for (int step = 0; step < 6; ++step) device.step();
+  CHECK(device.state_hash() == cpu_hash);
+}
+
+TEST_CASE("hydro AMR: options the adaptive run does not have are refused, naming them") {
+  Options o = adaptive(Problem::sedov, 2);
+  o.checkpoint_every = 5;
+  CHECK(contains(error_of([&] { validate(o); }), "option --checkpoint-every makes no sense with --max-level 2"));
+  o = adaptive(Problem::sedov, 2);
+  o.cells_per_block = 7;
+  CHECK(contains(error_of([&] { validate(o); }), "option --cells-per-block: 7 with --max-level"));
+  o = adaptive(Problem::sedov, 2);
+  o.refine_above = 0.1;
+  o.derefine_below = 0.3;
+  CHECK(contains(error_of([&] { validate(o); }), "--derefine-below 0.3 and --refine-above 0.1"));
+  CHECK(contains(error_of([] {
+                   parse_options({"--refine-above", "0.5"});
+                 }),
+                 "option --refine-above makes no sense without --max-level"));
+  CHECK(contains(error_of([] { AmrSimulation sim(Options{}, korch::Communicator{}); }), "--max-level 0"));
+}
