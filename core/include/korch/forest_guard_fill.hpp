@@ -55,7 +55,10 @@ class ForestGuardFill {
   void clear_blocks() { blocks_.clear(); }
   // Replaces the outflow rule beyond non-periodic edges; the function may call value_at for cells
   // inside the domain (a reflecting wall mirrors a cell and flips a sign).
-  void set_boundary(BoundaryValue boundary) { boundary_ = std::move(boundary); }
+  void set_boundary(BoundaryValue boundary) {
+    boundary_ = std::move(boundary);
+    outflow_ = false;
+  }
 
   // Fills the guard cells of every leaf. Throws korch::Error naming a leaf without data, or a key
   // with data that is no longer a leaf (the forest changed: clear_blocks and set_block anew).
@@ -66,18 +69,21 @@ class ForestGuardFill {
   // The composite value of variable `var` at `cell` of `level` (inside the domain along non-periodic
   // axes; periodic ones wrap), from leaves' interior cells as above.
   double value_at(int level, const Cell& cell, int var) const;
+  // The same for every variable at once into out[0 .. n_vars): the leaf is found once per cell.
+  void values_at(int level, const Cell& cell, double* out) const;
 
  private:
-  double interior(const BlockKey& leaf, const Cell& local, int var) const;
-  double restricted(int level, const Cell& cell, int var) const;
-  double prolonged(int level, const Cell& cell, int var) const;
-  double any_value(int level, Cell cell, int var) const;  // also beyond the edges
+  void interior_values(const BlockKey& leaf, const Cell& local, double* out) const;
+  void restricted_values(int level, const Cell& cell, double* out) const;
+  void prolonged_values(int level, const Cell& cell, double* out) const;
+  void any_values(int level, Cell cell, double* out) const;  // also beyond the edges
   void fill_block(const BlockKey& leaf, const BlockArray& array) const;
 
   const BlockForest& forest_;
   std::array<int, 3> cells_, guard_;
   int n_vars_;
   BoundaryValue boundary_;
+  bool outflow_ = true;  // boundary_ is the default outflow rule
   std::unordered_map<BlockKey, BlockArray, BlockKeyHash> blocks_;
 };
 

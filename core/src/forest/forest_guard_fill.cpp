@@ -20,6 +20,21 @@ double minmod(double a, double b) {
 // floor(a / b) for b > 0.
 std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// One value per variable, on the stack for the usual few variables: the fill's recursion
+// (restriction, prolongation) needs one such set per level it descends.
+class VarValues {
+ public:
+  explicit VarValues(int n) : heap_(n > kInline ? static_cast<std::size_t>(n) : 0) {}
+  VarValues(const VarValues&) = delete;
+  VarValues& operator=(const VarValues&) = delete;
+  double* data() noexcept { return heap_.empty() ? inline_.data() : heap_.data(); }
+
+ private:
+  static constexpr int kInline = 16;
+  std::array<double, kInline> inline_{};
+  std::vector<double> heap_;
+};
+
 }  // namespace
 
 ForestGuardFill::ForestGuardFill(const BlockForest& forest, std::array<int, 3> cells, std::array<int, 3> guard,
@@ -36,7 +51,8 @@ ForestGuardFill::ForestGuardFill(const BlockForest& forest, std::array<int, 3> c
                       a, cells[a], a, guard[a], dims, dims));
   }
   if (n_vars < 1) throw Error(fmt::format("ForestGuardFill: n_vars = {}; give 1 or more variables", n_vars));
-  // Outflow: the nearest cell of the level inside the domain.
+  // Outflow: the nearest cell of the level inside the domain (any_values takes it for every
+  // variable at once).
   boundary_ = [this](int level, const Cell& cell, int var) {
     Cell inside = cell;
     for (int a = 0; a < forest_.shape().dims; ++a) {
@@ -61,7 +77,7 @@ void ForestGuardFill::set_block(const BlockKey& leaf, const BlockArray& array) {
   blocks_[leaf] = array;
 }
 
-double ForestGuardFill::interior(const BlockKey& leaf, const Cell& local, int var) const {
+void ForestGuardFill::interior_values(const BlockKey& leaf, const Cell& local, double* out) const {
   const auto it = blocks_.find(leaf);
   if (it == blocks_.end())
     throw Error(
@@ -69,12 +85,20 @@ double ForestGuardFill::interior(const BlockKey& leaf, const Cell& local, int va
                     "before fill",
                     leaf.describe()));
   const BlockArray& a = it->second;
-  std::ptrdiff_t offset = var * a.stride[0];
+  std::ptrdiff_t offset = 0;
   for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
-  return a.data[offset];
+  for (int var = 0; var < n_vars_; ++var) out[var] = a.data[offset + var * a.stride[0]];
 }
 
 double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
+  if (var < 0 || var >= n_vars_)
+    throw Error(fmt::format("ForestGuardFill::value_at: variable {} of {}; give 0 .. {}", var, n_vars_, n_vars_ - 1));
+  VarValues values(n_vars_);
+  values_at(level, cell, values.data());
+  return values.data()[var];
+}
+
+void ForestGuardFill::values_at(int level, const Cell& cell, double* out) const {
   BlockKey key{level, {}};
   Cell local{};
   for (int a = 0; a < 3; ++a) {
@@ -92,63 +116,85 @@ double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
                       "non-periodic edge along axis {}; give a cell inside it",
                       cell[0], cell[1], cell[2], level, a));
   }
-  if (forest_.is_leaf(wrapped)) return interior(wrapped, local, var);
+  if (forest_.is_leaf(wrapped)) return interior_values(wrapped, local, out);
   Cell inside = cell;
   for (int a = 0; a < 3; ++a) inside[a] = wrapped.position[a] * cells_[a] + local[a];
-  return forest_.contains(wrapped) ? restricted(level, inside, var) : prolonged(level, inside, var);
+  if (forest_.contains(wrapped))
+    restricted_values(level, inside, out);
+  else
+    prolonged_values(level, inside, out);
 }
 
-double ForestGuardFill::any_value(int level, Cell cell, int var) const {
+void ForestGuardFill::any_values(int level, Cell cell, double* out) const {
   const auto& shape = forest_.shape();
+  bool beyond = false;
   for (int a = 0; a < shape.dims; ++a) {
     const std::int64_t n = std::int64_t{shape.roots[a]} * cells_[a] << level;
     if (shape.periodic[a]) cell[a] = ((cell[a] % n) + n) % n;
-    if (cell[a] < 0 || cell[a] >= n) return boundary_(level, cell, var);
+    if (cell[a] < 0 || cell[a] >= n) {
+      beyond = true;
+      if (outflow_) cell[a] = std::clamp<std::int64_t>(cell[a], 0, n - 1);  // the nearest cell inside
+    }
   }
-  return value_at(level, cell, var);
+  if (beyond && !outflow_) {
+    for (int var = 0; var < n_vars_; ++var) out[var] = boundary_(level, cell, var);
+    return;
+  }
+  values_at(level, cell, out);
 }
 
-double ForestGuardFill::restricted(int level, const Cell& cell, int var) const {
+void ForestGuardFill::restricted_values(int level, const Cell& cell, double* out) const {
   const int dims = forest_.shape().dims;
-  double sum = 0.0;
   const int n = 1 << dims;
+  VarValues fine_values(n_vars_);
+  double* fine_value = fine_values.data();
+  for (int var = 0; var < n_vars_; ++var) out[var] = 0.0;
   for (int c = 0; c < n; ++c) {
     Cell fine = cell;
     for (int a = 0; a < dims; ++a) fine[a] = 2 * cell[a] + ((c >> a) & 1);
-    sum += value_at(level + 1, fine, var);
+    values_at(level + 1, fine, fine_value);
+    for (int var = 0; var < n_vars_; ++var) out[var] += fine_value[var];
   }
-  return sum / n;
+  for (int var = 0; var < n_vars_; ++var) out[var] /= n;
 }
 
-double ForestGuardFill::prolonged(int level, const Cell& cell, int var) const {
+void ForestGuardFill::prolonged_values(int level, const Cell& cell, double* out) const {
   const int dims = forest_.shape().dims;
   Cell coarse = cell;
   for (int a = 0; a < dims; ++a) coarse[a] = floor_div(cell[a], 2);
-  const double centre = value_at(level - 1, coarse, var);
-  double value = centre;
+  VarValues centre_values(n_vars_), hi_values(n_vars_), lo_values(n_vars_);
+  double* centre = centre_values.data();
+  double* hi_value = hi_values.data();
+  double* lo_value = lo_values.data();
+  values_at(level - 1, coarse, centre);
+  for (int var = 0; var < n_vars_; ++var) out[var] = centre[var];
   for (int a = 0; a < dims; ++a) {
     Cell lo = coarse, hi = coarse;
     --lo[a];
     ++hi[a];
-    const double slope = minmod(any_value(level - 1, hi, var) - centre, centre - any_value(level - 1, lo, var));
+    any_values(level - 1, hi, hi_value);
+    any_values(level - 1, lo, lo_value);
     // The fine cell's centre sits a quarter of a coarse cell below or above the coarse centre.
-    value += slope * (cell[a] - 2 * coarse[a] == 0 ? -0.25 : 0.25);
+    const double offset = cell[a] - 2 * coarse[a] == 0 ? -0.25 : 0.25;
+    for (int var = 0; var < n_vars_; ++var)
+      out[var] += minmod(hi_value[var] - centre[var], centre[var] - lo_value[var]) * offset;
   }
-  return value;
 }
 
 void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array) const {
   Cell origin{};
   for (int a = 0; a < 3; ++a) origin[a] = leaf.position[a] * cells_[a];
+  VarValues values(n_vars_);
   for (int k = -guard_[2]; k < cells_[2] + guard_[2]; ++k)
     for (int j = -guard_[1]; j < cells_[1] + guard_[1]; ++j)
       for (int i = -guard_[0]; i < cells_[0] + guard_[0]; ++i) {
         const bool inside = i >= 0 && i < cells_[0] && j >= 0 && j < cells_[1] && k >= 0 && k < cells_[2];
         if (inside) continue;
         const Cell cell{origin[0] + i, origin[1] + j, origin[2] + k};
-        for (int var = 0; var < n_vars_; ++var)
-          array.data[var * array.stride[0] + (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] +
-                     (k + guard_[2]) * array.stride[3]] = any_value(leaf.level, cell, var);
+        any_values(leaf.level, cell, values.data());
+        const std::ptrdiff_t at =
+            (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] + (k + guard_[2]) * array.stride[3];
+        for (int var = 0; var < n_vars_; ++var) array.data[var * array.stride[0] + at] = values.data()[var];
       }
 }
 

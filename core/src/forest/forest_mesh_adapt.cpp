@@ -86,6 +86,7 @@ RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::v
   if (boundary_) old_fill.set_boundary(boundary_);
   for (auto& [leaf, d] : old_data) old_fill.set_block(leaf, array_of(d));
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data;
+  std::vector<double> values(static_cast<std::size_t>(shape_.n_vars));
   for (int i = 0; i < forest_.n_leaves(); ++i) {
     if (owners_[static_cast<std::size_t>(i)] != comm_.rank()) continue;
     const BlockKey& leaf = forest_.leaves()[static_cast<std::size_t>(i)];
@@ -95,16 +96,17 @@ RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::v
       continue;
     }
     const BlockArray a = array_of(fresh);
-    for (int v = 0; v < shape_.n_vars; ++v)
-      for (int k = 0; k < shape_.cells[2]; ++k)
-        for (int j = 0; j < shape_.cells[1]; ++j)
-          for (int n = 0; n < shape_.cells[0]; ++n) {
-            const ForestGuardFill::Cell cell{leaf.position[0] * shape_.cells[0] + n,
-                                             leaf.position[1] * shape_.cells[1] + j,
-                                             leaf.position[2] * shape_.cells[2] + k};
-            a.data[v * a.stride[0] + (n + shape_.guard[0]) * a.stride[1] + (j + shape_.guard[1]) * a.stride[2] +
-                   (k + shape_.guard[2]) * a.stride[3]] = old_fill.value_at(leaf.level, cell, v);
-          }
+    for (int k = 0; k < shape_.cells[2]; ++k)
+      for (int j = 0; j < shape_.cells[1]; ++j)
+        for (int n = 0; n < shape_.cells[0]; ++n) {
+          const ForestGuardFill::Cell cell{leaf.position[0] * shape_.cells[0] + n,
+                                           leaf.position[1] * shape_.cells[1] + j,
+                                           leaf.position[2] * shape_.cells[2] + k};
+          old_fill.values_at(leaf.level, cell, values.data());
+          const std::ptrdiff_t at = (n + shape_.guard[0]) * a.stride[1] + (j + shape_.guard[1]) * a.stride[2] +
+                                    (k + shape_.guard[2]) * a.stride[3];
+          for (int v = 0; v < shape_.n_vars; ++v) a.data[v * a.stride[0] + at] = values[static_cast<std::size_t>(v)];
+        }
   }
   data_ = std::move(data);
   list_leaves();
