@@ -20,6 +20,14 @@ MessageExecutor::MessageExecutor(MessageOptions options) : options_(options) {
   if (options_.threads < 1) throw Error("MessageExecutor: threads must be at least 1");
 }
 
+MessageExecutor::MessageExecutor(const Partition& partition, MessageOptions options) : MessageExecutor(options) {
+  if (partition.size() > 1)
+    throw Error::format(
+        "message-driven executor: the partition spans {} ranks, but this executor runs whole sets on one "
+        "rank only: on ranks run the loops with mesh::DirectExecutor(partition) or mesh::RankExecutor(partition)",
+        partition.size());
+}
+
 MessageExecutor::~MessageExecutor() = default;
 
 std::string MessageExecutor::name() const {

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <korch/mesh/executor.hpp>
+#include <korch/mesh/partition.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -98,6 +99,10 @@ struct InvocationReport {
 class MessageExecutor final : public Executor {
  public:
   explicit MessageExecutor(MessageOptions options = {});
+  // For a partitioned mesh: on one rank the same executor; on several a korch::Error (its devices
+  // are the elements of whole sets, so it runs on one rank only) naming the executors that run on
+  // ranks.
+  explicit MessageExecutor(const Partition& partition, MessageOptions options = {});
   ~MessageExecutor() override;
   MessageExecutor(const MessageExecutor&) = delete;
   MessageExecutor& operator=(const MessageExecutor&) = delete;
