@@ -34,8 +34,7 @@ std::unique_ptr<cli::Program> airfoil_command_line(AirfoilArgs& a) {
                     "/airfoil-162. The direct executor colours the mesh;\n"
                     "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
                     "bres_calc, update. Started by mpirun on several ranks, it partitions the mesh and runs\n"
-                    "the sequential (default there) or direct executor on each rank's share; the message\n"
-                    "executors run on one rank only.");
+                    "the chosen executor (default there: sequential) on each rank's share.");
   return program;
 }
 

@@ -70,7 +70,7 @@ struct Run {
     p.read_recv_count[du] = 0;
     ++p.write_recv_count[du];  // execute counts as a write
     ++p.r_execute[du];
-    if (!slot.iteration) return;
+    if (!slot.iteration || !p.runs(element)) return;
     const std::size_t na = p.args.size();
     void* ptrs[64];
     for (std::size_t i = 0; i < na; ++i) {
@@ -142,7 +142,7 @@ struct Run {
       for (int i : p.reduction_args) {
         const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
         unsigned char* dst = m.payload + p.end_offset[static_cast<std::size_t>(i)];
-        if (slot.iteration)
+        if (slot.iteration && p.reduces(element))
           std::memcpy(dst, p.pad(element, i), a.element_bytes);
         else if (a.access == Access::Inc)
           a.zero(dst);
@@ -348,8 +348,17 @@ InvocationReport report_of(const Program& p, const MessageCounts& counts) {
 }  // namespace
 
 void MessageExecutor::run(ParLoopBase& loop) {
-  detail::refuse_stale_halos(name(), loop.name(), loop.args());
-  Program& p = program(loop);
+  if (!sync_) {
+    detail::refuse_stale_halos(name(), loop.name(), loop.args());
+    run_program(program(loop), loop);
+    return;
+  }
+  const RankLoop share = sync_->begin(loop);
+  run_program(program(loop), loop);
+  sync_->end(loop, share);
+}
+
+void MessageExecutor::run_program(Program& p, ParLoopBase& loop) {
   if (p.args.size() > 64) throw Error::format("par_loop '{}': more than 64 arguments", loop.name());
   if (!team_) team_ = std::make_unique<ThreadTeam>("mesh::messages", options_.threads);
   bind(p, loop);
