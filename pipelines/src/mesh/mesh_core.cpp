@@ -148,8 +148,8 @@ void refuse_stale_halos(const std::string& executor, const std::string& loop, co
       throw Error::format(
           "{} executor, par_loop '{}': dat '{}' holds stale values of other ranks' elements (a loop on ranks "
           "modified it): run every loop on ranks with an executor built on the partition "
-          "(mesh::RankExecutor or mesh::DirectExecutor), or call its gather() on the dat first "
-          "(DirectExecutor: sync()->gather())",
+          "(mesh::RankExecutor, DirectExecutor or MessageExecutor), or call its gather() on the dat first "
+          "(DirectExecutor, MessageExecutor: sync()->gather())",
           executor, loop, a.dat->name());
 }
 
