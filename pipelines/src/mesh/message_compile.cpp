@@ -193,6 +193,23 @@ void set_up_devices(Program& p) {
   p.base.assign(na, nullptr);
 }
 
+// On a rank's share: the devices the run involves, ascending; the others would only begin and end.
+void choose_begun_devices(Program& p) {
+  std::vector<char> involved(static_cast<std::size_t>(p.n_devices), 0);
+  const int iter_base = p.slots[static_cast<std::size_t>(p.iter_slot)].base;
+  for (int e = 0; e < p.n_iter; ++e)
+    if (p.runs(e)) involved[static_cast<std::size_t>(iter_base + e)] = 1;
+  for (int d = 0; d < p.n_devices; ++d)
+    if (p.write_recv_expected[static_cast<std::size_t>(d)] > 0) involved[static_cast<std::size_t>(d)] = 1;
+  for (const auto& rd : p.read_dats) {
+    const int base = p.slots[static_cast<std::size_t>(rd.slot)].base;
+    for (std::size_t t = 0; t + 1 < rd.offsets.size(); ++t)
+      if (rd.offsets[t + 1] > rd.offsets[t]) involved[static_cast<std::size_t>(base) + t] = 1;
+  }
+  for (int d = 0; d < p.n_devices; ++d)
+    if (involved[static_cast<std::size_t>(d)]) p.begun_devices.push_back(d);
+}
+
 }  // namespace
 
 std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::string inv,
@@ -212,6 +229,7 @@ std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::
   number_devices(*p, loop);
   build_read_edges(*p);
   set_up_devices(*p);
+  if (!p->roles.empty()) choose_begun_devices(*p);
   return p;
 }
 

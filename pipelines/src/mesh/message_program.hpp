@@ -78,6 +78,12 @@ struct MessageExecutor::Program {
   bool runs(int element) const { return roles.empty() || roles[static_cast<std::size_t>(element)] != Role::Skipped; }
   bool reduces(int element) const { return roles.empty() || roles[static_cast<std::size_t>(element)] == Role::Owned; }
 
+  // The devices the controller sends begin to and waits for: every device (empty), or on a rank's
+  // share those it involves (running iteration elements, read sources and write targets of them).
+  std::vector<int> begun_devices;
+  int n_begun() const { return begun_devices.empty() ? n_devices : static_cast<int>(begun_devices.size()); }
+  int begun_device(int k) const { return begun_devices.empty() ? k : begun_devices[static_cast<std::size_t>(k)]; }
+
   std::string inv;
   std::string loop_name;
   std::vector<ArgInfo> args;
