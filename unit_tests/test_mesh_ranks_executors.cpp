@@ -233,6 +233,11 @@ TEST_CASE("message-driven executor on ranks: the airfoil gives one rank's rms, i
           CHECK(relative_equal(got[k], expected[k], 1e-12));
         }
       }
+      // The last loop, update, reads and writes cells directly: only this rank's cells took part.
+      const InvocationReport& update = exec.last_report();
+      int begun = 0;
+      for (const int b : update.begin) begun += b;
+      CHECK(begun == static_cast<int>(part.of(ranks.cells).owned.size()));
       for (Dat<double, 4>* d : {&ranks.q, &ranks.qold, &ranks.res}) exec.sync()->gather(d->core());
       exec.sync()->gather(ranks.adt.core());
       CHECK(ranks.max_difference(one.state()) <= 1e-12);
