@@ -34,7 +34,7 @@ std::unique_ptr<cli::Program> airfoil_command_line(AirfoilArgs& a) {
                     "/airfoil-162. The direct executor colours the mesh;\n"
                     "direct-atomics increments with atomics. Loops for --dump: save_soln, adt_calc, res_calc,\n"
                     "bres_calc, update. Started by mpirun on several ranks, it partitions the mesh and runs\n"
-                    "the sequential executor on each rank (the only one on ranks).");
+                    "the chosen executor (default there: sequential) on each rank's share.");
   return program;
 }
 

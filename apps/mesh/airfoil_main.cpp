@@ -2,7 +2,8 @@
 // korch-airfoil: OP2's airfoil benchmark on korch mesh loops. Reads a mesh in the format of
 // shared/data/airfoil-162, runs it with the chosen executor and prints the rms of every iteration.
 // Started by mpirun on several ranks, it partitions the mesh (docs/mesh.md, "Ranks") and runs the
-// sequential executor on each rank's share, printing each iteration's time and halo bytes too.
+// chosen executor (sequential by default there) on each rank's share, printing each iteration's
+// time and halo bytes too.
 //
 //   korch-airfoil [--data DIR | --mesh FILE --constants FILE] [--executor NAME] [--iterations N]
 //                 [--threads N] [--seed S] [--every N] [--dump LOOP]     (korch-airfoil --help)
@@ -29,32 +30,54 @@ namespace {
 namespace mesh = korch::mesh;
 namespace af = korch::mesh::airfoil;
 
+// The executor for --executor on the partition's ranks (sequential, the default there, is
+// RankExecutor); `sync` is set to its halo refreshes.
+std::unique_ptr<mesh::Executor> executor_on_ranks(const mesh::Partition& part, const af::AirfoilArgs& a,
+                                                  mesh::RankSync*& sync) {
+  if (!a.dump.empty())
+    throw korch::cli::UsageError(
+        fmt::format("--dump prints one rank's device graph: run it without mpirun ({} ranks)", part.size()));
+  if (!a.executor_given || a.executor == "sequential") {
+    auto ex = std::make_unique<mesh::RankExecutor>(part);
+    sync = &ex->sync();
+    return ex;
+  }
+  if (a.executor == "direct" || a.executor == "direct-atomics") {
+    const mesh::IncMode mode = a.executor == "direct" ? mesh::IncMode::Colouring : mesh::IncMode::Atomics;
+    auto ex = std::make_unique<mesh::DirectExecutor>(part, mesh::DirectOptions{mode});
+    sync = ex->sync();
+    return ex;
+  }
+  mesh::MessageOptions o;
+  o.threads = a.threads;
+  if (a.executor == "message-random") o.random_seed = a.seed;
+  auto ex = std::make_unique<mesh::MessageExecutor>(part, o);
+  sync = ex->sync();
+  return ex;
+}
+
 // Iterations on the ranks of `world`: each printed line has the iteration's time (the slowest
 // rank's), both rms and the halo bytes all ranks imported in that iteration.
 int run_on_ranks(const korch::Communicator& world, const af::MeshData& m, af::Problem& problem,
                  const af::AirfoilArgs& a) {
-  if ((a.executor_given && a.executor != "sequential") || !a.dump.empty())
-    throw korch::Error::format(
-        "korch-airfoil on {} ranks: only the sequential executor runs on ranks (asked: --executor {}{}); run "
-        "the others on one rank",
-        world.size(), a.executor, a.dump.empty() ? "" : ", --dump");
   const mesh::Partition part(world, problem.cells, {problem.nodes, problem.edges, problem.bedges, problem.cells},
                              {problem.pedge, problem.pecell, problem.pbedge, problem.pbecell, problem.pcell});
-  mesh::RankExecutor ex(part);
+  mesh::RankSync* sync = nullptr;
+  const std::unique_ptr<mesh::Executor> ex = executor_on_ranks(part, a, sync);
   const bool print = world.rank() == 0;
   if (print) {
     fmt::print("airfoil: {} nodes, {} cells, {} edges, {} boundary edges; {} on {} ranks, {} partition\n", m.nnode,
-               m.ncell, m.nedge, m.nbedge, ex.name(), world.size(), part.method());
+               m.ncell, m.nedge, m.nbedge, ex->name(), world.size(), part.method());
     fmt::print("{:>6} {:>10} {:>14} {:>14} {:>12}\n", "iter", "time (ms)", "rms (k=0)", "rms (k=1)", "halo bytes");
   }
   double total = 0;
   for (int it = 1; it <= a.iterations; ++it) {
-    const auto bytes0 = ex.counts().bytes_imported;
+    const auto bytes0 = sync->counts().bytes_imported;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto rms = problem.iterate(ex);
+    const auto rms = problem.iterate(*ex);
     const double s = -world.min(-std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     total += s;
-    const auto bytes = world.sum(ex.counts().bytes_imported - bytes0);
+    const auto bytes = world.sum(sync->counts().bytes_imported - bytes0);
     if (print && (it % a.every == 0 || it == a.iterations))
       fmt::print("{:>6} {:>10.3f} {:>14.5e} {:>14.5e} {:>12}\n", it, 1e3 * s, rms[0], rms[1], bytes);
   }

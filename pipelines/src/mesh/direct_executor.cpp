@@ -8,24 +8,39 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace korch::mesh {
 
 std::string DirectExecutor::name() const {
-  return fmt::format("direct ({}, {})", DeviceExecSpace::name(),
-                     options_.inc_mode == IncMode::Colouring ? "colouring" : "atomics");
+  return fmt::format("direct ({}, {}{})", DeviceExecSpace::name(),
+                     options_.inc_mode == IncMode::Colouring ? "colouring" : "atomics",
+                     sync_ && sync_->partition().size() > 1 ? ", on ranks" : "");
 }
 
 const DirectPlan& DirectExecutor::plan(const ParLoopBase& loop) {
   auto& slot = plans_[loop.uid()];
-  if (!slot) slot = std::make_unique<DirectPlan>(make_direct_plan(loop, options_.inc_mode));
+  if (slot) return *slot;
+  if (sync_ && sync_->partition().size() > 1) {
+    // A loop's share is the same on every run (the partition is fixed).
+    slot = std::make_unique<DirectPlan>(
+        make_direct_plan(loop, options_.inc_mode, sync_->elements(loop), sync_->partition().of(loop.set()).is_owned));
+  } else {
+    slot = std::make_unique<DirectPlan>(make_direct_plan(loop, options_.inc_mode));
+  }
   return *slot;
 }
 
 void DirectExecutor::run(ParLoopBase& loop) {
-  detail::refuse_stale_halos(name(), loop.name(), loop.args());
+  if (!sync_) {
+    detail::refuse_stale_halos(name(), loop.name(), loop.args());
+    loop.run_direct(plan(loop));
+    return;
+  }
+  const RankLoop share = sync_->begin(loop);
   loop.run_direct(plan(loop));
+  sync_->end(loop, share);
 }
 
 namespace {
@@ -92,32 +107,36 @@ std::map<const void*, DatTargets> conflicting_targets(const ParLoopBase& loop, I
   return by_dat;
 }
 
-// Greedy colouring in rounds of 64 colours: an element takes the lowest colour none of its
-// targets has seen in this round; elements that find all 64 taken wait for the next round.
+// Greedy colouring in rounds of 64 colours, over `elements` in their order: an element takes the
+// lowest colour none of its targets has seen in this round; elements that find all 64 taken wait
+// for the next round.
 struct Colouring {
-  std::vector<int> colour;  // per element
+  std::vector<int> colour;  // per position in the element list
   int n_colours = 0;
 };
-Colouring colour_elements(int n, const std::map<const void*, DatTargets>& by_dat) {
+Colouring colour_elements(const std::vector<int>& elements, const std::map<const void*, DatTargets>& by_dat) {
   std::vector<std::vector<std::uint64_t>> masks;  // per dat: per target element
   std::vector<std::vector<Target>> groups;
   for (auto& [dat, dat_targets] : by_dat) {
     groups.push_back(dat_targets.targets);
     masks.emplace_back(static_cast<std::size_t>(dat_targets.size), 0);
   }
-  std::vector<int> colour(static_cast<std::size_t>(n), -1);
-  int left = n, base = 0, n_colours = 0;
+  const std::size_t n = elements.size();
+  std::vector<int> colour(n, -1);
+  std::size_t left = n;
+  int base = 0, n_colours = 0;
   while (left > 0) {
     for (auto& m : masks) std::fill(m.begin(), m.end(), 0);
-    for (int e = 0; e < n; ++e) {
-      if (colour[static_cast<std::size_t>(e)] >= 0) continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (colour[i] >= 0) continue;
+      const int e = elements[i];
       std::uint64_t used = 0;
       for (std::size_t g = 0; g < groups.size(); ++g)
         for (const Target& t : groups[g]) used |= masks[g][static_cast<std::size_t>(t.of(e))];
       if (used == ~std::uint64_t{0}) continue;
       int c = 0;
       while (used & (std::uint64_t{1} << c)) ++c;
-      colour[static_cast<std::size_t>(e)] = base + c;
+      colour[i] = base + c;
       n_colours = std::max(n_colours, base + c + 1);
       for (std::size_t g = 0; g < groups.size(); ++g)
         for (const Target& t : groups[g]) masks[g][static_cast<std::size_t>(t.of(e))] |= std::uint64_t{1} << c;
@@ -128,42 +147,68 @@ Colouring colour_elements(int n, const std::map<const void*, DatTargets>& by_dat
   return {colour, n_colours};
 }
 
-// Elements sorted by colour, in element order within a colour.
-void order_by_colour(const ParLoopBase& loop, const Colouring& colouring, DirectPlan& plan) {
-  const std::vector<int>& colour = colouring.colour;
-  const int n = static_cast<int>(colour.size()), n_colours = colouring.n_colours;
-  plan.natural_order = false;
-  plan.colour_offsets.assign(static_cast<std::size_t>(n_colours) + 1, 0);
-  for (int e = 0; e < n; ++e) ++plan.colour_offsets[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)]) + 1];
-  for (int c = 0; c < n_colours; ++c)
-    plan.colour_offsets[static_cast<std::size_t>(c) + 1] += plan.colour_offsets[static_cast<std::size_t>(c)];
-  std::vector<int> order(static_cast<std::size_t>(n));
-  std::vector<int> fill(plan.colour_offsets.begin(), plan.colour_offsets.end() - 1);
-  for (int e = 0; e < n; ++e)
-    order[static_cast<std::size_t>(fill[static_cast<std::size_t>(colour[static_cast<std::size_t>(e)])]++)] = e;
-  plan.order = Kokkos::View<int*, DeviceMemSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "korch::mesh::order " + loop.name()),
-      static_cast<std::size_t>(n));
-  Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> src(order.data(), order.size());
-  Kokkos::deep_copy(plan.order, src);
+Kokkos::View<int*, DeviceMemSpace> device_copy(const std::vector<int>& values, const std::string& label) {
+  Kokkos::View<int*, DeviceMemSpace> view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), values.size());
+  Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> src(values.data(),
+                                                                                           values.size());
+  Kokkos::deep_copy(view, src);
+  return view;
 }
 
-}  // namespace
+// Elements sorted by colour, in list order within a colour.
+void order_by_colour(const ParLoopBase& loop, const std::vector<int>& elements, const Colouring& colouring,
+                     DirectPlan& plan) {
+  const std::vector<int>& colour = colouring.colour;
+  const int n_colours = colouring.n_colours;
+  plan.natural_order = false;
+  plan.colour_offsets.assign(static_cast<std::size_t>(n_colours) + 1, 0);
+  for (const int c : colour) ++plan.colour_offsets[static_cast<std::size_t>(c) + 1];
+  for (int c = 0; c < n_colours; ++c)
+    plan.colour_offsets[static_cast<std::size_t>(c) + 1] += plan.colour_offsets[static_cast<std::size_t>(c)];
+  std::vector<int> order(elements.size());
+  std::vector<int> fill(plan.colour_offsets.begin(), plan.colour_offsets.end() - 1);
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    order[static_cast<std::size_t>(fill[static_cast<std::size_t>(colour[i])]++)] = elements[i];
+  plan.order = device_copy(order, "korch::mesh::order " + loop.name());
+}
 
-DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
-  const int n = loop.set().size();
+// The plan over `elements`; `whole_set` when they are every element of the set in order.
+DirectPlan build_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vector<int>& elements, bool whole_set) {
   DirectPlan plan;
   plan.inc_mode = inc_mode;
   plan.staged.assign(loop.args().size(), 0);
   plan.stage.resize(loop.args().size());
   stage_reductions(loop, plan);
   const std::map<const void*, DatTargets> by_dat = conflicting_targets(loop, inc_mode, plan);
-  if (by_dat.empty()) {
+  if (!by_dat.empty()) {
+    order_by_colour(loop, elements, colour_elements(elements, by_dat), plan);
+  } else if (whole_set) {
     plan.natural_order = true;
-    plan.colour_offsets = {0, n};
-    return plan;
+    plan.colour_offsets = {0, loop.set().size()};
+  } else {
+    plan.natural_order = false;
+    plan.colour_offsets = {0, static_cast<int>(elements.size())};
+    plan.order = device_copy(elements, "korch::mesh::order " + loop.name());
   }
-  order_by_colour(loop, colour_elements(n, by_dat), plan);
+  return plan;
+}
+
+}  // namespace
+
+DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
+  std::vector<int> all(static_cast<std::size_t>(loop.set().size()));
+  for (std::size_t e = 0; e < all.size(); ++e) all[e] = static_cast<int>(e);
+  return build_plan(loop, inc_mode, all, true);
+}
+
+DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vector<int>& elements,
+                            const std::vector<char>& is_owned) {
+  DirectPlan plan = build_plan(loop, inc_mode, elements, false);
+  std::vector<int> owned;
+  for (const int e : elements)
+    if (is_owned[static_cast<std::size_t>(e)]) owned.push_back(e);
+  plan.reduce_whole_set = false;
+  plan.reduced = device_copy(owned, "korch::mesh::reduced " + loop.name());
   return plan;
 }
 

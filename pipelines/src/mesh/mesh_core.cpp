@@ -146,9 +146,10 @@ void refuse_stale_halos(const std::string& executor, const std::string& loop, co
   for (const ArgInfo& a : args)
     if (a.is_dat() && a.dat->halo_dirty())
       throw Error::format(
-          "{} executor, par_loop '{}': dat '{}' holds stale values of other ranks' elements (a RankExecutor loop "
-          "modified it on several ranks): run every loop on ranks with mesh::RankExecutor, or call its gather() "
-          "on the dat first",
+          "{} executor, par_loop '{}': dat '{}' holds stale values of other ranks' elements (a loop on ranks "
+          "modified it): run every loop on ranks with an executor built on the partition "
+          "(mesh::RankExecutor, DirectExecutor or MessageExecutor), or call its gather() on the dat first "
+          "(DirectExecutor, MessageExecutor: sync()->gather())",
           executor, loop, a.dat->name());
 }
 

@@ -144,13 +144,15 @@ void build_read_edges(Program& p) {
     for (std::size_t i = 0; i < na; ++i) {
       if (p.read_dat_of_arg[i] < 0 || p.read_dats[static_cast<std::size_t>(p.read_dat_of_arg[i])].dat != rd.dat)
         continue;
-      for (int e = 0; e < p.n_iter; ++e) ++rd.offsets[static_cast<std::size_t>(args[i].map(e, args[i].index)) + 1];
+      for (int e = 0; e < p.n_iter; ++e)
+        if (p.runs(e)) ++rd.offsets[static_cast<std::size_t>(args[i].map(e, args[i].index)) + 1];
     }
     for (int t = 0; t < size; ++t)
       rd.offsets[static_cast<std::size_t>(t) + 1] += rd.offsets[static_cast<std::size_t>(t)];
     rd.consumers.resize(static_cast<std::size_t>(rd.offsets.back()));
     std::vector<int> fill(rd.offsets.begin(), rd.offsets.end() - 1);
     for (int e = 0; e < p.n_iter; ++e) {
+      if (!p.runs(e)) continue;
       for (std::size_t i = 0; i < na; ++i) {
         if (p.read_dat_of_arg[i] < 0 || p.read_dats[static_cast<std::size_t>(p.read_dat_of_arg[i])].dat != rd.dat)
           continue;
@@ -169,11 +171,13 @@ void set_up_devices(Program& p) {
   p.write_recv_expected.assign(nd, 0);
   int n_reads = 0;
   for (std::size_t i = 0; i < na; ++i) n_reads += p.read_dat_of_arg[i] >= 0 ? 1 : 0;
-  for (int e = 0; e < p.n_iter; ++e) p.read_recv_total[static_cast<std::size_t>(e)] += n_reads;
+  for (int e = 0; e < p.n_iter; ++e)
+    if (p.runs(e)) p.read_recv_total[static_cast<std::size_t>(e)] += n_reads;
   for (int i : p.write_args) {
     const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
     const int base = p.slots[static_cast<std::size_t>(p.write_slot_of_arg[static_cast<std::size_t>(i)])].base;
-    for (int e = 0; e < p.n_iter; ++e) ++p.write_recv_expected[static_cast<std::size_t>(base + a.map(e, a.index))];
+    for (int e = 0; e < p.n_iter; ++e)
+      if (p.runs(e)) ++p.write_recv_expected[static_cast<std::size_t>(base + a.map(e, a.index))];
   }
   p.in_progress.assign(nd, 0);
   p.begun.assign(nd, 0);
@@ -189,10 +193,34 @@ void set_up_devices(Program& p) {
   p.base.assign(na, nullptr);
 }
 
+// On a rank's share: the devices the run involves, ascending; the others would only begin and end.
+void choose_begun_devices(Program& p) {
+  std::vector<char> involved(static_cast<std::size_t>(p.n_devices), 0);
+  const int iter_base = p.slots[static_cast<std::size_t>(p.iter_slot)].base;
+  for (int e = 0; e < p.n_iter; ++e)
+    if (p.runs(e)) involved[static_cast<std::size_t>(iter_base + e)] = 1;
+  for (int d = 0; d < p.n_devices; ++d)
+    if (p.write_recv_expected[static_cast<std::size_t>(d)] > 0) involved[static_cast<std::size_t>(d)] = 1;
+  for (const auto& rd : p.read_dats) {
+    const int base = p.slots[static_cast<std::size_t>(rd.slot)].base;
+    for (std::size_t t = 0; t + 1 < rd.offsets.size(); ++t)
+      if (rd.offsets[t + 1] > rd.offsets[t]) involved[static_cast<std::size_t>(base) + t] = 1;
+  }
+  for (int d = 0; d < p.n_devices; ++d)
+    if (involved[static_cast<std::size_t>(d)]) p.begun_devices.push_back(d);
+}
+
 }  // namespace
 
-std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::string inv) {
+std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::string inv,
+                                                  const std::vector<int>* elements, const std::vector<char>* is_owned) {
   auto p = std::make_unique<Program>();
+  if (elements) {  // a rank's share: the other elements are devices that only begin and end
+    p->roles.assign(static_cast<std::size_t>(loop.set().size()), Program::Role::Skipped);
+    for (const int e : *elements)
+      p->roles[static_cast<std::size_t>(e)] =
+          (*is_owned)[static_cast<std::size_t>(e)] ? Program::Role::Owned : Program::Role::Halo;
+  }
   p->inv = std::move(inv);
   p->loop_name = loop.name();
   p->args = loop.args();
@@ -201,6 +229,7 @@ std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::
   number_devices(*p, loop);
   build_read_edges(*p);
   set_up_devices(*p);
+  if (!p->roles.empty()) choose_begun_devices(*p);
   return p;
 }
 

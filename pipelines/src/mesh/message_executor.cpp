@@ -20,12 +20,18 @@ MessageExecutor::MessageExecutor(MessageOptions options) : options_(options) {
   if (options_.threads < 1) throw Error("MessageExecutor: threads must be at least 1");
 }
 
+MessageExecutor::MessageExecutor(const Partition& partition, MessageOptions options) : MessageExecutor(options) {
+  sync_ = std::make_unique<RankSync>(partition);
+}
+
 MessageExecutor::~MessageExecutor() = default;
 
 std::string MessageExecutor::name() const {
+  const char* ranks = sync_ && sync_->partition().size() > 1 ? ", on ranks" : "";
   if (options_.random_seed)
-    return fmt::format("message-driven ({} threads, random order, seed {})", options_.threads, *options_.random_seed);
-  return fmt::format("message-driven ({} threads, batches of {})", options_.threads, options_.batch);
+    return fmt::format("message-driven ({} threads, random order, seed {}{})", options_.threads, *options_.random_seed,
+                       ranks);
+  return fmt::format("message-driven ({} threads, batches of {}{})", options_.threads, options_.batch, ranks);
 }
 
 MessageExecutor::Program& MessageExecutor::program(const ParLoopBase& loop) {
@@ -34,7 +40,10 @@ MessageExecutor::Program& MessageExecutor::program(const ParLoopBase& loop) {
     int& uses = names_[loop.name()];
     ++uses;
     std::string inv = uses == 1 ? loop.name() : fmt::format("{}_{}", loop.name(), uses);
-    slot = detail::compile(loop, std::move(inv));
+    if (sync_ && sync_->partition().size() > 1)  // a loop's share is fixed with the partition
+      slot = detail::compile(loop, std::move(inv), &sync_->elements(loop), &sync_->partition().of(loop.set()).is_owned);
+    else
+      slot = detail::compile(loop, std::move(inv));
   }
   return *slot;
 }

@@ -71,6 +71,19 @@ struct MessageExecutor::Program {
     std::vector<std::pair<int, int>> consumers;  // (iteration element, argument)
   };
 
+  // Per iteration element on a rank's share: whether it runs here and whether its reductions count
+  // (Role::Owned). Empty: every element is owned (one rank).
+  enum class Role : std::uint8_t { Skipped, Halo, Owned };
+  std::vector<Role> roles;
+  bool runs(int element) const { return roles.empty() || roles[static_cast<std::size_t>(element)] != Role::Skipped; }
+  bool reduces(int element) const { return roles.empty() || roles[static_cast<std::size_t>(element)] == Role::Owned; }
+
+  // The devices the controller sends begin to and waits for: every device (empty), or on a rank's
+  // share those it involves (running iteration elements, read sources and write targets of them).
+  std::vector<int> begun_devices;
+  int n_begun() const { return begun_devices.empty() ? n_devices : static_cast<int>(begun_devices.size()); }
+  int begun_device(int k) const { return begun_devices.empty() ? k : begun_devices[static_cast<std::size_t>(k)]; }
+
   std::string inv;
   std::string loop_name;
   std::vector<ArgInfo> args;
@@ -121,8 +134,12 @@ struct MessageExecutor::Program {
 
 namespace detail {
 
-// The compile step of an invocation named `inv` (done once per loop and cached by the executor).
-std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::string inv);
+// The compile step of an invocation named `inv` (done once per loop and cached by the executor). On
+// a rank's share only `elements` (ascending) of the iteration set run, and only those with
+// is_owned[e] reduce into globals; null: every element.
+std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::string inv,
+                                                  const std::vector<int>* elements = nullptr,
+                                                  const std::vector<char>* is_owned = nullptr);
 
 }  // namespace detail
 }  // namespace korch::mesh

@@ -70,7 +70,7 @@ struct Run {
     p.read_recv_count[du] = 0;
     ++p.write_recv_count[du];  // execute counts as a write
     ++p.r_execute[du];
-    if (!slot.iteration) return;
+    if (!slot.iteration || !p.runs(element)) return;
     const std::size_t na = p.args.size();
     void* ptrs[64];
     for (std::size_t i = 0; i < na; ++i) {
@@ -142,7 +142,7 @@ struct Run {
       for (int i : p.reduction_args) {
         const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
         unsigned char* dst = m.payload + p.end_offset[static_cast<std::size_t>(i)];
-        if (slot.iteration)
+        if (slot.iteration && p.reduces(element))
           std::memcpy(dst, p.pad(element, i), a.element_bytes);
         else if (a.access == Access::Inc)
           a.zero(dst);
@@ -220,7 +220,7 @@ struct Run {
       a.combine(acc.data() + p.end_offset[static_cast<std::size_t>(i)],
                 m.payload + p.end_offset[static_cast<std::size_t>(i)], a.access);
     }
-    if (++ends == p.n_devices) ctl_cv.notify_all();
+    if (++ends == p.n_begun()) ctl_cv.notify_all();
   }
 
   void fail(std::exception_ptr e) {
@@ -311,7 +311,8 @@ void bind(Program& p, const ParLoopBase& loop) {
 Error stall_error(const Program& p, int ends) {
   std::string stuck;
   int shown = 0;
-  for (int d = 0; d < p.n_devices && shown < 5; ++d) {
+  for (int k = 0; k < p.n_begun() && shown < 5; ++k) {
+    const int d = p.begun_device(k);
     if (p.r_end[static_cast<std::size_t>(d)] == 1) continue;
     const std::size_t du = static_cast<std::size_t>(d);
     stuck += fmt::format(
@@ -324,7 +325,7 @@ Error stall_error(const Program& p, int ends) {
   return Error::format(
       "message-driven executor: invocation '{}' stalled: {} of {} devices sent {}_end and no message "
       "is in flight; first devices still waiting:{}",
-      p.inv, ends, p.n_devices, p.inv, stuck);
+      p.inv, ends, p.n_begun(), p.inv, stuck);
 }
 
 // The report of a finished run.
@@ -348,8 +349,17 @@ InvocationReport report_of(const Program& p, const MessageCounts& counts) {
 }  // namespace
 
 void MessageExecutor::run(ParLoopBase& loop) {
-  detail::refuse_stale_halos(name(), loop.name(), loop.args());
-  Program& p = program(loop);
+  if (!sync_) {
+    detail::refuse_stale_halos(name(), loop.name(), loop.args());
+    run_program(program(loop), loop);
+    return;
+  }
+  const RankLoop share = sync_->begin(loop);
+  run_program(program(loop), loop);
+  sync_->end(loop, share);
+}
+
+void MessageExecutor::run_program(Program& p, ParLoopBase& loop) {
   if (p.args.size() > 64) throw Error::format("par_loop '{}': more than 64 arguments", loop.name());
   if (!team_) team_ = std::make_unique<ThreadTeam>("mesh::messages", options_.threads);
   bind(p, loop);
@@ -374,19 +384,19 @@ void MessageExecutor::run(ParLoopBase& loop) {
                         });
 
   // {inv}_begin to every involved device.
-  std::vector<Message> begins(static_cast<std::size_t>(p.n_devices));
-  for (int d = 0; d < p.n_devices; ++d) {
-    Message& m = begins[static_cast<std::size_t>(d)];
+  std::vector<Message> begins(static_cast<std::size_t>(p.n_begun()));
+  for (int k = 0; k < p.n_begun(); ++k) {
+    Message& m = begins[static_cast<std::size_t>(k)];
     m.kind = MessageKind::Begin;
     m.arg = 0;
-    m.dst = d;
+    m.dst = p.begun_device(k);
   }
   run.outstanding = static_cast<std::int64_t>(begins.size());
   team_->start_cycle(routine, options_.threads);
   try {
     if (random) {
       run.pool = std::move(begins);
-      for (int d = 0; d < p.n_devices; ++d) team_->enqueue(run.token);
+      for (int k = 0; k < p.n_begun(); ++k) team_->enqueue(run.token);
     } else {
       run.send_batches(begins);
     }
@@ -397,7 +407,7 @@ void MessageExecutor::run(ParLoopBase& loop) {
   }
   {
     std::unique_lock<std::mutex> lock(run.ctl);
-    run.ctl_cv.wait(lock, [&] { return run.failed || run.ends == p.n_devices || run.outstanding.load() == 0; });
+    run.ctl_cv.wait(lock, [&] { return run.failed || run.ends == p.n_begun() || run.outstanding.load() == 0; });
   }
   team_->close_queue();
   try {
@@ -407,7 +417,7 @@ void MessageExecutor::run(ParLoopBase& loop) {
                                          loop.name(), e.what()));
   }
   if (run.failed) std::rethrow_exception(run.error);
-  if (run.ends != p.n_devices) throw stall_error(p, run.ends);
+  if (run.ends != p.n_begun()) throw stall_error(p, run.ends);
   for (int i : p.reduction_args) {  // the controller combines the ends into the globals
     const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
     a.combine(p.base[static_cast<std::size_t>(i)], run.acc.data() + p.end_offset[static_cast<std::size_t>(i)],

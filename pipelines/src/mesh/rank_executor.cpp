@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// mesh::RankExecutor (docs/mesh.md, "Ranks"). Halo refreshes travel point to point
+// mesh::RankSync, the work around every loop on ranks that RankExecutor and DirectExecutor share,
+// and mesh::RankExecutor (docs/mesh.md, "Ranks"). Halo refreshes travel point to point
 // (halo_transport.cpp); partial reductions and gather() through the Communicator's all-gather, as
 // bytes packed into 64-bit words.
 #include <korch/error.hpp>
@@ -30,7 +31,12 @@ bool modifies_through_map(const ParLoopBase& loop) {
 
 }  // namespace
 
-void RankExecutor::run(ParLoopBase& loop) {
+const std::vector<int>& RankSync::elements(const ParLoopBase& loop) const {
+  const SetPartition& p = partition_.of(loop.set());
+  return modifies_through_map(loop) ? p.executed : p.owned;
+}
+
+RankLoop RankSync::begin(const ParLoopBase& loop) {
   const SetPartition& p = partition_.of(loop.set());
   const bool on_halo = modifies_through_map(loop);
   const bool ranks = partition_.size() > 1;
@@ -39,27 +45,32 @@ void RankExecutor::run(ParLoopBase& loop) {
     const bool reads = a.access == Access::Read || a.access == Access::RW;
     if (ranks && a.is_dat() && reads && (a.indirect() || on_halo)) refresh(*a.dat);
   }
-  if (!ranks) {
-    loop.run_sequential();
-    return;
-  }
+  RankLoop share;
+  if (!ranks) return share;
+  share.whole_set = false;
+  share.elements = &elements(loop);
+  share.is_owned = &p.is_owned;
   // Modified globals: each rank reduces its owned elements from the value before the loop (INC:
-  // from zero), then the ranks' results are combined in rank order.
-  std::vector<std::vector<char>> before(loop.args().size());
+  // from zero); end() combines the ranks' results in rank order.
+  share.before.resize(loop.args().size());
   for (std::size_t i = 0; i < loop.args().size(); ++i) {
     const ArgInfo& a = loop.args()[i];
     if (a.is_dat() || !modifies(a.access)) continue;
     const char* value = static_cast<const char*>(a.global->bytes());
-    before[i].assign(value, value + a.element_bytes);
+    share.before[i].assign(value, value + a.element_bytes);
     if (a.access == Access::Inc) a.zero(a.global->bytes());
   }
-  loop.run_sequential_elements(on_halo ? p.executed : p.owned, p.is_owned);
-  reduce_globals(loop, before);
+  return share;
+}
+
+void RankSync::end(const ParLoopBase& loop, const RankLoop& share) {
+  if (share.whole_set) return;
+  reduce_globals(loop, share.before);
   for (const ArgInfo& a : loop.args())
     if (a.is_dat() && modifies(a.access)) a.dat->set_halo_dirty(true);
 }
 
-void RankExecutor::reduce_globals(const ParLoopBase& loop, const std::vector<std::vector<char>>& before) {
+void RankSync::reduce_globals(const ParLoopBase& loop, const std::vector<std::vector<char>>& before) {
   for (std::size_t i = 0; i < loop.args().size(); ++i) {
     const ArgInfo& a = loop.args()[i];
     if (a.is_dat() || !modifies(a.access)) continue;
@@ -72,7 +83,7 @@ void RankExecutor::reduce_globals(const ParLoopBase& loop, const std::vector<std
   }
 }
 
-void RankExecutor::refresh(detail::DatCore& dat) {
+void RankSync::refresh(detail::DatCore& dat) {
   if (!dat.halo_dirty()) return;
   const SetPartition& p = partition_.of(dat.set());
   const std::size_t bytes = dat.element_bytes();
@@ -95,7 +106,7 @@ void RankExecutor::refresh(detail::DatCore& dat) {
   dat.set_halo_dirty(false);
 }
 
-void RankExecutor::gather(detail::DatCore& dat) {
+void RankSync::gather(detail::DatCore& dat) {
   const SetPartition& p = partition_.of(dat.set());
   std::vector<int> receive, position, counts(static_cast<std::size_t>(partition_.size()), 0);
   for (std::size_t e = 0; e < p.owner.size(); ++e) {
@@ -111,8 +122,8 @@ void RankExecutor::gather(detail::DatCore& dat) {
 
 // Packs this rank's `send` elements, gathers every rank's, and copies each `receive` element from
 // its position in its owner's part (the parts' lengths are `counts` elements).
-void RankExecutor::gather_all(detail::DatCore& dat, const std::vector<int>& send, const std::vector<int>& receive,
-                              const std::vector<int>& receive_position, const std::vector<int>& counts) {
+void RankSync::gather_all(detail::DatCore& dat, const std::vector<int>& send, const std::vector<int>& receive,
+                          const std::vector<int>& receive_position, const std::vector<int>& counts) {
   const SetPartition& p = partition_.of(dat.set());
   const std::size_t bytes = dat.element_bytes();
   char* data = static_cast<char*>(dat.host_bytes(true));
@@ -126,7 +137,7 @@ void RankExecutor::gather_all(detail::DatCore& dat, const std::vector<int>& send
     offset[r + 1] = offset[r] + words_for(static_cast<std::size_t>(counts[r]) * bytes);
   if (offset.back() != all.size())
     throw Error::format(
-        "mesh::RankExecutor: dat '{}': the ranks sent {} words, the partition expects {}: every "
+        "mesh loops on ranks, gather: dat '{}': the ranks sent {} words, the partition expects {}: every "
         "rank must build the same mesh and Partition",
         dat.name(), all.size(), offset.back());
   const char* in = reinterpret_cast<const char*>(all.data());
@@ -135,6 +146,15 @@ void RankExecutor::gather_all(detail::DatCore& dat, const std::vector<int>& send
     std::memcpy(data + static_cast<std::size_t>(receive[i]) * bytes,
                 in + offset[owner] * 8 + static_cast<std::size_t>(receive_position[i]) * bytes, bytes);
   }
+}
+
+void RankExecutor::run(ParLoopBase& loop) {
+  const RankLoop share = sync_.begin(loop);
+  if (share.whole_set)
+    loop.run_sequential();
+  else
+    loop.run_sequential_elements(*share.elements, *share.is_owned);
+  sync_.end(loop, share);
 }
 
 }  // namespace korch::mesh

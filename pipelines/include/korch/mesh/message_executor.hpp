@@ -29,6 +29,8 @@
 #pragma once
 
 #include <korch/mesh/executor.hpp>
+#include <korch/mesh/partition.hpp>
+#include <korch/mesh/rank_sync.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -98,12 +100,21 @@ struct InvocationReport {
 class MessageExecutor final : public Executor {
  public:
   explicit MessageExecutor(MessageOptions options = {});
+  // On the partition's ranks (the partition must outlive the executor): every element of every set
+  // involved is still a device, but only the iteration elements of this rank's share execute and
+  // send (owned ones, plus the execute halo when the loop modifies a dat through a map), only owned
+  // ones reduce into globals, and a RankSync (rank_sync.hpp) refreshes halos and reduces over the
+  // ranks around each run, which is collective. On one rank it is the plain executor.
+  explicit MessageExecutor(const Partition& partition, MessageOptions options = {});
   ~MessageExecutor() override;
   MessageExecutor(const MessageExecutor&) = delete;
   MessageExecutor& operator=(const MessageExecutor&) = delete;
 
   std::string name() const override;
   void run(ParLoopBase& loop) override;
+
+  // The halo refreshes, reductions and gather() on ranks; null without a partition.
+  RankSync* sync() noexcept { return sync_.get(); }
 
   // The counts of the last run() and their running total since construction / reset_counts().
   const InvocationReport& last_report() const noexcept { return last_; }
@@ -121,8 +132,10 @@ class MessageExecutor final : public Executor {
 
  private:
   Program& program(const ParLoopBase& loop);
+  void run_program(Program& p, ParLoopBase& loop);
 
   MessageOptions options_;
+  std::unique_ptr<RankSync> sync_;
   std::unique_ptr<ThreadTeam> team_;
   std::map<std::uint64_t, std::unique_ptr<Program>> programs_;
   std::map<std::string, int> names_;

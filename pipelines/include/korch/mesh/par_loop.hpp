@@ -40,11 +40,14 @@ enum class IncMode {
 // What the direct executor computed for one loop (see direct_executor.hpp); built on the host once.
 struct DirectPlan {
   IncMode inc_mode = IncMode::Colouring;
-  bool natural_order = true;        // one colour, elements 0..n-1
+  bool natural_order = true;        // one colour, elements 0..n-1 (else the elements in `order`)
   std::vector<int> colour_offsets;  // colour c: order(colour_offsets[c] .. colour_offsets[c+1])
   Kokkos::View<int*, DeviceMemSpace> order;
   std::vector<char> staged;                                         // per argument: indirect INC staged + atomic add
   std::vector<Kokkos::View<unsigned char*, DeviceMemSpace>> stage;  // per argument: reduction values per element
+  // The elements whose values reduce into globals: the whole set, or (a rank's share) those listed.
+  bool reduce_whole_set = true;
+  Kokkos::View<int*, DeviceMemSpace> reduced;
   int n_colours() const noexcept { return static_cast<int>(colour_offsets.size()) - 1; }
 };
 
@@ -306,37 +309,42 @@ class ParLoop final : public ParLoopBase {
   }
   template <class T, int D, bool Ind>
   static void reduce(DatArg<T, D, Ind>&, const DirectPlan&, std::size_t, int) {}
+  // Reduces the staged values of the plan's reduced elements (i: the position among them).
   template <class T, int D>
   static void reduce(GlobalArg<T, D>& a, const DirectPlan& plan, std::size_t i, int n) {
     if (!modifies(a.access)) return;
     const T* stage = reinterpret_cast<const T*>(plan.stage[i].data());
+    const bool whole = plan.reduce_whole_set;
+    const auto listed = plan.reduced;
+    const int count = whole ? n : static_cast<int>(plan.reduced.extent(0));
     std::array<T, D> v = a.global.values();
     for (int c = 0; c < D; ++c) {
       T r{};
-      const Kokkos::RangePolicy<DeviceExecSpace> range(0, n);
+      const Kokkos::RangePolicy<DeviceExecSpace> range(0, count);
       if (a.access == Access::Inc) {
         Kokkos::parallel_reduce(
             "korch::mesh::reduce_inc", range,
-            KOKKOS_LAMBDA(int e, T& s) { s += stage[static_cast<std::size_t>(e) * D + c]; }, Kokkos::Sum<T>(r));
+            KOKKOS_LAMBDA(int i, T& s) { s += stage[static_cast<std::size_t>(whole ? i : listed(i)) * D + c]; },
+            Kokkos::Sum<T>(r));
         v[c] += r;
       } else if (a.access == Access::Min) {
         Kokkos::parallel_reduce(
             "korch::mesh::reduce_min", range,
-            KOKKOS_LAMBDA(int e, T& s) {
-              const T x = stage[static_cast<std::size_t>(e) * D + c];
+            KOKKOS_LAMBDA(int i, T& s) {
+              const T x = stage[static_cast<std::size_t>(whole ? i : listed(i)) * D + c];
               if (x < s) s = x;
             },
             Kokkos::Min<T>(r));
-        if (n > 0 && r < v[c]) v[c] = r;
+        if (count > 0 && r < v[c]) v[c] = r;
       } else {
         Kokkos::parallel_reduce(
             "korch::mesh::reduce_max", range,
-            KOKKOS_LAMBDA(int e, T& s) {
-              const T x = stage[static_cast<std::size_t>(e) * D + c];
+            KOKKOS_LAMBDA(int i, T& s) {
+              const T x = stage[static_cast<std::size_t>(whole ? i : listed(i)) * D + c];
               if (x > s) s = x;
             },
             Kokkos::Max<T>(r));
-        if (n > 0 && r > v[c]) v[c] = r;
+        if (count > 0 && r > v[c]) v[c] = r;
       }
     }
     a.global.set(v);
