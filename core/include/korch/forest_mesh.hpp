@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ForestMesh: an adaptive mesh whose blocks korch stores (docs/adaptive-mesh.md, "Regrids"). A
 // BlockForest gives the leaves; each leaf has one host array of cells + 2 * guard cells per axis
-// and n_vars variables (x fastest, then y, z, variable); blocks() lists the leaves, in Morton order,
+// and n_vars variables (variable slowest, then x, y, z: korch::Grid's layout, each variable an
+// (i, j, k) array with k fastest); blocks() lists the leaves, in Morton order,
 // as a BlockList that Runtime::execute runs actions on. Between cycles, regrid() fills the guard
 // cells, estimates each leaf's error (Löhner, refinement_criterion.hpp), refines and coarsens under
 // 2:1 balance, fills the new leaves from the old ones (conservative prolongation and restriction:

@@ -43,8 +43,10 @@ std::vector<double> ForestMesh::fresh_block() const {
 BlockArray ForestMesh::array_of(std::vector<double>& data) const {
   const std::ptrdiff_t ni = shape_.cells[0] + 2 * shape_.guard[0], nj = shape_.cells[1] + 2 * shape_.guard[1],
                        nk = shape_.cells[2] + 2 * shape_.guard[2];
-  return BlockArray::of(data.data(), IndexOrder::i_j_k_var, {ni, nj, nk, shape_.n_vars},
-                        {1, ni, ni * nj, ni * nj * nk});
+  // korch::Grid's layout: each variable an (i, j, k) array with k fastest, so that kernels written
+  // for the grid's blocks (LayoutRight Views) run on the mesh's leaves as they are.
+  return BlockArray::of(data.data(), IndexOrder::var_i_j_k, {shape_.n_vars, ni, nj, nk},
+                        {ni * nj * nk, nj * nk, nk, 1});
 }
 
 std::array<double, 3> ForestMesh::cell_size(int level) const {

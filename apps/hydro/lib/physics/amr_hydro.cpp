@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The Euler scheme on an adaptive mesh (see amr_hydro.hpp).
 #include "amr_hydro.hpp"
+#include "euler_host_sweep.hpp"
 #include "initial_state.hpp"
 
 #include <korch/box_view.hpp>
@@ -37,25 +38,50 @@ EulerKernel<StridedCellVar> leaf_kernel(const ForestMesh& mesh, int block, const
   return k;
 }
 
-// The update of one box with its block's cell size, on the box's own instance. The mesh's arrays
-// have x fastest: their boxes iterate x innermost.
+// One variable of a box as the host sweep's View, where its cells are laid out as korch::Grid's
+// (a ForestMesh's leaves are); null otherwise.
+template <class View>
+HostVar as_grid_layout(const View& v) {
+  if constexpr (std::is_same_v<View, HostVar>) {
+    return v;
+  } else {
+    const bool grid_layout = v.stride(2) == 1 && v.stride(1) == v.extent(2) && v.stride(0) == v.extent(1) * v.extent(2);
+    return grid_layout ? HostVar(v.data(), v.extent(0), v.extent(1), v.extent(2)) : HostVar();
+  }
+}
+
+// The update of one box with its block's cell size, on the box's own instance: the host sweep
+// (euler_host_sweep.hpp) on host memory in the grid's layout, the per-cell EulerKernel elsewhere
+// (device packets, other layouts); both give the same bits.
 template <class Box>
 void update_amr_box(const EulerParams& base, const Box& box) {
   using View = typename Box::var_type;
   using Space = typename Box::execution_space;
-  using Policy = std::conditional_t<Box::kind == BoxSource::strided,
-                                    Kokkos::MDRangePolicy<Space, Kokkos::Rank<3, Kokkos::Iterate::Left>>,
-                                    Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>>;
-  EulerKernel<View> k;
-  for (int v = 0; v < n_cons; ++v) {
-    k.u[v] = box.var(base.state + v);
-    k.unew[v] = box.var(base.next_state + v);
-  }
-  k.p = base;
-  for (int d = 0; d < 3; ++d) k.p.dx[d] = box.delta()[d];
+  EulerParams p = base;
+  for (int d = 0; d < 3; ++d) p.dx[d] = box.delta()[d];
   const int* lo = box.lo();
   const int* hi = box.hi();
-  Kokkos::parallel_for("korch hydro amr update", Policy(box.space(), {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible) {
+    HostVar vars[n_grid_vars];
+    bool all = true;
+    for (int v = 0; v < n_grid_vars; ++v) {
+      vars[v] = as_grid_layout(box.var(v));
+      all = all && vars[v].data() != nullptr;
+    }
+    if (all) {
+      update_box_host(vars, p, lo, hi);
+      return;
+    }
+  }
+  EulerKernel<View> k;
+  for (int v = 0; v < n_cons; ++v) {
+    k.u[v] = box.var(p.state + v);
+    k.unew[v] = box.var(p.next_state + v);
+  }
+  k.p = p;
+  Kokkos::parallel_for(
+      "korch hydro amr update",
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>(box.space(), {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
   box.space().fence();
 }
 
@@ -115,8 +141,16 @@ void record_face_fluxes(ForestMesh& mesh, const EulerParams& p) {
   const int dims = s.forest.dims;
   for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
     const EulerKernel<StridedCellVar> k = leaf_kernel(mesh, b, p);
+    const BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
     for (int axis = 0; axis < dims; ++axis)
       for (int side = 0; side < 2; ++side) {
+        // Only faces at a level jump are corrected: the others keep what they hold.
+        Direction towards{0, 0, 0};
+        towards[axis] = side == 0 ? -1 : 1;
+        const auto next = mesh.forest().neighbours(leaf, towards);
+        if (next.empty() ||
+            (next[0].kind != ForestNeighbour::Kind::coarser && next[0].kind != ForestNeighbour::Kind::finer))
+          continue;
         double* face = mesh.face_flux(b, axis, side);
         const std::size_t per_var = static_cast<std::size_t>(s.cells[axis == 0 ? 1 : 0]) * s.cells[axis == 2 ? 1 : 2];
         for_each_face_cell(s, axis, [&](int pa, int qa, int fp, int fq, int at) {

@@ -20,9 +20,9 @@ namespace korch::hydro {
 // box takes its block's cell size).
 ActionRoutine amr_hydro_routine();
 
-// After the update of `p`: the fluxes it used through every face of this rank's leaves, into
-// mesh.face_flux at variables p.next_state .. + 4 (the current set's are zero), for
-// ForestMesh::correct_fluxes. Needs the current state's guard cells as the update read them.
+// After the update of `p`: the fluxes it used through the faces of this rank's leaves at level
+// jumps (those ForestMesh::correct_fluxes reads), into mesh.face_flux at variables p.next_state ..
+// + 4 (the current set's are zero). Needs the current state's guard cells as the update read them.
 void record_face_fluxes(ForestMesh& mesh, const EulerParams& p);
 
 // The largest stable dt over this rank's leaves of state p.state (before the CFL factor), each
