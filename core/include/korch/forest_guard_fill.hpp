@@ -73,10 +73,17 @@ class ForestGuardFill {
   void values_at(int level, const Cell& cell, double* out) const;
 
  private:
-  void interior_values(const BlockKey& leaf, const Cell& local, double* out) const;
-  void restricted_values(int level, const Cell& cell, double* out) const;
-  void prolonged_values(int level, const Cell& cell, double* out) const;
-  void any_values(int level, Cell cell, double* out) const;  // also beyond the edges
+  // The leaf the last lookup found: neighbouring guard cells mostly read the same leaf, so one
+  // fill keeps it and skips the two hash lookups (is the key a leaf, where is its array).
+  struct LastLeaf {
+    BlockKey key;
+    const BlockArray* array = nullptr;
+  };
+  void values_at(int level, const Cell& cell, double* out, LastLeaf& last) const;
+  const BlockArray& leaf_array(const BlockKey& leaf) const;
+  void restricted_values(int level, const Cell& cell, double* out, LastLeaf& last) const;
+  void prolonged_values(int level, const Cell& cell, double* out, LastLeaf& last) const;
+  void any_values(int level, Cell cell, double* out, LastLeaf& last) const;  // also beyond the edges
   void fill_block(const BlockKey& leaf, const BlockArray& array) const;
 
   const BlockForest& forest_;

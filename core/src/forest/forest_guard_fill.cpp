@@ -77,17 +77,14 @@ void ForestGuardFill::set_block(const BlockKey& leaf, const BlockArray& array) {
   blocks_[leaf] = array;
 }
 
-void ForestGuardFill::interior_values(const BlockKey& leaf, const Cell& local, double* out) const {
+const BlockArray& ForestGuardFill::leaf_array(const BlockKey& leaf) const {
   const auto it = blocks_.find(leaf);
   if (it == blocks_.end())
     throw Error(
         fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the forest "
                     "before fill",
                     leaf.describe()));
-  const BlockArray& a = it->second;
-  std::ptrdiff_t offset = 0;
-  for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
-  for (int var = 0; var < n_vars_; ++var) out[var] = a.data[offset + var * a.stride[0]];
+  return it->second;
 }
 
 double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
@@ -99,6 +96,11 @@ double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
 }
 
 void ForestGuardFill::values_at(int level, const Cell& cell, double* out) const {
+  LastLeaf last;
+  values_at(level, cell, out, last);
+}
+
+void ForestGuardFill::values_at(int level, const Cell& cell, double* out, LastLeaf& last) const {
   BlockKey key{level, {}};
   Cell local{};
   for (int a = 0; a < 3; ++a) {
@@ -116,16 +118,27 @@ void ForestGuardFill::values_at(int level, const Cell& cell, double* out) const 
                       "non-periodic edge along axis {}; give a cell inside it",
                       cell[0], cell[1], cell[2], level, a));
   }
-  if (forest_.is_leaf(wrapped)) return interior_values(wrapped, local, out);
-  Cell inside = cell;
-  for (int a = 0; a < 3; ++a) inside[a] = wrapped.position[a] * cells_[a] + local[a];
-  if (forest_.contains(wrapped))
-    restricted_values(level, inside, out);
-  else
-    prolonged_values(level, inside, out);
+  if (last.array == nullptr || !(last.key == wrapped)) {
+    if (forest_.is_leaf(wrapped)) {
+      last.key = wrapped;
+      last.array = &leaf_array(wrapped);
+    } else {
+      Cell inside = cell;
+      for (int a = 0; a < 3; ++a) inside[a] = wrapped.position[a] * cells_[a] + local[a];
+      if (forest_.contains(wrapped))
+        restricted_values(level, inside, out, last);
+      else
+        prolonged_values(level, inside, out, last);
+      return;
+    }
+  }
+  const BlockArray& a = *last.array;
+  std::ptrdiff_t offset = 0;
+  for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
+  for (int var = 0; var < n_vars_; ++var) out[var] = a.data[offset + var * a.stride[0]];
 }
 
-void ForestGuardFill::any_values(int level, Cell cell, double* out) const {
+void ForestGuardFill::any_values(int level, Cell cell, double* out, LastLeaf& last) const {
   const auto& shape = forest_.shape();
   bool beyond = false;
   for (int a = 0; a < shape.dims; ++a) {
@@ -140,10 +153,10 @@ void ForestGuardFill::any_values(int level, Cell cell, double* out) const {
     for (int var = 0; var < n_vars_; ++var) out[var] = boundary_(level, cell, var);
     return;
   }
-  values_at(level, cell, out);
+  values_at(level, cell, out, last);
 }
 
-void ForestGuardFill::restricted_values(int level, const Cell& cell, double* out) const {
+void ForestGuardFill::restricted_values(int level, const Cell& cell, double* out, LastLeaf& last) const {
   const int dims = forest_.shape().dims;
   const int n = 1 << dims;
   VarValues fine_values(n_vars_);
@@ -152,13 +165,13 @@ void ForestGuardFill::restricted_values(int level, const Cell& cell, double* out
   for (int c = 0; c < n; ++c) {
     Cell fine = cell;
     for (int a = 0; a < dims; ++a) fine[a] = 2 * cell[a] + ((c >> a) & 1);
-    values_at(level + 1, fine, fine_value);
+    values_at(level + 1, fine, fine_value, last);
     for (int var = 0; var < n_vars_; ++var) out[var] += fine_value[var];
   }
   for (int var = 0; var < n_vars_; ++var) out[var] /= n;
 }
 
-void ForestGuardFill::prolonged_values(int level, const Cell& cell, double* out) const {
+void ForestGuardFill::prolonged_values(int level, const Cell& cell, double* out, LastLeaf& last) const {
   const int dims = forest_.shape().dims;
   Cell coarse = cell;
   for (int a = 0; a < dims; ++a) coarse[a] = floor_div(cell[a], 2);
@@ -166,14 +179,14 @@ void ForestGuardFill::prolonged_values(int level, const Cell& cell, double* out)
   double* centre = centre_values.data();
   double* hi_value = hi_values.data();
   double* lo_value = lo_values.data();
-  values_at(level - 1, coarse, centre);
+  values_at(level - 1, coarse, centre, last);
   for (int var = 0; var < n_vars_; ++var) out[var] = centre[var];
   for (int a = 0; a < dims; ++a) {
     Cell lo = coarse, hi = coarse;
     --lo[a];
     ++hi[a];
-    any_values(level - 1, hi, hi_value);
-    any_values(level - 1, lo, lo_value);
+    any_values(level - 1, hi, hi_value, last);
+    any_values(level - 1, lo, lo_value, last);
     // The fine cell's centre sits a quarter of a coarse cell below or above the coarse centre.
     const double offset = cell[a] - 2 * coarse[a] == 0 ? -0.25 : 0.25;
     for (int var = 0; var < n_vars_; ++var)
@@ -185,13 +198,14 @@ void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array) 
   Cell origin{};
   for (int a = 0; a < 3; ++a) origin[a] = leaf.position[a] * cells_[a];
   VarValues values(n_vars_);
+  LastLeaf last;
   for (int k = -guard_[2]; k < cells_[2] + guard_[2]; ++k)
     for (int j = -guard_[1]; j < cells_[1] + guard_[1]; ++j)
       for (int i = -guard_[0]; i < cells_[0] + guard_[0]; ++i) {
         const bool inside = i >= 0 && i < cells_[0] && j >= 0 && j < cells_[1] && k >= 0 && k < cells_[2];
         if (inside) continue;
         const Cell cell{origin[0] + i, origin[1] + j, origin[2] + k};
-        any_values(leaf.level, cell, values.data());
+        any_values(leaf.level, cell, values.data(), last);
         const std::ptrdiff_t at =
             (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] + (k + guard_[2]) * array.stride[3];
         for (int var = 0; var < n_vars_; ++var) array.data[var * array.stride[0] + at] = values.data()[var];
