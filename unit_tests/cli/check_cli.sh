@@ -132,6 +132,23 @@ case $name in
     echo '{"name": "hydro_step", "variables": ["rho"], "steps": []}' > "$tmp/op.json"
     failure "${small[@]}" --operation "$tmp/op.json"
     grep -q "field variables" "$tmp/err" || fail "--operation with the wrong variables: the error does not name the field"
+    # The adaptive mesh: its options, and those it does not have.
+    for v in -1 9 two; do bad --max-level --max-level "$v"; done
+    bad --refine-above --refine-above 0.5
+    bad --regrid-every --regrid-every 2
+    bad --refine-above --max-level 1 --refine-above 1.5
+    bad "--derefine-below 0.5 and --refine-above 0.4" --max-level 1 --refine-above 0.4 --derefine-below 0.5
+    bad --cells-per-block --max-level 1 --cells-per-block 9
+    bad --checkpoint-every --max-level 1 --checkpoint-every 2
+    bad --plot-every --max-level 1 --plot-every 2
+    bad --conduction --max-level 1 --conduction 0.1
+    bad --tile --max-level 1 --tile 4
+    bad --plan --max-level 1 --plan
+    bad "--config cpu_gpu_action_parallel" --max-level 1 --config action-parallel
+    rm -f "$tmp/out-hydro/density.png"
+    good --blocks 2 --cells-per-block 8 --steps 3 --quiet --out "$tmp/out-hydro" --max-level 2 --regrid-every 1
+    [[ -s $tmp/out-hydro/density.png ]] || fail "--max-level: no density.png"
+    grep -q "leaves per level" "$tmp/out" || fail "--max-level: the summary gives no leaves per level"
     ;;
   korch-airfoil)
     kokkos_common
