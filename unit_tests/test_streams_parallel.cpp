@@ -340,7 +340,7 @@ TEST_CASE(
   }
   Comp p = mix("s0", 1, 1);
   for (int i = 1; i < 8; ++i) p = par_pipe(p, mix("s" + std::to_string(i), 1 + i % 3, 1 + (i + 1) % 3));
-  const auto in = iota_input(20000);
+  const auto in = iota_input(100000);  // long enough that a few stretched polls do not dominate
   auto o = quick(2 * cores);
   o.queue_capacity = 64;
   o.timeout = std::chrono::seconds(120);
@@ -351,5 +351,8 @@ TEST_CASE(
   CHECK(r.parks > 0);
   MESSAGE(o.threads << " scheduler threads on " << cores << " cores beside " << cores << " busy threads: " << wall
                     << " s, " << r.parks << " sleeps, " << r.spin_seconds << " s polling");
-  CHECK(r.spin_seconds < 0.1 * wall * o.threads);
+  // Threads that polled whenever idle would poll most of their time; these may poll a quarter of
+  // it. A poll window stretches when the machine preempts the polling thread (its clock runs on),
+  // and 20 ms more cover a few such windows on a loaded machine.
+  CHECK(r.spin_seconds < 0.25 * wall * o.threads + 0.02);
 }
