@@ -130,6 +130,36 @@ TEST_CASE("ForestGuardFill: linear data in 3-D, periodic along x, with guard cel
   check_linear(forest, Arrays{{4, 4, 4}, {2, 2, 2}, 2, {}, {}}, {0.0, 1.0, -2.0});
 }
 
+TEST_CASE("ForestGuardFill: fill_leaf of some variables equals fill() there and leaves the others' guard cells") {
+  BlockForest forest({2, {3, 2, 1}, {false, true, false}, 2});
+  forest.refine({{0, {1, 0, 0}}});
+  forest.refine({{1, {3, 1, 0}}});
+  Arrays whole{{6, 6, 1}, {2, 2, 0}, 3, {}, {}}, some{{6, 6, 1}, {2, 2, 0}, 3, {}, {}};
+  ForestGuardFill fill_whole(forest, whole.cells, whole.guard, whole.n_vars);
+  ForestGuardFill fill_some(forest, some.cells, some.guard, some.n_vars);
+  whole.attach(forest, fill_whole);
+  some.attach(forest, fill_some);
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> value(0.5, 2.0);
+  whole.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (!interior) return;
+    for (int v = 0; v < 3; ++v) some.at(leaf, i, j, k, v) = whole.at(leaf, i, j, k, v) = value(random);
+  });
+  fill_whole.fill();
+  for (const BlockKey& leaf : forest.leaves()) fill_some.fill_leaf(leaf, 1, 1);
+  int compared = 0;
+  whole.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (interior) return;
+    CHECK(some.at(leaf, i, j, k, 1) == whole.at(leaf, i, j, k, 1));  // the same bits
+    CHECK(std::isnan(some.at(leaf, i, j, k, 0)));                    // not written
+    CHECK(std::isnan(some.at(leaf, i, j, k, 2)));
+    ++compared;
+  });
+  CHECK(compared > 0);
+  CHECK(
+      korch::test::contains(error_of([&] { fill_some.fill_leaf(forest.leaves()[0], 2, 2); }), "variables 2 .. 3 of 3"));
+}
+
 TEST_CASE("ForestGuardFill: random data keep coarse means, and outflow edges copy the nearest cell") {
   BlockForest forest({2, {2, 2, 1}, {true, false, false}, 2});
   forest.refine({{0, {0, 0, 0}}});

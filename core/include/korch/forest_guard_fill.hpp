@@ -66,6 +66,11 @@ class ForestGuardFill {
   // The same for `leaves` only (a rank's own): the data of the leaves their guard cells read must be
   // set (ForestMesh on ranks sets copies of other ranks' leaves).
   void fill(const std::vector<BlockKey>& leaves) const;
+  // The guard cells of one leaf, of variables first_var .. first_var + n_vars - 1 only (n_vars < 0:
+  // through the last). It reads the other leaves' interior cells of those variables and writes only
+  // this leaf's guard cells: fills of distinct leaves may run at the same time, also beside updates
+  // that write other variables. Throws korch::Error as fill() does, and for a bad variable range.
+  void fill_leaf(const BlockKey& leaf, int first_var = 0, int n_vars = -1) const;
   // The composite value of variable `var` at `cell` of `level` (inside the domain along non-periodic
   // axes; periodic ones wrap), from leaves' interior cells as above.
   double value_at(int level, const Cell& cell, int var) const;
@@ -84,7 +89,16 @@ class ForestGuardFill {
   void restricted_values(int level, const Cell& cell, double* out, LastLeaf& last) const;
   void prolonged_values(int level, const Cell& cell, double* out, LastLeaf& last) const;
   void any_values(int level, Cell cell, double* out, LastLeaf& last) const;  // also beyond the edges
-  void fill_block(const BlockKey& leaf, const BlockArray& array) const;
+  struct Vars {  // the variables a fill writes: [first, end)
+    int first, end;
+  };
+  void fill_block(const BlockKey& leaf, const BlockArray& array, Vars vars) const;
+  // Guard cells [lo, hi) of a leaf (block-local, per axis): copied from the same-level leaf in
+  // direction d, or found cell by cell.
+  void copy_region(const BlockArray& to, const BlockArray& from, const Direction& d, const std::array<int, 3>& lo,
+                   const std::array<int, 3>& hi, Vars vars) const;
+  void fill_region(const BlockKey& leaf, const BlockArray& array, const std::array<int, 3>& lo,
+                   const std::array<int, 3>& hi, Vars vars) const;
 
   const BlockForest& forest_;
   std::array<int, 3> cells_, guard_;

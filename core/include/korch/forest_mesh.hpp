@@ -92,6 +92,12 @@ class ForestMesh {
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
   // Fills the guard cells of this rank's leaves (collective).
   void fill_guard_cells();
+  // The same in two halves, for a fill spread over threads (a runtime cycle over blocks()): first
+  // the copies of the other ranks' leaves (collective; nothing on one rank), then each own leaf,
+  // variables first_var .. first_var + n_vars - 1 (n_vars < 0: through the last). Fills of distinct
+  // blocks may run at the same time, also beside updates that write other variables.
+  void exchange_ghost_leaves();
+  void fill_guard_cells(int block, int first_var = 0, int n_vars = -1) const;
   // The sum over every rank's leaves of a variable times the cell volume (collective; summed in rank
   // order, so equal on every rank).
   double total(int var) const;

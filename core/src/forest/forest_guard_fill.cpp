@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/error.hpp>
+#include <korch/block_neighbours.hpp>
 #include <korch/forest_guard_fill.hpp>
 
 #include <fmt/format.h>
@@ -194,21 +195,57 @@ void ForestGuardFill::prolonged_values(int level, const Cell& cell, double* out,
   }
 }
 
-void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array) const {
+// The guard cells of a leaf, one region per direction (a face, edge or corner of the block): a
+// region whose neighbour is a leaf of the same level is that leaf's cells, copied as they are (what
+// values_at would return for each, without looking each up); the others cell by cell.
+void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array, Vars vars) const {
+  const int dims = forest_.shape().dims;
+  for (const Direction& d : NeighbourList::directions(dims)) {
+    std::array<int, 3> lo{0, 0, 0}, hi{1, 1, 1};
+    bool fits = true;  // the region lies within the next block (guard cells at most a block wide)
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = d[a] < 0 ? -guard_[a] : d[a] > 0 ? cells_[a] : 0;
+      hi[a] = d[a] < 0 ? 0 : d[a] > 0 ? cells_[a] + guard_[a] : cells_[a];
+      fits = fits && guard_[a] <= cells_[a];
+    }
+    const auto next = forest_.neighbours(leaf, d);
+    if (fits && next.size() == 1 && next[0].kind == ForestNeighbour::Kind::same)
+      copy_region(array, leaf_array(next[0].key), d, lo, hi, vars);
+    else
+      fill_region(leaf, array, lo, hi, vars);
+  }
+}
+
+void ForestGuardFill::copy_region(const BlockArray& to, const BlockArray& from, const Direction& d,
+                                  const std::array<int, 3>& lo, const std::array<int, 3>& hi, Vars vars) const {
+  for (int k = lo[2]; k < hi[2]; ++k)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int i = lo[0]; i < hi[0]; ++i) {
+        const int c[3] = {i, j, k};
+        std::ptrdiff_t at = 0, source = 0;
+        for (int a = 0; a < 3; ++a) {
+          at += (c[a] + guard_[a]) * to.stride[a + 1];
+          source += (c[a] - d[a] * cells_[a] + guard_[a]) * from.stride[a + 1];
+        }
+        for (int var = vars.first; var < vars.end; ++var)
+          to.data[var * to.stride[0] + at] = from.data[var * from.stride[0] + source];
+      }
+}
+
+void ForestGuardFill::fill_region(const BlockKey& leaf, const BlockArray& array, const std::array<int, 3>& lo,
+                                  const std::array<int, 3>& hi, Vars vars) const {
   Cell origin{};
   for (int a = 0; a < 3; ++a) origin[a] = leaf.position[a] * cells_[a];
   VarValues values(n_vars_);
   LastLeaf last;
-  for (int k = -guard_[2]; k < cells_[2] + guard_[2]; ++k)
-    for (int j = -guard_[1]; j < cells_[1] + guard_[1]; ++j)
-      for (int i = -guard_[0]; i < cells_[0] + guard_[0]; ++i) {
-        const bool inside = i >= 0 && i < cells_[0] && j >= 0 && j < cells_[1] && k >= 0 && k < cells_[2];
-        if (inside) continue;
+  for (int k = lo[2]; k < hi[2]; ++k)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int i = lo[0]; i < hi[0]; ++i) {
         const Cell cell{origin[0] + i, origin[1] + j, origin[2] + k};
         any_values(leaf.level, cell, values.data(), last);
         const std::ptrdiff_t at =
             (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] + (k + guard_[2]) * array.stride[3];
-        for (int var = 0; var < n_vars_; ++var) array.data[var * array.stride[0] + at] = values.data()[var];
+        for (int var = vars.first; var < vars.end; ++var) array.data[var * array.stride[0] + at] = values.data()[var];
       }
 }
 
@@ -228,8 +265,16 @@ void ForestGuardFill::fill(const std::vector<BlockKey>& leaves) const {
           fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the "
                       "forest before fill",
                       leaf.describe()));
-    fill_block(leaf, it->second);
+    fill_block(leaf, it->second, Vars{0, n_vars_});
   }
+}
+
+void ForestGuardFill::fill_leaf(const BlockKey& leaf, int first_var, int n_vars) const {
+  const int end = n_vars < 0 ? n_vars_ : first_var + n_vars;
+  if (first_var < 0 || end > n_vars_ || first_var >= end)
+    throw Error(fmt::format("ForestGuardFill::fill_leaf: variables {} .. {} of {}; give a range within 0 .. {}",
+                            first_var, end - 1, n_vars_, n_vars_ - 1));
+  fill_block(leaf, leaf_array(leaf), Vars{first_var, end});
 }
 
 }  // namespace korch

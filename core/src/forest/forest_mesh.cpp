@@ -126,6 +126,16 @@ void ForestMesh::plan_ghosts() {
 }
 
 void ForestMesh::fill_guard_cells() {
+  exchange_ghost_leaves();
+  fill_->fill(own_);
+}
+
+void ForestMesh::fill_guard_cells(int block, int first_var, int n_vars) const {
+  array(block);  // names a bad block
+  fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
+}
+
+void ForestMesh::exchange_ghost_leaves() {
   if (comm_.size() > 1) {
     const std::size_t block = fresh_block().size(), ranks = static_cast<std::size_t>(comm_.size());
     std::vector<std::vector<double>> sends(ranks);
@@ -143,7 +153,6 @@ void ForestMesh::fill_guard_cells() {
         std::copy_n(received[r].begin() + static_cast<std::ptrdiff_t>(g * block), block,
                     data_.at(ghost_receives_[r][g]).begin());
   }
-  fill_->fill(own_);
 }
 
 const BlockArray& ForestMesh::array(int block) const {

@@ -136,6 +136,15 @@ ActionRoutine amr_hydro_routine() {
   return TypedAction("hydro").reads_guard_cells(guard_cells).on_box(update).routine();
 }
 
+ActionRoutine amr_guard_fill_routine() {
+  const auto fill = [](const ActionContext& ctx, const auto& box) {
+    if (box.tile_index() > 0) return;  // one fill per block: its first tile (or the block) does it
+    const auto& p = ctx.parameters_as<AmrFillParameters>();
+    p.mesh->fill_guard_cells(box.block_id(), p.first_var, n_cons);
+  };
+  return TypedAction("guard_fill").on_box(fill).routine();
+}
+
 void record_face_fluxes(ForestMesh& mesh, const EulerParams& p) {
   const ForestMeshShape& s = mesh.shape();
   const int dims = s.forest.dims;

@@ -20,6 +20,14 @@ namespace korch::hydro {
 // box takes its block's cell size).
 ActionRoutine amr_hydro_routine();
 
+// The guard fill of the state set that starts at `first_var`, spread over a runtime cycle's threads
+// (after ForestMesh::exchange_ghost_leaves): the "guard_fill" action, each block filling its own.
+struct AmrFillParameters {
+  const ForestMesh* mesh = nullptr;
+  int first_var = 0;
+};
+ActionRoutine amr_guard_fill_routine();
+
 // After the update of `p`: the fluxes it used through the faces of this rank's leaves at level
 // jumps (those ForestMesh::correct_fluxes reads), into mesh.face_flux at variables p.next_state ..
 // + 4 (the current set's are zero). Needs the current state's guard cells as the update read them.

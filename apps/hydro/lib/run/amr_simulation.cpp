@@ -8,6 +8,7 @@
 #include "runtime_configuration.hpp"
 
 #include <korch/bundle.hpp>
+#include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
 #include <korch/output_files.hpp>
 
@@ -49,6 +50,10 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   mesh_ = std::make_unique<ForestMesh>("hydro", mesh_shape(o), comm_);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
+  fill_configuration_ = configurations::get("cpu_only");
+  fill_configuration_.name = "hydro-guard-fill";
+  fill_configuration_.teams[0].action = "guard_fill";
+  fill_configuration_.teams[0].initial_threads = o.threads;
   RuntimeOptions ro;
   ro.n_teams = 2;
   ro.threads_per_team = o.threads;
@@ -81,6 +86,13 @@ EulerParams AmrSimulation::params(double dt) const {
   return p;
 }
 
+void AmrSimulation::fill_guard_cells() {
+  mesh_->exchange_ghost_leaves();
+  Bundle fill("guard fill", ActionParameters(AmrFillParameters{mesh_.get(), state_}));
+  fill.add(amr_guard_fill_routine());
+  runtime_->execute(fill, fill_configuration_, mesh_->blocks());
+}
+
 double AmrSimulation::stable_dt() const {
   const double mine = amr_stable_dt(*mesh_, params(0.0));
   return options_.cfl * (comm_.size() > 1 ? comm_.min(mine) : mine);
@@ -102,7 +114,7 @@ double AmrSimulation::step(double dt_max) {
   const double dt = std::min(stable_dt(), dt_max);
   phases_.time_step += seconds_since(t0);
   t0 = Clock::now();
-  mesh_->fill_guard_cells();
+  fill_guard_cells();
   phases_.guard_fill += seconds_since(t0);
   t0 = Clock::now();
   const EulerParams p = params(dt);

@@ -76,13 +76,16 @@ class AmrSimulation {
 
  private:
   EulerParams params(double dt) const;
+  // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills.
+  void fill_guard_cells();
   double stable_dt() const;
 
   Options options_;
   Communicator comm_;
   std::unique_ptr<ForestMesh> mesh_;
   std::unique_ptr<Runtime> runtime_;
-  Configuration configurations_[2];  // for the current state in 0..4, and in 5..9
+  Configuration configurations_[2];   // for the current state in 0..4, and in 5..9
+  Configuration fill_configuration_;  // the guard fill's cycle: cpu_only with the run's threads
   RegridOptions regrid_;
   int state_ = 0;
   double time_ = 0;
