@@ -119,6 +119,22 @@ std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args) {
   return program;
 }
 
+std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& args) {
+  auto program = std::make_unique<cli::Program>(
+      "korch-bench-hydro_amr",
+      "the 2D Sedov blast on an adaptive mesh against the uniform grid of its finest level,\n"
+      "both run by korch-hydro's solver in this process: density L1 error and shock radius\n"
+      "against the exact solution, cell updates, wall time, and their ratios.");
+  CLI::App& app = program->app();
+  cli::add_integer(app, "--roots", args.roots, "root blocks per direction", 1, 1024);
+  cli::add_integer(app, "--cells-per-block", args.cells_per_block, "cells per block and direction (even)", 4, 4096);
+  cli::add_integer(app, "--max-level", args.max_level, "levels above the roots", 1, 8);
+  cli::add_integer(app, "--threads", args.threads, "threads per team", 1, 64);
+  cli::add_integer(app, "--regrid-every", args.regrid_every, "steps between regrids", 1, 1000000);
+  cli::add_real(app, "--tmax", args.tmax, "end time", 0.0, 1.0, true);
+  return program;
+}
+
 std::unique_ptr<cli::Program> soak_bench_command_line(SoakBenchArgs& args) {
   auto program =
       std::make_unique<cli::Program>("korch-bench-soak",

@@ -50,6 +50,12 @@ struct EmbedBenchArgs {
 };
 std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args);
 
+struct HydroAmrBenchArgs {
+  int roots = 6, cells_per_block = 16, max_level = 2, threads = 2, regrid_every = 4;
+  double tmax = 0.05;
+};
+std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& args);
+
 struct SoakBenchArgs {
   std::uint64_t cycles = 1000000;
   std::uint64_t seed = 424242;

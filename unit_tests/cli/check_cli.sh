@@ -237,6 +237,16 @@ case $name in
     bad "unknown option or argument: 9" 4 256 4 30 2 9
     bad --threads --threads 2
     ;;
+  korch-bench-hydro_amr)
+    kokkos_common
+    for v in 0 x 1.5; do bad --roots --roots "$v"; done
+    bad --cells-per-block --cells-per-block 2
+    bad --cells-per-block --cells-per-block 9
+    bad --max-level --max-level 0
+    bad --tmax --tmax 0
+    bad --threads --threads 0
+    bad "unknown option or argument: 3" 3
+    ;;
   korch-bench-hydro_plan)
     kokkos_common
     bad threads x
