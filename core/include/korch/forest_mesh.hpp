@@ -54,6 +54,12 @@ struct RegridOptions {
   double derefine_below = 0.2;  // coarsen a family whose leaves all estimate below this
   LohnerOptions lohner;         // the estimator's filter
   int max_leaves = 0;  // refine only while the leaves stay within this many (largest estimates first); 0: no limit
+  // The caller filled the guard cells of `vars` (every variable when empty) just before: the
+  // estimate reads them as they are instead of filling them first.
+  bool guard_cells_filled = false;
+  // Fill every leaf's guard cells once the mesh changed; a caller that fills what it needs itself
+  // (a step's fill of its current variables) turns this off.
+  bool fill_afterwards = true;
 };
 
 struct RegridCounts {
@@ -114,13 +120,14 @@ class ForestMesh {
   // Collective.
   void correct_fluxes(double dt);
 
-  // Estimates, flags and adapts as RegridOptions says (guard cells filled first and afterwards;
-  // collective).
+  // Estimates, flags and adapts as RegridOptions says (guard cells filled first and afterwards
+  // unless it says otherwise; collective).
   // Throws korch::Error naming a variable outside 0 .. n_vars - 1 or cutoffs out of order.
   RegridCounts regrid(const RegridOptions& options);
   // Refines `refine` and then coarsens the families all of whose leaves are in `coarsen` (those not
   // refined), moving the data as regrid() does. Collective: every rank gives the same lists.
-  RegridCounts adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen);
+  RegridCounts adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen,
+                     bool fill_afterwards = true);
   // The largest Löhner estimate of each of this rank's leaves over `vars` (empty: all), guard cells
   // as they are.
   std::vector<double> estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const;

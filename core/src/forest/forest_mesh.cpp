@@ -226,7 +226,7 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
         fmt::format("ForestMesh '{}': derefine_below = {} is not below refine_above = {}; a leaf would be "
                     "flagged both ways",
                     name_, options.derefine_below, options.refine_above));
-  fill_guard_cells();
+  if (!options.guard_cells_filled) fill_guard_cells();
   const std::vector<double> e = estimates(options.vars, options.lohner);
   const auto& leaves = own_;
   std::vector<int> refine_ids, coarsen_ids;
@@ -271,7 +271,7 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
   std::vector<BlockKey> refine_keys, coarsen_keys;
   for (const auto& f : refine) refine_keys.push_back(f.second);
   for (const auto& f : gathered(coarsen_ids)) coarsen_keys.push_back(f.second);
-  return adapt(refine_keys, coarsen_keys);
+  return adapt(refine_keys, coarsen_keys, options.fill_afterwards);
 }
 
 }  // namespace korch

@@ -58,7 +58,8 @@ void ForestMesh::move_old_leaves(const BlockForest& before, const std::vector<in
     }
 }
 
-RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen) {
+RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::vector<BlockKey>& coarsen,
+                               bool fill_afterwards) {
   for (const BlockKey& k : coarsen) forest_.leaf_index(k);
   const BlockForest before = forest_;
   const std::vector<int> old_owners = owners_;
@@ -110,7 +111,7 @@ RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::v
   }
   data_ = std::move(data);
   list_leaves();
-  fill_guard_cells();
+  if (fill_afterwards) fill_guard_cells();
   return counts;
 }
 

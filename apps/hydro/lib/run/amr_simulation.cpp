@@ -103,6 +103,11 @@ RegridCounts AmrSimulation::regrid() {
   // The mesh follows the density and the energy: a blast's front shows in both, a contact in the
   // density alone.
   regrid_.vars = {state_, state_ + n_cons - 1};
+  // The estimate reads the current state's guard cells, which the fill cycle fills; the next
+  // step fills them again on the new mesh.
+  fill_guard_cells();
+  regrid_.guard_cells_filled = true;
+  regrid_.fill_afterwards = false;
   const RegridCounts counts = mesh_->regrid(regrid_);
   ++regrids_;
   phases_.regrid += seconds_since(t0);
