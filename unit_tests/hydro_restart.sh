@@ -81,6 +81,22 @@ else
   fi
 fi
 
+# An adaptive run has no checkpoint: SIGTERM stops it after the current step with exit 143 and says so.
+"$hydro" --max-level 2 --blocks 4 --cells-per-block 8 --steps 1000000 --quiet --out "$dir/amr" > "$dir/amr.log" 2>&1 &
+pid=$!
+sleep 1.5
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+if ((rc != 143)); then
+  fail "SIGTERM, adaptive run: exit $rc, not 143"
+  cat "$dir/amr.log" >&2
+elif ! grep -q "stopped by signal 15 after step" "$dir/amr.log"; then
+  fail "SIGTERM, adaptive run: no message naming the signal and the step: $(cat "$dir/amr.log")"
+else
+  echo "ok: SIGTERM stopped the adaptive run: $(head -n 1 "$dir/amr.log")"
+fi
+
 # Refusals: exit 2 at once, naming the option or the field, before any output is touched.
 # expect_refusal WHAT TEXT ARGS...: korch-hydro ARGS exits 2 within 20 s and its error holds TEXT
 expect_refusal() {

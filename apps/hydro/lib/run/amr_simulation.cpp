@@ -4,6 +4,7 @@
 #include "amr_simulation.hpp"
 
 #include "amr_hydro.hpp"
+#include "checkpoint.hpp"
 #include "progress.hpp"
 #include "runtime_configuration.hpp"
 
@@ -11,6 +12,8 @@
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
 #include <korch/output_files.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -153,6 +156,14 @@ void AmrSimulation::run() {
     const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
+    // Every rank stops at the same step: a signal may reach the ranks at different moments.
+    const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
+    if (signal != 0) {
+      run_seconds_ = seconds_since(start);
+      throw Interrupted(signal, fmt::format("stopped by signal {} after step {} (t = {}); an adaptive run writes no "
+                                            "checkpoint to continue from",
+                                            signal, steps_, time_));
+    }
   }
   run_seconds_ = seconds_since(start);
 }

@@ -50,7 +50,8 @@ class AmrSimulation {
   // Regrids the mesh now (collective); what changed.
   RegridCounts regrid();
   // To options().steps or the end time, regridding every options().regrid_every steps, with a
-  // progress report unless quiet. Collective.
+  // progress report unless quiet. Collective. After SIGINT or SIGTERM (catch_stop_signals) every
+  // rank stops after the same step and throws Interrupted (checkpoint.hpp).
   void run();
 
   // The conserved totals (each variable times the cell volume, summed per leaf and then over the
