@@ -58,12 +58,7 @@ void stencil(const BlockStorage u, int i0, int i1, int j0, int j1) {
                                             u(i, j + 1, 0, 0) - 4.0 * u(i, j, 0, 0));
 }
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  if (!(in >> one >> five >> fifteen)) return "unknown";
-  return one + " " + five + " " + fifteen;
-}
+using korch::bench::load_average;
 
 // This process's resident memory (VmRSS) in KiB, or 0.
 long resident_kib() {

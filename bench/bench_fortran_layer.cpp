@@ -36,12 +36,7 @@ namespace {
 
 constexpr int n_blocks = 32, cells = 32;
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  if (!(in >> a >> b >> c)) return "unavailable";
-  return a + " " + b + " " + c;
-}
+using korch::bench::load_average;
 
 extern "C" int c_smooth(const korch_item* item, double* u, void*) {
   const auto at = [&](int v, int i, int j) -> double& {

@@ -36,12 +36,7 @@ using korch::hydro::Simulation;
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  if (!(in >> one >> five >> fifteen)) return "unknown";
-  return one + " " + five + " " + fifteen;
-}
+using korch::bench::load_average;
 
 struct Figures {
   double l1 = 0, radius = 0, exact_radius = 0, cell_updates = 0, seconds = 0, time = 0;

@@ -36,12 +36,7 @@ using Args = korch::bench::TaskBenchArgs;
 // TeamOptions::spin) go to sleep before the next driver starts.
 constexpr auto settle = std::chrono::milliseconds(5);
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  if (!(in >> a >> b >> c)) return "unavailable";
-  return a + " " + b + " " + c;
-}
+using korch::bench::load_average;
 
 const char* env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);

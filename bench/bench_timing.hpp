@@ -5,11 +5,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace korch::bench {
 
 using Clock = std::chrono::steady_clock;
+
+// The machine's load averages over 1, 5 and 15 minutes (/proc/loadavg), printed beside every figure;
+// "unknown" where the file cannot be read.
+inline std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "unknown";
+  return one + " " + five + " " + fifteen;
+}
 
 inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 

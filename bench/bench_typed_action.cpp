@@ -35,12 +35,7 @@ using korch::bench::Clock;
 using korch::bench::median;
 using korch::bench::seconds_since;
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  if (!(in >> a >> b >> c)) return "unavailable";
-  return a + " " + b + " " + c;
-}
+using korch::bench::load_average;
 
 // The per-cell work of every variant: one relaxation step of variable 0 over a box, on the host.
 void relax_host(const korch::HostCellVar u, const korch::Box& b) {

@@ -57,12 +57,7 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   fill_configuration_.name = "hydro-guard-fill";
   fill_configuration_.teams[0].action = "guard_fill";
   fill_configuration_.teams[0].initial_threads = o.threads;
-  RuntimeOptions ro;
-  ro.n_teams = 2;
-  ro.threads_per_team = o.threads;
-  ro.n_helpers = 2;
-  ro.helper_threads = 1;
-  runtime_ = std::make_unique<Runtime>(ro);
+  runtime_ = std::make_unique<Runtime>(runtime_options(o));
   regrid_.refine_above = o.refine_above;
   regrid_.derefine_below = o.derefine_below;
   // The initial state, refined level by level around its features: each level's cells are

@@ -45,4 +45,13 @@ Configuration make_configuration(const Options& o, int state) {
   return c;
 }
 
+RuntimeOptions runtime_options(const Options& o) {
+  RuntimeOptions ro;
+  ro.n_teams = 2;
+  ro.threads_per_team = o.threads;
+  ro.n_helpers = 2;
+  ro.helper_threads = 1;
+  return ro;
+}
+
 }  // namespace korch::hydro

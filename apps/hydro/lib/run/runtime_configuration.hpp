@@ -8,11 +8,16 @@
 #include "options.hpp"
 
 #include <korch/configuration.hpp>
+#include <korch/runtime.hpp>
 
 namespace korch::hydro {
 
 // The runtime configuration for an Options value when the current state starts at variable
 // `state` (0 or var_new).
 Configuration make_configuration(const Options& options, int state = 0);
+
+// The runtime every hydro run makes: two teams of options.threads and two helper teams of one
+// thread, which fit every hydro configuration (a run may switch between them).
+RuntimeOptions runtime_options(const Options& options);
 
 }  // namespace korch::hydro

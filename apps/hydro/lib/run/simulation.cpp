@@ -74,13 +74,7 @@ Simulation::Simulation(Options options)
   blocks_when_ready_ = std::make_unique<GuardCellIterator>(*exchange_, state_, n_cons);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
-  // Two teams and two helper teams fit every hydro configuration (set_configuration may switch).
-  RuntimeOptions ro;
-  ro.n_teams = 2;
-  ro.threads_per_team = o.threads;
-  ro.n_helpers = 2;
-  ro.helper_threads = 1;
-  runtime_ = std::make_unique<Runtime>(ro);
+  runtime_ = std::make_unique<Runtime>(runtime_options(o));
   diagnostics_.assign(static_cast<std::size_t>(grid_->n_blocks()), BlockDiagnostics{});
   {
     // Kokkos 3.4: the first reduction of a size resizes Serial's shared buffer; run them once here.
