@@ -9,6 +9,7 @@
 #include <korch/decomposition.hpp>
 #include <korch/error.hpp>
 #include <korch/guard_cell_exchange.hpp>
+#include <korch/grid_residency.hpp>
 #include <korch/guard_cell_iterator.hpp>
 #include <korch/runtime.hpp>
 
@@ -175,6 +176,44 @@ TEST_CASE("GuardCellExchange: every guard cell holds its wrapped or clamped sour
     if (world.size() == 1) {
       CHECK(exchange.counts().neighbour_ranks == 0);
       CHECK(exchange.blocks_without_messages().size() == static_cast<std::size_t>(g.n_blocks()));
+    }
+  }
+}
+
+TEST_CASE("GuardCellExchange: a resident grid fills blocks on either side, moving guard cells and never whole blocks") {
+  const Communicator world = Communicator::world();
+  for (const auto& c : cases()) {
+    if (world.size() > c.blocks[0] * c.blocks[1] * c.blocks[2]) continue;
+    const Decomposition decomposition(c.blocks, world.size());
+    GridSpec spec = spec_for(c, decomposition, world.rank());
+    spec.resident = true;
+    for (const int pattern : {0, 1, 2}) {  // blocks on the device: none, every other one, all
+      Grid g(spec);
+      GuardCellExchange exchange(g, decomposition, {c.boundary, c.boundary, c.boundary}, world);
+      paint(g);
+      GridResidency& r = *g.residency();
+      std::vector<int> on_device;
+      for (const auto& m : g.blocks())
+        if (pattern == 2 || (pattern == 1 && m.global_id % 2 == 0)) on_device.push_back(m.id);
+      // As after a device action that wrote variables 1 and 2 of those blocks.
+      r.begin_device_use(on_device, {1, 2}, {1, 2}, DeviceTaskSpace());
+      r.end_device_use(on_device, {1, 2}, {1, 2});
+      const TransferBytes before = g.residency_transfers();
+      exchange.fill(1, 2);
+      INFO("blocks " << c.blocks[0] << "x" << c.blocks[1] << "x" << c.blocks[2] << " pattern " << pattern << " rank "
+                     << world.rank() << " of " << world.size());
+      // Each block stayed where it was, and only guard-cell sources crossed.
+      CHECK(g.residency_transfers().total() == before.total());
+      for (const int b : on_device) CHECK_FALSE(r.host_valid(b, 1));
+      // Each staged cell is a local copy between sides, a cell sent, or a guard cell received.
+      const auto& n = exchange.counts();
+      const std::uint64_t guard_cells =
+          (r.doubles_per_var() - static_cast<std::uint64_t>(c.cells[0] * c.cells[1] * c.cells[2])) *
+          static_cast<std::uint64_t>(g.n_blocks());
+      CHECK(exchange.device_transfers().total() <= (n.local_copies + n.cells_sent + guard_cells) * 2 * sizeof(double));
+      if (pattern == 0) CHECK(exchange.device_transfers().total() == 0);
+      if (pattern == 2 && world.size() == 1) CHECK(exchange.device_transfers().total() == 0);
+      CHECK(wrong_guard_cells(g, c, 1, 2) == 0);  // block_data brings each block back
     }
   }
 }

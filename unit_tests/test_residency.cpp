@@ -300,33 +300,6 @@ TEST_CASE("Residency: host accessors of every kind bring the device's results ba
   CHECK_FALSE(copy.residency()->device_valid(0, 0));
 }
 
-TEST_CASE("Residency: a guard-cell fill between device cycles works on the device's results") {
-  Runtime rt;
-  Grid resident(residency_spec(true));
-  Grid plain(residency_spec(false));
-  fill_pattern(resident);
-  fill_pattern(plain);
-  const Decomposition decomposition(residency_spec(false).blocks, 1);
-  const std::array<BoundaryKind, 3> periodic{BoundaryKind::periodic, BoundaryKind::periodic, BoundaryKind::periodic};
-  GuardCellExchange resident_fill(resident, decomposition, periodic, Communicator::world());
-  GuardCellExchange plain_fill(plain, decomposition, periodic, Communicator::world());
-  const Configuration gpu = configurations::get("gpu_only");
-  const Bundle bundle = affine_bundle({device_update});
-  for (int step = 0; step < 3; ++step) {
-    CAPTURE(step);
-    rt.execute(bundle, gpu, resident);
-    rt.execute(bundle, gpu, plain);
-    REQUIRE_FALSE(resident.residency()->host_valid(0, 0));
-    resident_fill.fill(0, 3);  // start() brings every block back before it reads the neighbours' cells
-    plain_fill.fill(0, 3);
-    for (int b = 0; b < resident.n_blocks(); ++b) {
-      CHECK(resident.residency()->host_valid(b, 0));
-      CHECK_FALSE(resident.residency()->device_valid(b, 0));  // the fill wrote the host's guard cells
-    }
-    CHECK(same_cells(resident, plain));
-  }
-}
-
 TEST_CASE("Residency: after a failed device action the host sees what the device holds, never an older copy") {
   Runtime rt;
   Grid resident(residency_spec(true));

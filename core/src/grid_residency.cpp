@@ -142,6 +142,48 @@ void GridResidency::make_all_host_valid(bool host_may_write) {
   for (int b = 0; b < n_blocks_; ++b) host_valid_locked(b, host_may_write);
 }
 
+std::vector<unsigned char> GridResidency::sides(int first, int count) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<unsigned char> on_device(static_cast<std::size_t>(n_blocks_), 1);
+  for (int b = 0; b < n_blocks_; ++b)
+    for (int v = first; v < first + count; ++v)
+      if (!(valid_[flag_index(b, v)] & device_bit)) on_device[static_cast<std::size_t>(b)] = 0;
+  return on_device;
+}
+
+TransferBytes GridResidency::claim(const std::vector<unsigned char>& on_device, int first, int count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TransferBytes bytes;
+  const std::uint64_t var_bytes = doubles_per_var_ * sizeof(double);
+  for (int b = 0; b < n_blocks_; ++b) {
+    const bool device = on_device[static_cast<std::size_t>(b)] != 0;
+    const unsigned char side = device ? device_bit : host_bit;
+    for (int v = first; v < first + count; ++v) {
+      const std::size_t f = flag_index(b, v);
+      if (held_[f] > 0)
+        throw Error::format(
+            "resident grid: variable {} of block {} is being computed by a device packet, yet a whole-grid "
+            "operation (a guard-cell fill) asks for it: fill guard cells between cycles, not during one",
+            v, b);
+      if (!(valid_[f] & side)) {
+        const Doubles<DeviceMemSpace> on_dev(device_var(b, v), doubles_per_var_);
+        const Doubles<Kokkos::HostSpace> on_host(host_var(b, v), doubles_per_var_);
+        if (device) {
+          Kokkos::deep_copy(DeviceExecSpace(), on_dev, on_host);
+          bytes.host_to_device += var_bytes;
+        } else {
+          Kokkos::deep_copy(DeviceExecSpace(), on_host, on_dev);
+          bytes.device_to_host += var_bytes;
+        }
+      }
+      valid_[f] = side;
+    }
+  }
+  DeviceExecSpace().fence();
+  moved_ += bytes;
+  return bytes;
+}
+
 TransferBytes GridResidency::transfers() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return moved_;

@@ -62,6 +62,17 @@ class GridResidency {
   // host_may_write: the caller may write the block, so every device copy of it becomes stale.
   void make_host_valid(int block, bool host_may_write);
   void make_all_host_valid(bool host_may_write);
+  // For an operation on variables [first, first + count) of every block (the guard-cell fill), the
+  // side each block should use (1: the device, 0: the host): the device where all of them are valid
+  // there, the host otherwise.
+  std::vector<unsigned char> sides(int first, int count) const;
+  // Before such an operation, which may write them: copies each (block, variable) of the range
+  // whose copy on the side `on_device[block]` names is stale from the other side, fences, and marks
+  // it valid on that side alone. Throws korch::Error when a packet holds one of them. Returns the
+  // bytes copied.
+  TransferBytes claim(const std::vector<unsigned char>& on_device, int first, int count);
+  // Doubles from one variable of a block to the next (both copies).
+  std::size_t doubles_per_var() const noexcept { return doubles_per_var_; }
 
   // Everything this residency copied since it was made, by direction.
   TransferBytes transfers() const;

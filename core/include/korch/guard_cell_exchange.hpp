@@ -25,6 +25,7 @@
 #include <korch/grid.hpp>
 #include <korch/guard_cell_boundary.hpp>
 #include <korch/trace.hpp>
+#include <korch/transfer_bytes.hpp>
 
 #include <array>
 #include <cstddef>
@@ -37,7 +38,8 @@ namespace korch {
 
 namespace detail {
 struct GuardCellPlan;
-}
+class ResidentGuardFill;
+}  // namespace detail
 
 struct ExchangeCounts {
   int neighbour_ranks = 0;          // ranks this rank exchanges messages with
@@ -101,6 +103,10 @@ class GuardCellExchange {
   bool in_progress() const noexcept { return active_; }
 
   const ExchangeCounts& counts() const noexcept { return counts_; }
+  // A resident grid (GridSpec::resident) fills each block on the side that holds its variables
+  // (docs/residency.md): what its fills copied between host and device so far (variables claimed
+  // for a side, guard cells and messages staged across); zero for other sources.
+  TransferBytes device_transfers() const noexcept;
   const Communicator& communicator() const noexcept { return comm_; }
   // The blocks this exchange fills.
   const DataSource& source() const noexcept { return source_; }
@@ -113,6 +119,8 @@ class GuardCellExchange {
 
   void adopt(detail::GuardCellPlan plan);
   void open_communicator();
+  void pack_message(std::size_t peer);
+  void unpack_message(std::size_t peer);
 
   const DataSource& source_;
   Communicator comm_;
@@ -123,6 +131,7 @@ class GuardCellExchange {
   std::vector<int> remote_pending_;         // per block: messages still needed in this fill
   std::vector<int> local_only_;
   std::unique_ptr<Requests> requests_;
+  std::unique_ptr<detail::ResidentGuardFill> resident_;  // the source's, when it is a resident grid
   ExchangeCounts counts_;
   Trace* trace_ = nullptr;
   BoundaryFill boundary_fill_;

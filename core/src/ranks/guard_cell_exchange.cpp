@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "guard_cell_plan.hpp"
+#include "resident_guard_fill.hpp"
 #include "mpi_handle.hpp"
 
 #include <korch/config.hpp>
 #include <korch/error.hpp>
+#include <korch/grid_residency.hpp>
 #include <korch/guard_cell_exchange.hpp>
 
 #include <algorithm>
@@ -102,6 +104,17 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
       ++counts_.blocks_needing_messages;
   }
   remote_pending_ = needs;
+  // A resident grid is filled on both copies, unless the code's own boundary fill (a host routine)
+  // has guard cells to fill.
+  const auto* grid = dynamic_cast<const Grid*>(&source_);
+  bool host_routines = false;
+  for (const auto& directions : plan_->user) host_routines = host_routines || !directions.empty();
+  if (grid && grid->residency() && n > 0 && !host_routines)
+    resident_ = std::make_unique<detail::ResidentGuardFill>(*plan_, *grid->residency(), base_[0], var_stride_[0]);
+}
+
+TransferBytes GuardCellExchange::device_transfers() const noexcept {
+  return resident_ ? resident_->moved() : TransferBytes{};
 }
 
 void GuardCellExchange::fill(int first, int count) {
@@ -152,11 +165,14 @@ void GuardCellExchange::start(int first, int count) {
             "guard-cell exchange on rank {}: block {} of {} has guard cells marked Neighbour::user() in "
             "direction {} but no boundary fill is set: call set_boundary_fill first",
             comm_.rank(), b, source_.source_name(), NeighbourList::name(plan_->user[b].front()));
-  // The exchange reads and writes through the host pointers it keeps: a resident grid brings its
-  // blocks back to the host, and marks their device copies stale, when asked for them.
-  for (int b = 0; b < source_.n_blocks(); ++b) (void)source_.block_view(b);
   first_ = first;
   count_ = count;
+  // A resident grid fills each block on the side that holds it (docs/residency.md); otherwise the
+  // exchange reads and writes through the host pointers it keeps.
+  if (resident_)
+    resident_->start(first, count);
+  else
+    for (int b = 0; b < source_.n_blocks(); ++b) (void)source_.block_view(b);
   active_ = true;
   flight_begin_ns_ = trace_ ? trace_->now() : 0;
   std::fill(remote_pending_.begin(), remote_pending_.end(), 0);
@@ -182,18 +198,11 @@ void GuardCellExchange::start(int first, int count) {
                         &r.recv.back()),
               "MPI_Irecv", comm_.rank());
   }
-  for (auto& p : peers) {
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    auto& p = peers[i];
     if (p.send.empty()) continue;
     const std::size_t n = p.send.size();
-    for (std::size_t v = 0; v < vars; ++v) {
-      const auto var = static_cast<std::ptrdiff_t>(first_) + static_cast<std::ptrdiff_t>(v);
-      double* out = p.send_buffer.data() + v * n;
-      for (std::size_t c = 0; c < n; ++c) {
-        const auto& s = p.send[c];
-        const auto b = static_cast<std::size_t>(s.src_block);
-        out[c] = base_[b][var * var_stride_[b] + s.src];
-      }
-    }
+    pack_message(i);
     r.send.emplace_back();
     check_mpi(
         MPI_Isend(p.send_buffer.data(), static_cast<int>(n * vars), MPI_DOUBLE, p.rank, 0, r.comm, &r.send.back()),
@@ -210,12 +219,15 @@ void GuardCellExchange::fill_local(int block) {
     throw Error::format("guard-cell exchange on rank {}: fill_local({}) outside a fill: call start() first",
                         comm_.rank(), block);
   (void)source_.block(block);  // range check
+  // start() filled a resident grid's device blocks, and the cells its host blocks take from them.
+  if (resident_ && resident_->on_device(block)) return;
   const auto& copies = plan_->local[static_cast<std::size_t>(block)];
   double* dst = base_[static_cast<std::size_t>(block)];
   const std::ptrdiff_t dst_stride = var_stride_[static_cast<std::size_t>(block)];
   for (int v = 0; v < count_; ++v) {
     const std::ptrdiff_t var = first_ + v;
     for (const auto& c : copies) {
+      if (resident_ && resident_->on_device(c.src_block)) continue;
       const auto b = static_cast<std::size_t>(c.src_block);
       dst[var * dst_stride + c.dst] = base_[b][var * var_stride_[b] + c.src];
     }
@@ -262,19 +274,10 @@ std::vector<int> GuardCellExchange::wait_some() {
   }
   TraceScope scope(trace_, "unpack", "communication", "communication", 0, std::to_string(n_done) + " messages");
   for (int i = 0; i < n_done; ++i) {
-    auto& p =
-        plan_
-            ->peers[static_cast<std::size_t>(r.recv_peer[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])])];
-    const std::size_t n = p.recv.size();
-    for (int v = 0; v < count_; ++v) {
-      const std::ptrdiff_t var = first_ + v;
-      const double* in = p.recv_buffer.data() + static_cast<std::size_t>(v) * n;
-      for (std::size_t c = 0; c < n; ++c) {
-        const auto& d = p.recv[c];
-        const auto b = static_cast<std::size_t>(d.dst_block);
-        base_[b][var * var_stride_[b] + d.dst] = in[c];
-      }
-    }
+    const auto peer =
+        static_cast<std::size_t>(r.recv_peer[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])]);
+    unpack_message(peer);
+    const auto& p = plan_->peers[peer];
     for (const int b : p.blocks)
       if (--remote_pending_[static_cast<std::size_t>(b)] == 0) ready.push_back(b);
   }
@@ -283,6 +286,36 @@ std::vector<int> GuardCellExchange::wait_some() {
   std::sort(ready.begin(), ready.end());
 #endif
   return ready;
+}
+
+void GuardCellExchange::pack_message(std::size_t peer) {
+  auto& p = plan_->peers[peer];
+  const std::size_t n = p.send.size();
+  for (int v = 0; v < count_; ++v) {
+    const std::ptrdiff_t var = first_ + v;
+    double* out = p.send_buffer.data() + static_cast<std::size_t>(v) * n;
+    for (std::size_t c = 0; c < n; ++c) {
+      const auto& s = p.send[c];
+      const auto b = static_cast<std::size_t>(s.src_block);
+      out[c] = base_[b][var * var_stride_[b] + s.src];
+    }
+  }
+  if (resident_) resident_->pack(peer, p.send_buffer.data());  // the cells of device blocks
+}
+
+void GuardCellExchange::unpack_message(std::size_t peer) {
+  const auto& p = plan_->peers[peer];
+  const std::size_t n = p.recv.size();
+  for (int v = 0; v < count_; ++v) {
+    const std::ptrdiff_t var = first_ + v;
+    const double* in = p.recv_buffer.data() + static_cast<std::size_t>(v) * n;
+    for (std::size_t c = 0; c < n; ++c) {
+      const auto& d = p.recv[c];
+      const auto b = static_cast<std::size_t>(d.dst_block);
+      base_[b][var * var_stride_[b] + d.dst] = in[c];
+    }
+  }
+  if (resident_) resident_->unpack(peer, p.recv_buffer.data());  // the cells of device blocks
 }
 
 void GuardCellExchange::finish() {

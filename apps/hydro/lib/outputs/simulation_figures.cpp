@@ -151,6 +151,8 @@ std::string Simulation::summary() const {
                      task_total > 0 ? 100.0 * v / task_total : 0.0, v);
   s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
   s += fmt::format("  {:<34} {:>14.4e}\n", "bytes moved host<->device", transfer_bytes_);
+  s += fmt::format("  {:<34} {:>14.4e}{}\n", "  of them blocks' state", state_bytes_,
+                   grid_->residency() ? "  (blocks kept on the device between steps)" : "");
   if (comm_overlap_.transfers > 0) {
     s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n",
                      "communication overlapped by tasks", 100.0 * comm_overlap_.fraction(),

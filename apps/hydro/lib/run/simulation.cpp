@@ -64,6 +64,8 @@ Simulation::Simulation(Options options)
   spec.domain_lo = {0.0, 0.0, 0.0};
   spec.domain_hi = {1.0, 1.0, o.dim == 3 ? 1.0 : 1.0 / (static_cast<double>(o.blocks) * o.cells_per_block)};
   spec.tile_cells = {o.tile, o.tile, o.dim == 3 ? o.tile : 0};
+  // Configurations with device packets keep the blocks on the device between steps.
+  spec.resident = o.config != HydroConfiguration::cpu;
   check_grid_size(spec, 0);  // the whole grid's index limits first: their error names the sizes
   decomposition_ = std::make_unique<Decomposition>(spec.blocks, comm_.size());
   spec.owned_blocks = decomposition_->blocks_of(comm_.rank());
@@ -282,7 +284,16 @@ void Simulation::traced_cycle(const std::function<void()>& cycle) {
 // Every block sent to a device pipeline goes over with the copy-in variables and comes back with
 // the copy-out ones.
 // What the runtime's data movers copied this step, as it counted them (Runtime::last_transfers).
-void Simulation::count_transfer_bytes() { transfer_bytes_ += static_cast<double>(runtime_->last_transfers().total()); }
+void Simulation::count_transfer_bytes() {
+  const double packets = static_cast<double>(runtime_->last_transfers().total());
+  const TransferBytes grid = grid_->residency_transfers(), fills = exchange_->device_transfers();
+  // The packets' staging of a resident grid is in both the packets' and the grid's counts.
+  transfer_bytes_ += packets + static_cast<double>(grid.device_to_host - grid_moved_.device_to_host) +
+                     static_cast<double>(fills.total() - fills_moved_.total());
+  state_bytes_ += grid_->residency() ? static_cast<double>(grid.total() - grid_moved_.total()) : packets;
+  grid_moved_ = grid;
+  fills_moved_ = fills;
+}
 
 void Simulation::take_written_state() {
   const auto t0 = Clock::now();

@@ -121,7 +121,12 @@ class Simulation {
   // Every rank's last events on rank 0's clock, each with its rank (TraceEvent::process):
   // korch::merge_over_ranks. Collective.
   std::vector<TraceEvent> all_ranks_events() const;
+  // Bytes moved between host and device memory: the packets' copies, and on a resident grid what
+  // it copied back to the host and what device guard fills staged (docs/residency.md).
   double transfer_bytes() const noexcept { return transfer_bytes_; }
+  // Of these, the grid's state (blocks' variables) moved in either direction; on a non-resident
+  // grid every packet's copies.
+  double state_bytes() const noexcept { return state_bytes_; }
   std::size_t transfer_events() const noexcept { return transfer_events_; }
   // Transfer time and the part of it during which some task computed, over all traced cycles.
   const TransferOverlap& transfer_overlap() const noexcept { return overlap_; }
@@ -196,6 +201,8 @@ class Simulation {
   RecentCycles recent_;  // the last options().trace_cycles traced cycles
   std::map<std::string, double> action_seconds_;
   double transfer_bytes_ = 0.0;
+  double state_bytes_ = 0.0;
+  TransferBytes grid_moved_, fills_moved_;  // the totals counted so far
   std::size_t transfer_events_ = 0;
   TransferOverlap overlap_;
   TransferOverlap comm_overlap_;  // guard-cell messages in flight and the tasks that hid them

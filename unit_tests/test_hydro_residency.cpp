@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// korch-hydro keeps its blocks on the device between steps (docs/residency.md): after the first
+// step the device configuration moves no state, the split one only what changes side, and a
+// random sequence of configurations, outputs, checkpoints and restarts ends in the state of a run
+// that keeps everything on the host.
+#include "options.hpp"
+#include "simulation.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace korch;
+using namespace korch::hydro;
+
+namespace {
+
+// The state hash after each of `steps` steps of a run that keeps everything on the host (one
+// korch::Runtime exists at a time, so the reference runs first).
+std::vector<std::uint64_t> host_hashes(const Options& o, int steps) {
+  Simulation reference(o);
+  std::vector<std::uint64_t> hashes;
+  for (int s = 0; s < steps; ++s) {
+    reference.step();
+    hashes.push_back(reference.state_hash());
+  }
+  return hashes;
+}
+
+Options sedov_run(HydroConfiguration config) {
+  Options o;
+  o.blocks = 3;
+  o.cells_per_block = 12;
+  o.threads = 1;
+  o.quiet = true;
+  o.write_output = false;
+  o.config = config;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("hydro residency: after the first step, device moves no state and split only what changes side") {
+  const auto reference = host_hashes(sedov_run(HydroConfiguration::cpu), 6);
+  for (const auto config : {HydroConfiguration::device, HydroConfiguration::split}) {
+    CAPTURE(builtin_name(config));
+    Simulation sim(sedov_run(config));
+    sim.step();
+    const double first = sim.state_bytes();
+    CHECK(first > 0);  // the first step stages the initial state of the device's blocks
+    for (int s = 1; s < 6; ++s) {
+      sim.step();
+      CHECK(sim.state_bytes() == first);
+    }
+    CHECK(sim.state_hash() == reference.back());
+  }
+}
+
+TEST_CASE("hydro residency: configurations, outputs, checkpoints and restarts in any order never read a stale copy") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("korch-test-hydro-residency-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string checkpoint = (dir / "checkpoint.bin").string();
+  const std::array<HydroConfiguration, 4> configs = {HydroConfiguration::cpu, HydroConfiguration::device,
+                                                     HydroConfiguration::split, HydroConfiguration::action_parallel};
+  for (const unsigned seed : {3u, 11u}) {
+    CAPTURE(seed);
+    std::mt19937 random(seed);
+    const Options start = sedov_run(HydroConfiguration::device);
+    const auto reference = host_hashes(sedov_run(HydroConfiguration::cpu), 14);
+    auto sim = std::make_unique<Simulation>(start);
+    for (int s = 0; s < 14; ++s) {
+      CAPTURE(s);
+      const unsigned what = random() % 5;
+      if (what == 0) sim->set_configuration(configs[random() % configs.size()]);
+      if (what == 1) CHECK(sim->totals()[0] > 0);  // reads every block on the host
+      if (what == 2) sim->write_checkpoint(checkpoint);
+      if (what == 3) {
+        sim->write_checkpoint(checkpoint);
+        Options o = start;
+        o.restart = checkpoint;
+        sim.reset();
+        sim = std::make_unique<Simulation>(o);
+      }
+      sim->step();
+      if (what == 4) REQUIRE(sim->state_hash() == reference[static_cast<std::size_t>(s)]);
+    }
+    CHECK(sim->state_hash() == reference.back());
+  }
+  std::filesystem::remove_all(dir);
+}
