@@ -8,7 +8,11 @@
 namespace korch {
 
 PacketPack::PacketPack(const DataPacket& packet)
-    : entries_(packet.device_entries()), n_entries_(static_cast<int>(packet.size())), extent_{0, 0, 0} {
+    : entries_(packet.device_entries()),
+      host_entries_(packet.size() > 0 ? &packet.entry(0) : nullptr),
+      source_(&packet.source()),
+      n_entries_(static_cast<int>(packet.size())),
+      extent_{0, 0, 0} {
   const int n_vars = packet.source().n_vars();
   if (n_vars > max_variables) {
     throw Error::format(

@@ -40,6 +40,9 @@ class PacketPack {
   bool carries(int var) const noexcept { return var >= 0 && var < max_variables && place_[var] >= 0; }
   // The largest stored extent of any entry in direction d.
   int extent(int d) const noexcept { return extent_[d]; }
+  // On the host: entry e's metadata (its block id, box, level), and the source its blocks belong to.
+  const PacketEntryMeta& host_entry(int e) const noexcept { return host_entries_[e]; }
+  const DataSource& source() const noexcept { return *source_; }
 
   // (entry, i, j, k) over every entry and the largest entry's stored cells, on `space`.
   template <class Space>
@@ -74,6 +77,8 @@ class PacketPack {
  private:
   static constexpr int slot_range = 1 << 16;  // place = section * slot_range + slot
   const PacketEntryMeta* entries_;            // the packet's metadata section, in device memory
+  const PacketEntryMeta* host_entries_;       // the same on the host
+  const DataSource* source_;
   int n_entries_;
   int extent_[3];
   Kokkos::Array<int, max_variables> place_;  // per variable; -1: not carried

@@ -5,6 +5,7 @@
 #include "hydro_routines.hpp"
 #include "euler_host_sweep.hpp"
 #include "host_cells.hpp"
+#include "hydro_pack.hpp"
 #include "hydro_update.hpp"
 
 #include <korch/data_packet.hpp>
@@ -172,7 +173,14 @@ ActionRoutine hydro_routine() {
   const auto update = [](const ActionContext& ctx, const auto& box) {
     update_box(ctx.parameters_as<StepParameters>(), box);
   };
-  return TypedAction("hydro").reads_guard_cells().on_grid_box(update).on_packet_box(update).routine();
+  TypedAction action("hydro");
+  action.reads_guard_cells().on_grid_box(update).on_packet_box(update);
+  // On a GPU a packet is one launch over all its blocks; host builds keep the host sweep per entry.
+  if constexpr (device_is_accelerator)
+    action.on_packet([](const ActionContext& ctx, const PacketPack& pack) {
+      update_pack(ctx.device_space(), ctx.parameters_as<StepParameters>(), pack);
+    });
+  return action.routine();
 }
 
 namespace {

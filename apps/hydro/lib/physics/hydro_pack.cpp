@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "hydro_pack.hpp"
+
+#include <korch/error.hpp>
+#include <korch/grid.hpp>
+
+#include <limits>
+
+namespace korch::hydro {
+
+namespace {
+
+// One variable of one packet entry as the EulerKernel reads it: entry-local (i, j, k), LayoutRight.
+struct PackVar {
+  double* data;
+  int nj, nk;
+  KOKKOS_INLINE_FUNCTION double& operator()(int i, int j, int k) const {
+    return data[(static_cast<std::size_t>(i) * static_cast<std::size_t>(nj) + static_cast<std::size_t>(j)) *
+                    static_cast<std::size_t>(nk) +
+                static_cast<std::size_t>(k)];
+  }
+};
+
+KOKKOS_INLINE_FUNCTION PackVar pack_var(const PacketPack& pack, int e, int var) {
+  const PacketEntryMeta& m = pack.entry(e);
+  return PackVar{&pack(e, var, 0, 0, 0), m.hi[1] - m.lo[1], m.hi[2] - m.lo[2]};
+}
+
+void launch_update(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
+  Kokkos::parallel_for(
+      "korch hydro update (packet)", pack.policy(space), KOKKOS_LAMBDA(int e, int i, int j, int k) {
+        if (!pack.updates(e, i, j, k)) return;
+        EulerKernel<PackVar> kernel;
+        for (int v = 0; v < n_cons; ++v) {
+          kernel.u[v] = pack_var(pack, e, p.state + v);
+          kernel.unew[v] = pack_var(pack, e, p.next_state + v);
+        }
+        kernel.p = p;
+        kernel(i, j, k);
+      });
+}
+
+double packet_dt(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
+  double dt = std::numeric_limits<double>::infinity();
+  Kokkos::parallel_reduce(
+      "korch hydro dt (packet)", pack.policy(space),
+      KOKKOS_LAMBDA(int e, int i, int j, int k, double& m) {
+        if (!pack.updates(e, i, j, k)) return;
+        double U[5];
+        for (int v = 0; v < n_cons; ++v) U[v] = pack(e, p.next_state + v, i, j, k);
+        const double t = cell_dt(U, p);
+        m = t < m ? t : m;
+      },
+      Kokkos::Min<double>(dt));
+  return dt;
+}
+
+}  // namespace
+
+void update_pack(const DeviceTaskSpace& space, const StepParameters& P, const PacketPack& pack) {
+  if (pack.size() == 0) return;
+  const auto& grid = as_grid(pack.source());
+  for (int e = 0; e < pack.size(); ++e)
+    if (P.fail_block >= 0 && grid.block(pack.host_entry(e).block).global_id == P.fail_block)
+      throw Error::format("injected failure (--inject-failure {})", P.fail_block);
+  launch_update(space, P.euler, pack);
+  const double dt = packet_dt(space, P.euler, pack);
+  space.fence();
+  // The step's dt is the smallest over every slot: the packet's goes to its first block's.
+  if (P.box_dt)
+    P.box_dt[static_cast<std::size_t>(pack.host_entry(0).block) * static_cast<std::size_t>(P.tiles_per_block)] = dt;
+}
+
+}  // namespace korch::hydro
