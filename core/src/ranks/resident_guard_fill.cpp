@@ -48,13 +48,14 @@ void scatter_cells(double* base, const Offsets cells, std::int64_t var_stride, i
       KOKKOS_LAMBDA(std::int64_t index) { base[cells(index % n) + (first + index / n) * var_stride] = buffer(index); });
 }
 
-// The staging buffers of `n` cells of `count` variables, kept while the size stays.
-void size_buffers(Buffer& device, std::vector<double>& host, std::size_t size) {
-  if (device.extent(0) != size) device = Buffer(std::string("korch guard-cell staging"), size);
-  host.resize(size);
-}
+using PinnedBuffer = Kokkos::View<double*, PinnedHostMemSpace>;
 
-using HostDoubles = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+// The staging buffers of `size` doubles on each side, kept while the size stays.
+void size_buffers(Buffer& device, PinnedBuffer& host, std::size_t size) {
+  if (device.extent(0) == size) return;
+  device = Buffer(std::string("korch guard-cell staging (device)"), size);
+  host = PinnedBuffer(std::string("korch guard-cell staging (host)"), size);
+}
 
 }  // namespace
 
@@ -161,7 +162,7 @@ std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, const HostArra
   const std::size_t size = n * static_cast<std::size_t>(count_);
   size_buffers(s.device_buffer, s.host_buffer, size);
   gather_cells(device_base_, s.device, var_stride_, first_, count_, s.device_buffer);
-  Kokkos::deep_copy(HostDoubles(s.host_buffer.data(), size), s.device_buffer);
+  Kokkos::deep_copy(s.host_buffer, s.device_buffer);
   for (int v = 0; v < count_; ++v) {
     double* out = to.base + static_cast<std::int64_t>(to.first + v) * to.var_stride;
     const double* in = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
@@ -180,7 +181,7 @@ std::uint64_t ResidentGuardFill::host_to_device(const Staging& s, const HostArra
     double* out = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
     for (std::size_t c = 0; c < n; ++c) out[c] = in[s.host[c]];
   }
-  Kokkos::deep_copy(s.device_buffer, HostDoubles(s.host_buffer.data(), size));
+  Kokkos::deep_copy(s.device_buffer, s.host_buffer);
   scatter_cells(device_base_, s.device, var_stride_, first_, count_, s.device_buffer);
   return size * sizeof(double);
 }

@@ -52,13 +52,14 @@ class ResidentGuardFill {
  private:
   using Offsets = Kokkos::View<std::int64_t*, DeviceMemSpace>;
   using Buffer = Kokkos::View<double*, DeviceMemSpace>;
+  using PinnedBuffer = Kokkos::View<double*, PinnedHostMemSpace>;
   // Cells copied between the device copy (offsets `device`) and a host array (offsets `host`), in
   // the same order, through one buffer on each side.
   struct Staging {
     Offsets device;
     std::vector<std::int64_t> host;
     mutable Buffer device_buffer;
-    mutable std::vector<double> host_buffer;
+    mutable PinnedBuffer host_buffer;  // pinned, so that the copies need no bounce buffer
   };
   // A host array's layout: the grid's host copy, or a message (variable-major, one cell per entry).
   struct HostArray {
