@@ -3,7 +3,8 @@
 # korch-hydro's checkpoints: a run killed (SIGKILL) after a checkpoint and restarted from it ends
 # with the same state hash as the uninterrupted run, for each configuration; SIGTERM writes a final
 # checkpoint and exits 143, and continuing from it is bitwise the uninterrupted run; with MPI, a
-# checkpoint of one rank continues on two ranks and one of two ranks on one, bitwise the same; a
+# checkpoint of one rank continues on two ranks and one of two ranks on one, bitwise the same; an
+# adaptive run's checkpoint holds its mesh and continues bitwise on one or two ranks; a
 # checkpoint already at --steps or past --tmax, a FIFO, /dev/zero and a flipped bit are usage errors
 # (exit 2, at once) naming the option or field, and leave the outputs as they were.
 #
@@ -22,7 +23,7 @@ fail() {
   echo "FAIL: $*" >&2
   failures=$((failures + 1))
 }
-hash_of() { grep -o 'state hash: [0-9a-f]*' "$1" || echo "no hash in $1"; }
+hash_of() { grep -o 'state hash:\? [0-9a-f]*' "$1" || echo "no hash in $1"; }
 # checkpoint_steps FILE: the step count in a checkpoint's header
 checkpoint_steps() { grep -a -m1 '^steps ' "$1" | cut -d' ' -f2; }
 # wait_for_checkpoint FILE PID: until FILE exists (or PID ends)
@@ -81,8 +82,10 @@ else
   fi
 fi
 
-# An adaptive run has no checkpoint: SIGTERM stops it after the current step with exit 143 and says so.
-"$hydro" --max-level 2 --blocks 4 --cells-per-block 8 --steps 1000000 --quiet --out "$dir/amr" > "$dir/amr.log" 2>&1 &
+# An adaptive run: SIGTERM writes a checkpoint of its mesh and state and exits 143; continuing from
+# it (on one rank, and on two with MPI) is bitwise the uninterrupted run, regrids included.
+amr=(--max-level 2 --blocks 4 --cells-per-block 8 --regrid-every 2 --quiet)
+"$hydro" "${amr[@]}" --steps 1000000 --out "$dir/amr" > "$dir/amr.log" 2>&1 &
 pid=$!
 sleep 1.5
 kill -TERM "$pid"
@@ -91,10 +94,23 @@ wait "$pid" || rc=$?
 if ((rc != 143)); then
   fail "SIGTERM, adaptive run: exit $rc, not 143"
   cat "$dir/amr.log" >&2
-elif ! grep -q "stopped by signal 15 after step" "$dir/amr.log"; then
-  fail "SIGTERM, adaptive run: no message naming the signal and the step: $(cat "$dir/amr.log")"
+elif ! grep -q "stopped by signal 15 after step .*checkpoint written" "$dir/amr.log"; then
+  fail "SIGTERM, adaptive run: no message naming the signal, the step and the checkpoint: $(cat "$dir/amr.log")"
 else
-  echo "ok: SIGTERM stopped the adaptive run: $(head -n 1 "$dir/amr.log")"
+  saved=$(checkpoint_steps "$dir/amr/checkpoint.bin")
+  end=$((saved + 5))
+  "$hydro" "${amr[@]}" --steps "$end" --out "$dir/amr-full" > "$dir/amr-full.log"
+  runs=("$hydro")
+  [[ -n $mpiexec ]] && runs+=("$mpiexec -n 2 $hydro --threads 1")
+  for run in "${runs[@]}"; do
+    # shellcheck disable=SC2086  # the MPI launcher's words
+    $run "${amr[@]}" --steps "$end" --restart "$dir/amr/checkpoint.bin" --out "$dir/amr-cont" > "$dir/amr-cont.log" 2>&1
+    if [[ $(hash_of "$dir/amr-full.log") != "$(hash_of "$dir/amr-cont.log")" ]]; then
+      fail "adaptive checkpoint at step $saved ($run): continued $(hash_of "$dir/amr-cont.log"), uninterrupted $(hash_of "$dir/amr-full.log")"
+    else
+      echo "ok: adaptive run: SIGTERM at step $saved wrote a checkpoint; continued ($run) to step $end bitwise"
+    fi
+  done
 fi
 
 # Refusals: exit 2 at once, naming the option or the field, before any output is touched.

@@ -145,12 +145,12 @@ TEST_CASE("hydro checkpoint: another version is refused naming both versions") {
   const Options o = small_run();
   write_real_checkpoint(o, 3, path);
   const std::string bytes = read_bytes(path);
-  write_bytes(path, replaced(bytes, "korch-hydro checkpoint 2\n", "korch-hydro checkpoint 1\n"));
-  CHECK(refusal(path, o).find("written by an older korch, version 1; this korch reads version 2") != std::string::npos);
-  write_bytes(path, replaced(bytes, "korch-hydro checkpoint 2\n", "korch-hydro checkpoint 3\n"));
-  CHECK(refusal(path, o).find("written by a newer korch, version 3; this korch reads version 2") != std::string::npos);
+  write_bytes(path, replaced(bytes, "korch-hydro checkpoint 3\n", "korch-hydro checkpoint 2\n"));
+  CHECK(refusal(path, o).find("written by an older korch, version 2; this korch reads version 3") != std::string::npos);
+  write_bytes(path, replaced(bytes, "korch-hydro checkpoint 3\n", "korch-hydro checkpoint 4\n"));
+  CHECK(refusal(path, o).find("written by a newer korch, version 4; this korch reads version 3") != std::string::npos);
   for (const std::string first : {"korch-hydro checkpoint two\n", "P6\n"}) {
-    write_bytes(path, replaced(bytes, "korch-hydro checkpoint 2\n", first));
+    write_bytes(path, replaced(bytes, "korch-hydro checkpoint 3\n", first));
     CHECK(refusal(path, o).find("not a korch-hydro checkpoint") != std::string::npos);
   }
   write_bytes(path, "");

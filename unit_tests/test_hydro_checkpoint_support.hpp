@@ -96,7 +96,9 @@ inline bool same_content(const CheckpointContent& a, const CheckpointContent& b)
   bool same = a.problem == b.problem && a.dim == b.dim && a.blocks == b.blocks &&
               a.cells_per_block == b.cells_per_block && same_bits(a.gamma, b.gamma) && same_bits(a.cfl, b.cfl) &&
               same_bits(a.conduction, b.conduction) && same_bits(a.time, b.time) && a.limiter == b.limiter &&
-              a.boundary == b.boundary && a.steps == b.steps;
+              a.boundary == b.boundary && a.steps == b.steps && a.max_level == b.max_level &&
+              same_bits(a.refine_above, b.refine_above) && same_bits(a.derefine_below, b.derefine_below) &&
+              a.regrid_every == b.regrid_every && a.leaves == b.leaves;
   for (std::size_t v = 0; v < a.initial_totals.size(); ++v)
     same = same && same_bits(a.initial_totals[v], b.initial_totals[v]);
   for (std::size_t v = 0; v < a.state.size(); ++v)

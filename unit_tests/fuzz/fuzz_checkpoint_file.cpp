@@ -69,6 +69,10 @@ kh::Options options_of(const kh::CheckpointContent& h) {
   o.limiter = h.limiter == "minmod" ? korch::hydro::Limiter::minmod : korch::hydro::Limiter::mc;
   o.boundary = h.boundary == "periodic" ? kh::Boundary::periodic : kh::Boundary::outflow;
   o.steps = h.steps < INT_MAX ? h.steps + 1 : INT_MAX;
+  o.max_level = h.max_level;
+  o.refine_above = h.refine_above;
+  o.derefine_below = h.derefine_below;
+  o.regrid_every = h.regrid_every;
   return o;
 }
 
@@ -76,7 +80,9 @@ bool same(const kh::CheckpointContent& a, const kh::CheckpointContent& b) {
   auto bits = [](double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; };
   bool s = a.problem == b.problem && a.dim == b.dim && a.blocks == b.blocks && a.cells_per_block == b.cells_per_block &&
            bits(a.gamma, b.gamma) && bits(a.cfl, b.cfl) && bits(a.conduction, b.conduction) && bits(a.time, b.time) &&
-           a.limiter == b.limiter && a.boundary == b.boundary && a.steps == b.steps;
+           a.limiter == b.limiter && a.boundary == b.boundary && a.steps == b.steps && a.max_level == b.max_level &&
+           bits(a.refine_above, b.refine_above) && bits(a.derefine_below, b.derefine_below) &&
+           a.regrid_every == b.regrid_every && a.leaves == b.leaves;
   for (std::size_t v = 0; v < 5; ++v) {
     s = s && bits(a.initial_totals[v], b.initial_totals[v]) && a.state[v].size() == b.state[v].size() &&
         std::memcmp(a.state[v].data(), b.state[v].data(), a.state[v].size() * sizeof(double)) == 0;
@@ -85,8 +91,10 @@ bool same(const kh::CheckpointContent& a, const kh::CheckpointContent& b) {
 }
 
 void check_accepted(const kh::CheckpointContent& c, const kh::Options& o) {
-  const std::size_t n = static_cast<std::size_t>(o.blocks) * static_cast<std::size_t>(o.cells_per_block);
-  const std::size_t cells = o.dim == 3 ? n * n * n : n * n;
+  // A uniform grid's cells, or the cells of an adaptive mesh's leaves.
+  const std::size_t n = static_cast<std::size_t>(o.cells_per_block) *
+                        (c.max_level > 0 ? std::size_t{1} : static_cast<std::size_t>(o.blocks));
+  const std::size_t cells = (o.dim == 3 ? n * n * n : n * n) * (c.max_level > 0 ? c.leaves.size() : 1);
   for (const auto& v : c.state) {
     if (v.size() != cells)
       broken("an accepted checkpoint has the grid's cells in each variable", std::to_string(v.size()));

@@ -110,6 +110,23 @@ struct NonFinite {
   double value = 0;
 };
 
+// The leaves' keys within the mesh: levels 0..max_level, positions inside the domain at their level.
+void check_leaves(const CheckpointContent& c, const std::string& path) {
+  for (std::size_t n = 0; n < c.leaves.size(); ++n) {
+    const auto& key = c.leaves[n];
+    bool inside = key[0] >= 0 && key[0] <= c.max_level;
+    for (int a = 0; a < 3 && inside; ++a) {
+      const std::int64_t extent = a < c.dim ? std::int64_t{c.blocks} << key[0] : 1;
+      inside = key[static_cast<std::size_t>(a) + 1] >= 0 && key[static_cast<std::size_t>(a) + 1] < extent;
+    }
+    if (!inside)
+      throw Error::format(
+          "checkpoint '{}': leaf {} is (level {}, {}, {}, {}), outside an adaptive mesh of {}^{} roots and {} levels "
+          "above them: the file is damaged",
+          path, n, key[0], key[1], key[2], key[3], c.blocks, c.dim, c.max_level);
+  }
+}
+
 // Reads the state after the header, into h.fields.state when `keep` (else through a buffer),
 // and checks the checksum over the header's checksummed bytes and the state, then that every
 // value is finite.
@@ -121,6 +138,14 @@ void read_state(const CheckpointInput& in, const std::string& head, CheckpointHe
   CheckpointChecksum sum;
   sum.add(head.data(), h.checksummed);
   std::int64_t offset = static_cast<std::int64_t>(h.length);
+  if (h.fields.max_level > 0) {
+    auto& leaves = h.fields.leaves;
+    leaves.resize(static_cast<std::size_t>(h.leaves));
+    const std::size_t bytes = leaves.size() * sizeof(leaves[0]);
+    in.read(offset, leaves.data(), bytes);
+    sum.add(leaves.data(), bytes);
+    offset += static_cast<std::int64_t>(bytes);
+  }
   NonFinite bad;
   for (int v = 0; v < n_cons; ++v) {
     std::vector<double>& state = h.fields.state[static_cast<std::size_t>(v)];
@@ -140,13 +165,19 @@ void read_state(const CheckpointInput& in, const std::string& head, CheckpointHe
         "checkpoint '{}': field 'checksum' is {:016x}, but the file's bytes give {:016x}: the file was "
         "changed after korch wrote it (a damaged copy or disk, or an edit); use an intact checkpoint",
         path, h.checksum, sum.value());
+  check_leaves(h.fields, path);
   if (bad.variable >= 0) {
-    const auto n = static_cast<std::size_t>(h.fields.blocks) * static_cast<std::size_t>(h.fields.cells_per_block);
+    // A uniform grid's cells count x fastest over the whole grid, an adaptive mesh's over each leaf.
+    const bool adaptive = h.fields.max_level > 0;
+    const auto m = static_cast<std::size_t>(h.fields.cells_per_block);
+    const std::size_t n = adaptive ? m : static_cast<std::size_t>(h.fields.blocks) * m;
+    const std::size_t per_leaf = h.fields.dim == 3 ? m * m * m : m * m;
+    const std::size_t cell = adaptive ? bad.cell % per_leaf : bad.cell;
     throw Error::format(
-        "checkpoint '{}': the state's {} at cell ({}, {}, {}) is {}: the run that wrote it had failed; "
+        "checkpoint '{}': the state's {} at cell ({}, {}, {}){} is {}: the run that wrote it had failed; "
         "restart from an earlier checkpoint",
-        path, kVariables[static_cast<std::size_t>(bad.variable)], bad.cell % n, bad.cell / n % n, bad.cell / n / n,
-        bad.value);
+        path, kVariables[static_cast<std::size_t>(bad.variable)], cell % n, cell / n % n, cell / n / n,
+        adaptive ? fmt::format(" of leaf {}", bad.cell / per_leaf) : std::string(), bad.value);
   }
 }
 
@@ -179,6 +210,7 @@ void check_grid(const CheckpointContent& c, const Options& o, const std::string&
   differs("--dim", c.dim, o.dim);
   differs("--blocks", c.blocks, o.blocks);
   differs("--cells-per-block", c.cells_per_block, o.cells_per_block);
+  differs("--max-level", c.max_level, o.max_level);
 }
 
 CheckpointContent load(const std::string& path, const Options& o, bool keep_state) {
@@ -188,12 +220,15 @@ CheckpointContent load(const std::string& path, const Options& o, bool keep_stat
   std::string head(static_cast<std::size_t>(std::min<std::int64_t>(in.size(), checkpoint_header_limit)), '\0');
   in.read(0, head.data(), head.size());
   CheckpointHeader h = parse_checkpoint_header(head, path);
-  const std::int64_t state_bytes = n_cons * h.cells * static_cast<std::int64_t>(sizeof(double));
+  const std::int64_t key_bytes =
+      h.fields.max_level > 0 ? h.leaves * static_cast<std::int64_t>(sizeof(std::array<std::int64_t, 4>)) : 0;
+  const std::int64_t state_bytes = key_bytes + n_cons * h.cells * static_cast<std::int64_t>(sizeof(double));
   const std::int64_t after_header = in.size() - static_cast<std::int64_t>(h.length);
   if (after_header != state_bytes)
     throw Error::format(
-        "checkpoint '{}': {} bytes after the header, but the state of {} cells takes {}: the file is {}", path,
-        after_header, h.cells, state_bytes, after_header < state_bytes ? "cut short" : "longer than a checkpoint");
+        "checkpoint '{}': {} bytes after the header, but the state of {} cells{} takes {}: the file is {}", path,
+        after_header, h.cells, key_bytes > 0 ? fmt::format(" and {} leaves", h.leaves) : "", state_bytes,
+        after_header < state_bytes ? "cut short" : "longer than a checkpoint");
   check_grid(h.fields, o, path);
   read_state(in, head, h, keep_state, path);
   check_restart_options(h.fields, o, path);
@@ -220,11 +255,14 @@ void write_checkpoint_file(const std::string& path, const CheckpointContent& c) 
   const std::string fields = checkpoint_header_fields(c);
   CheckpointChecksum sum;
   sum.add(fields.data(), fields.size());
+  const std::size_t key_bytes = c.max_level > 0 ? c.leaves.size() * sizeof(c.leaves[0]) : 0;
+  sum.add(c.leaves.data(), key_bytes);
   for (const auto& v : c.state) sum.add(v.data(), v.size() * sizeof(double));
   write_file_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     if (!out) throw Error::format("checkpoint: cannot open '{}' for writing", temporary);
     out << fields << checkpoint_header_end(sum.value());
+    out.write(reinterpret_cast<const char*>(c.leaves.data()), static_cast<std::streamsize>(key_bytes));
     for (const auto& v : c.state)
       out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(double)));
     if (!out) throw Error::format("checkpoint: writing '{}' failed: check the free space", temporary);
@@ -253,6 +291,13 @@ void check_restart_options(const CheckpointContent& c, const Options& o, const s
   if (c.cfl != o.cfl) mismatch("--cfl", fmt::format("{}", c.cfl), fmt::format("{}", o.cfl));
   if (c.conduction != o.conduction)
     mismatch("--conduction", fmt::format("{}", c.conduction), fmt::format("{}", o.conduction));
+  if (c.max_level == 0) return;
+  if (c.refine_above != o.refine_above)
+    mismatch("--refine-above", fmt::format("{}", c.refine_above), fmt::format("{}", o.refine_above));
+  if (c.derefine_below != o.derefine_below)
+    mismatch("--derefine-below", fmt::format("{}", c.derefine_below), fmt::format("{}", o.derefine_below));
+  if (c.regrid_every != o.regrid_every)
+    mismatch("--regrid-every", std::to_string(c.regrid_every), std::to_string(o.regrid_every));
 }
 
 }  // namespace korch::hydro

@@ -4,14 +4,13 @@
 // A checkpoint holds what a run needs to continue exactly where it stopped: the options that shape
 // the state and its evolution (problem, dimension, grid, gamma, cfl, conduction, limiter,
 // boundary), the time and step count, and the current conserved state of every cell of the whole
-// grid, x fastest, one variable after another. The file is a short text header, one 'name value'
-// line per field between a version line and an 'end' line, followed by the raw doubles
-// (little-endian IEEE 754). The header's last field is a checksum (checkpoint_checksum.hpp) over
-// every byte before its line and every byte of the state, so a changed bit anywhere is seen. Rank 0
-// gathers the state and writes it atomically (output_files.hpp); at a restart every rank reads it
-// and takes its own blocks, so a run may restart on another number of ranks. A restarted run is
-// bitwise the uninterrupted one: the state is restored to the bit and the next time step is
-// reduced from it as the cycle would have.
+// grid, x fastest, one variable after another (an adaptive mesh's leaves, below). The file is a short text header, one
+// 'name value' line per field between a version line and an 'end' line, followed by the raw doubles (little-endian IEEE
+// 754). The header's last field is a checksum (checkpoint_checksum.hpp) over every byte before its line and every byte
+// of the state, so a changed bit anywhere is seen. Rank 0 gathers the state and writes it atomically
+// (output_files.hpp); at a restart every rank reads it and takes its own blocks, so a run may restart on another number
+// of ranks. A restarted run is bitwise the uninterrupted one: the state is restored to the bit and the next time step
+// is reduced from it as the cycle would have.
 //
 // The reader treats the file as untrusted (docs/input-formats.md, "Hydro checkpoints"): only a
 // regular file is read, never waiting on a FIFO or a device; the header is at most
@@ -24,6 +23,7 @@
 #include <korch/error.hpp>
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +37,13 @@ struct CheckpointContent {
   double gamma = 0, cfl = 0, conduction = 0, time = 0;
   std::string limiter, boundary;
   int steps = 0;
+  // An adaptive mesh (max_level > 0): the regrid's options, and the leaves in Morton order as
+  // (level, x, y, z); each state variable then holds the leaves' interiors one after the other,
+  // each x fastest.
+  int max_level = 0;
+  double refine_above = 0.8, derefine_below = 0.2;
+  int regrid_every = 4;
+  std::vector<std::array<std::int64_t, 4>> leaves;
   std::array<double, 5> initial_totals{};    // of step 0, for the summary's conservation line
   std::array<std::vector<double>, 5> state;  // each: the whole grid, x fastest
 };

@@ -27,9 +27,16 @@ constexpr const char* kChecksumAlgorithm = "fnv1a64";
 constexpr std::size_t kLineLimit = 200;  // the longest line korch writes (initial_totals) takes about 120
 
 // A version 2 header's fields, in the order korch writes them.
-constexpr std::array<const char*, 14> kFields = {
-    "problem", "dim",      "blocks", "cells_per_block", "gamma",          "cfl",   "conduction",
-    "limiter", "boundary", "time",   "steps",           "initial_totals", "cells", "checksum"};
+constexpr std::array<const char*, 19> kFields = {"problem",      "dim",
+                                                 "blocks",       "cells_per_block",
+                                                 "gamma",        "cfl",
+                                                 "conduction",   "limiter",
+                                                 "boundary",     "time",
+                                                 "steps",        "max_level",
+                                                 "refine_above", "derefine_below",
+                                                 "regrid_every", "initial_totals",
+                                                 "leaves",       "cells",
+                                                 "checksum"};
 
 std::string exact(double x) { return fmt::format("{:a}", x); }  // hexadecimal: the bits survive the text
 
@@ -198,11 +205,21 @@ std::uint64_t checksum(const Fields& f) {
 // What no single field shows: sizes that add up, a time that fits the step count.
 void check_consistency(const CheckpointHeader& h, const Fields& f) {
   const CheckpointContent& c = h.fields;
-  const long double per_direction = static_cast<long double>(c.blocks) * c.cells_per_block;
-  const long double cells = c.dim == 3 ? per_direction * per_direction * per_direction : per_direction * per_direction;
-  const std::string shape = fmt::format("{}^{} blocks of {}^{} cells", c.blocks, c.dim, c.cells_per_block, c.dim);
+  const long double per_block =
+      c.dim == 3 ? static_cast<long double>(c.cells_per_block) * c.cells_per_block * c.cells_per_block
+                 : static_cast<long double>(c.cells_per_block) * c.cells_per_block;
+  const long double roots = c.dim == 3 ? static_cast<long double>(c.blocks) * c.blocks * c.blocks
+                                       : static_cast<long double>(c.blocks) * c.blocks;
+  const long double cells = per_block * static_cast<long double>(h.leaves);
+  if (c.max_level == 0 && static_cast<long double>(h.leaves) != roots)
+    f.refuse("leaves",
+             fmt::format("a uniform grid of {}^{} blocks has {:.0f}", c.blocks, c.dim, static_cast<double>(roots)));
+  if (c.max_level > 0 && static_cast<long double>(h.leaves) < roots)
+    f.refuse("leaves", fmt::format("an adaptive mesh over {}^{} root blocks has at least {:.0f}", c.blocks, c.dim,
+                                   static_cast<double>(roots)));
+  const std::string shape = fmt::format("{} blocks of {}^{} cells", h.leaves, c.cells_per_block, c.dim);
   if (cells > INT_MAX)
-    f.refuse("blocks", fmt::format("{} make {:.4g} cells, more than a grid holds ({})", shape,
+    f.refuse("leaves", fmt::format("{} make {:.4g} cells, more than a grid holds ({})", shape,
                                    static_cast<double>(cells), INT_MAX));
   if (static_cast<long double>(h.cells) != cells)
     f.refuse("cells", fmt::format("{} make {:.0f}", shape, static_cast<double>(cells)));
@@ -213,6 +230,11 @@ void check_consistency(const CheckpointHeader& h, const Fields& f) {
 
 }  // namespace
 
+std::size_t roots_of(const CheckpointContent& c) {
+  const auto b = static_cast<std::size_t>(c.blocks);
+  return c.dim == 3 ? b * b * b : b * b;
+}
+
 std::string checkpoint_header_fields(const CheckpointContent& c) {
   const auto& t = c.initial_totals;
   return fmt::format("{}{}\n", kVersionLine, checkpoint_version) +
@@ -220,9 +242,11 @@ std::string checkpoint_header_fields(const CheckpointContent& c) {
                      c.cells_per_block) +
          fmt::format("gamma {}\ncfl {}\nconduction {}\n", exact(c.gamma), exact(c.cfl), exact(c.conduction)) +
          fmt::format("limiter {}\nboundary {}\ntime {}\nsteps {}\n", c.limiter, c.boundary, exact(c.time), c.steps) +
+         fmt::format("max_level {}\nrefine_above {}\nderefine_below {}\nregrid_every {}\n", c.max_level,
+                     exact(c.refine_above), exact(c.derefine_below), c.regrid_every) +
          fmt::format("initial_totals {} {} {} {} {}\n", exact(t[0]), exact(t[1]), exact(t[2]), exact(t[3]),
                      exact(t[4])) +
-         fmt::format("cells {}\n", c.state[0].size());
+         fmt::format("leaves {}\ncells {}\n", c.max_level > 0 ? c.leaves.size() : roots_of(c), c.state[0].size());
 }
 
 std::string checkpoint_header_end(std::uint64_t checksum) {
@@ -250,7 +274,12 @@ CheckpointHeader parse_checkpoint_header(const std::string& bytes, const std::st
   c.time = f.real("time");
   if (c.time < 0) f.refuse("time", "a run's time is not negative");
   c.steps = static_cast<int>(f.integer("steps", 0, INT_MAX));
+  c.max_level = static_cast<int>(f.integer("max_level", 0, 8));
+  c.refine_above = f.real("refine_above");
+  c.derefine_below = f.real("derefine_below");
+  c.regrid_every = static_cast<int>(f.integer("regrid_every", 1, INT_MAX));
   c.initial_totals = initial_totals(f);
+  h.leaves = f.integer("leaves", 1, INT_MAX);
   h.cells = f.integer("cells", 1, INT_MAX);
   h.checksum = checksum(f);
   h.checksummed = f.line_start("checksum");

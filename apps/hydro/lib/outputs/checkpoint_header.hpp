@@ -2,7 +2,7 @@
 // The text header of a checkpoint file (checkpoint.hpp): writing it, and reading it back with
 // every field checked on its own and against the others.
 //
-//   korch-hydro checkpoint 2
+//   korch-hydro checkpoint 3
 //   problem sedov
 //   ...                          one 'name value' line per field, each field once, in any order
 //   cells 1024
@@ -19,12 +19,13 @@
 namespace korch::hydro {
 
 // The version this korch writes and reads; a file of another version is refused naming both.
-inline constexpr int checkpoint_version = 2;
+inline constexpr int checkpoint_version = 3;
 // A reader looks no further than this for the header's 'end' line (a header takes about 500).
 inline constexpr std::size_t checkpoint_header_limit = 4096;
 
 struct CheckpointHeader {
   CheckpointContent fields;     // every field but the state, which stays empty
+  std::int64_t leaves = 0;      // blocks whose cells the state holds (an adaptive mesh's leaves)
   std::int64_t cells = 0;       // of the whole grid, the same for each of the five variables
   std::uint64_t checksum = 0;   // as the file gives it
   std::size_t checksummed = 0;  // bytes before the checksum line: the checksum covers these, then the state

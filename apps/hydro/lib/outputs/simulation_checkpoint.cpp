@@ -52,6 +52,9 @@ void Simulation::write_checkpoint(const std::string& path) const {
   c.boundary = boundary_ == Boundary::periodic ? "periodic" : "outflow";
   c.time = time_;
   c.steps = steps_;
+  c.refine_above = options_.refine_above;
+  c.derefine_below = options_.derefine_below;
+  c.regrid_every = options_.regrid_every;
   c.initial_totals = initial_totals_;
   write_checkpoint_file(path, c);
 }

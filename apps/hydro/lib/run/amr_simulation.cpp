@@ -60,6 +60,10 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   runtime_ = std::make_unique<Runtime>(runtime_options(o));
   regrid_.refine_above = o.refine_above;
   regrid_.derefine_below = o.derefine_below;
+  if (!o.restart.empty()) {
+    restore(o.restart);
+    return;
+  }
   // The initial state, refined level by level around its features: each level's cells are
   // averages of the finest cells, so the deposit is seen at every level.
   for (int level = 0; level < o.max_level; ++level) {
@@ -139,7 +143,8 @@ double AmrSimulation::step(double dt_max) {
 
 void AmrSimulation::run() {
   const Options& o = options_;
-  if (o.write_output && comm_.rank() == 0) prepare_output_directory(o.out);
+  // A directory that cannot be written should fail the run now, not after its last step.
+  if ((o.write_output || o.checkpoint_every > 0) && comm_.rank() == 0) prepare_output_directory(o.out);
   const double tmax = o.steps > 0 ? 0.0 : (o.tmax > 0 ? o.tmax : default_tmax(o.problem));
   const auto start = Clock::now();
   const auto& s = mesh_->shape();
@@ -151,13 +156,15 @@ void AmrSimulation::run() {
     const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
+    if (o.checkpoint_every > 0 && steps_ % o.checkpoint_every == 0) write_checkpoint(checkpoint_path());
     // Every rank stops at the same step: a signal may reach the ranks at different moments.
     const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
     if (signal != 0) {
+      write_checkpoint(checkpoint_path());
       run_seconds_ = seconds_since(start);
-      throw Interrupted(signal, fmt::format("stopped by signal {} after step {} (t = {}); an adaptive run writes no "
-                                            "checkpoint to continue from",
-                                            signal, steps_, time_));
+      throw Interrupted(signal, fmt::format("stopped by signal {} after step {} (t = {}); checkpoint written to {}: "
+                                            "continue with --restart {}",
+                                            signal, steps_, time_, checkpoint_path(), checkpoint_path()));
     }
   }
   run_seconds_ = seconds_since(start);

@@ -26,6 +26,8 @@
 
 namespace korch::hydro {
 
+struct CheckpointContent;
+
 // Wall time of the steps by phase (seconds, this rank).
 struct AmrPhaseTimes {
   double guard_fill = 0, execute = 0, flux_correction = 0, time_step = 0, regrid = 0;
@@ -35,8 +37,8 @@ struct AmrPhaseTimes {
 class AmrSimulation {
  public:
   // Builds the mesh, refines it around the initial state (one regrid per level) and sets the
-  // initial state. Collective over the ranks of `comm`. Throws korch::Error for options without
-  // levels (use Simulation) and as validate() does.
+  // initial state; with options().restart, the checkpoint's mesh and state instead. Collective over the ranks of
+  // `comm`. Throws korch::Error for options without levels (use Simulation) and as validate() does.
   explicit AmrSimulation(Options options, const Communicator& comm = Communicator::world());
 
   const Options& options() const noexcept { return options_; }
@@ -66,6 +68,11 @@ class AmrSimulation {
   double cell_updates() const noexcept { return cell_updates_; }
   const AmrPhaseTimes& phase_times() const noexcept { return phases_; }
 
+  // A checkpoint of the mesh and the current state at `path` (checkpoint.hpp); rank 0 writes.
+  // Collective.
+  void write_checkpoint(const std::string& path) const;
+  // options().out/checkpoint.bin: where --checkpoint-every and a stop signal write.
+  std::string checkpoint_path() const;
   // The summary table; collective, meaningful on rank 0.
   std::string summary() const;
   // density.png under options().out: the density on the finest level's cells (2D; the mid plane
@@ -80,6 +87,9 @@ class AmrSimulation {
   // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills.
   void fill_guard_cells();
   double stable_dt() const;
+  // The mesh and state of checkpoint `path` (options().restart), in place of the initial ones.
+  void restore(const std::string& path);
+  void rebuild_tree(const CheckpointContent& content, const std::string& path);
 
   Options options_;
   Communicator comm_;
