@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro's plot files open as their readers expect: every XDMF file is well-formed XML
-# (xmllint) and every dataset it names is in its HDF5 file (h5ls), in 2-D and 3-D. With MPI, the
+# (xmllint) and every dataset it names is in its HDF5 file (h5ls), in 2-D and 3-D and on an adaptive
+# mesh (one grid per leaf). With MPI, the
 # files that 2 and 3 ranks write together are bitwise those of one rank (h5diff).
 #
 #   hydro_plots.sh PATH/TO/korch-hydro [MPIEXEC]
@@ -46,8 +47,16 @@ run() {
 
 args2=(--problem sedov --blocks 4 --cells-per-block 8 --steps 5 --plot-every 2)
 args3=(--problem sod-z --dim 3 --blocks 2 --cells-per-block 8 --steps 4 --plot-every 0.002t)
+# An adaptive mesh: one XDMF grid per leaf, over the leaves' stacked cells.
+argsa=(--problem sedov --max-level 2 --blocks 2 --cells-per-block 8 --steps 5 --regrid-every 2 --plot-every 2)
 run 0 "$dir/one2" "${args2[@]}" && check_folder "$dir/one2"
 run 0 "$dir/one3" "${args3[@]}" && check_folder "$dir/one3"
+if run 0 "$dir/onea" "${argsa[@]}" && check_folder "$dir/onea"; then
+  leaves=$(grep -c '<Grid Name="leaf' "$dir/onea/plot_000005.xmf")
+  stacked=$(h5ls "$dir/onea/plot_000005.h5/density" | grep -o '{[0-9]*' | tr -d '{')
+  ((leaves > 4 && stacked == leaves * 8)) || fail "adaptive plot: $leaves leaves in the XDMF, $stacked stacked rows in the file"
+  echo "ok: adaptive plot: $leaves leaf grids over $stacked stacked rows"
+fi
 
 # A run continued from a checkpoint: its series file lists the earlier run's plots too, so it is
 # the uninterrupted run's series, byte for byte, and so are the plot files.
@@ -91,15 +100,15 @@ fi
 
 if [[ -n $mpiexec ]]; then
   for np in 2 3; do
-    for d in 2 3; do
+    for d in 2 3 a; do
       args_name="args$d[@]"
       run "$np" "$dir/np$np-$d" "${!args_name}" || continue
       n=0
       for f in "$dir/one$d"/*.h5; do
-        h5diff "$f" "$dir/np$np-$d/$(basename "$f")" > "$dir/h5diff.log" 2>&1 || fail "-np $np ${d}D: $(basename "$f") differs from one rank's: $(head -n 5 "$dir/h5diff.log")"
+        h5diff "$f" "$dir/np$np-$d/$(basename "$f")" > "$dir/h5diff.log" 2>&1 || fail "-np $np ${d}: $(basename "$f") differs from one rank's: $(head -n 5 "$dir/h5diff.log")"
         n=$((n + 1))
       done
-      echo "ok: -np $np ${d}D: $n plot files bitwise those of one rank"
+      echo "ok: -np $np ${d}: $n plot files bitwise those of one rank"
     done
   done
 fi

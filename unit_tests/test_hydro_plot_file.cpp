@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "amr_simulation.hpp"
 #include "options.hpp"
 #include "plot_options.hpp"
 #include "plot_writer.hpp"
@@ -280,6 +281,42 @@ TEST_CASE("hydro plots: a failed write names the file and leaves no file behind"
                        doctest::Contains(fmt::format("plot file '{}': creating", missing).c_str()), korch::Error);
   CHECK_THROWS_WITH_AS(write_plot_file(missing, f, korch::Communicator::world()), doctest::Contains("No such file"),
                        korch::Error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hydro plots: an adaptive mesh's plot holds every leaf's cells, their levels, and one XDMF grid per leaf") {
+  const fs::path dir = scratch("adaptive");
+  Options o = plotted(Problem::sedov, 2, dir);
+  o.max_level = 2;
+  o.blocks = 2;
+  o.cells_per_block = 8;
+  o.steps = 2;
+  o.plot.every_steps = 2;
+  AmrSimulation sim(o);
+  sim.run();
+  const korch::ForestMesh& mesh = sim.mesh();
+  const auto& leaves = mesh.forest().leaves();
+  std::vector<double> rho, level;
+  for (int b = 0; b < static_cast<int>(leaves.size()); ++b) {
+    const korch::BlockArray& a = mesh.array(b);
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 8; ++i) {
+        rho.push_back(a.data[sim.state() * a.stride[0] + (i + 2) * a.stride[1] + (j + 2) * a.stride[2]]);
+        level.push_back(leaves[static_cast<std::size_t>(b)].level);
+      }
+  }
+  std::vector<hsize_t> dims;
+  CHECK(read_dataset(dir / "plot_000002.h5", "density", &dims) == rho);
+  CHECK(dims == std::vector<hsize_t>{hsize_t(8 * leaves.size()), hsize_t(8)});
+  CHECK(read_dataset(dir / "plot_000002.h5", "level") == level);
+  std::ifstream in(dir / "plot_000002.xmf");
+  const std::string xmf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t grids = 0;
+  for (auto at = xmf.find("<Grid Name=\"leaf "); at != std::string::npos; at = xmf.find("<Grid Name=\"leaf ", at + 1))
+    ++grids;
+  CHECK(grids == leaves.size());
+  // The last leaf reads its rows of the stacked datasets.
+  CHECK(xmf.find(fmt::format(">{} 0 1 1 8 8<", 8 * (leaves.size() - 1))) != std::string::npos);
   fs::remove_all(dir);
 }
 

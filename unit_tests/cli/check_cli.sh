@@ -139,7 +139,6 @@ case $name in
     bad --refine-above --max-level 1 --refine-above 1.5
     bad "--derefine-below 0.5 and --refine-above 0.4" --max-level 1 --refine-above 0.4 --derefine-below 0.5
     bad --cells-per-block --max-level 1 --cells-per-block 9
-    bad --plot-every --max-level 1 --plot-every 2
     bad --conduction --max-level 1 --conduction 0.1
     bad --tile --max-level 1 --tile 4
     bad --plan --max-level 1 --plan

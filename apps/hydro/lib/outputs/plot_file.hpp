@@ -13,6 +13,8 @@
 #include <korch/communicator.hpp>
 
 #include <array>
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,12 @@ struct PlotVariable {
   std::vector<double> values;
 };
 
+// Where one block of an adaptive mesh lies: its level and its lowest corner and cell size, x y z.
+struct PlotLeaf {
+  int level = 0;
+  std::array<double, 3> origin{}, spacing{1, 1, 1};
+};
+
 struct PlotFrame {
   int dim = 2;
   std::array<int, 3> cells{1, 1, 1};  // whole grid, x y z (z: 1 in 2-D)
@@ -41,7 +49,16 @@ struct PlotFrame {
   std::string problem;
   std::vector<PlotBox> boxes;  // this rank's part of the grid
   std::vector<PlotVariable> variables;
+  // An adaptive mesh: every leaf (every rank's), in the order their cells are stacked along the
+  // last direction of `cells`; the XDMF then describes one grid per leaf. Empty for a uniform grid.
+  std::vector<PlotLeaf> leaves;
+  std::array<int, 3> leaf_cells{1, 1, 1};  // cells of each leaf, x y z
 };
+
+// Density, velocity components, pressure and total energy density of `n` cells into f.variables,
+// from conserved(cell, var) (var 0..4: density, momentum x y z, energy).
+void add_flow_variables(PlotFrame& f, std::size_t n, double gamma,
+                        const std::function<double(std::size_t cell, int var)>& conserved);
 
 // Writes `frame` to the HDF5 file `path` atomically; collective: every rank of `ranks` calls it
 // with its own boxes and values. Throws korch::Error naming the file and HDF5's reason.

@@ -28,6 +28,8 @@ std::vector<std::pair<std::string, std::string>> series_identity(const Options& 
   std::vector<std::pair<std::string, std::string>> identity;
   for (const auto& option : run_shaping_options(options))
     if (std::find(std::begin(kept), std::end(kept), option.first) != std::end(kept)) identity.push_back(option);
+  // An adaptive run's plots are another mesh than a uniform run's of the same grid.
+  if (options.max_level > 0) identity.emplace_back("--max-level", std::to_string(options.max_level));
   return identity;
 }
 

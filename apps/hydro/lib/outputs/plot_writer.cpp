@@ -72,6 +72,31 @@ std::vector<std::pair<int, std::string>> earlier_plots(const std::string& folder
 
 }  // namespace
 
+void add_flow_variables(PlotFrame& f, std::size_t n, double gamma,
+                        const std::function<double(std::size_t cell, int var)>& conserved) {
+  std::vector<double> rho(n), v[3] = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)}, p(n),
+                              e(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    rho[c] = conserved(c, 0);
+    double kinetic = 0.0;
+    for (int d = 0; d < 3; ++d) {
+      const double m = conserved(c, 1 + d);
+      v[d][c] = m / rho[c];
+      kinetic += 0.5 * m * v[d][c];
+    }
+    e[c] = conserved(c, 4);
+    p[c] = (gamma - 1.0) * (e[c] - kinetic);
+  }
+  // Code units: mass M, length L, time T of the problem's set-up (docs/plot-files.md).
+  f.variables.push_back({"density", "mass density", "M L^-3", std::move(rho)});
+  const char* axis[3] = {"x", "y", "z"};
+  for (int d = 0; d < f.dim; ++d)
+    f.variables.push_back({fmt::format("velocity_{}", axis[d]), fmt::format("velocity, {} component", axis[d]),
+                           "L T^-1", std::move(v[d])});
+  f.variables.push_back({"pressure", "pressure", "M L^-1 T^-2", std::move(p)});
+  f.variables.push_back({"energy", "total energy density (internal + kinetic)", "M L^-1 T^-2", std::move(e)});
+}
+
 PlotFrame plot_frame(const Simulation& sim) {
   const Grid& grid = sim.grid();
   const auto& spec = grid.spec();
@@ -101,43 +126,27 @@ PlotFrame plot_frame(const Simulation& sim) {
   std::sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) { return a.global < b.global; });
 
   const int s = sim.state();
-  const double gamma = sim.options().gamma;
-  const std::size_t n = cells.size();
-  std::vector<double> rho(n), v[3] = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)}, p(n),
-                              e(n);
-  for (std::size_t c = 0; c < n; ++c) {
+  add_flow_variables(f, cells.size(), sim.options().gamma, [&](std::size_t c, int var) {
     const Cell& x = cells[c];
-    auto q = [&](int var) { return host_var(grid, x.block, s + var)(x.i, x.j, x.k); };
-    rho[c] = q(0);
-    double kinetic = 0.0;
-    for (int d = 0; d < 3; ++d) {
-      const double m = q(1 + d);
-      v[d][c] = m / rho[c];
-      kinetic += 0.5 * m * v[d][c];
-    }
-    e[c] = q(4);
-    p[c] = (gamma - 1.0) * (e[c] - kinetic);
-  }
-  // Code units: mass M, length L, time T of the problem's set-up (docs/plot-files.md).
-  f.variables.push_back({"density", "mass density", "M L^-3", std::move(rho)});
-  const char* axis[3] = {"x", "y", "z"};
-  for (int d = 0; d < f.dim; ++d)
-    f.variables.push_back({fmt::format("velocity_{}", axis[d]), fmt::format("velocity, {} component", axis[d]),
-                           "L T^-1", std::move(v[d])});
-  f.variables.push_back({"pressure", "pressure", "M L^-1 T^-2", std::move(p)});
-  f.variables.push_back({"energy", "total energy density (internal + kinetic)", "M L^-1 T^-2", std::move(e)});
+    return host_var(grid, x.block, s + var)(x.i, x.j, x.k);
+  });
   return f;
 }
 
-PlotWriter::PlotWriter(const Simulation& sim)
-    : sim_(sim), plot_(sim.options().plot), schedule_(plot_, sim.steps_done(), sim.time()) {
+PlotRun plot_run(const Simulation& sim) {
+  return PlotRun{&sim.options(), sim.communicator(), [&sim] { return sim.steps_done(); }, [&sim] { return sim.time(); },
+                 [&sim] { return plot_frame(sim); }};
+}
+
+PlotWriter::PlotWriter(PlotRun run)
+    : run_(std::move(run)), plot_(run_.options->plot), schedule_(plot_, run_.steps_done(), run_.time()) {
   if (!plot_.enabled()) return;
-  if (sim_.communicator().rank() == 0) prepare_output_directory(folder());
-  sim_.communicator().barrier();  // every rank opens the file in it
-  if (sim_.steps_done() > 0) {
+  if (run_.comm.rank() == 0) prepare_output_directory(folder());
+  run_.comm.barrier();  // every rank opens the file in it
+  if (run_.steps_done() > 0) {
     // Rank 0 reads the folder; every rank stops alike when it holds another run's series.
-    std::string refusal = sim_.communicator().rank() == 0 ? continue_series() : "";
-    if (sim_.communicator().size() > 1) refusal = sim_.communicator().all_gather(refusal)[0];
+    std::string refusal = run_.comm.rank() == 0 ? continue_series() : "";
+    if (run_.comm.size() > 1) refusal = run_.comm.all_gather(refusal)[0];
     if (!refusal.empty()) throw Error(refusal);
   }
   write();
@@ -145,8 +154,8 @@ PlotWriter::PlotWriter(const Simulation& sim)
 
 std::string PlotWriter::continue_series() {
   const std::string record_path = series_record_path(folder(), plot_.prefix);
-  const auto identity = series_identity(sim_.options());
-  const auto earlier = earlier_plots(folder(), plot_.prefix, sim_.steps_done());
+  const auto identity = series_identity((*run_.options));
+  const auto earlier = earlier_plots(folder(), plot_.prefix, run_.steps_done());
   std::optional<SeriesRecord> record;
   try {
     record = read_series_record(record_path);
@@ -178,34 +187,34 @@ std::string plot_series_path(const PlotOptions& plot, const std::string& out) {
   return (std::filesystem::path(plot_folder(plot, out)) / (plot.prefix + ".xmf")).string();
 }
 
-std::string PlotWriter::folder() const { return plot_folder(plot_, sim_.options().out); }
+std::string PlotWriter::folder() const { return plot_folder(plot_, (*run_.options).out); }
 
 std::string PlotWriter::h5_name(int cycle) const { return fmt::format("{}_{:06d}.h5", plot_.prefix, cycle); }
 
-double PlotWriter::max_dt() const { return plot_.enabled() ? schedule_.max_dt(sim_.time()) : 1e300; }
+double PlotWriter::max_dt() const { return plot_.enabled() ? schedule_.max_dt(run_.time()) : 1e300; }
 
 void PlotWriter::after_step() {
-  if (plot_.enabled() && schedule_.due(sim_.steps_done(), sim_.time())) write();
+  if (plot_.enabled() && schedule_.due(run_.steps_done(), run_.time())) write();
 }
 
 void PlotWriter::finish() {
-  if (plot_.enabled() && last_cycle_ != sim_.steps_done()) write();
+  if (plot_.enabled() && last_cycle_ != run_.steps_done()) write();
 }
 
 void PlotWriter::write() {
   namespace fs = std::filesystem;
-  const PlotFrame frame = plot_frame(sim_);
+  const PlotFrame frame = run_.frame();
   const std::string h5 = h5_name(frame.cycle);
-  write_plot_file((fs::path(folder()) / h5).string(), frame, sim_.communicator());
+  write_plot_file((fs::path(folder()) / h5).string(), frame, run_.comm);
   last_cycle_ = frame.cycle;
   series_.push_back(xdmf_grid(frame, h5));
   cycles_.push_back(frame.cycle);
-  if (sim_.communicator().rank() != 0) return;
+  if (run_.comm.rank() != 0) return;
   const std::string stem = h5.substr(0, h5.size() - 3);
   write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), xdmf_document({series_.back()}, false));
   write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
   write_series_record(series_record_path(folder(), plot_.prefix),
-                      SeriesRecord{series_identity(sim_.options()), cycles_});
+                      SeriesRecord{series_identity((*run_.options)), cycles_});
 }
 
 }  // namespace korch::hydro

@@ -5,6 +5,7 @@
 
 #include "amr_hydro.hpp"
 #include "checkpoint.hpp"
+#include "plot_writer.hpp"
 #include "progress.hpp"
 #include "runtime_configuration.hpp"
 
@@ -151,11 +152,13 @@ void AmrSimulation::run() {
   Progress progress(stdout, Progress::mode_for(o.quiet, stdout),
                     static_cast<double>(mesh_->forest().n_leaves()) * s.cells[0] * s.cells[1] * s.cells[2]);
   const auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
+  PlotWriter plots(plot_run(*this));
   while (!done()) {
     if (steps_ > 0 && steps_ % o.regrid_every == 0) regrid();
-    const double dt = step(o.steps > 0 ? 1e300 : tmax - time_);
+    const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()));
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
+    plots.after_step();
     if (o.checkpoint_every > 0 && steps_ % o.checkpoint_every == 0) write_checkpoint(checkpoint_path());
     // Every rank stops at the same step: a signal may reach the ranks at different moments.
     const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
@@ -167,6 +170,7 @@ void AmrSimulation::run() {
                                             signal, steps_, time_, checkpoint_path(), checkpoint_path()));
     }
   }
+  plots.finish();
   run_seconds_ = seconds_since(start);
 }
 

@@ -43,6 +43,7 @@ class AmrSimulation {
 
   const Options& options() const noexcept { return options_; }
   const ForestMesh& mesh() const noexcept { return *mesh_; }
+  const Communicator& communicator() const noexcept { return comm_; }
   double time() const noexcept { return time_; }
   int steps_done() const noexcept { return steps_; }
   int state() const noexcept { return state_; }  // first variable of the current state set

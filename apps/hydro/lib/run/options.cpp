@@ -73,7 +73,6 @@ void validate_adaptive(const Options& o) {
       throw Error::format("option {} makes no sense with --max-level {}: {}; leave it out or use --max-level 0", option,
                           o.max_level, why);
   };
-  refuse(o.plot.enabled(), "--plot-every", "plot files of an adaptive mesh are not written");
   refuse(!o.operation.empty(), "--plan / --operation", "the planner runs on the uniform grid");
   refuse(o.conduction > 0, "--conduction", "the conduction solve runs on the uniform grid");
   refuse(o.inject_failure >= 0, "--inject-failure", "it names a block of the uniform grid");

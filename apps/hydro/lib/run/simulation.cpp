@@ -366,7 +366,7 @@ void Simulation::run() {
   // A state that is not physical (a restart from a damaged checkpoint) stops the run before any
   // output is written, naming its cell.
   (void)stable_dt();
-  PlotWriter plots(*this);
+  PlotWriter plots(plot_run(*this));
   while (!done()) {
     const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()));
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
