@@ -14,6 +14,7 @@
 #include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/data_source.hpp>
+#include <korch/distributor.hpp>
 #include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
 #include <korch/runtime.hpp>
@@ -57,6 +58,7 @@ class Cycle {
   void validate();
   void make_nodes();
   void start();
+  Distributor& distributor();
   void distribute(CycleResult& result);
   void connect_routers();
   void close_entries(const std::vector<ThreadTeam*>& entries);

@@ -15,9 +15,9 @@ namespace korch::detail {
 class NodeTeamNames {
  public:
   explicit NodeTeamNames(const CycleNodes& nodes) {
-    for (const auto& [name, node] : nodes) {
+    for (const CycleNode& node : nodes) {
       pool_names_.emplace_back(node.team, node.team->name());
-      node.team->rename(name);
+      node.team->rename(node.name);
     }
   }
   ~NodeTeamNames() {
