@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace korch {
 
@@ -202,8 +203,9 @@ void Distributor::distribute_blocks(const DataSource& grid, Trace* trace, ItemCa
   // Targets without push_batch get every item at once; the others in batches whose size doubles
   // up to kMaxBatch.
   for (int b = blocks.next(); b != Blocks::none; b = blocks.next()) {
-    TraceScope scope(trace, "distribute", "distributor", "distributor", 0,
-                     trace ? "block " + std::to_string(b) : std::string());
+    // Made only when tracing: an unused scope still builds and frees its event's strings per block.
+    std::optional<TraceScope> scope;
+    if (trace) scope.emplace(trace, "distribute", "distributor", "distributor", 0, "block " + std::to_string(b));
     // Every copy of this block for every group is made first ...
     for (std::size_t g = 0; g < targets_.size(); ++g) {
       auto& pending = pending_[g];

@@ -241,9 +241,10 @@ void Runtime::State::run_cycle(State& state, const Bundle& bundle, const Configu
     state.cycle_teams = std::max(state.cycle_teams, c.teams.size());
     state.cycle_helpers = std::max(state.cycle_helpers, c.helpers.size());
   }
-  detail::Cycle cycle(detail::CycleResources{state.teams, state.helpers, *state.pinned, *state.device, state.items,
-                                             *state.validated, state.trace, state.recorder, state.shape()},
-                      bundle, c, grid, order);
+  detail::Cycle cycle(
+      detail::CycleResources{state.teams, state.helpers, *state.pinned, *state.device, state.items, *state.validated,
+                             state.scratch, state.trace, state.recorder, state.shape()},
+      bundle, c, grid, order);
   cycle.run(result);
 }
 

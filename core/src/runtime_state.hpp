@@ -4,6 +4,7 @@
 // docs/runtime-lifetime.md).
 #pragma once
 
+#include "cycle/cycle_scratch.hpp"
 #include "cycle/validation_memo.hpp"
 
 #include <korch/runtime.hpp>
@@ -43,6 +44,7 @@ struct Runtime::State {
   TransferBytes transfers;
   ItemCache items;                                    // the grid's tiles and blocks, reused from cycle to cycle
   std::unique_ptr<detail::ValidationMemo> validated;  // the configuration and bundle validated last
+  detail::CycleScratch scratch;                       // what each cycle fills and empties again
   std::mutex cycle_mutex;                             // one execute() at a time
   bool ranks_checked = false;                         // the launcher's ranks were checked on this runtime's first cycle
   // How many teams and helper teams the cycles have made sure of (under cycle_mutex): a slot, once

@@ -16,13 +16,13 @@ namespace korch::detail {
 
 Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, DataSource& grid,
              BlockIterator* order)
-    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid), order_(order) {}
+    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid), order_(order), nodes_(resources.scratch.nodes) {}
 
 void Cycle::run(CycleResult& result) {
   validate();
   make_nodes();
-  const NodeTeamNames names(nodes_);
-  CycleWiring wiring(c_, nodes_);
+  const NodeTeamNames names(nodes_, r_.scratch.pool_names);
+  CycleWiring wiring(c_, nodes_, r_.scratch.links);
   connect_routers();
   record_begin();
   start();
@@ -53,7 +53,7 @@ void Cycle::validate() {
 }
 
 void Cycle::make_nodes() {
-  nodes_.reserve(c_.teams.size() + c_.helpers.size());
+  nodes_.clear();
   for (std::size_t i = 0; i < c_.teams.size(); ++i) {
     CycleNode n;
     n.name = c_.teams[i].name;

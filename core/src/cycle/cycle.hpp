@@ -7,6 +7,7 @@
 
 #include "cycle_errors.hpp"
 #include "cycle_node.hpp"
+#include "cycle_scratch.hpp"
 #include "cycle_wiring.hpp"
 #include "validation_memo.hpp"
 
@@ -35,6 +36,7 @@ struct CycleResources {
   MemoryPool& device;
   ItemCache& items;
   ValidationMemo& validated;
+  CycleScratch& scratch;
   Trace* trace;
   Recorder* recorder;
   RuntimeShape shape;
@@ -73,7 +75,7 @@ class Cycle {
   const Configuration& c_;
   DataSource& grid_;
   BlockIterator* order_;
-  CycleNodes nodes_;
+  CycleNodes& nodes_;  // the runtime's scratch (cycle_scratch.hpp)
   std::vector<std::unique_ptr<Helper>> helpers_;
   CycleErrors errors_;
 };

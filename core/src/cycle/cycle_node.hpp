@@ -24,7 +24,7 @@ struct CycleNode {
 // of nodes: looking one up by name is a short scan, and a cycle allocates no tree for them.
 class CycleNodes {
  public:
-  void reserve(std::size_t n) { nodes_.reserve(n); }
+  void clear() noexcept { nodes_.clear(); }  // keeps the storage for the next cycle
   void add(CycleNode node) { nodes_.push_back(std::move(node)); }
   // The node named `name`; std::out_of_range where the configuration has none (validation rules
   // that out before a cycle starts).
