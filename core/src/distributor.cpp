@@ -43,10 +43,17 @@ Distributor::Distributor(DistributorConfig config, std::vector<std::vector<Distr
       }
     }
     credit_.emplace_back(targets_[g].size(), 0.0);
+    counts_.emplace_back(targets_[g].size(), 0);
+    pending_.emplace_back(targets_[g].size());
+    next_batch_.emplace_back(targets_[g].size(), 1);
   }
 }
 
-std::size_t Distributor::choose(std::size_t g, const std::vector<std::vector<std::shared_ptr<DataItem>>>& pending) {
+void Distributor::restart_round_robin() noexcept {
+  for (auto& c : credit_) std::fill(c.begin(), c.end(), 0.0);
+}
+
+std::size_t Distributor::choose(std::size_t g, const std::vector<Items>& pending) {
   const auto& group = config_.groups[g];
   const auto& w = group.weights;
   const std::size_t n = targets_[g].size();
@@ -116,8 +123,11 @@ class BlockSequence {
       order_->begin(grid);
     }
   }
-  std::optional<int> next() {
-    if (!order_) return next_ < grid_.n_blocks() ? std::optional<int>(next_++) : std::nullopt;
+  // The next block's id, or `none` after the last one. A plain int: the caller tests it once per
+  // block, and reading back an optional stored a field at a time stalls the load.
+  static constexpr int none = -1;
+  int next() {
+    if (!order_) return next_ < grid_.n_blocks() ? next_++ : none;
     const auto b = order_->next();
     if (!b) {
       if (order_->covers_every_block() && count_ != grid_.n_blocks())
@@ -125,7 +135,7 @@ class BlockSequence {
             "distributor: the block iterator ended after {} of the {}'s {} blocks: it must hand out "
             "every block once",
             count_, grid_.source_name(), grid_.n_blocks());
-      return b;
+      return none;
     }
     if (*b < 0 || *b >= grid_.n_blocks())
       throw Error::format("distributor: the block iterator gave block {}, which the {} (blocks 0..{}) does not hold",
@@ -134,7 +144,7 @@ class BlockSequence {
       throw Error::format("distributor: the block iterator gave block {} twice: it must hand out every block once", *b);
     seen_[static_cast<std::size_t>(*b)] = true;
     ++count_;
-    return b;
+    return *b;
   }
   void abandon() noexcept {
     if (order_) order_->abandon();
@@ -150,76 +160,80 @@ class BlockSequence {
 
 }  // namespace
 
-std::vector<std::vector<std::size_t>> Distributor::distribute(const DataSource& grid, Trace* trace, ItemCache* cache,
-                                                              BlockIterator* order) {
+const Distributor::Counts& Distributor::distribute(const DataSource& grid, Trace* trace, ItemCache* cache,
+                                                   BlockIterator* order) {
   if (cache) cache->bind(grid);
+  for (std::size_t g = 0; g < targets_.size(); ++g) {
+    std::fill(counts_[g].begin(), counts_[g].end(), 0);
+    std::fill(next_batch_[g].begin(), next_batch_[g].end(), 1);
+  }
   BlockSequence blocks(grid, order);
   try {
-    return distribute_blocks(grid, trace, cache, blocks);
+    distribute_blocks(grid, trace, cache, blocks);
   } catch (...) {
+    // Items made but not pushed go now: none may outlive the cycle that failed.
+    for (auto& group : pending_)
+      for (auto& items : group) items.clear();
     blocks.abandon();
     throw;
+  }
+  return counts_;
+}
+
+// Pushes the items gathered for target i of group g, in one batch where the target takes them.
+void Distributor::push_pending(std::size_t g, std::size_t i) {
+  auto& items = pending_[g][i];
+  if (items.empty()) return;
+  faults::pass(faults::Point::distributor_push);
+  counts_[g][i] += items.size();
+  const auto& target = targets_[g][i];
+  if (target.push_batch) {
+    target.push_batch(std::move(items));
+    items.clear();
+    // The next batch is gathered in one allocation (the target took this one's storage).
+    items.reserve(next_batch_[g][i]);
+  } else {
+    for (auto& item : items) target.push(std::move(item));
+    items.clear();
   }
 }
 
 template <class Blocks>
-std::vector<std::vector<std::size_t>> Distributor::distribute_blocks(const DataSource& grid, Trace* trace,
-                                                                     ItemCache* cache, Blocks& blocks) {
-  std::vector<std::vector<std::size_t>> counts;
-  // Items made but not pushed yet, per [group][target], and the size at which a target's next
-  // batch goes out (doubling up to kMaxBatch). Targets without push_batch get every item at once.
-  std::vector<std::vector<Items>> pending;
-  std::vector<std::vector<std::size_t>> next_batch;
-  for (const auto& g : targets_) {
-    counts.emplace_back(g.size(), 0);
-    pending.emplace_back(g.size());
-    next_batch.emplace_back(g.size(), 1);
-  }
-  auto push = [&](std::size_t g, std::size_t i) {
-    auto& items = pending[g][i];
-    if (items.empty()) return;
-    faults::pass(faults::Point::distributor_push);
-    counts[g][i] += items.size();
-    const auto& target = targets_[g][i];
-    if (target.push_batch) {
-      target.push_batch(std::move(items));
-    } else {
-      for (auto& item : items) target.push(std::move(item));
-    }
-    items.clear();
-  };
-  while (const auto next = blocks.next()) {
-    const int b = *next;
-    TraceScope scope(trace, "distribute", "distributor", "distributor", 0,
-                     trace ? "block " + std::to_string(b) : std::string());
+void Distributor::distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache, Blocks& blocks) {
+  // Targets without push_batch get every item at once; the others in batches whose size doubles
+  // up to kMaxBatch.
+  for (int b = blocks.next(); b != Blocks::none; b = blocks.next()) {
+    // Made only when tracing: an unused scope still builds and frees its event's strings per block.
+    std::optional<TraceScope> scope;
+    if (trace) scope.emplace(trace, "distribute", "distributor", "distributor", 0, "block " + std::to_string(b));
     // Every copy of this block for every group is made first ...
     for (std::size_t g = 0; g < targets_.size(); ++g) {
+      auto& pending = pending_[g];
       if (config_.groups[g].unit == RoutingUnit::tile && targets_[g].size() > 1) {
         for (int t = 0, n = tiles_in(grid, b); t < n; ++t)
-          pending[g][choose(g, pending[g])].push_back(make_tile(grid, cache, b, t));
+          pending[choose(g, pending)].push_back(make_tile(grid, cache, b, t));
       } else {
-        const std::size_t i = choose(g, pending[g]);
-        make_items(grid, cache, b, targets_[g][i].type, pending[g][i]);
+        const std::size_t i = choose(g, pending);
+        make_items(grid, cache, b, targets_[g][i].type, pending[i]);
       }
     }
     // ... and then pushed, in batches where the target takes them.
     for (std::size_t g = 0; g < targets_.size(); ++g) {
       for (std::size_t i = 0; i < targets_[g].size(); ++i) {
+        auto& next_batch = next_batch_[g][i];
         if (!targets_[g][i].push_batch) {
-          push(g, i);
-        } else if (pending[g][i].size() >= next_batch[g][i]) {
-          push(g, i);
+          push_pending(g, i);
+        } else if (pending_[g][i].size() >= next_batch) {
           // The queue-depth policy needs fresh queue depths: its batches stay one block.
-          if (config_.groups[g].policy != DistributionPolicy::queue_depth) {
-            next_batch[g][i] = std::min(2 * next_batch[g][i], kMaxBatch);
-          }
+          if (config_.groups[g].policy != DistributionPolicy::queue_depth)
+            next_batch = std::min(2 * next_batch, kMaxBatch);
+          push_pending(g, i);
         }
       }
     }
   }
   for (std::size_t g = 0; g < targets_.size(); ++g)
-    for (std::size_t i = 0; i < targets_[g].size(); ++i) push(g, i);
-  return counts;
+    for (std::size_t i = 0; i < targets_[g].size(); ++i) push_pending(g, i);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 
@@ -218,20 +219,32 @@ void check_cycle_can_run(const Configuration& c, const DataSource& source) {
 void Runtime::State::run_cycle(State& state, const Bundle& bundle, const Configuration& c, DataSource& grid,
                                BlockIterator* order) {
   detail::CycleResult result;
-  // The reports and the distribution describe the last cycle, also when it failed.
+  result.reports.swap(state.spare_reports);
+  result.distribution.swap(state.spare_distribution);
+  result.reports.clear();
+  result.distribution.clear();
+  // The reports and the distribution describe the last cycle, also when it failed; the ones they
+  // replace keep their storage for the next cycle.
   struct Publish {
     State& state;
     detail::CycleResult& result;
     ~Publish() {
-      state.reports = std::move(result.reports);
-      state.distribution = std::move(result.distribution);
+      state.reports.swap(result.reports);
+      state.distribution.swap(result.distribution);
+      state.spare_reports.swap(result.reports);
+      state.spare_distribution.swap(result.distribution);
       state.transfers = result.transfers;
     }
   } publish{state, result};
-  state.start_teams(c.teams.size(), c.helpers.size());
-  detail::Cycle cycle(detail::CycleResources{state.teams, state.helpers, *state.pinned, *state.device, state.items,
-                                             *state.validated, state.trace, state.recorder, state.shape()},
-                      bundle, c, grid, order);
+  if (c.teams.size() > state.cycle_teams || c.helpers.size() > state.cycle_helpers) {
+    state.start_teams(c.teams.size(), c.helpers.size());
+    state.cycle_teams = std::max(state.cycle_teams, c.teams.size());
+    state.cycle_helpers = std::max(state.cycle_helpers, c.helpers.size());
+  }
+  detail::Cycle cycle(
+      detail::CycleResources{state.teams, state.helpers, *state.pinned, *state.device, state.items, *state.validated,
+                             state.scratch, state.trace, state.recorder, state.shape()},
+      bundle, c, grid, order);
   cycle.run(result);
 }
 

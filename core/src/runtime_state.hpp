@@ -4,6 +4,7 @@
 // docs/runtime-lifetime.md).
 #pragma once
 
+#include "cycle/cycle_scratch.hpp"
 #include "cycle/validation_memo.hpp"
 
 #include <korch/runtime.hpp>
@@ -36,11 +37,19 @@ struct Runtime::State {
   Recorder* recorder = nullptr;
   std::vector<NodeReport> reports;
   std::vector<std::pair<std::string, std::size_t>> distribution;
+  // The storage of the cycle before the last one's reports and distribution, for the next cycle to
+  // fill: a cycle then allocates neither.
+  std::vector<NodeReport> spare_reports;
+  std::vector<std::pair<std::string, std::size_t>> spare_distribution;
   TransferBytes transfers;
   ItemCache items;                                    // the grid's tiles and blocks, reused from cycle to cycle
   std::unique_ptr<detail::ValidationMemo> validated;  // the configuration and bundle validated last
+  detail::CycleScratch scratch;                       // what each cycle fills and empties again
   std::mutex cycle_mutex;                             // one execute() at a time
   bool ranks_checked = false;                         // the launcher's ranks were checked on this runtime's first cycle
+  // How many teams and helper teams the cycles have made sure of (under cycle_mutex): a slot, once
+  // made, stays until tear_down, so a cycle needing no more skips teams_mutex.
+  std::size_t cycle_teams = 0, cycle_helpers = 0;
   // The Runtime was destroyed from inside the running cycle; its caller tears the state down.
   std::atomic<bool> destroyed_in_cycle{false};
   bool torn_down = false;  // under cycle_mutex, or by the last owner

@@ -46,24 +46,36 @@ class Distributor {
   Distributor(DistributorConfig config, std::vector<std::vector<DistributorTarget>> targets);
   virtual ~Distributor() = default;
 
+  using Counts = std::vector<std::vector<std::size_t>>;  // [group][pipeline]
+
   // Feeds every block of `grid` (on the calling thread). Returns how many items went to each
-  // group's pipelines ([group][pipeline]).
+  // group's pipelines ([group][pipeline]); the reference holds until the next call.
   // `cache`, when given, supplies the tile and block items (reused across cycles); `order`, when
   // given, the order of the blocks (else ascending ids); every block must come from it once.
-  std::vector<std::vector<std::size_t>> distribute(const DataSource& grid, Trace* trace = nullptr,
-                                                   ItemCache* cache = nullptr, BlockIterator* order = nullptr);
+  // The smooth round robin of a fixed-fraction group goes on from where the last call left it.
+  const Counts& distribute(const DataSource& grid, Trace* trace = nullptr, ItemCache* cache = nullptr,
+                           BlockIterator* order = nullptr);
+  // The round robin starts afresh, as in a distributor just made: a distributor kept from cycle to
+  // cycle then hands out each cycle's blocks as a new one would.
+  void restart_round_robin() noexcept;
   const DistributorConfig& config() const noexcept { return config_; }
 
   static constexpr std::size_t kMaxBatch = 64;
 
  private:
+  using Items = std::vector<std::shared_ptr<DataItem>>;
   template <class Blocks>
-  std::vector<std::vector<std::size_t>> distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache,
-                                                          Blocks& blocks);
-  std::size_t choose(std::size_t group, const std::vector<std::vector<std::shared_ptr<DataItem>>>& pending);
+  void distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache, Blocks& blocks);
+  void push_pending(std::size_t group, std::size_t target);
+  std::size_t choose(std::size_t group, const std::vector<Items>& pending);
   DistributorConfig config_;
   std::vector<std::vector<DistributorTarget>> targets_;
   std::vector<std::vector<double>> credit_;
+  // Kept between calls so that a cycle allocates none of them: the counts returned, the items made
+  // but not pushed yet per [group][target], and the size at which a target's next batch goes out.
+  Counts counts_;
+  std::vector<std::vector<Items>> pending_;
+  std::vector<std::vector<std::size_t>> next_batch_;
 };
 
 class ActionParallelDistributor : public Distributor {

@@ -16,18 +16,18 @@ namespace korch::detail {
 
 Cycle::Cycle(CycleResources resources, const Bundle& bundle, const Configuration& configuration, DataSource& grid,
              BlockIterator* order)
-    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid), order_(order) {}
+    : r_(resources), bundle_(bundle), c_(configuration), grid_(grid), order_(order), nodes_(resources.scratch.nodes) {}
 
 void Cycle::run(CycleResult& result) {
   validate();
   make_nodes();
-  const NodeTeamNames names(nodes_);
-  CycleWiring wiring(c_, nodes_);
+  const NodeTeamNames names(nodes_, r_.scratch.pool_names);
+  CycleWiring wiring(c_, nodes_, r_.scratch.links);
   connect_routers();
   record_begin();
   start();
   bool all_started = true;
-  for (const auto& [name, n] : nodes_) all_started = all_started && n.started;
+  for (const CycleNode& n : nodes_) all_started = all_started && n.started;
   if (all_started) distribute(result);
   close_entries(wiring.entries());
   drain(result, wiring);
@@ -53,12 +53,13 @@ void Cycle::validate() {
 }
 
 void Cycle::make_nodes() {
+  nodes_.clear();
   for (std::size_t i = 0; i < c_.teams.size(); ++i) {
     CycleNode n;
     n.name = c_.teams[i].name;
     n.team = r_.teams[i].get();
     n.team_config = &c_.teams[i];
-    nodes_[n.name] = n;
+    nodes_.add(std::move(n));
   }
   for (std::size_t i = 0; i < c_.helpers.size(); ++i) {
     helpers_.push_back(std::make_unique<Helper>(c_.helpers[i], grid_, r_.pinned, r_.device));
@@ -66,7 +67,7 @@ void Cycle::make_nodes() {
     n.name = c_.helpers[i].name;
     n.team = r_.helper_teams[i].get();
     n.helper = helpers_.back().get();
-    nodes_[n.name] = n;
+    nodes_.add(std::move(n));
   }
 }
 
@@ -101,20 +102,45 @@ void Cycle::start() {
   }
 }
 
+// The distributor this cycle feeds its entries with: the one kept from the last cycle where its
+// targets push into the same teams for the same recorder (the configuration is the one validated),
+// else a new one, kept for the next cycles.
+Distributor& Cycle::distributor() {
+  auto& kept = r_.validated.kept_distributor();
+  if (kept.distributor && kept.recorder == r_.recorder) {
+    bool same_entries = true;
+    std::size_t k = 0;
+    for (const auto& g : c_.distributor.groups)
+      for (const auto& p : g.pipelines)
+        same_entries = same_entries && k < kept.entries.size() && kept.entries[k++] == nodes_.at(p).team;
+    if (same_entries && k == kept.entries.size()) {
+      kept.distributor->restart_round_robin();
+      return *kept.distributor;
+    }
+  }
+  kept = ValidationMemo::KeptDistributor{};
+  std::vector<std::vector<DistributorTarget>> targets;
+  std::vector<ThreadTeam*> entries;
+  for (const auto& g : c_.distributor.groups) {
+    targets.emplace_back();
+    for (const auto& p : g.pipelines) {
+      const TeamConfig* tc = c_.find_team(p);
+      const DataType type = tc ? tc->type : c_.find_helper(p)->input;
+      entries.push_back(nodes_.at(p).team);
+      targets.back().push_back(distributor_target(p, type, entries.back(), r_.recorder));
+    }
+  }
+  auto made = std::make_unique<Distributor>(c_.distributor, std::move(targets));
+  kept.entries = std::move(entries);
+  kept.recorder = r_.recorder;
+  kept.distributor = std::move(made);
+  return *kept.distributor;
+}
+
 // On the calling thread: every block of the grid into the pipeline entries.
 void Cycle::distribute(CycleResult& result) {
   try {
-    std::vector<std::vector<DistributorTarget>> targets;
-    for (const auto& g : c_.distributor.groups) {
-      targets.emplace_back();
-      for (const auto& p : g.pipelines) {
-        const TeamConfig* tc = c_.find_team(p);
-        const DataType type = tc ? tc->type : c_.find_helper(p)->input;
-        targets.back().push_back(distributor_target(p, type, nodes_.at(p).team, r_.recorder));
-      }
-    }
-    Distributor distributor(c_.distributor, std::move(targets));
-    const auto counts = distributor.distribute(grid_, r_.trace, &r_.items, order_);
+    const auto& counts = distributor().distribute(grid_, r_.trace, &r_.items, order_);
     for (std::size_t g = 0; g < counts.size(); ++g)
       for (std::size_t i = 0; i < counts[g].size(); ++i)
         result.distribution.emplace_back(c_.distributor.groups[g].pipelines[i], counts[g][i]);

@@ -7,6 +7,7 @@
 
 #include "cycle_errors.hpp"
 #include "cycle_node.hpp"
+#include "cycle_scratch.hpp"
 #include "cycle_wiring.hpp"
 #include "validation_memo.hpp"
 
@@ -14,6 +15,7 @@
 #include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/data_source.hpp>
+#include <korch/distributor.hpp>
 #include <korch/item_cache.hpp>
 #include <korch/record_replay.hpp>
 #include <korch/runtime.hpp>
@@ -34,6 +36,7 @@ struct CycleResources {
   MemoryPool& device;
   ItemCache& items;
   ValidationMemo& validated;
+  CycleScratch& scratch;
   Trace* trace;
   Recorder* recorder;
   RuntimeShape shape;
@@ -57,6 +60,7 @@ class Cycle {
   void validate();
   void make_nodes();
   void start();
+  Distributor& distributor();
   void distribute(CycleResult& result);
   void connect_routers();
   void close_entries(const std::vector<ThreadTeam*>& entries);
@@ -71,7 +75,7 @@ class Cycle {
   const Configuration& c_;
   DataSource& grid_;
   BlockIterator* order_;
-  CycleNodes nodes_;
+  CycleNodes& nodes_;  // the runtime's scratch (cycle_scratch.hpp)
   std::vector<std::unique_ptr<Helper>> helpers_;
   CycleErrors errors_;
 };

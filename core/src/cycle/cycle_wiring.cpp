@@ -5,20 +5,24 @@
 
 namespace korch::detail {
 
-CycleWiring::CycleWiring(const Configuration& c, CycleNodes& nodes) {
+CycleWiring::CycleWiring(const Configuration& c, CycleNodes& nodes, CycleLinks& links) : links_(links) {
+  links_.work.clear();
+  links_.thread.clear();
+  links_.external.clear();
+  links_.entries.clear();
   try {
     // Every node hands its outputs on through its team's work subscription (helper.hpp).
     for (const auto& e : c.work) {
       ThreadTeam* from = nodes.at(e.from).team;
       from->attach_work_subscriber(*nodes.at(e.to).team);
-      work_links_.push_back(from);
+      links_.work.push_back(from);
     }
     for (const auto& g : c.distributor.groups) {
       for (const auto& p : g.pipelines) {
         ThreadTeam* t = nodes.at(p).team;
         t->add_external_work_publisher();
-        external_links_.push_back(t);
-        entries_.push_back(t);
+        links_.external.push_back(t);
+        links_.entries.push_back(t);
       }
     }
     for (const auto& h : c.helpers) {
@@ -26,13 +30,13 @@ CycleWiring::CycleWiring(const Configuration& c, CycleNodes& nodes) {
       for (const auto& to : h.to) {
         ThreadTeam* t = nodes.at(to).team;
         t->add_external_work_publisher();
-        external_links_.push_back(t);
+        links_.external.push_back(t);
         router_targets_[h.name].push_back(t);
       }
     }
     for (const auto& e : c.threads) {
       nodes.at(e.from).team->attach_thread_subscriber(*nodes.at(e.to).team);
-      thread_links_.push_back(nodes.at(e.from).team);
+      links_.thread.push_back(nodes.at(e.from).team);
     }
   } catch (...) {
     CycleErrors ignored;  // the link error itself is what the caller sees
@@ -49,30 +53,30 @@ CycleWiring::~CycleWiring() {
 
 void CycleWiring::unwire(CycleErrors& errors) {
   unwired_ = true;
-  for (auto* t : work_links_) {
+  for (auto* t : links_.work) {
     try {
       t->detach_work_subscriber();
     } catch (...) {
       errors.add(fmt::format("removing the work subscriber of '{}'", t->name()), std::current_exception());
     }
   }
-  for (auto* t : thread_links_) {
+  for (auto* t : links_.thread) {
     try {
       t->detach_thread_subscriber();
     } catch (...) {
       errors.add(fmt::format("removing the thread subscriber of '{}'", t->name()), std::current_exception());
     }
   }
-  for (auto* t : external_links_) {
+  for (auto* t : links_.external) {
     try {
       t->remove_external_work_publisher();
     } catch (...) {
       errors.add(fmt::format("removing an external work publisher of '{}'", t->name()), std::current_exception());
     }
   }
-  work_links_.clear();
-  thread_links_.clear();
-  external_links_.clear();
+  links_.work.clear();
+  links_.thread.clear();
+  links_.external.clear();
 }
 
 }  // namespace korch::detail

@@ -8,6 +8,7 @@
 
 #include "cycle_errors.hpp"
 #include "cycle_node.hpp"
+#include "cycle_scratch.hpp"
 
 #include <map>
 #include <string>
@@ -17,15 +18,15 @@ namespace korch::detail {
 
 class CycleWiring {
  public:
-  // Links every edge of `c` between the nodes; if one link fails, those made are undone and the
-  // error is rethrown. Sets each emitting helper's `emits_to`.
-  CycleWiring(const Configuration& c, CycleNodes& nodes);
+  // Links every edge of `c` between the nodes, listing them in `links` (emptied first); if one
+  // link fails, those made are undone and the error is rethrown.
+  CycleWiring(const Configuration& c, CycleNodes& nodes, CycleLinks& links);
   ~CycleWiring();
   CycleWiring(const CycleWiring&) = delete;
   CycleWiring& operator=(const CycleWiring&) = delete;
 
   // The pipeline entries the distributor feeds (each has the distributor as external publisher).
-  const std::vector<ThreadTeam*>& entries() const noexcept { return entries_; }
+  const std::vector<ThreadTeam*>& entries() const noexcept { return links_.entries; }
   // Each router's two subscribers (in the order of its to), each with the router as external publisher.
   const std::map<std::string, std::vector<ThreadTeam*>>& router_targets() const noexcept { return router_targets_; }
 
@@ -33,7 +34,7 @@ class CycleWiring {
   void unwire(CycleErrors& errors);
 
  private:
-  std::vector<ThreadTeam*> work_links_, thread_links_, external_links_, entries_;
+  CycleLinks& links_;
   std::map<std::string, std::vector<ThreadTeam*>> router_targets_;
   bool unwired_ = false;
 };

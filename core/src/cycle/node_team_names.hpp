@@ -14,10 +14,13 @@ namespace korch::detail {
 
 class NodeTeamNames {
  public:
-  explicit NodeTeamNames(const CycleNodes& nodes) {
-    for (const auto& [name, node] : nodes) {
+  // `pool_names` holds the pool's names until the cycle ends (emptied first).
+  NodeTeamNames(const CycleNodes& nodes, std::vector<std::pair<ThreadTeam*, std::string>>& pool_names)
+      : pool_names_(pool_names) {
+    pool_names_.clear();
+    for (const CycleNode& node : nodes) {
       pool_names_.emplace_back(node.team, node.team->name());
-      node.team->rename(name);
+      node.team->rename(node.name);
     }
   }
   ~NodeTeamNames() {
@@ -33,7 +36,7 @@ class NodeTeamNames {
   NodeTeamNames& operator=(const NodeTeamNames&) = delete;
 
  private:
-  std::vector<std::pair<ThreadTeam*, std::string>> pool_names_;
+  std::vector<std::pair<ThreadTeam*, std::string>>& pool_names_;
 };
 
 }  // namespace korch::detail

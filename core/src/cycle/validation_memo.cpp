@@ -70,6 +70,7 @@ bool ValidationMemo::holds(const Configuration& configuration, const Bundle& bun
 
 void ValidationMemo::remember(const Configuration& configuration, const Bundle& bundle) {
   valid_ = false;
+  kept_distributor_ = KeptDistributor{};
   configuration_ = configuration;
   bundle_name_ = bundle.name();
   routines_ = bundle.routines();

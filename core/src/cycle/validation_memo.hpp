@@ -10,7 +10,11 @@
 #include <korch/action_routine.hpp>
 #include <korch/bundle.hpp>
 #include <korch/configuration.hpp>
+#include <korch/distributor.hpp>
+#include <korch/record_replay.hpp>
+#include <korch/thread_team.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,17 @@ class ValidationMemo {
   const std::vector<std::string>& declared() const noexcept { return declared_; }
   const std::vector<std::string>& wait_order() const noexcept { return wait_order_; }
 
+  // The distributor of the configuration remembered last, kept from cycle to cycle with what its
+  // targets push into (the entry teams, in the order of the groups' pipelines) and the recorder
+  // they tell: making it anew costs a cycle of small blocks several allocations per target. Empty
+  // until a cycle makes one; remember() drops it.
+  struct KeptDistributor {
+    std::unique_ptr<Distributor> distributor;
+    std::vector<ThreadTeam*> entries;
+    Recorder* recorder = nullptr;
+  };
+  KeptDistributor& kept_distributor() noexcept { return kept_distributor_; }
+
  private:
   bool valid_ = false;
   Configuration configuration_;
@@ -37,6 +52,7 @@ class ValidationMemo {
   std::vector<ActionRoutine> routines_;
   std::vector<std::string> declared_;
   std::vector<std::string> wait_order_;
+  KeptDistributor kept_distributor_;
 };
 
 // Field-by-field equality of configurations. Each struct is unpacked with a structured binding
