@@ -12,8 +12,13 @@
 #include <korch/splitter.hpp>
 #include <korch/unpacker.hpp>
 
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
 using namespace korch;
 using namespace korch::test;
@@ -415,6 +420,48 @@ TEST_CASE("Distributor: data parallel sends each block to exactly one pipeline, 
   dyn.distribute(g);
   CHECK(count[0] > count[1]);
   CHECK(count[0] + count[1] == 16);
+}
+
+namespace {
+// Every block once, in the order given.
+class GivenOrder : public BlockIterator {
+ public:
+  explicit GivenOrder(std::vector<int> order) : order_(std::move(order)) {}
+  void begin(const DataSource&) override { at_ = 0; }
+  std::optional<int> next() override { return at_ < order_.size() ? std::optional<int>(order_[at_++]) : std::nullopt; }
+
+ private:
+  std::vector<int> order_;
+  std::size_t at_ = 0;
+};
+}  // namespace
+
+TEST_CASE("Distributor: with an iterator's own order of every block, each block keeps its fixed-fraction pipeline") {
+  GridSpec s = small_spec();
+  s.blocks = {4, 4, 1};
+  Grid g(s);
+  std::vector<int> owner(16, -1);
+  auto push = [&](int i) {
+    return [&, i](std::shared_ptr<DataItem> it) {
+      owner[static_cast<std::size_t>(static_cast<Block&>(*it).block_id())] = i;
+    };
+  };
+  DataParallelDistributor d({DistributorTarget{"a", DataType::block, push(0), {}, {}},
+                             DistributorTarget{"b", DataType::block, push(1), {}, {}}},
+                            DistributionPolicy::fixed_fraction, {1, 3});
+  d.distribute(g);  // ascending ids
+  const std::vector<int> in_id_order = owner;
+  std::vector<int> order(16);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 random(5);
+  for (int cycle = 0; cycle < 4; ++cycle) {
+    std::shuffle(order.begin(), order.end(), random);
+    GivenOrder given(order);
+    std::fill(owner.begin(), owner.end(), -1);
+    d.distribute(g, nullptr, nullptr, &given);
+    CHECK(owner == in_id_order);
+  }
+  CHECK(std::count(in_id_order.begin(), in_id_order.end(), 0) == 4);
 }
 
 TEST_CASE("Distributor: batched targets get every item once, in order, in batches that double from one block") {

@@ -53,6 +53,20 @@ void Distributor::restart_round_robin() noexcept {
   for (auto& c : credit_) std::fill(c.begin(), c.end(), 0.0);
 }
 
+std::size_t Distributor::pipeline_by_id(std::size_t g, int block, int n_blocks) {
+  if (by_id_.size() != targets_.size()) by_id_.resize(targets_.size());
+  auto& by_id = by_id_[g];
+  if (by_id.size() != static_cast<std::size_t>(n_blocks)) {
+    // The credits of this call's own round robin are left as they were.
+    const std::vector<double> saved = credit_[g];
+    std::fill(credit_[g].begin(), credit_[g].end(), 0.0);
+    by_id.resize(static_cast<std::size_t>(n_blocks));
+    for (auto& pipeline : by_id) pipeline = static_cast<std::uint16_t>(choose(g, pending_[g]));
+    credit_[g] = saved;
+  }
+  return by_id[static_cast<std::size_t>(block)];
+}
+
 std::size_t Distributor::choose(std::size_t g, const std::vector<Items>& pending) {
   const auto& group = config_.groups[g];
   const auto& w = group.weights;
@@ -167,6 +181,7 @@ const Distributor::Counts& Distributor::distribute(const DataSource& grid, Trace
     std::fill(counts_[g].begin(), counts_[g].end(), 0);
     std::fill(next_batch_[g].begin(), next_batch_[g].end(), 1);
   }
+  by_id_order_ = order != nullptr && order->covers_every_block();
   BlockSequence blocks(grid, order);
   try {
     distribute_blocks(grid, trace, cache, blocks);
@@ -213,7 +228,8 @@ void Distributor::distribute_blocks(const DataSource& grid, Trace* trace, ItemCa
         for (int t = 0, n = tiles_in(grid, b); t < n; ++t)
           pending[choose(g, pending)].push_back(make_tile(grid, cache, b, t));
       } else {
-        const std::size_t i = choose(g, pending);
+        const bool by_id = by_id_order_ && config_.groups[g].policy == DistributionPolicy::fixed_fraction;
+        const std::size_t i = by_id ? pipeline_by_id(g, b, grid.n_blocks()) : choose(g, pending);
         make_items(grid, cache, b, targets_[g][i].type, pending[i]);
       }
     }

@@ -21,6 +21,7 @@
 #include <korch/trace.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,6 +54,10 @@ class Distributor {
   // `cache`, when given, supplies the tile and block items (reused across cycles); `order`, when
   // given, the order of the blocks (else ascending ids); every block must come from it once.
   // The smooth round robin of a fixed-fraction group goes on from where the last call left it.
+  // When `order` hands out every block in an order of its own (the guard-cell iterator: blocks as
+  // their guard cells arrive), a fixed-fraction group of blocks gives each block the pipeline the
+  // round robin gives it in id order instead, so a block goes where it went in the last cycle
+  // whatever the order (a resident grid's blocks stay on their side: docs/residency.md).
   const Counts& distribute(const DataSource& grid, Trace* trace = nullptr, ItemCache* cache = nullptr,
                            BlockIterator* order = nullptr);
   // The round robin starts afresh, as in a distributor just made: a distributor kept from cycle to
@@ -68,6 +73,8 @@ class Distributor {
   void distribute_blocks(const DataSource& grid, Trace* trace, ItemCache* cache, Blocks& blocks);
   void push_pending(std::size_t group, std::size_t target);
   std::size_t choose(std::size_t group, const std::vector<Items>& pending);
+  // The pipeline of group g that the round robin in id order gives `block` (of `n_blocks`).
+  std::size_t pipeline_by_id(std::size_t group, int block, int n_blocks);
   DistributorConfig config_;
   std::vector<std::vector<DistributorTarget>> targets_;
   std::vector<std::vector<double>> credit_;
@@ -76,6 +83,8 @@ class Distributor {
   Counts counts_;
   std::vector<std::vector<Items>> pending_;
   std::vector<std::vector<std::size_t>> next_batch_;
+  std::vector<std::vector<std::uint16_t>> by_id_;  // per group: pipeline per block id, made once per block count
+  bool by_id_order_ = false;                       // this call hands blocks to pipeline_by_id
 };
 
 class ActionParallelDistributor : public Distributor {
