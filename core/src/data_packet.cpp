@@ -67,7 +67,7 @@ DataPacket::DataPacket(const DataSource& grid, DataType type, PacketVariables va
   }
   n_section_vars_[3] = vars_.scratch;
   if (type_ == DataType::packet_of_blocks) {
-    if (const auto* g = dynamic_cast<const Grid*>(source_)) residency_ = g->residency();
+    if (const auto* g = source_->grid_or_null()) residency_ = g->residency();
   }
   if (residency_) {
     reads_ = vars_.copy_in;

@@ -10,9 +10,12 @@
 namespace korch {
 
 std::optional<DataType> data_type_of(const DataItem& item) noexcept {
-  if (dynamic_cast<const Tile*>(&item)) return DataType::tile;
-  if (dynamic_cast<const Block*>(&item)) return DataType::block;
-  if (auto* p = dynamic_cast<const DataPacket*>(&item)) return p->data_type();
+  switch (item.kind()) {
+    case DataItem::Kind::tile: return DataType::tile;
+    case DataItem::Kind::block: return DataType::block;
+    case DataItem::Kind::packet: return static_cast<const DataPacket&>(item).data_type();
+    case DataItem::Kind::other: break;
+  }
   if (dynamic_cast<const ActionMetadata*>(&item)) return DataType::action_metadata;
   return std::nullopt;
 }

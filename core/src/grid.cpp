@@ -197,7 +197,7 @@ double Grid::max_interior_difference(const Grid& other) const {
 }
 
 const Grid& as_grid(const DataSource& source) {
-  if (const auto* grid = dynamic_cast<const Grid*>(&source)) return *grid;
+  if (const auto* grid = source.grid_or_null()) return *grid;
   throw Error::format(
       "the {} is not a korch::Grid: use the item's source() and view() (any layout) instead of grid() "
       "and data()",

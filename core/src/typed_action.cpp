@@ -56,7 +56,7 @@ struct TypedRoutines {
                     const Box& box) const {
     // No fence after it: the host instance is Kokkos::Serial, whose kernels have finished when
     // their dispatch returns (a fence per tile cost more than the rest of the call).
-    if (dynamic_cast<const Grid*>(&source) != nullptr) {
+    if (source.grid_or_null() != nullptr) {
       if (!grid_box) return false;
       grid_box(ctx, GridBoxView(ctx, item, source, meta, tile, box));
     } else {
@@ -147,13 +147,13 @@ struct TypedRoutines {
   }
 
   void operator()(const ActionContext& ctx, DataItem& item) const {
-    if (auto* t = dynamic_cast<Tile*>(&item)) {
-      run_tile(ctx, *t);
-    } else if (auto* b = dynamic_cast<Block*>(&item)) {
-      run_block(ctx, *b);
-    } else if (auto* p = dynamic_cast<DataPacket*>(&item)) {
-      run_packet(ctx, *p);
-    } else {
+    switch (item.kind()) {
+      case DataItem::Kind::tile: run_tile(ctx, static_cast<Tile&>(item)); return;
+      case DataItem::Kind::block: run_block(ctx, static_cast<Block&>(item)); return;
+      case DataItem::Kind::packet: run_packet(ctx, static_cast<DataPacket&>(item)); return;
+      case DataItem::Kind::other: break;
+    }
+    {
       throw Error::format(
           "action '{}' was given {} (a {}): a TypedAction takes tiles, blocks and data packets; "
           "route this item to a plain ActionRoutine instead",

@@ -17,6 +17,7 @@ class Block : public DataItem {
  public:
   Block(const DataSource& source, int block);
   std::string describe() const override;
+  Kind kind() const noexcept override { return Kind::block; }
 
   const DataSource& source() const noexcept { return *source_; }
   // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.

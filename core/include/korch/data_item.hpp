@@ -21,6 +21,11 @@ class DataItem {
   // What error messages call this item, e.g. "tile 12 (level 2, block 3)". The default names the
   // dynamic type and the address.
   virtual std::string describe() const;
+
+  // Which of korch's item classes this is (other: any other), so that routines dispatch on every
+  // item without a dynamic_cast, which costs a walk of the class hierarchy and name comparisons.
+  enum class Kind { tile, block, packet, other };
+  virtual Kind kind() const noexcept { return Kind::other; }
 };
 
 }  // namespace korch

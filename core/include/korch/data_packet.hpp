@@ -76,6 +76,7 @@ class DataPacket : public DataItem {
              MemoryPool& device_pool);
   ~DataPacket() override;
   std::string describe() const override;
+  Kind kind() const noexcept override { return Kind::packet; }
 
   DataType data_type() const noexcept { return type_; }
   State state() const noexcept { return state_; }

@@ -26,6 +26,8 @@ namespace korch {
 using BlockView =
     Kokkos::View<double****, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
+class Grid;
+
 class DataSource {
  public:
   DataSource() noexcept;
@@ -46,6 +48,9 @@ class DataSource {
   virtual BlockView block_view(int id) const = 0;
   // False for a block that a finer block covers (a source with levels); LeafBlocks skips it.
   virtual bool is_leaf(int id) const;
+  // This source as a korch::Grid, or nullptr for any other kind (what as_grid() and the routines'
+  // dispatch ask, without a dynamic_cast).
+  virtual const Grid* grid_or_null() const noexcept { return nullptr; }
 
   // Changes whenever the blocks or their tiles change (and differs between any two sources alive
   // at once): caches of a source's items compare it to know they are still valid.

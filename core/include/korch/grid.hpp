@@ -88,6 +88,8 @@ class Grid : public DataSource {
   const Box& tile_box(int tile) const { return tile_boxes_.at(static_cast<std::size_t>(tile)); }
   const std::vector<Box>& tile_boxes() const noexcept { return tile_boxes_; }
 
+  const Grid* grid_or_null() const noexcept override { return this; }
+
   // Host accessors. On a resident grid each first brings the blocks it covers back from the device
   // where the host copy is stale, and marks their device copies stale, as the caller may write them
   // (docs/residency.md). Take them again after a cycle: what they returned before may be stale.

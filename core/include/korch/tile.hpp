@@ -15,6 +15,7 @@ class Tile : public DataItem {
  public:
   Tile(const DataSource& source, int block, int tile);
   std::string describe() const override;
+  Kind kind() const noexcept override { return Kind::tile; }
 
   const DataSource& source() const noexcept { return *source_; }
   // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.

@@ -106,7 +106,7 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
   remote_pending_ = needs;
   // A resident grid is filled on both copies, unless the code's own boundary fill (a host routine)
   // has guard cells to fill.
-  const auto* grid = dynamic_cast<const Grid*>(&source_);
+  const auto* grid = source_.grid_or_null();
   bool host_routines = false;
   for (const auto& directions : plan_->user) host_routines = host_routines || !directions.empty();
   if (grid && grid->residency() && n > 0 && !host_routines)
