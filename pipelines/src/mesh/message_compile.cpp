@@ -223,7 +223,8 @@ void build_inboxes(Program& p) {
     entry.offset = bytes;
     bytes += round_up(p.args[static_cast<std::size_t>(entry.arg)].element_bytes);
   }
-  p.inbox.reset(new std::max_align_t[std::max<std::size_t>(bytes / sizeof(std::max_align_t), 1)]);
+  const std::size_t words = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  p.inbox.reset(new std::max_align_t[std::max<std::size_t>(words, 1)]);
   p.end_payloads.assign(p.end_bytes > 0 ? static_cast<std::size_t>(p.n_devices) * p.end_bytes : 0, 0);
 }
 
