@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Command-line checks of one korch program (ctest runs one per program and backend):
 #   check_cli.sh NAME PATH      e.g. check_cli.sh korch-hydro build/openmp/apps/hydro/korch-hydro
+# (NAME korch-airfoil-mpi: korch-airfoil under mpirun, named by KORCH_MPIEXEC and KORCH_MPIEXEC_NP.)
 # Malformed input (bad numbers, trailing junk, nan/inf, zero or negative counts, unknown options and
 # subcommands, missing values, malformed --kokkos-* arguments) must exit 2 with the option named on
 # stderr; --help exits 0 with the program's name first; no run may end on a signal. Good inputs are
@@ -164,6 +165,20 @@ case $name in
     grep -q "inf ms" "$tmp/out" && fail "--iterations 1: infinite time per iteration"
     good --iterations 1 --executor message --threads 2
     failure --iterations 1 --data "$tmp/no-such-folder"
+    ;;
+  korch-airfoil-mpi)
+    # korch-airfoil on 2 MPI ranks ($KORCH_MPIEXEC, its $KORCH_MPIEXEC_NP flag): an option for one
+    # rank is a usage error naming it; a short run on every executor prints the rms.
+    printf '#!/usr/bin/env bash\nexec "%s" %s 2 "%s" "$@"\n' "$KORCH_MPIEXEC" "$KORCH_MPIEXEC_NP" "$prog" > "$tmp/on-2-ranks"
+    chmod +x "$tmp/on-2-ranks"
+    prog=$tmp/on-2-ranks
+    name=korch-airfoil
+    bad --dump --dump res_calc
+    bad --iterations --iterations 0
+    for executor in sequential direct message; do
+      good --iterations 2 --executor "$executor"
+      grep -q "on 2 ranks" "$tmp/out" || fail "[--executor $executor]: does not say it runs on 2 ranks"
+    done
     ;;
   korch-mesh-gen)
     help_ok

@@ -172,6 +172,23 @@ void order_by_colour(const ParLoopBase& loop, const std::vector<int>& elements, 
   plan.order = device_copy(order, "korch::mesh::order " + loop.name());
 }
 
+std::vector<int> every_element(const Set& set) {
+  std::vector<int> all(static_cast<std::size_t>(set.size()));
+  for (std::size_t e = 0; e < all.size(); ++e) all[e] = static_cast<int>(e);
+  return all;
+}
+
+// The colours of the whole set, kept for `elements` only: a target then receives its increments in
+// colour order whatever share of the set a rank executes (docs/mesh.md, "Ranks").
+Colouring whole_set_colours_of(const ParLoopBase& loop, const std::vector<int>& elements,
+                               const std::map<const void*, DatTargets>& by_dat) {
+  const Colouring whole = colour_elements(every_element(loop.set()), by_dat);
+  Colouring share{{}, whole.n_colours};
+  share.colour.reserve(elements.size());
+  for (const int e : elements) share.colour.push_back(whole.colour[static_cast<std::size_t>(e)]);
+  return share;
+}
+
 // The plan over `elements`; `whole_set` when they are every element of the set in order.
 DirectPlan build_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vector<int>& elements, bool whole_set) {
   DirectPlan plan;
@@ -181,7 +198,8 @@ DirectPlan build_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vect
   stage_reductions(loop, plan);
   const std::map<const void*, DatTargets> by_dat = conflicting_targets(loop, inc_mode, plan);
   if (!by_dat.empty()) {
-    order_by_colour(loop, elements, colour_elements(elements, by_dat), plan);
+    order_by_colour(loop, elements,
+                    whole_set ? colour_elements(elements, by_dat) : whole_set_colours_of(loop, elements, by_dat), plan);
   } else if (whole_set) {
     plan.natural_order = true;
     plan.colour_offsets = {0, loop.set().size()};
@@ -196,9 +214,7 @@ DirectPlan build_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vect
 }  // namespace
 
 DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode) {
-  std::vector<int> all(static_cast<std::size_t>(loop.set().size()));
-  for (std::size_t e = 0; e < all.size(); ++e) all[e] = static_cast<int>(e);
-  return build_plan(loop, inc_mode, all, true);
+  return build_plan(loop, inc_mode, every_element(loop.set()), true);
 }
 
 DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vector<int>& elements,

@@ -193,6 +193,41 @@ void set_up_devices(Program& p) {
   p.base.assign(na, nullptr);
 }
 
+// The inboxes of the INC write targets: entries per target in writer order, one per (running
+// iteration element, INC write argument).
+void build_inboxes(Program& p) {
+  const std::size_t nw = p.write_args.size();
+  p.inbox_entry_of.assign(static_cast<std::size_t>(p.n_iter) * nw, -1);
+  p.inbox_offsets.assign(static_cast<std::size_t>(p.n_devices) + 1, 0);
+  auto target = [&p](int e, int i) {
+    const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
+    return p.slots[static_cast<std::size_t>(p.write_slot_of_arg[static_cast<std::size_t>(i)])].base + a.map(e, a.index);
+  };
+  auto for_each_inc = [&p, nw](auto&& visit) {
+    for (int e = 0; e < p.n_iter; ++e)
+      if (p.runs(e))
+        for (std::size_t b = 0; b < nw; ++b)
+          if (p.args[static_cast<std::size_t>(p.write_args[b])].access == Access::Inc) visit(e, b, p.write_args[b]);
+  };
+  for_each_inc([&](int e, std::size_t, int i) { ++p.inbox_offsets[static_cast<std::size_t>(target(e, i)) + 1]; });
+  for (std::size_t d = 0; d + 1 < p.inbox_offsets.size(); ++d) p.inbox_offsets[d + 1] += p.inbox_offsets[d];
+  p.inbox_entries.resize(static_cast<std::size_t>(p.inbox_offsets.back()));
+  std::vector<int> fill(p.inbox_offsets.begin(), p.inbox_offsets.end() - 1);
+  for_each_inc([&](int e, std::size_t b, int i) {
+    const int k = fill[static_cast<std::size_t>(target(e, i))]++;
+    p.inbox_entries[static_cast<std::size_t>(k)].arg = i;
+    p.inbox_entry_of[static_cast<std::size_t>(e) * nw + b] = k;
+  });
+  std::size_t bytes = 0;
+  for (auto& entry : p.inbox_entries) {
+    entry.offset = bytes;
+    bytes += round_up(p.args[static_cast<std::size_t>(entry.arg)].element_bytes);
+  }
+  const std::size_t words = (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  p.inbox.reset(new std::max_align_t[std::max<std::size_t>(words, 1)]);
+  p.end_payloads.assign(p.end_bytes > 0 ? static_cast<std::size_t>(p.n_devices) * p.end_bytes : 0, 0);
+}
+
 // On a rank's share: the devices the run involves, ascending; the others would only begin and end.
 void choose_begun_devices(Program& p) {
   std::vector<char> involved(static_cast<std::size_t>(p.n_devices), 0);
@@ -229,6 +264,7 @@ std::unique_ptr<MessageExecutor::Program> compile(const ParLoopBase& loop, std::
   number_devices(*p, loop);
   build_read_edges(*p);
   set_up_devices(*p);
+  build_inboxes(*p);
   if (!p->roles.empty()) choose_begun_devices(*p);
   return p;
 }

@@ -36,6 +36,7 @@ struct Message {
   MessageKind kind;
   std::uint16_t arg;  // ReadRecv: the consuming argument; WriteRecv: the sending argument
   std::int32_t dst;   // device, or -1 for the controller
+  std::int32_t src;   // WriteRecv of an INC: the inbox entry; End: the sending device
   alignas(8) unsigned char payload[kPayload];
 };
 
@@ -101,6 +102,23 @@ struct MessageExecutor::Program {
   std::vector<std::size_t> pad_offset;  // per argument: landing pad offset in the device's pad block
   std::size_t pad_stride = 0;
   std::unique_ptr<std::max_align_t[]> pads;
+
+  // INC writes wait in their target's inbox until all of them are in, then add in writer order
+  // (ascending iteration element, then argument): the same order on any number of ranks and with
+  // any message timing (docs/mesh.md, "Ranks").
+  struct InboxEntry {
+    std::size_t offset = 0;  // bytes into inbox
+    int arg = 0;
+  };
+  std::vector<int> inbox_entry_of;  // per (iteration element, write bit): its entry, or -1
+  std::vector<int> inbox_offsets;   // per device: its entries [inbox_offsets[d], inbox_offsets[d + 1])
+  std::vector<InboxEntry> inbox_entries;
+  std::unique_ptr<std::max_align_t[]> inbox;
+  unsigned char* inbox_at(int entry) const {
+    return reinterpret_cast<unsigned char*>(inbox.get()) + inbox_entries[static_cast<std::size_t>(entry)].offset;
+  }
+  // Each device's end payload, combined in device order once all are in (not in arrival order).
+  std::vector<unsigned char> end_payloads;
 
   // properties
   std::vector<int> read_recv_total, write_recv_expected;

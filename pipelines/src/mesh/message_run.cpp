@@ -93,6 +93,16 @@ struct Run {
     p.write_send_mask[du] = slot.write_send_mask_all;
   }
 
+  // Every write to device d is in: its INC writes add in writer order.
+  void add_inbox(int d, int element) {
+    const std::size_t du = static_cast<std::size_t>(d);
+    for (int k = p.inbox_offsets[du]; k < p.inbox_offsets[du + 1]; ++k) {
+      const int i = p.inbox_entries[static_cast<std::size_t>(k)].arg;
+      const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
+      a.inc(p.base[static_cast<std::size_t>(i)] + static_cast<std::size_t>(element) * a.element_bytes, p.inbox_at(k));
+    }
+  }
+
   void push(std::vector<Message>& out, MessageKind kind, int dst, int arg, const void* payload, std::size_t bytes) {
     out.emplace_back();
     Message& m = out.back();
@@ -131,14 +141,18 @@ struct Run {
                          a.map(element, a.index);
       ++t.write_send;
       push(out, MessageKind::WriteRecv, target, i, p.pad(element, i), a.element_bytes);
+      out.back().src =
+          p.inbox_entry_of[static_cast<std::size_t>(element) * p.write_args.size() + static_cast<std::size_t>(b)];
     }
     if (p.read_send_mask[du] == 0 && p.write_send_mask[du] == 0 &&
         p.write_recv_count[du] == p.write_recv_expected[du] + 1) {  // {inv}_end
+      add_inbox(d, element);
       out.emplace_back();
       Message& m = out.back();
       m.kind = MessageKind::End;
       m.arg = 0;
       m.dst = -1;
+      m.src = d;
       for (int i : p.reduction_args) {
         const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
         unsigned char* dst = m.payload + p.end_offset[static_cast<std::size_t>(i)];
@@ -198,7 +212,7 @@ struct Run {
         const ArgInfo& a = p.args[m.arg];
         unsigned char* dst = p.base[m.arg] + static_cast<std::size_t>(element) * a.element_bytes;
         if (a.access == Access::Inc)
-          a.inc(dst, m.payload);
+          std::memcpy(p.inbox_at(m.src), m.payload, a.element_bytes);  // added by add_inbox
         else
           std::memcpy(dst, m.payload, a.element_bytes);
         ++p.write_recv_count[du];
@@ -215,12 +229,21 @@ struct Run {
   // ---- controller side ----
   void controller_end(const Message& m) {
     std::lock_guard<std::mutex> lock(ctl);
-    for (int i : p.reduction_args) {
-      const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
-      a.combine(acc.data() + p.end_offset[static_cast<std::size_t>(i)],
-                m.payload + p.end_offset[static_cast<std::size_t>(i)], a.access);
-    }
+    if (p.end_bytes > 0)
+      std::memcpy(p.end_payloads.data() + static_cast<std::size_t>(m.src) * p.end_bytes, m.payload, p.end_bytes);
     if (++ends == p.n_begun()) ctl_cv.notify_all();
+  }
+
+  // The ends' reductions in device order, whatever order they came in.
+  void combine_ends() {
+    for (int k = 0; k < p.n_begun(); ++k) {
+      const unsigned char* payload = p.end_payloads.data() + static_cast<std::size_t>(p.begun_device(k)) * p.end_bytes;
+      for (int i : p.reduction_args) {
+        const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
+        a.combine(acc.data() + p.end_offset[static_cast<std::size_t>(i)],
+                  payload + p.end_offset[static_cast<std::size_t>(i)], a.access);
+      }
+    }
   }
 
   void fail(std::exception_ptr e) {
@@ -418,6 +441,7 @@ void MessageExecutor::run_program(Program& p, ParLoopBase& loop) {
   }
   if (run.failed) std::rethrow_exception(run.error);
   if (run.ends != p.n_begun()) throw stall_error(p, run.ends);
+  if (p.end_bytes > 0) run.combine_ends();
   for (int i : p.reduction_args) {  // the controller combines the ends into the globals
     const ArgInfo& a = p.args[static_cast<std::size_t>(i)];
     a.combine(p.base[static_cast<std::size_t>(i)], run.acc.data() + p.end_offset[static_cast<std::size_t>(i)],

@@ -11,7 +11,7 @@
 // Global reductions (INC/MIN/MAX) stage one value per element and reduce with Kokkos::parallel_reduce.
 //
 // Constructed with a Partition, each rank runs its share of every loop (owned elements, plus the
-// execute halo in loops that modify dats through maps), coloured over the elements it executes,
+// execute halo in loops that modify dats through maps), in the colours of the whole set's colouring,
 // with halos and globals kept in step with the other ranks by a RankSync (rank_sync.hpp) exactly as
 // RankExecutor does; each run is then collective. On one rank it is the plain direct executor.
 //
@@ -55,8 +55,9 @@ class DirectExecutor final : public Executor {
 
 // Builds the colouring plan of a loop (exposed for tests and benchmarks).
 DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode);
-// The plan over a rank's share: the ascending `elements` run, coloured among themselves; only those
-// with is_owned[e] != 0 reduce into globals.
+// The plan over a rank's share: the ascending `elements` run, each in the colour it has in the
+// whole set's colouring (so a target's increments come in the same order on any number of ranks);
+// only those with is_owned[e] != 0 reduce into globals.
 DirectPlan make_direct_plan(const ParLoopBase& loop, IncMode inc_mode, const std::vector<int>& elements,
                             const std::vector<char>& is_owned);
 

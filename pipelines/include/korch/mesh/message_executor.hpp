@@ -15,10 +15,13 @@
 // first), goes in_progress and broadcasts its indirect read dats ({inv}_dat_{d}_read_send, one send
 // fanned out to every {inv}_arg{i}_read_recv that consumes it); once begin and all reads are in it
 // executes (INC landing pads and INC global pads zeroed first; direct INC never zeroed), sends
-// {inv}_arg{i}_write_send to each target's {inv}_dat_{d}_write_recv (INC adds, WRITE/RW copy), and
-// once executed, everything sent and write_recv_expected writes received, sends {inv}_end with its
-// INC/MIN/MAX global pads (zeros / the current value from non-iteration devices). The controller
-// combines them and returns only after every device's end, so the next invocation starts after.
+// {inv}_arg{i}_write_send to each target's {inv}_dat_{d}_write_recv (WRITE/RW copy; INC lands in
+// the target's inbox, one slot per sender and argument), and once executed, everything sent and
+// write_recv_expected writes received, adds its inbox in sender order (ascending element, then
+// argument) and sends {inv}_end with its INC/MIN/MAX global pads (zeros / the current value from
+// non-iteration devices). The controller keeps every device's end, combines them in device order
+// and returns only after every device's end, so the next invocation starts after. Neither message
+// timing nor the number of ranks changes a result's bits (docs/mesh.md, "Ranks").
 //
 // Messages travel as korch thread-team items (batches of messages) and are handled by the team's
 // threads; devices are locked one at a time. Test mode (random_seed set) keeps every message in one
