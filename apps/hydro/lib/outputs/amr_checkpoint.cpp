@@ -41,7 +41,7 @@ std::string AmrSimulation::checkpoint_path() const {
 
 void AmrSimulation::write_checkpoint(const std::string& path) const {
   const ForestMeshShape& s = mesh_->shape();
-  CheckpointContent c;
+  CheckpointContent c = checkpoint_fields(options_);
   for (int v = 0; v < n_cons; ++v) {
     std::vector<double> mine;
     for (int b = 0; b < static_cast<int>(mesh_->own_leaves().size()); ++b) {
@@ -54,22 +54,8 @@ void AmrSimulation::write_checkpoint(const std::string& path) const {
     c.state[static_cast<std::size_t>(v)] = comm_.size() > 1 ? comm_.all_gather(mine) : mine;  // collective
   }
   if (comm_.rank() != 0) return;
-  const Options& o = options_;
-  c.problem = to_string(o.problem);
-  c.dim = o.dim;
-  c.blocks = o.blocks;
-  c.cells_per_block = o.cells_per_block;
-  c.gamma = o.gamma;
-  c.cfl = o.cfl;
-  c.conduction = o.conduction;
-  c.limiter = o.limiter == Limiter::minmod ? "minmod" : "mc";
-  c.boundary = s.forest.periodic[0] ? "periodic" : "outflow";
   c.time = time_;
   c.steps = steps_;
-  c.max_level = o.max_level;
-  c.refine_above = o.refine_above;
-  c.derefine_below = o.derefine_below;
-  c.regrid_every = o.regrid_every;
   for (const BlockKey& leaf : mesh_->forest().leaves())
     c.leaves.push_back({leaf.level, leaf.position[0], leaf.position[1], leaf.position[2]});
   c.initial_totals = initial_totals_;

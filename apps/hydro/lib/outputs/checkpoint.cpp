@@ -245,6 +245,25 @@ void catch_stop_signals() {
 
 int stop_signal() noexcept { return caught_signal.load(); }
 
+CheckpointContent checkpoint_fields(const Options& o) {
+  CheckpointContent c;
+  c.problem = to_string(o.problem);
+  c.dim = o.dim;
+  c.blocks = o.blocks;
+  c.cells_per_block = o.cells_per_block;
+  c.gamma = o.gamma;
+  c.cfl = o.cfl;
+  c.conduction = o.conduction;
+  c.limiter = o.limiter == Limiter::minmod ? "minmod" : "mc";
+  const Boundary b = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
+  c.boundary = b == Boundary::periodic ? "periodic" : "outflow";
+  c.max_level = o.max_level;
+  c.refine_above = o.refine_above;
+  c.derefine_below = o.derefine_below;
+  c.regrid_every = o.regrid_every;
+  return c;
+}
+
 void write_checkpoint_file(const std::string& path, const CheckpointContent& c) {
   if (!little_endian())
     throw Error("checkpoint: this machine is not little-endian; checkpoints store little-endian doubles");

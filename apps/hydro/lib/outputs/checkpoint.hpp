@@ -54,6 +54,10 @@ struct Interrupted : Error {
   int signal;
 };
 
+// The fields that `options` fix (problem, grid, physics, regrid options), the time, steps, state and
+// leaves left for the run to fill in.
+CheckpointContent checkpoint_fields(const Options& options);
+
 // Writes `content` to `path` atomically. Throws korch::Error naming the file.
 void write_checkpoint_file(const std::string& path, const CheckpointContent& content);
 // Reads the checkpoint at `path` for a run with `options`, every check above included. Throws

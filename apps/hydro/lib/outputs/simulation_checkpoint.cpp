@@ -38,23 +38,11 @@ void Simulation::restore(const std::string& path) {
 }
 
 void Simulation::write_checkpoint(const std::string& path) const {
-  CheckpointContent c;
+  CheckpointContent c = checkpoint_fields(options_);
   for (int v = 0; v < n_cons; ++v) c.state[static_cast<std::size_t>(v)] = gather(v);  // collective
   if (comm_.rank() != 0) return;
-  c.problem = to_string(options_.problem);
-  c.dim = options_.dim;
-  c.blocks = options_.blocks;
-  c.cells_per_block = options_.cells_per_block;
-  c.gamma = options_.gamma;
-  c.cfl = options_.cfl;
-  c.conduction = options_.conduction;
-  c.limiter = options_.limiter == Limiter::minmod ? "minmod" : "mc";
-  c.boundary = boundary_ == Boundary::periodic ? "periodic" : "outflow";
   c.time = time_;
   c.steps = steps_;
-  c.refine_above = options_.refine_above;
-  c.derefine_below = options_.derefine_below;
-  c.regrid_every = options_.regrid_every;
   c.initial_totals = initial_totals_;
   write_checkpoint_file(path, c);
 }
