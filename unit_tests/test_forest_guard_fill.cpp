@@ -221,3 +221,73 @@ TEST_CASE("ForestGuardFill: wrong arrays, missing leaves and a changed forest ar
   forest.refine({{0, {0, 0, 0}}});
   CHECK(error_of([&] { fill.fill(); }).find("no longer a leaf") != std::string::npos);
 }
+
+namespace {
+
+// Every guard cell of every leaf against value_at, the cell-by-cell reference: same bits.
+int compare_with_reference(const BlockForest& forest, Arrays& arrays, const ForestGuardFill& fill) {
+  int compared = 0, differ = 0;
+  std::string first;
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (interior) return;
+    Cell cell = cell_of(arrays, leaf, i, j, k);
+    for (int d = 0; d < forest.shape().dims; ++d) {
+      const std::int64_t n = std::int64_t{forest.shape().roots[d]} * arrays.cells[d] << leaf.level;
+      if (!forest.shape().periodic[d]) cell[d] = std::min<std::int64_t>(std::max<std::int64_t>(cell[d], 0), n - 1);
+    }
+    for (int v = 0; v < arrays.n_vars; ++v, ++compared)
+      if (!(arrays.at(leaf, i, j, k, v) == fill.value_at(leaf.level, cell, v)) && differ++ == 0)
+        first = leaf.describe() + " guard cell " + std::to_string(i) + " " + std::to_string(j) + " " +
+                std::to_string(k) + " var " + std::to_string(v);
+  });
+  INFO("first difference: " << first);
+  CHECK(differ == 0);
+  return compared;
+}
+
+void random_interior(const BlockForest& forest, Arrays& arrays, std::mt19937& random) {
+  std::uniform_real_distribution<double> value(0.5, 2.0);
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    if (!interior) return;
+    for (int v = 0; v < arrays.n_vars; ++v) arrays.at(leaf, i, j, k, v) = value(random);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("ForestGuardFill: a leaf's plan fills the same bits as the cell-by-cell reference, fill after fill") {
+  std::mt19937 random(11);
+  for (int trial = 0; trial < 8; ++trial) {
+    const int dims = 2 + trial % 2;
+    const bool wide = trial % 4 == 1;  // guard cells wider than half a block: restriction over two levels
+    korch::ForestShape shape{dims, {2, 3, dims == 3 ? 2 : 1}, {trial % 3 == 0, trial % 2 == 0, false}, 3};
+    BlockForest forest(shape);
+    for (int round = 0; round < 3; ++round) {
+      std::vector<BlockKey> flagged;
+      for (const BlockKey& leaf : forest.leaves())
+        if (random() % 4 == 0) flagged.push_back(leaf);
+      forest.refine(flagged);
+    }
+    INFO("trial " << trial << ", " << forest.n_leaves() << " leaves");
+    Arrays arrays{{4, 6, dims == 3 ? 4 : 1}, {wide ? 3 : 2, 2, dims == 3 ? 2 : 0}, 3, {}, {}};
+    ForestGuardFill fill(forest, arrays.cells, arrays.guard, arrays.n_vars);
+    arrays.attach(forest, fill);
+    random_interior(forest, arrays, random);
+    fill.fill();
+    CHECK(compare_with_reference(forest, arrays, fill) > 0);
+    // New interior values, the same plans: the guard cells follow them.
+    random_interior(forest, arrays, random);
+    fill.fill();
+    compare_with_reference(forest, arrays, fill);
+    // One leaf's data moved: every plan that read it reads the new array.
+    const BlockKey moved = forest.leaves()[static_cast<std::size_t>(trial) % forest.leaves().size()];
+    const auto id = std::make_tuple(moved.level, moved.position[0], moved.position[1], moved.position[2]);
+    std::vector<double> copy = arrays.storage.at(id);
+    for (double& x : copy) x = std::isnan(x) ? x : x * 1.5;
+    arrays.storage[id].swap(copy);
+    arrays.arrays[id].data = arrays.storage[id].data();
+    fill.set_block(moved, arrays.arrays[id]);
+    fill.fill();
+    compare_with_reference(forest, arrays, fill);
+  }
+}

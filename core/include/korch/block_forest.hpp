@@ -82,6 +82,9 @@ class BlockForest {
   int n_leaves() const noexcept { return static_cast<int>(leaves_.size()); }
   // Leaves per level (index = level, up to the finest level present).
   std::vector<int> leaves_per_level() const;
+  // Changes with every refine or derefine that changes the leaves: what was worked out from the
+  // leaves (a guard fill's plan) holds while it stays.
+  std::uint64_t generation() const noexcept { return generation_; }
 
   bool contains(const BlockKey& key) const;  // a leaf or a split block of the forest
   bool is_leaf(const BlockKey& key) const;
@@ -128,6 +131,7 @@ class BlockForest {
   std::unordered_map<BlockKey, bool, BlockKeyHash> blocks_;
   std::vector<BlockKey> leaves_;
   std::unordered_map<BlockKey, int, BlockKeyHash> leaf_index_;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace korch

@@ -13,7 +13,9 @@
 //   - beyond a non-periodic edge: the boundary value, by default the nearest cell inside the
 //     domain at the same level (outflow, zero gradient); periodic axes wrap.
 // Because only interior cells are read, the fill has no order: every leaf's guard cells can be
-// filled independently, and filling twice gives the same bits.
+// filled independently, and filling twice gives the same bits. A leaf's first fill works out where
+// each of its guard cells comes from (its plan: the cells it copies, averages or interpolates), and
+// later fills replay that plan while the forest and the blocks' data stay as they are.
 //
 //   korch::ForestGuardFill fill(forest, {16, 16, 1}, {2, 2, 0}, 5);
 //   for (const korch::BlockKey& leaf : forest.leaves()) fill.set_block(leaf, array_of(leaf));
@@ -24,8 +26,11 @@
 #include <korch/block_list.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -52,13 +57,15 @@ class ForestGuardFill {
   // the array is null, or its extents (var, i, j, k) are not (n_vars, cells + 2 * guard, ...).
   void set_block(const BlockKey& leaf, const BlockArray& array);
   // Forgets every leaf's data (after the forest changed).
-  void clear_blocks() { blocks_.clear(); }
+  void clear_blocks();
   // Replaces the outflow rule beyond non-periodic edges; the function may call value_at for cells
   // inside the domain (a reflecting wall mirrors a cell and flips a sign).
   void set_boundary(BoundaryValue boundary) {
     boundary_ = std::move(boundary);
     outflow_ = false;
+    forget_plans();
   }
+  ~ForestGuardFill();
 
   // Fills the guard cells of every leaf. Throws korch::Error naming a leaf without data, or a key
   // with data that is no longer a leaf (the forest changed: clear_blocks and set_block anew).
@@ -86,17 +93,35 @@ class ForestGuardFill {
   };
   void values_at(int level, const Cell& cell, double* out, LastLeaf& last) const;
   const BlockArray& leaf_array(const BlockKey& leaf) const;
+
+  // Where a leaf's guard cells come from (forest_fill_plan.cpp), worked out by its first fill.
+  struct LeafPlan;
+  struct LeafData {
+    BlockArray array;
+    mutable std::mutex planning;                         // one thread works the plan out
+    mutable std::atomic<const LeafPlan*> plan{nullptr};  // owned by `owned`
+    mutable std::unique_ptr<LeafPlan> owned;
+  };
+  struct Term;
+  const LeafPlan& plan_of(const BlockKey& leaf, const LeafData& data) const;
+  std::unique_ptr<LeafPlan> make_plan(const BlockKey& leaf) const;
+  void plan_region(const BlockKey& leaf, const std::array<int, 3>& lo, const std::array<int, 3>& hi,
+                   LeafPlan& plan) const;
+  bool plan_cell(int level, Cell cell, LeafPlan& plan) const;
+  int term_of(int level, const Cell& cell, LeafPlan& plan) const;
+  int any_term_of(int level, Cell cell, LeafPlan& plan) const;
+  bool direct_source(int level, const Cell& cell, LeafPlan& plan) const;
+  void replay(const LeafPlan& plan, const BlockKey& leaf, const BlockArray& array, int first_var, int end_var) const;
+  void forget_plans();
   void restricted_values(int level, const Cell& cell, double* out, LastLeaf& last) const;
   void prolonged_values(int level, const Cell& cell, double* out, LastLeaf& last) const;
   void any_values(int level, Cell cell, double* out, LastLeaf& last) const;  // also beyond the edges
   struct Vars {  // the variables a fill writes: [first, end)
     int first, end;
   };
-  void fill_block(const BlockKey& leaf, const BlockArray& array, Vars vars) const;
-  // Guard cells [lo, hi) of a leaf (block-local, per axis): copied from the same-level leaf in
-  // direction d, or found cell by cell.
-  void copy_region(const BlockArray& to, const BlockArray& from, const Direction& d, const std::array<int, 3>& lo,
-                   const std::array<int, 3>& hi, Vars vars) const;
+  void fill_block(const BlockKey& leaf, const LeafData& data, Vars vars) const;
+  bool plan_is_current(const LeafPlan& plan) const;
+  // Guard cells [lo, hi) of a leaf (block-local, per axis), found cell by cell.
   void fill_region(const BlockKey& leaf, const BlockArray& array, const std::array<int, 3>& lo,
                    const std::array<int, 3>& hi, Vars vars) const;
 
@@ -105,7 +130,8 @@ class ForestGuardFill {
   int n_vars_;
   BoundaryValue boundary_;
   bool outflow_ = true;  // boundary_ is the default outflow rule
-  std::unordered_map<BlockKey, BlockArray, BlockKeyHash> blocks_;
+  std::unordered_map<BlockKey, LeafData, BlockKeyHash> blocks_;
+  mutable std::atomic<bool> any_plan_{false};  // some leaf holds a plan (set_block then forgets them)
 };
 
 }  // namespace korch

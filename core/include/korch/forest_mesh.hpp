@@ -114,6 +114,9 @@ class ForestMesh {
   // ascending order, the lower fastest. An action writes the fluxes its update used there; the
   // arrays are the mesh's until the next regrid. Throws korch::Error naming a bad block, axis or side.
   double* face_flux(int block, int axis, int side);
+  // What touches a leaf's face (ForestNeighbour::Kind: same, coarser, finer or boundary), kept from
+  // the last regrid: the faces at level jumps are those whose fluxes the correction reads.
+  ForestNeighbour::Kind face_neighbour(int block, int axis, int side) const;
   // After a flux-form update of step dt, replaces on every coarse leaf the fluxes through faces
   // shared with finer leaves by the mean of the finer leaves' fluxes there, correcting the coarse
   // cells next to those faces, so each variable's total changes only through the domain's edges.
@@ -146,6 +149,7 @@ class ForestMesh {
   // and in `faces` where each face (face_id) lies in them.
   std::vector<std::vector<double>> received_faces(std::unordered_map<std::uint64_t, const double*>& faces);
   std::size_t face_size(int axis) const;
+  const std::vector<ForestNeighbour>& neighbours_of_face(int block, int axis, int side) const;
 
   std::string name_;
   ForestMeshShape shape_;
@@ -158,6 +162,7 @@ class ForestMesh {
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;  // own leaves and copies
   std::vector<BlockArray> arrays_;                                        // per block id (own leaves)
   std::vector<std::vector<double>> faces_;  // per block id, axis and side: block * 2 * dims + 2 * axis + side
+  std::vector<std::vector<ForestNeighbour>> face_neighbours_;  // what touches each of those faces
   std::unique_ptr<ForestGuardFill> fill_;
   ForestGuardFill::BoundaryValue boundary_;
   std::unique_ptr<BlockList> blocks_;

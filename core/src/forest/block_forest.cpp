@@ -174,6 +174,7 @@ void BlockForest::split(const BlockKey& key) {
 }
 
 void BlockForest::order_leaves() {
+  ++generation_;
   leaves_.clear();
   for (const auto& [key, leaf] : blocks_)
     if (leaf) leaves_.push_back(key);

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "forest_fill_plan.hpp"
+
 #include <korch/error.hpp>
 #include <korch/block_neighbours.hpp>
 #include <korch/forest_guard_fill.hpp>
@@ -75,7 +77,8 @@ void ForestGuardFill::set_block(const BlockKey& leaf, const BlockArray& array) {
                     "and non-null data",
                     leaf.describe(), array.extent[0], array.extent[1], array.extent[2], array.extent[3],
                     static_cast<const void*>(array.data), want[0], want[1], want[2], want[3]));
-  blocks_[leaf] = array;
+  forget_plans();  // they may read this leaf's old array
+  blocks_[leaf].array = array;
 }
 
 const BlockArray& ForestGuardFill::leaf_array(const BlockKey& leaf) const {
@@ -85,7 +88,7 @@ const BlockArray& ForestGuardFill::leaf_array(const BlockKey& leaf) const {
         fmt::format("ForestGuardFill: the leaf {} has no data; call set_block for every leaf of the forest "
                     "before fill",
                     leaf.describe()));
-  return it->second;
+  return it->second.array;
 }
 
 double ForestGuardFill::value_at(int level, const Cell& cell, int var) const {
@@ -195,41 +198,22 @@ void ForestGuardFill::prolonged_values(int level, const Cell& cell, double* out,
   }
 }
 
-// The guard cells of a leaf, one region per direction (a face, edge or corner of the block): a
-// region whose neighbour is a leaf of the same level is that leaf's cells, copied as they are (what
-// values_at would return for each, without looking each up); the others cell by cell.
-void ForestGuardFill::fill_block(const BlockKey& leaf, const BlockArray& array, Vars vars) const {
-  const int dims = forest_.shape().dims;
-  for (const Direction& d : NeighbourList::directions(dims)) {
+// The guard cells of a leaf, one region per direction (a face, edge or corner of the block): by
+// the leaf's plan while the forest is the one it was made for, else cell by cell.
+void ForestGuardFill::fill_block(const BlockKey& leaf, const LeafData& data, Vars vars) const {
+  const LeafPlan& plan = plan_of(leaf, data);
+  if (plan_is_current(plan)) {
+    replay(plan, leaf, data.array, vars.first, vars.end);
+    return;
+  }
+  for (const Direction& d : NeighbourList::directions(forest_.shape().dims)) {
     std::array<int, 3> lo{0, 0, 0}, hi{1, 1, 1};
-    bool fits = true;  // the region lies within the next block (guard cells at most a block wide)
     for (int a = 0; a < 3; ++a) {
       lo[a] = d[a] < 0 ? -guard_[a] : d[a] > 0 ? cells_[a] : 0;
       hi[a] = d[a] < 0 ? 0 : d[a] > 0 ? cells_[a] + guard_[a] : cells_[a];
-      fits = fits && guard_[a] <= cells_[a];
     }
-    const auto next = forest_.neighbours(leaf, d);
-    if (fits && next.size() == 1 && next[0].kind == ForestNeighbour::Kind::same)
-      copy_region(array, leaf_array(next[0].key), d, lo, hi, vars);
-    else
-      fill_region(leaf, array, lo, hi, vars);
+    fill_region(leaf, data.array, lo, hi, vars);
   }
-}
-
-void ForestGuardFill::copy_region(const BlockArray& to, const BlockArray& from, const Direction& d,
-                                  const std::array<int, 3>& lo, const std::array<int, 3>& hi, Vars vars) const {
-  for (int k = lo[2]; k < hi[2]; ++k)
-    for (int j = lo[1]; j < hi[1]; ++j)
-      for (int i = lo[0]; i < hi[0]; ++i) {
-        const int c[3] = {i, j, k};
-        std::ptrdiff_t at = 0, source = 0;
-        for (int a = 0; a < 3; ++a) {
-          at += (c[a] + guard_[a]) * to.stride[a + 1];
-          source += (c[a] - d[a] * cells_[a] + guard_[a]) * from.stride[a + 1];
-        }
-        for (int var = vars.first; var < vars.end; ++var)
-          to.data[var * to.stride[0] + at] = from.data[var * from.stride[0] + source];
-      }
 }
 
 void ForestGuardFill::fill_region(const BlockKey& leaf, const BlockArray& array, const std::array<int, 3>& lo,
@@ -274,7 +258,8 @@ void ForestGuardFill::fill_leaf(const BlockKey& leaf, int first_var, int n_vars)
   if (first_var < 0 || end > n_vars_ || first_var >= end)
     throw Error(fmt::format("ForestGuardFill::fill_leaf: variables {} .. {} of {}; give a range within 0 .. {}",
                             first_var, end - 1, n_vars_, n_vars_ - 1));
-  fill_block(leaf, leaf_array(leaf), Vars{first_var, end});
+  leaf_array(leaf);  // names a leaf without data
+  fill_block(leaf, blocks_.find(leaf)->second, Vars{first_var, end});
 }
 
 }  // namespace korch

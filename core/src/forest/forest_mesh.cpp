@@ -68,6 +68,7 @@ void ForestMesh::list_leaves() {
     for (const BlockKey& ghost : from) fill_->set_block(ghost, array_of(data_.at(ghost)));
   arrays_.clear();
   faces_.clear();
+  face_neighbours_.clear();
   auto blocks = std::make_unique<BlockList>(name_, shape_.n_vars);
   for (const BlockKey& leaf : own_) {
     const BlockArray a = array_of(data_.at(leaf));
@@ -78,6 +79,11 @@ void ForestMesh::list_leaves() {
       for (int other = 0; other < 3; ++other)
         if (other != axis) n *= static_cast<std::size_t>(shape_.cells[other]);
       faces_.insert(faces_.end(), 2, std::vector<double>(n, 0.0));
+      for (int side = 0; side < 2; ++side) {
+        Direction d{0, 0, 0};
+        d[axis] = side == 0 ? -1 : 1;
+        face_neighbours_.push_back(forest_.neighbours(leaf, d));
+      }
     }
     BlockShape s;
     s.cells = shape_.cells;

@@ -26,13 +26,23 @@ std::uint64_t face_id(int leaf_index, int axis, int side) {
 }  // namespace
 
 double* ForestMesh::face_flux(int block, int axis, int side) {
+  neighbours_of_face(block, axis, side);  // names a bad block, axis or side
+  return faces_[static_cast<std::size_t>(block * 2 * shape_.forest.dims + 2 * axis + side)].data();
+}
+
+ForestNeighbour::Kind ForestMesh::face_neighbour(int block, int axis, int side) const {
+  const auto& next = neighbours_of_face(block, axis, side);
+  return next.empty() ? ForestNeighbour::Kind::boundary : next.front().kind;
+}
+
+const std::vector<ForestNeighbour>& ForestMesh::neighbours_of_face(int block, int axis, int side) const {
   array(block);  // names a bad block
   if (axis < 0 || axis >= shape_.forest.dims || side < 0 || side > 1)
     throw Error(
         fmt::format("ForestMesh '{}': face of axis {} side {}; give an axis 0 .. {} and side 0 (low) or 1 "
                     "(high)",
                     name_, axis, side, shape_.forest.dims - 1));
-  return faces_[static_cast<std::size_t>(block * 2 * shape_.forest.dims + 2 * axis + side)].data();
+  return face_neighbours_[static_cast<std::size_t>(block * 2 * shape_.forest.dims + 2 * axis + side)];
 }
 
 std::size_t ForestMesh::face_size(int axis) const {
@@ -50,9 +60,7 @@ std::vector<std::vector<double>> ForestMesh::received_faces(std::unordered_map<s
   for (int b = 0; b < static_cast<int>(own_.size()); ++b)
     for (int axis = 0; axis < dims; ++axis)
       for (int side = 0; side < 2; ++side) {
-        Direction d{0, 0, 0};
-        d[axis] = side == 0 ? -1 : 1;
-        for (const ForestNeighbour& n : forest_.neighbours(own_[static_cast<std::size_t>(b)], d)) {
+        for (const ForestNeighbour& n : neighbours_of_face(b, axis, side)) {
           if (n.kind == ForestNeighbour::Kind::boundary) continue;  // beyond a non-periodic edge: no leaf
           const int other = owners_[static_cast<std::size_t>(forest_.leaf_index(n.key))];
           if (other == me) continue;
@@ -97,9 +105,7 @@ void ForestMesh::correct_fluxes(double dt) {
     const std::array<double, 3> h = cell_size(coarse.level);
     for (int axis = 0; axis < dims; ++axis)
       for (int side = 0; side < 2; ++side) {
-        Direction d{0, 0, 0};
-        d[axis] = side == 0 ? -1 : 1;
-        const auto next = forest_.neighbours(coarse, d);
+        const auto& next = neighbours_of_face(c, axis, side);
         if (next.empty() || next[0].kind != ForestNeighbour::Kind::finer) continue;
         const auto [p, q] = across(axis);
         const int np = shape_.cells[p], nq = shape_.cells[q];

@@ -141,66 +141,89 @@ ActionRoutine amr_guard_fill_routine() {
     if (box.tile_index() > 0) return;  // one fill per block: its first tile (or the block) does it
     const auto& p = ctx.parameters_as<AmrFillParameters>();
     p.mesh->fill_guard_cells(box.block_id(), p.first_var, n_cons);
+    if (p.block_dt != nullptr) {
+      EulerParams q = p.dt_params;
+      q.state = p.first_var;
+      p.block_dt[box.block_id()] = amr_leaf_dt(*p.mesh, box.block_id(), q);
+    }
   };
   return TypedAction("guard_fill").on_box(fill).routine();
 }
 
-void record_face_fluxes(ForestMesh& mesh, const EulerParams& p) {
+void record_face_fluxes(ForestMesh& mesh, const EulerParams& p, int block) {
   const ForestMeshShape& s = mesh.shape();
-  const int dims = s.forest.dims;
-  for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
-    const EulerKernel<StridedCellVar> k = leaf_kernel(mesh, b, p);
-    const BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
-    for (int axis = 0; axis < dims; ++axis)
-      for (int side = 0; side < 2; ++side) {
-        // Only faces at a level jump are corrected: the others keep what they hold.
-        Direction towards{0, 0, 0};
-        towards[axis] = side == 0 ? -1 : 1;
-        const auto next = mesh.forest().neighbours(leaf, towards);
-        if (next.empty() ||
-            (next[0].kind != ForestNeighbour::Kind::coarser && next[0].kind != ForestNeighbour::Kind::finer))
-          continue;
-        double* face = mesh.face_flux(b, axis, side);
-        const std::size_t per_var = static_cast<std::size_t>(s.cells[axis == 0 ? 1 : 0]) * s.cells[axis == 2 ? 1 : 2];
-        for_each_face_cell(s, axis, [&](int pa, int qa, int fp, int fq, int at) {
-          std::array<int, 3> cell{s.guard[0], s.guard[1], s.guard[2]};
-          cell[axis] += side == 0 ? 0 : s.cells[axis];
-          cell[pa] += fp;
-          cell[qa] += fq;
-          double F[5];
-          k.low_face_flux(cell[0], cell[1], cell[2], axis, F);
-          for (int v = 0; v < n_cons; ++v) {
-            face[static_cast<std::size_t>(p.next_state + v) * per_var + static_cast<std::size_t>(at)] = F[v];
-            face[static_cast<std::size_t>(p.state + v) * per_var + static_cast<std::size_t>(at)] = 0.0;
-          }
-        });
-      }
-  }
+  const EulerKernel<StridedCellVar> k = leaf_kernel(mesh, block, p);
+  for (int axis = 0; axis < s.forest.dims; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      // Only faces at a level jump are corrected: the others keep what they hold.
+      const auto next = mesh.face_neighbour(block, axis, side);
+      if (next != ForestNeighbour::Kind::coarser && next != ForestNeighbour::Kind::finer) continue;
+      double* face = mesh.face_flux(block, axis, side);
+      const std::size_t per_var = static_cast<std::size_t>(s.cells[axis == 0 ? 1 : 0]) * s.cells[axis == 2 ? 1 : 2];
+      for_each_face_cell(s, axis, [&](int pa, int qa, int fp, int fq, int at) {
+        std::array<int, 3> cell{s.guard[0], s.guard[1], s.guard[2]};
+        cell[axis] += side == 0 ? 0 : s.cells[axis];
+        cell[pa] += fp;
+        cell[qa] += fq;
+        double F[5];
+        k.low_face_flux(cell[0], cell[1], cell[2], axis, F);
+        for (int v = 0; v < n_cons; ++v) {
+          face[static_cast<std::size_t>(p.next_state + v) * per_var + static_cast<std::size_t>(at)] = F[v];
+          face[static_cast<std::size_t>(p.state + v) * per_var + static_cast<std::size_t>(at)] = 0.0;
+        }
+      });
+    }
 }
 
-double amr_stable_dt(const ForestMesh& mesh, const EulerParams& p) {
+ActionRoutine amr_face_flux_routine() {
+  const auto record = [](const ActionContext& ctx, const auto& box) {
+    if (box.tile_index() > 0) return;  // once per block
+    const auto& p = ctx.parameters_as<AmrFluxParameters>();
+    record_face_fluxes(*p.mesh, p.params, box.block_id());
+  };
+  return TypedAction("face_fluxes").on_box(record).routine();
+}
+
+namespace {
+
+// The largest stable dt of a leaf's interior cells; the first cell that is not physical throws
+// (name_bad_cell) or gives unphysical_dt.
+double leaf_dt(const ForestMesh& mesh, int b, const EulerParams& p, bool name_bad_cell) {
   const ForestMeshShape& s = mesh.shape();
   double smallest = std::numeric_limits<double>::infinity();
-  for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
-    const BlockArray& a = mesh.array(b);
-    const BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
-    EulerParams q = p;
-    const auto h = mesh.cell_size(leaf.level);
-    for (int d = 0; d < 3; ++d) q.dx[d] = h[d];
-    for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k)
-      for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
-        for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i) {
-          double U[5];
-          for (int v = 0; v < n_cons; ++v)
-            U[v] = a.data[(p.state + v) * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
-          const double t = cell_dt(U, q);
-          if (t == unphysical_dt)
-            throw Error::format(
-                "hydro on an adaptive mesh: cell ({}, {}, {}) of leaf {} is not physical (density {}, energy {}): "
-                "lower --cfl or the refinement thresholds",
-                i - s.guard[0], j - s.guard[1], k - s.guard[2], leaf.describe(), U[0], U[4]);
-          smallest = t < smallest ? t : smallest;
+  const BlockArray& a = mesh.array(b);
+  const BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
+  EulerParams q = p;
+  const auto h = mesh.cell_size(leaf.level);
+  for (int d = 0; d < 3; ++d) q.dx[d] = h[d];
+  for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k)
+    for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
+      for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i) {
+        double U[5];
+        for (int v = 0; v < n_cons; ++v)
+          U[v] = a.data[(p.state + v) * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
+        const double t = cell_dt(U, q);
+        if (t == unphysical_dt) {
+          if (!name_bad_cell) return unphysical_dt;
+          throw Error::format(
+              "hydro on an adaptive mesh: cell ({}, {}, {}) of leaf {} is not physical (density {}, energy {}): "
+              "lower --cfl or the refinement thresholds",
+              i - s.guard[0], j - s.guard[1], k - s.guard[2], leaf.describe(), U[0], U[4]);
         }
+        smallest = t < smallest ? t : smallest;
+      }
+  return smallest;
+}
+
+}  // namespace
+
+double amr_leaf_dt(const ForestMesh& mesh, int block, const EulerParams& p) { return leaf_dt(mesh, block, p, false); }
+
+double amr_stable_dt(const ForestMesh& mesh, const std::vector<double>& block_dt, const EulerParams& p) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (std::size_t b = 0; b < block_dt.size(); ++b) {
+    if (block_dt[b] == unphysical_dt) leaf_dt(mesh, static_cast<int>(b), p, true);
+    smallest = block_dt[b] < smallest ? block_dt[b] : smallest;
   }
   return smallest;
 }

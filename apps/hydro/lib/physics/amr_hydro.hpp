@@ -22,21 +22,33 @@ ActionRoutine amr_hydro_routine();
 
 // The guard fill of the state set that starts at `first_var`, spread over a runtime cycle's threads
 // (after ForestMesh::exchange_ghost_leaves): the "guard_fill" action, each block filling its own.
+// With `block_dt` (one slot per block), each block also puts there the largest stable dt of its
+// interior cells of that set (amr_leaf_dt), so the step's time step needs no pass of its own.
 struct AmrFillParameters {
   const ForestMesh* mesh = nullptr;
   int first_var = 0;
+  double* block_dt = nullptr;
+  EulerParams dt_params;  // gamma and dim for block_dt
 };
 ActionRoutine amr_guard_fill_routine();
 
 // After the update of `p`: the fluxes it used through the faces of this rank's leaves at level
 // jumps (those ForestMesh::correct_fluxes reads), into mesh.face_flux at variables p.next_state ..
 // + 4 (the current set's are zero). Needs the current state's guard cells as the update read them.
-void record_face_fluxes(ForestMesh& mesh, const EulerParams& p);
+// The "face_fluxes" action does it per block, spread over a cycle's threads.
+void record_face_fluxes(ForestMesh& mesh, const EulerParams& p, int block);
+struct AmrFluxParameters {
+  ForestMesh* mesh = nullptr;
+  EulerParams params;
+};
+ActionRoutine amr_face_flux_routine();
 
-// The largest stable dt over this rank's leaves of state p.state (before the CFL factor), each
-// leaf with its level's cell size. Throws korch::Error naming the first cell that is not
-// physical.
-double amr_stable_dt(const ForestMesh& mesh, const EulerParams& p);
+// The largest stable dt of one leaf's interior cells of state p.state (before the CFL factor), with
+// its level's cell size; unphysical_dt when a cell is not physical.
+double amr_leaf_dt(const ForestMesh& mesh, int block, const EulerParams& p);
+// The smallest of the blocks' dts (amr_leaf_dt, one per block of this rank). Throws korch::Error
+// naming the first cell that is not physical.
+double amr_stable_dt(const ForestMesh& mesh, const std::vector<double>& block_dt, const EulerParams& p);
 
 // Both state sets of every leaf of this rank (interior cells) to the problem's initial state, each
 // cell the mean over the finest level's cells it covers (Sedov's deposit: the finest cells within

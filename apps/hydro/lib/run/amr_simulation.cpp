@@ -58,6 +58,9 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   fill_configuration_.name = "hydro-guard-fill";
   fill_configuration_.teams[0].action = "guard_fill";
   fill_configuration_.teams[0].initial_threads = o.threads;
+  flux_configuration_ = fill_configuration_;
+  flux_configuration_.name = "hydro-face-fluxes";
+  flux_configuration_.teams[0].action = "face_fluxes";
   runtime_ = std::make_unique<Runtime>(runtime_options(o));
   regrid_.refine_above = o.refine_above;
   regrid_.derefine_below = o.derefine_below;
@@ -89,16 +92,25 @@ EulerParams AmrSimulation::params(double dt) const {
   return p;
 }
 
-void AmrSimulation::fill_guard_cells() {
+void AmrSimulation::fill_guard_cells(bool with_dt) {
   mesh_->exchange_ghost_leaves();
-  Bundle fill("guard fill", ActionParameters(AmrFillParameters{mesh_.get(), state_}));
+  block_dt_.assign(with_dt ? mesh_->own_leaves().size() : 0, 0.0);
+  AmrFillParameters fill_params{mesh_.get(), state_, with_dt ? block_dt_.data() : nullptr, params(0.0)};
+  Bundle fill("guard fill", ActionParameters(fill_params));
   fill.add(amr_guard_fill_routine());
   runtime_->execute(fill, fill_configuration_, mesh_->blocks());
 }
 
 double AmrSimulation::stable_dt() const {
-  const double mine = amr_stable_dt(*mesh_, params(0.0));
+  const double mine = amr_stable_dt(*mesh_, block_dt_, params(0.0));
   return options_.cfl * (comm_.size() > 1 ? comm_.min(mine) : mine);
+}
+
+void AmrSimulation::correct_fluxes(const EulerParams& p) {
+  Bundle record("face fluxes", ActionParameters(AmrFluxParameters{mesh_.get(), p}));
+  record.add(amr_face_flux_routine());
+  runtime_->execute(record, flux_configuration_, mesh_->blocks());
+  mesh_->correct_fluxes(p.dt);
 }
 
 RegridCounts AmrSimulation::regrid() {
@@ -119,11 +131,11 @@ RegridCounts AmrSimulation::regrid() {
 
 double AmrSimulation::step(double dt_max) {
   auto t0 = Clock::now();
+  fill_guard_cells(true);
+  phases_.guard_fill += seconds_since(t0);
+  t0 = Clock::now();
   const double dt = std::min(stable_dt(), dt_max);
   phases_.time_step += seconds_since(t0);
-  t0 = Clock::now();
-  fill_guard_cells();
-  phases_.guard_fill += seconds_since(t0);
   t0 = Clock::now();
   const EulerParams p = params(dt);
   Bundle bundle("hydro step", ActionParameters(p));
@@ -131,8 +143,7 @@ double AmrSimulation::step(double dt_max) {
   runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
   phases_.execute += seconds_since(t0);
   t0 = Clock::now();
-  record_face_fluxes(*mesh_, p);
-  mesh_->correct_fluxes(dt);
+  correct_fluxes(p);
   phases_.flux_correction += seconds_since(t0);
   state_ = other_set(state_);
   time_ += dt;

@@ -85,9 +85,13 @@ class AmrSimulation {
 
  private:
   EulerParams params(double dt) const;
-  // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills.
-  void fill_guard_cells();
+  // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills,
+  // which also finds each block's stable dt (block_dt_) when `with_dt`.
+  void fill_guard_cells(bool with_dt = false);
+  // The stable dt of the blocks' dts from the last fill with_dt, over every rank.
   double stable_dt() const;
+  // The fluxes the last update used at level jumps (a cycle over the blocks), then the correction.
+  void correct_fluxes(const EulerParams& p);
   // The mesh and state of checkpoint `path` (options().restart), in place of the initial ones.
   void restore(const std::string& path);
   void rebuild_tree(const CheckpointContent& content, const std::string& path);
@@ -98,6 +102,8 @@ class AmrSimulation {
   std::unique_ptr<Runtime> runtime_;
   Configuration configurations_[2];   // for the current state in 0..4, and in 5..9
   Configuration fill_configuration_;  // the guard fill's cycle: cpu_only with the run's threads
+  Configuration flux_configuration_;  // the same for recording the fluxes at level jumps
+  std::vector<double> block_dt_;      // per block, from the last fill with_dt
   RegridOptions regrid_;
   int state_ = 0;
   double time_ = 0;

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// A leaf's guard-fill plan (docs/adaptive-mesh.md, "Guard cells across levels"): where each guard
+// cell's value comes from, worked out once through the forest's lookups and replayed by later fills.
+// A value is a term (one leaf cell, or the mean of the 2^dims finer cells inside it) or a limited
+// prolongation of such terms; the replay does the arithmetic of values_at in the same order, so a
+// plan's fill and a cell-by-cell fill give the same bits. Cells a plan cannot express (a custom
+// boundary, a prolongation whose coarse cells are coarser again, restriction over two levels) keep
+// the cell-by-cell path.
+#include "forest_fill_plan.hpp"
+
+#include <korch/block_neighbours.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace korch {
+
+namespace {
+
+// What term_of gives when a coarser leaf holds the cell, and when no term can say what it holds.
+constexpr int kCoarser = -1, kNoTerm = -2;
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+double minmod(double a, double b) {
+  if (a * b <= 0.0) return 0.0;
+  return std::fabs(a) < std::fabs(b) ? a : b;
+}
+
+}  // namespace
+
+ForestGuardFill::~ForestGuardFill() = default;
+
+bool ForestGuardFill::plan_is_current(const LeafPlan& plan) const { return plan.generation == forest_.generation(); }
+
+void ForestGuardFill::clear_blocks() {
+  blocks_.clear();
+  any_plan_ = false;
+}
+
+void ForestGuardFill::forget_plans() {
+  if (!any_plan_.load(std::memory_order_acquire)) return;
+  for (auto& entry : blocks_) {
+    entry.second.plan.store(nullptr, std::memory_order_release);
+    entry.second.owned.reset();
+  }
+  any_plan_.store(false, std::memory_order_release);
+}
+
+const ForestGuardFill::LeafPlan& ForestGuardFill::plan_of(const BlockKey& leaf, const LeafData& data) const {
+  if (const LeafPlan* plan = data.plan.load(std::memory_order_acquire)) return *plan;
+  std::lock_guard<std::mutex> lock(data.planning);
+  if (const LeafPlan* plan = data.plan.load(std::memory_order_acquire)) return *plan;
+  data.owned = make_plan(leaf);
+  data.plan.store(data.owned.get(), std::memory_order_release);
+  any_plan_.store(true, std::memory_order_release);
+  return *data.owned;
+}
+
+std::unique_ptr<ForestGuardFill::LeafPlan> ForestGuardFill::make_plan(const BlockKey& leaf) const {
+  auto plan = std::make_unique<LeafPlan>();
+  plan->generation = forest_.generation();
+  for (const Direction& d : NeighbourList::directions(forest_.shape().dims)) {
+    std::array<int, 3> lo{0, 0, 0}, hi{1, 1, 1};
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = d[a] < 0 ? -guard_[a] : d[a] > 0 ? cells_[a] : 0;
+      hi[a] = d[a] < 0 ? 0 : d[a] > 0 ? cells_[a] + guard_[a] : cells_[a];
+    }
+    plan_region(leaf, lo, hi, *plan);
+  }
+  return plan;
+}
+
+void ForestGuardFill::plan_region(const BlockKey& leaf, const std::array<int, 3>& lo, const std::array<int, 3>& hi,
+                                  LeafPlan& plan) const {
+  const BlockArray& array = leaf_array(leaf);
+  for (int k = lo[2]; k < hi[2]; ++k)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int i = lo[0]; i < hi[0]; ++i) {
+        const Cell cell{leaf.position[0] * cells_[0] + i, leaf.position[1] * cells_[1] + j,
+                        leaf.position[2] * cells_[2] + k};
+        const std::ptrdiff_t at =
+            (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] + (k + guard_[2]) * array.stride[3];
+        const std::size_t ops = plan.ops.size(), terms = plan.terms.size(), sources = plan.sources.size();
+        if (plan_cell(leaf.level, cell, plan)) {
+          plan.ops[ops].at = at;
+        } else {
+          plan.ops.resize(ops);
+          plan.terms.resize(terms);
+          plan.sources.resize(sources);
+          plan.slow.push_back({at, cell});
+        }
+      }
+}
+
+// The guard cell `cell` of `level` as any_values then values_at find it: one op, or false.
+bool ForestGuardFill::plan_cell(int level, Cell cell, LeafPlan& plan) const {
+  const auto& shape = forest_.shape();
+  for (int a = 0; a < shape.dims; ++a) {
+    const std::int64_t n = std::int64_t{shape.roots[a]} * cells_[a] << level;
+    if (shape.periodic[a]) cell[a] = ((cell[a] % n) + n) % n;
+    if (cell[a] < 0 || cell[a] >= n) {
+      if (!outflow_) return false;
+      cell[a] = std::clamp<std::int64_t>(cell[a], 0, n - 1);
+    }
+  }
+  const int same = term_of(level, cell, plan);
+  if (same == kNoTerm) return false;
+  if (same >= 0) {
+    plan.ops.push_back({0, same, 0, 0});
+    return true;
+  }
+  // A coarser leaf holds the cell: its coarse cell and the neighbours the slopes read.
+  Cell coarse = cell;
+  for (int a = 0; a < shape.dims; ++a) coarse[a] = floor_div(cell[a], 2);
+  const int centre = term_of(level - 1, coarse, plan);
+  if (centre < 0) return false;
+  unsigned above = 0;
+  for (int a = 0; a < shape.dims; ++a) {
+    Cell lo = coarse, hi = coarse;
+    --lo[a];
+    ++hi[a];
+    if (any_term_of(level - 1, hi, plan) < 0 || any_term_of(level - 1, lo, plan) < 0) return false;
+    if (cell[a] - 2 * coarse[a] != 0) above |= 1u << a;
+  }
+  plan.ops.push_back({0, centre, shape.dims, above});
+  return true;
+}
+
+// A cell inside the domain (periodic axes wrapped by the caller or here) as one term: the leaf cell
+// itself or the mean of finer leaf cells; kCoarser when a coarser leaf holds it, kNoTerm when the
+// finer cells are split again.
+int ForestGuardFill::term_of(int level, const Cell& cell, LeafPlan& plan) const {
+  const auto& shape = forest_.shape();
+  BlockKey key{level, {}};
+  Cell inside{};
+  for (int a = 0; a < 3; ++a) {
+    key.position[a] = floor_div(cell[a], cells_[a]);
+    const std::int64_t local = cell[a] - key.position[a] * cells_[a];
+    if (a < shape.dims && shape.periodic[a]) {
+      const std::int64_t n = std::int64_t{shape.roots[a]} << level;
+      key.position[a] = ((key.position[a] % n) + n) % n;
+    }
+    inside[a] = key.position[a] * cells_[a] + local;
+  }
+  const int first = static_cast<int>(plan.sources.size());
+  if (forest_.is_leaf(key)) {
+    if (!direct_source(level, inside, plan)) return kNoTerm;
+    plan.terms.push_back({first, 1});
+    return static_cast<int>(plan.terms.size()) - 1;
+  }
+  if (!forest_.contains(key)) return kCoarser;
+  const int n = 1 << shape.dims;
+  for (int c = 0; c < n; ++c) {
+    Cell fine = inside;
+    for (int a = 0; a < shape.dims; ++a) fine[a] = 2 * inside[a] + ((c >> a) & 1);
+    if (!direct_source(level + 1, fine, plan)) {
+      plan.sources.resize(static_cast<std::size_t>(first));
+      return kNoTerm;
+    }
+  }
+  plan.terms.push_back({first, n});
+  return static_cast<int>(plan.terms.size()) - 1;
+}
+
+// As any_values: periodic axes wrap, outflow takes the nearest cell inside; a custom boundary has
+// no term.
+int ForestGuardFill::any_term_of(int level, Cell cell, LeafPlan& plan) const {
+  const auto& shape = forest_.shape();
+  for (int a = 0; a < shape.dims; ++a) {
+    const std::int64_t n = std::int64_t{shape.roots[a]} * cells_[a] << level;
+    if (shape.periodic[a]) cell[a] = ((cell[a] % n) + n) % n;
+    if (cell[a] < 0 || cell[a] >= n) {
+      if (!outflow_) return kNoTerm;
+      cell[a] = std::clamp<std::int64_t>(cell[a], 0, n - 1);
+    }
+  }
+  return term_of(level, cell, plan);
+}
+
+// A cell of a leaf (position already wrapped) as a source; false when no leaf of `level` holds it.
+bool ForestGuardFill::direct_source(int level, const Cell& cell, LeafPlan& plan) const {
+  BlockKey key{level, {}};
+  Cell local{};
+  for (int a = 0; a < 3; ++a) {
+    key.position[a] = floor_div(cell[a], cells_[a]);
+    local[a] = cell[a] - key.position[a] * cells_[a];
+  }
+  if (!forest_.is_leaf(key)) return false;
+  const BlockArray& a = leaf_array(key);
+  std::ptrdiff_t offset = 0;
+  for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
+  plan.sources.push_back({a.data + offset, a.stride[0]});
+  return true;
+}
+
+void ForestGuardFill::replay(const LeafPlan& plan, const BlockKey& leaf, const BlockArray& array, int first_var,
+                             int end_var) const {
+  const auto term_value = [&plan](int t, int var) {
+    const Term& term = plan.terms[static_cast<std::size_t>(t)];
+    const LeafPlan::Source* s = &plan.sources[static_cast<std::size_t>(term.first)];
+    if (term.count == 1) return s->cell[var * s->var_stride];
+    double sum = 0.0;  // as restricted_values: summed in child order, then divided
+    for (int c = 0; c < term.count; ++c) sum += s[c].cell[var * s[c].var_stride];
+    return sum / term.count;
+  };
+  for (const LeafPlan::Op& op : plan.ops)
+    for (int var = first_var; var < end_var; ++var) {
+      const double centre = term_value(op.term, var);
+      double value = centre;
+      for (int a = 0; a < op.slopes; ++a) {
+        const double hi = term_value(op.term + 1 + 2 * a, var), lo = term_value(op.term + 2 + 2 * a, var);
+        value += minmod(hi - centre, centre - lo) * ((op.above >> a) & 1u ? 0.25 : -0.25);
+      }
+      array.data[var * array.stride[0] + op.at] = value;
+    }
+  if (plan.slow.empty()) return;
+  std::vector<double> values(static_cast<std::size_t>(n_vars_));
+  LastLeaf last;
+  for (const LeafPlan::Slow& cell : plan.slow) {
+    any_values(leaf.level, cell.cell, values.data(), last);
+    for (int var = first_var; var < end_var; ++var)
+      array.data[var * array.stride[0] + cell.at] = values[static_cast<std::size_t>(var)];
+  }
+}
+
+}  // namespace korch
