@@ -57,6 +57,10 @@ struct RegridOptions {
   // The caller filled the guard cells of `vars` (every variable when empty) just before: the
   // estimate reads them as they are instead of filling them first.
   bool guard_cells_filled = false;
+  // Each of this rank's leaves' estimate (block id order), as estimate() gives it, worked out by the
+  // caller (spread over a cycle's threads, say) after filling the guard cells; null: the mesh
+  // works them out. Throws korch::Error when the count is not this rank's leaf count.
+  const std::vector<double>* estimates = nullptr;
   // Fill every leaf's guard cells once the mesh changed; a caller that fills what it needs itself
   // (a step's fill of its current variables) turns this off.
   bool fill_afterwards = true;
@@ -134,6 +138,8 @@ class ForestMesh {
   // The largest Löhner estimate of each of this rank's leaves over `vars` (empty: all), guard cells
   // as they are.
   std::vector<double> estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const;
+  // The same for one block; blocks may be estimated at the same time.
+  double estimate(int block, const std::vector<int>& vars, const LohnerOptions& lohner) const;
 
  private:
   void list_leaves();
@@ -149,6 +155,7 @@ class ForestMesh {
   // and in `faces` where each face (face_id) lies in them.
   std::vector<std::vector<double>> received_faces(std::unordered_map<std::uint64_t, const double*>& faces);
   std::size_t face_size(int axis) const;
+  void check_estimated(const std::vector<int>& vars) const;  // names a variable outside 0 .. n_vars - 1
   const std::vector<ForestNeighbour>& neighbours_of_face(int block, int axis, int side) const;
 
   std::string name_;

@@ -83,7 +83,16 @@ void ForestGuardFill::plan_region(const BlockKey& leaf, const std::array<int, 3>
             (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] + (k + guard_[2]) * array.stride[3];
         const std::size_t ops = plan.ops.size(), terms = plan.terms.size(), sources = plan.sources.size();
         if (plan_cell(leaf.level, cell, plan)) {
-          plan.ops[ops].at = at;
+          LeafPlan::Op& op = plan.ops[ops];
+          const Term& term = plan.terms[static_cast<std::size_t>(op.term)];
+          if (op.slopes == 0 && term.count == 1) {  // a copy: kept apart, its source inline
+            plan.copies.push_back({at, plan.sources[static_cast<std::size_t>(term.first)]});
+            plan.ops.resize(ops);
+            plan.terms.resize(terms);
+            plan.sources.resize(sources);
+          } else {
+            op.at = at;
+          }
         } else {
           plan.ops.resize(ops);
           plan.terms.resize(terms);
@@ -204,16 +213,20 @@ void ForestGuardFill::replay(const LeafPlan& plan, const BlockKey& leaf, const B
     for (int c = 0; c < term.count; ++c) sum += s[c].cell[var * s[c].var_stride];
     return sum / term.count;
   };
-  for (const LeafPlan::Op& op : plan.ops)
-    for (int var = first_var; var < end_var; ++var) {
+  // Variable by variable: each pass reads and writes one variable's arrays.
+  for (int var = first_var; var < end_var; ++var) {
+    double* out = array.data + var * array.stride[0];
+    for (const LeafPlan::Copy& copy : plan.copies) out[copy.at] = copy.source.cell[var * copy.source.var_stride];
+    for (const LeafPlan::Op& op : plan.ops) {
       const double centre = term_value(op.term, var);
       double value = centre;
       for (int a = 0; a < op.slopes; ++a) {
         const double hi = term_value(op.term + 1 + 2 * a, var), lo = term_value(op.term + 2 + 2 * a, var);
         value += minmod(hi - centre, centre - lo) * ((op.above >> a) & 1u ? 0.25 : -0.25);
       }
-      array.data[var * array.stride[0] + op.at] = value;
+      out[op.at] = value;
     }
+  }
   if (plan.slow.empty()) return;
   std::vector<double> values(static_cast<std::size_t>(n_vars_));
   LastLeaf last;

@@ -25,6 +25,11 @@ struct ForestGuardFill::LeafPlan {
     int slopes;      // 0, or dims
     unsigned above;  // bit a: the fine centre lies above the coarse centre along axis a
   };
+  // A guard cell that copies one leaf cell (the most common op: same-level neighbours).
+  struct Copy {
+    std::ptrdiff_t at;
+    Source source;
+  };
   struct Slow {
     std::ptrdiff_t at;
     Cell cell;
@@ -32,7 +37,8 @@ struct ForestGuardFill::LeafPlan {
   std::uint64_t generation = 0;
   std::vector<Source> sources;
   std::vector<Term> terms;
-  std::vector<Op> ops;
+  std::vector<Copy> copies;
+  std::vector<Op> ops;  // means and prolongations
   std::vector<Slow> slow;
 };
 

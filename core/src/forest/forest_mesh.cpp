@@ -210,19 +210,26 @@ double ForestMesh::total(int var) const {
   return all;
 }
 
-std::vector<double> ForestMesh::estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const {
-  std::vector<int> which = vars;
-  if (which.empty()) {
-    which.resize(static_cast<std::size_t>(shape_.n_vars));
-    std::iota(which.begin(), which.end(), 0);
-  }
-  for (int v : which)
+void ForestMesh::check_estimated(const std::vector<int>& vars) const {
+  for (int v : vars)
     if (v < 0 || v >= shape_.n_vars)
       throw Error(fmt::format("ForestMesh '{}': estimated variable {} outside 0 .. {}", name_, v, shape_.n_vars - 1));
+}
+
+std::vector<double> ForestMesh::estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const {
+  check_estimated(vars);
   std::vector<double> e(arrays_.size(), 0.0);
-  for (std::size_t b = 0; b < arrays_.size(); ++b)
-    for (int v : which)
-      e[b] = std::max(e[b], lohner_estimate(arrays_[b], shape_.forest.dims, shape_.cells, shape_.guard, v, lohner));
+  for (std::size_t b = 0; b < arrays_.size(); ++b) e[b] = estimate(static_cast<int>(b), vars, lohner);
+  return e;
+}
+
+double ForestMesh::estimate(int block, const std::vector<int>& vars, const LohnerOptions& lohner) const {
+  const BlockArray& a = array(block);
+  check_estimated(vars);
+  double e = 0.0;
+  for (int v = 0; v < shape_.n_vars; ++v)
+    if (vars.empty() || std::find(vars.begin(), vars.end(), v) != vars.end())
+      e = std::max(e, lohner_estimate(a, shape_.forest.dims, shape_.cells, shape_.guard, v, lohner));
   return e;
 }
 
@@ -232,8 +239,14 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
         fmt::format("ForestMesh '{}': derefine_below = {} is not below refine_above = {}; a leaf would be "
                     "flagged both ways",
                     name_, options.derefine_below, options.refine_above));
-  if (!options.guard_cells_filled) fill_guard_cells();
-  const std::vector<double> e = estimates(options.vars, options.lohner);
+  if (options.estimates != nullptr && options.estimates->size() != own_.size())
+    throw Error(
+        fmt::format("ForestMesh '{}': regrid given {} estimates for this rank's {} leaves; give one per "
+                    "leaf of own_leaves()",
+                    name_, options.estimates->size(), own_.size()));
+  if (!options.guard_cells_filled && options.estimates == nullptr) fill_guard_cells();
+  const std::vector<double> e =
+      options.estimates != nullptr ? *options.estimates : estimates(options.vars, options.lohner);
   const auto& leaves = own_;
   std::vector<int> refine_ids, coarsen_ids;
   for (int b = 0; b < static_cast<int>(leaves.size()); ++b) {

@@ -50,11 +50,35 @@ HostVar as_grid_layout(const View& v) {
   }
 }
 
+// Where the sweep of a box puts the fluxes through its faces at level jumps: the mesh's face arrays
+// of the box's block when the box is the whole block; false otherwise (the record cycle does it).
+template <class Box>
+bool faces_to_record(const AmrStepParameters& step, const Box& box, BoxFaceFluxes& faces) {
+  if (step.mesh == nullptr) return false;
+  const ForestMeshShape& s = step.mesh->shape();
+  for (int d = 0; d < 3; ++d)
+    if (box.lo()[d] != s.guard[d] || box.hi()[d] != s.guard[d] + s.cells[d]) return false;
+  const int block = box.block_id();
+  for (int axis = 0; axis < s.forest.dims; ++axis) {
+    const std::size_t per_var = static_cast<std::size_t>(s.cells[axis == 0 ? 1 : 0]) * s.cells[axis == 2 ? 1 : 2];
+    for (int side = 0; side < 2; ++side) {
+      const auto next = step.mesh->face_neighbour(block, axis, side);
+      if (next != ForestNeighbour::Kind::coarser && next != ForestNeighbour::Kind::finer) continue;
+      double* face = step.mesh->face_flux(block, axis, side);
+      std::fill(face + static_cast<std::size_t>(step.euler.state) * per_var,
+                face + static_cast<std::size_t>(step.euler.state + n_cons) * per_var, 0.0);
+      faces.at[axis][side] = face + static_cast<std::size_t>(step.euler.next_state) * per_var;
+    }
+  }
+  return true;
+}
+
 // The update of one box with its block's cell size, on the box's own instance: the host sweep
 // (euler_host_sweep.hpp) on host memory in the grid's layout, the per-cell EulerKernel elsewhere
 // (device packets, other layouts); both give the same bits.
 template <class Box>
-void update_amr_box(const EulerParams& base, const Box& box) {
+void update_amr_box(const AmrStepParameters& step, const Box& box) {
+  const EulerParams& base = step.euler;
   using View = typename Box::var_type;
   using Space = typename Box::execution_space;
   EulerParams p = base;
@@ -69,7 +93,10 @@ void update_amr_box(const EulerParams& base, const Box& box) {
       all = all && vars[v].data() != nullptr;
     }
     if (all) {
-      update_box_host(vars, p, lo, hi);
+      BoxFaceFluxes faces;
+      const bool record = faces_to_record(step, box, faces);
+      update_box_host(vars, p, lo, hi, record ? &faces : nullptr);
+      if (record && step.faces_recorded != nullptr) step.faces_recorded[box.block_id()] = 1;
       return;
     }
   }
@@ -131,7 +158,7 @@ std::int64_t finest_cells_within(const ForestMeshShape& s, int finest, double r0
 
 ActionRoutine amr_hydro_routine() {
   const auto update = [](const ActionContext& ctx, const auto& box) {
-    update_amr_box(ctx.parameters_as<EulerParams>(), box);
+    update_amr_box(ctx.parameters_as<AmrStepParameters>(), box);
   };
   return TypedAction("hydro").reads_guard_cells(guard_cells).on_box(update).routine();
 }
@@ -146,6 +173,8 @@ ActionRoutine amr_guard_fill_routine() {
       q.state = p.first_var;
       p.block_dt[box.block_id()] = amr_leaf_dt(*p.mesh, box.block_id(), q);
     }
+    if (p.block_estimate != nullptr)
+      p.block_estimate[box.block_id()] = p.mesh->estimate(box.block_id(), p.regrid->vars, p.regrid->lohner);
   };
   return TypedAction("guard_fill").on_box(fill).routine();
 }
@@ -179,6 +208,7 @@ ActionRoutine amr_face_flux_routine() {
   const auto record = [](const ActionContext& ctx, const auto& box) {
     if (box.tile_index() > 0) return;  // once per block
     const auto& p = ctx.parameters_as<AmrFluxParameters>();
+    if (p.faces_recorded != nullptr && p.faces_recorded[box.block_id()] != 0) return;
     record_face_fluxes(*p.mesh, p.params, box.block_id());
   };
   return TypedAction("face_fluxes").on_box(record).routine();

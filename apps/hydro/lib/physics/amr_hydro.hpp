@@ -16,19 +16,28 @@
 
 namespace korch::hydro {
 
-// The "hydro" action on a ForestMesh's leaves; its parameters are EulerParams (dx ignored: each
-// box takes its block's cell size).
+// The "hydro" action on a ForestMesh's leaves (dx ignored: each box takes its block's cell size).
+// A box that is a whole leaf in host memory also records the fluxes through its faces at level jumps
+// (as record_face_fluxes does) and marks its block in `faces_recorded` (one flag per block).
+struct AmrStepParameters {
+  EulerParams euler;
+  ForestMesh* mesh = nullptr;
+  unsigned char* faces_recorded = nullptr;
+};
 ActionRoutine amr_hydro_routine();
 
 // The guard fill of the state set that starts at `first_var`, spread over a runtime cycle's threads
 // (after ForestMesh::exchange_ghost_leaves): the "guard_fill" action, each block filling its own.
 // With `block_dt` (one slot per block), each block also puts there the largest stable dt of its
-// interior cells of that set (amr_leaf_dt), so the step's time step needs no pass of its own.
+// interior cells of that set (amr_leaf_dt), so the step's time step needs no pass of its own; with
+// `block_estimate`, its refinement estimate (ForestMesh::estimate with `regrid`'s variables).
 struct AmrFillParameters {
   const ForestMesh* mesh = nullptr;
   int first_var = 0;
   double* block_dt = nullptr;
   EulerParams dt_params;  // gamma and dim for block_dt
+  double* block_estimate = nullptr;
+  const RegridOptions* regrid = nullptr;
 };
 ActionRoutine amr_guard_fill_routine();
 
@@ -37,9 +46,11 @@ ActionRoutine amr_guard_fill_routine();
 // + 4 (the current set's are zero). Needs the current state's guard cells as the update read them.
 // The "face_fluxes" action does it per block, spread over a cycle's threads.
 void record_face_fluxes(ForestMesh& mesh, const EulerParams& p, int block);
+// Blocks flagged in `faces_recorded` are skipped: their update recorded them.
 struct AmrFluxParameters {
   ForestMesh* mesh = nullptr;
   EulerParams params;
+  const unsigned char* faces_recorded = nullptr;
 };
 ActionRoutine amr_face_flux_routine();
 

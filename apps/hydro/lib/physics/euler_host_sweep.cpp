@@ -155,8 +155,29 @@ struct Prediction {
 };
 
 // The sweep with the number of dimensions a constant: the loops over directions unroll.
+// The fluxes along d through the box's low and high faces, from the sweep's flux arrays F.
+void copy_box_faces(double* const (&F)[5], int d, const Index stride[3], const int lo[3], const int hi[3],
+                    const BoxFaceFluxes& faces) {
+  const int p = d == 0 ? 1 : 0, q = d == 2 ? 1 : 2;
+  const int np = hi[p] - lo[p], nq = hi[q] - lo[q];
+  const std::size_t per_var = static_cast<std::size_t>(np) * static_cast<std::size_t>(nq);
+  for (int side = 0; side < 2; ++side) {
+    double* out = faces.at[d][side];
+    if (out == nullptr) continue;
+    const Index plane = Index{side == 0 ? lo[d] : hi[d]} * stride[d];
+    for (int fq = 0; fq < nq; ++fq)
+      for (int fp = 0; fp < np; ++fp) {
+        const Index c = plane + Index{lo[p] + fp} * stride[p] + Index{lo[q] + fq} * stride[q];
+        const std::size_t at =
+            static_cast<std::size_t>(fp) + static_cast<std::size_t>(np) * static_cast<std::size_t>(fq);
+        for (int v = 0; v < 5; ++v) out[static_cast<std::size_t>(v) * per_var + at] = F[v][c];
+      }
+  }
+}
+
 template <int Dim>
-void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3],
+           const BoxFaceFluxes* faces) {
   const int e[3] = {static_cast<int>(vars[0].extent(0)), static_cast<int>(vars[0].extent(1)),
                     static_cast<int>(vars[0].extent(2))};
   const Index stride[3] = {Index{e[1]} * e[2], e[2], 1};
@@ -221,6 +242,7 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
     if (d == 0) for_rows(e, a, b, [&](Index c0, Index c1) { face.fluxes<0>(c0, c1); });
     if (d == 1) for_rows(e, a, b, [&](Index c0, Index c1) { face.fluxes<1>(c0, c1); });
     if (d == 2) for_rows(e, a, b, [&](Index c0, Index c1) { face.fluxes<2>(c0, c1); });
+    if (faces != nullptr) copy_box_faces(F[d], d, stride, lo, hi, *faces);
   }
 
   // The update: the same sum over directions as EulerKernel's.
@@ -239,13 +261,14 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
 
 }  // namespace
 
-void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3],
+                     const BoxFaceFluxes* faces) {
   if (p.dim == 3)
-    sweep<3>(vars, p, lo, hi);
+    sweep<3>(vars, p, lo, hi, faces);
   else if (p.dim == 2)
-    sweep<2>(vars, p, lo, hi);
+    sweep<2>(vars, p, lo, hi, faces);
   else
-    sweep<1>(vars, p, lo, hi);
+    sweep<1>(vars, p, lo, hi, faces);
 }
 
 }  // namespace korch::hydro

@@ -9,8 +9,17 @@
 
 namespace korch::hydro {
 
+// Where the sweep also puts the fluxes it used through the box's own faces: for axis a and side s
+// (0 low, 1 high), null or n_cons variables of the face's cells each (the other two axes
+// ascending, the lower fastest; variable v starts at v * the face's cell count).
+struct BoxFaceFluxes {
+  double* at[3][2] = {};
+};
+
 // The update of the box [lo, hi) of a block's views `vars` (state p.state read, p.next_state
-// written), bitwise the same as EulerKernel run on every cell of the box.
-void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]);
+// written), bitwise the same as EulerKernel run on every cell of the box; with `faces`, the fluxes
+// through the box's faces too (the same bits as EulerKernel::low_face_flux).
+void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3],
+                     const BoxFaceFluxes* faces = nullptr);
 
 }  // namespace korch::hydro

@@ -92,10 +92,17 @@ EulerParams AmrSimulation::params(double dt) const {
   return p;
 }
 
-void AmrSimulation::fill_guard_cells(bool with_dt) {
+void AmrSimulation::fill_guard_cells(AlsoFind also) {
   mesh_->exchange_ghost_leaves();
-  block_dt_.assign(with_dt ? mesh_->own_leaves().size() : 0, 0.0);
-  AmrFillParameters fill_params{mesh_.get(), state_, with_dt ? block_dt_.data() : nullptr, params(0.0)};
+  const std::size_t blocks = mesh_->own_leaves().size();
+  block_dt_.assign(also == AlsoFind::dt ? blocks : 0, 0.0);
+  block_estimate_.assign(also == AlsoFind::estimates ? blocks : 0, 0.0);
+  AmrFillParameters fill_params{mesh_.get(),
+                                state_,
+                                also == AlsoFind::dt ? block_dt_.data() : nullptr,
+                                params(0.0),
+                                also == AlsoFind::estimates ? block_estimate_.data() : nullptr,
+                                &regrid_};
   Bundle fill("guard fill", ActionParameters(fill_params));
   fill.add(amr_guard_fill_routine());
   runtime_->execute(fill, fill_configuration_, mesh_->blocks());
@@ -107,9 +114,11 @@ double AmrSimulation::stable_dt() const {
 }
 
 void AmrSimulation::correct_fluxes(const EulerParams& p) {
-  Bundle record("face fluxes", ActionParameters(AmrFluxParameters{mesh_.get(), p}));
-  record.add(amr_face_flux_routine());
-  runtime_->execute(record, flux_configuration_, mesh_->blocks());
+  if (std::find(faces_recorded_.begin(), faces_recorded_.end(), 0) != faces_recorded_.end()) {
+    Bundle record("face fluxes", ActionParameters(AmrFluxParameters{mesh_.get(), p, faces_recorded_.data()}));
+    record.add(amr_face_flux_routine());
+    runtime_->execute(record, flux_configuration_, mesh_->blocks());
+  }
   mesh_->correct_fluxes(p.dt);
 }
 
@@ -120,10 +129,12 @@ RegridCounts AmrSimulation::regrid() {
   regrid_.vars = {state_, state_ + n_cons - 1};
   // The estimate reads the current state's guard cells, which the fill cycle fills; the next
   // step fills them again on the new mesh.
-  fill_guard_cells();
+  fill_guard_cells(AlsoFind::estimates);
   regrid_.guard_cells_filled = true;
   regrid_.fill_afterwards = false;
+  regrid_.estimates = &block_estimate_;
   const RegridCounts counts = mesh_->regrid(regrid_);
+  regrid_.estimates = nullptr;
   ++regrids_;
   phases_.regrid += seconds_since(t0);
   return counts;
@@ -131,14 +142,15 @@ RegridCounts AmrSimulation::regrid() {
 
 double AmrSimulation::step(double dt_max) {
   auto t0 = Clock::now();
-  fill_guard_cells(true);
+  fill_guard_cells(AlsoFind::dt);
   phases_.guard_fill += seconds_since(t0);
   t0 = Clock::now();
   const double dt = std::min(stable_dt(), dt_max);
   phases_.time_step += seconds_since(t0);
   t0 = Clock::now();
   const EulerParams p = params(dt);
-  Bundle bundle("hydro step", ActionParameters(p));
+  faces_recorded_.assign(mesh_->own_leaves().size(), 0);
+  Bundle bundle("hydro step", ActionParameters(AmrStepParameters{p, mesh_.get(), faces_recorded_.data()}));
   bundle.add(amr_hydro_routine());
   runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
   phases_.execute += seconds_since(t0);

@@ -86,9 +86,11 @@ class AmrSimulation {
  private:
   EulerParams params(double dt) const;
   // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills,
-  // which also finds each block's stable dt (block_dt_) when `with_dt`.
-  void fill_guard_cells(bool with_dt = false);
-  // The stable dt of the blocks' dts from the last fill with_dt, over every rank.
+  // which also finds each block's stable dt (block_dt_) or its refinement estimate
+  // (block_estimate_, with regrid_'s variables).
+  enum class AlsoFind { nothing, dt, estimates };
+  void fill_guard_cells(AlsoFind also = AlsoFind::nothing);
+  // The stable dt of the blocks' dts from the last fill that found them, over every rank.
   double stable_dt() const;
   // The fluxes the last update used at level jumps (a cycle over the blocks), then the correction.
   void correct_fluxes(const EulerParams& p);
@@ -100,10 +102,12 @@ class AmrSimulation {
   Communicator comm_;
   std::unique_ptr<ForestMesh> mesh_;
   std::unique_ptr<Runtime> runtime_;
-  Configuration configurations_[2];   // for the current state in 0..4, and in 5..9
-  Configuration fill_configuration_;  // the guard fill's cycle: cpu_only with the run's threads
-  Configuration flux_configuration_;  // the same for recording the fluxes at level jumps
-  std::vector<double> block_dt_;      // per block, from the last fill with_dt
+  Configuration configurations_[2];            // for the current state in 0..4, and in 5..9
+  Configuration fill_configuration_;           // the guard fill's cycle: cpu_only with the run's threads
+  Configuration flux_configuration_;           // the same for recording the fluxes at level jumps
+  std::vector<double> block_dt_;               // per block, from the last fill that found them
+  std::vector<double> block_estimate_;         // the same
+  std::vector<unsigned char> faces_recorded_;  // per block: its update recorded its level-jump fluxes
   RegridOptions regrid_;
   int state_ = 0;
   double time_ = 0;
