@@ -154,6 +154,23 @@ struct Prediction {
   }
 };
 
+// The update: the same sum over directions as EulerKernel's.
+template <int Dim>
+void apply_fluxes(double* const (&F)[3][5], const int e[3], const Index stride[3], const int lo[3], const int hi[3],
+                  const EulerParams& p, const double* const (&u)[5], double* const (&unew)[5]) {
+  double l[3] = {0.0, 0.0, 0.0};
+  for (int d = 0; d < Dim; ++d) l[d] = p.dt / p.dx[d];
+  for_rows(e, lo, hi, [&](Index c0, Index c1) {
+    KORCH_HYDRO_INDEPENDENT_ITERATIONS
+    for (Index c = c0; c < c1; ++c) {
+      double dU[5] = {0, 0, 0, 0, 0};
+      for (int d = 0; d < Dim; ++d)
+        for (int v = 0; v < 5; ++v) dU[v] -= l[d] * (F[d][v][c + stride[d]] - F[d][v][c]);
+      for (int v = 0; v < 5; ++v) unew[v][c] = u[v][c] + dU[v];
+    }
+  });
+}
+
 // The sweep with the number of dimensions a constant: the loops over directions unroll.
 // The fluxes along d through the box's low and high faces, from the sweep's flux arrays F.
 void copy_box_faces(double* const (&F)[5], int d, const Index stride[3], const int lo[3], const int hi[3],
@@ -245,18 +262,7 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
     if (faces != nullptr) copy_box_faces(F[d], d, stride, lo, hi, *faces);
   }
 
-  // The update: the same sum over directions as EulerKernel's.
-  double l[3] = {0.0, 0.0, 0.0};
-  for (int d = 0; d < Dim; ++d) l[d] = p.dt / p.dx[d];
-  for_rows(e, lo, hi, [&](Index c0, Index c1) {
-    KORCH_HYDRO_INDEPENDENT_ITERATIONS
-    for (Index c = c0; c < c1; ++c) {
-      double dU[5] = {0, 0, 0, 0, 0};
-      for (int d = 0; d < Dim; ++d)
-        for (int v = 0; v < 5; ++v) dU[v] -= l[d] * (F[d][v][c + stride[d]] - F[d][v][c]);
-      for (int v = 0; v < 5; ++v) unew[v][c] = u[v][c] + dU[v];
-    }
-  });
+  apply_fluxes<Dim>(F, e, stride, lo, hi, p, u, unew);
 }
 
 }  // namespace
