@@ -132,6 +132,12 @@ std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& ar
   cli::add_integer(app, "--threads", args.threads, "threads per team", 1, 64);
   cli::add_integer(app, "--regrid-every", args.regrid_every, "steps between regrids", 1, 1000000);
   cli::add_real(app, "--tmax", args.tmax, "end time", 0.0, 1.0, true);
+  cli::add_integer(app, "--uniform-cells-per-block", args.uniform_cells_per_block,
+                   "the uniform run's cells per block and direction (the main job's 64); must divide the finest "
+                   "level's cells per direction",
+                   1, 65536);
+  cli::add_integer(app, "--rounds", args.rounds,
+                   "rounds of the two runs, alternated (uniform, adaptive, uniform, ...); the ratios' median", 1, 100);
   return program;
 }
 

@@ -51,7 +51,8 @@ struct EmbedBenchArgs {
 std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args);
 
 struct HydroAmrBenchArgs {
-  int roots = 6, cells_per_block = 16, max_level = 2, threads = 2, regrid_every = 4;
+  int roots = 2, cells_per_block = 24, max_level = 3, threads = 2, regrid_every = 4, rounds = 1;
+  int uniform_cells_per_block = 64;  // the uniform run's blocks (the main job's); must divide the finest level
   double tmax = 0.05;
 };
 std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& args);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The 2D Sedov blast on an adaptive mesh (korch-hydro --max-level) against the uniform grid of its
-// finest level, both by korch-hydro's solver on cpu_only in this process, the uniform run first:
-//   korch-bench-hydro_amr [--roots 6] [--cells-per-block 16] [--max-level 2] [--tmax 0.05]
+// finest level, both by korch-hydro's solver on cpu_only in this process, alternated over rounds
+// (uniform first):
+//   korch-bench-hydro_amr [--roots 2] [--cells-per-block 24] [--max-level 3] [--tmax 0.05] [--rounds 1]
 // For each: the density's L1 error against the exact solution (sedov_exact.hpp) over the finest
 // level's cells, the shock radius that the moved mass's first moment implies against the exact one
 // (docs/hydro-verification.md, "Sedov-Taylor"), the steps, the cell updates and the wall time. Then
-// the ratios adaptive / uniform: L1 error, cell updates, wall time, and cell updates per second.
+// the ratios adaptive / uniform: L1 error, cell updates, wall time, and cell updates per second,
+// per round and (several rounds) their medians.
 // The machine's load (/proc/loadavg) is printed before and after.
 #include "bench_command_lines.hpp"
 #include "bench_timing.hpp"
@@ -19,6 +21,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -74,8 +77,8 @@ Options base(const korch::bench::HydroAmrBenchArgs& a) {
 
 Figures uniform_run(const korch::bench::HydroAmrBenchArgs& a) {
   Options o = base(a);
-  o.blocks = a.roots;
-  o.cells_per_block = a.cells_per_block << a.max_level;
+  o.cells_per_block = a.uniform_cells_per_block;
+  o.blocks = a.roots * (a.cells_per_block << a.max_level) / a.uniform_cells_per_block;
   const auto t0 = Clock::now();
   Simulation sim(o);
   sim.run();
@@ -105,6 +108,12 @@ Figures adaptive_run(const korch::bench::HydroAmrBenchArgs& a) {
   return f;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 void print(const char* name, const Figures& f) {
   std::printf("  %-9s %6d steps  L1(rho) %.4e  shock radius %.5f (exact %.5f, %+.2f %%)  %.4g cell updates  %.2f s\n",
               name, f.steps, f.l1, f.radius, f.exact_radius, 100.0 * (f.radius / f.exact_radius - 1.0), f.cell_updates,
@@ -116,21 +125,33 @@ int run(const korch::bench::HydroAmrBenchArgs& a) {
     throw korch::cli::UsageError("option --cells-per-block: " + std::to_string(a.cells_per_block) +
                                  " is odd: a refined block halves its cells");
   const int finest = a.roots * (a.cells_per_block << a.max_level);
+  if (finest % a.uniform_cells_per_block != 0)
+    throw korch::cli::UsageError("option --uniform-cells-per-block: " + std::to_string(a.uniform_cells_per_block) +
+                                 " does not divide the finest level's " + std::to_string(finest) +
+                                 " cells per direction");
   std::printf(
       "korch-bench-hydro_amr: Sedov 2D to t = %g; uniform %d^2 cells (%d^2 blocks of %d^2) against %d^2 root "
       "blocks of %d^2 cells with %d levels above them (regrid every %d steps); %d threads per team\n",
-      a.tmax, finest, a.roots, a.cells_per_block << a.max_level, a.roots, a.cells_per_block, a.max_level,
-      a.regrid_every, a.threads);
+      a.tmax, finest, finest / a.uniform_cells_per_block, a.uniform_cells_per_block, a.roots, a.cells_per_block,
+      a.max_level, a.regrid_every, a.threads);
   std::printf("  load before: %s\n", load_average().c_str());
-  const Figures uniform = uniform_run(a);
-  const Figures adaptive = adaptive_run(a);
-  print("uniform", uniform);
-  print("adaptive", adaptive);
-  std::printf(
-      "  adaptive / uniform: L1(rho) %.3f (goal <= 1.2), cell updates %.3f (goal <= 0.35), wall time %.3f, "
-      "cell updates per second %.3f (goal >= 0.85)\n",
-      adaptive.l1 / uniform.l1, adaptive.cell_updates / uniform.cell_updates, adaptive.seconds / uniform.seconds,
-      (adaptive.cell_updates / adaptive.seconds) / (uniform.cell_updates / uniform.seconds));
+  std::vector<double> wall, rate;
+  for (int round = 0; round < a.rounds; ++round) {
+    const Figures uniform = uniform_run(a);
+    const Figures adaptive = adaptive_run(a);
+    if (a.rounds > 1) std::printf("  round %d (load %s)\n", round + 1, load_average().c_str());
+    print("uniform", uniform);
+    print("adaptive", adaptive);
+    wall.push_back(adaptive.seconds / uniform.seconds);
+    rate.push_back((adaptive.cell_updates / adaptive.seconds) / (uniform.cell_updates / uniform.seconds));
+    std::printf(
+        "  adaptive / uniform: L1(rho) %.3f (goal <= 1.2), cell updates %.3f (goal <= 0.35), wall time %.3f, "
+        "cell updates per second %.3f (goal >= 0.85)\n",
+        adaptive.l1 / uniform.l1, adaptive.cell_updates / uniform.cell_updates, wall.back(), rate.back());
+  }
+  if (a.rounds > 1)
+    std::printf("  median over %d rounds: wall time %.3f, cell updates per second %.3f\n", a.rounds, median(wall),
+                median(rate));
   std::printf("  load after: %s\n", load_average().c_str());
   return 0;
 }

@@ -257,6 +257,8 @@ case $name in
     bad --cells-per-block --cells-per-block 9
     bad --max-level --max-level 0
     bad --tmax --tmax 0
+    bad --uniform-cells-per-block --uniform-cells-per-block 50
+    bad --rounds --rounds 0
     bad --threads --threads 0
     bad "unknown option or argument: 3" 3
     ;;
