@@ -122,7 +122,7 @@ std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args) {
 std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-hydro_amr",
-      "the 2D Sedov blast on an adaptive mesh against the uniform grid of its finest level,\n"
+      "the Sedov blast (2D or 3D) on an adaptive mesh against the uniform grid of its finest level,\n"
       "both run by korch-hydro's solver in this process: density L1 error and shock radius\n"
       "against the exact solution, cell updates, wall time, and their ratios.");
   CLI::App& app = program->app();
@@ -132,6 +132,7 @@ std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& ar
   cli::add_integer(app, "--threads", args.threads, "threads per team", 1, 64);
   cli::add_integer(app, "--regrid-every", args.regrid_every, "steps between regrids", 1, 1000000);
   cli::add_real(app, "--tmax", args.tmax, "end time", 0.0, 1.0, true);
+  cli::add_integer(app, "--dim", args.dim, "dimensions: 2 (a cylindrical blast) or 3 (spherical)", 2, 3);
   cli::add_integer(app, "--uniform-cells-per-block", args.uniform_cells_per_block,
                    "the uniform run's cells per block and direction (the main job's 64); must divide the finest "
                    "level's cells per direction",

@@ -52,6 +52,7 @@ std::unique_ptr<cli::Program> embed_bench_command_line(EmbedBenchArgs& args);
 
 struct HydroAmrBenchArgs {
   int roots = 2, cells_per_block = 24, max_level = 3, threads = 2, regrid_every = 4, rounds = 1;
+  int dim = 2;
   int uniform_cells_per_block = 64;  // the uniform run's blocks (the main job's); must divide the finest level
   double tmax = 0.05;
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The 2D Sedov blast on an adaptive mesh (korch-hydro --max-level) against the uniform grid of its
+// The Sedov blast (2D or 3D) on an adaptive mesh (korch-hydro --max-level) against the uniform grid of its
 // finest level, both by korch-hydro's solver on cpu_only in this process, alternated over rounds
 // (uniform first):
 //   korch-bench-hydro_amr [--roots 2] [--cells-per-block 24] [--max-level 3] [--tmax 0.05] [--rounds 1]
@@ -46,28 +46,48 @@ struct Figures {
   int steps = 0;
 };
 
-// L1(rho) and the shock radius of a density field on an n x n lattice of the unit square at time t.
-void measure(const std::vector<double>& rho, int n, double t, Figures& f) {
-  const SedovSolution exact(1.4, 2);
-  const double dx = 1.0 / n;
-  double err = 0, moment = 0;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      const double x = (i + 0.5) * dx - 0.5, y = (j + 0.5) * dx - 0.5, r = std::sqrt(x * x + y * y);
-      const double v = rho[static_cast<std::size_t>(i + n * j)];
-      err += std::fabs(v - exact.at(r, 1.0, 1.0, t).rho);
-      moment += (v - 1.0) * r * dx * dx;
-    }
-  f.l1 = err / static_cast<double>(rho.size());
-  f.radius = std::pow(moment / (2.0 * kPi * exact.moved_mass_moment(1)), 1.0 / 3.0);
-  f.exact_radius = exact.shock_radius(1.0, 1.0, t);
-  f.time = t;
-}
+// L1(rho) and the shock radius on the finest level's lattice of the unit square or cube at time t:
+// each cell added covers f^dim finest cells from finest cell `first` (f = 1 on the uniform grid), and
+// each finest cell is compared with the exact solution at its own centre.
+class FinestLattice {
+ public:
+  FinestLattice(int dim, int n, double t) : exact_(1.4, dim), dim_(dim), n_(n), t_(t) {}
+
+  void add(double rho, const std::array<std::int64_t, 3>& first, std::int64_t f) {
+    const double dx = 1.0 / n_, volume = std::pow(dx, dim_);
+    const auto centre = [&](std::int64_t c) { return (static_cast<double>(c) + 0.5) * dx - 0.5; };
+    for (std::int64_t k = 0; k < (dim_ == 3 ? f : 1); ++k)
+      for (std::int64_t j = 0; j < f; ++j)
+        for (std::int64_t i = 0; i < f; ++i) {
+          const double x = centre(first[0] + i), y = centre(first[1] + j), z = dim_ == 3 ? centre(first[2] + k) : 0.0;
+          const double r = std::sqrt(x * x + y * y + z * z);
+          err_ += std::fabs(rho - exact_.at(r, 1.0, 1.0, t_).rho);
+          moment_ += (rho - 1.0) * r * volume;
+          ++cells_;
+        }
+  }
+  // The moved mass's first moment is (2 pi or 4 pi) R^(dim + 1) times the exact profile's moment.
+  void finish(Figures& f) const {
+    const double surface = dim_ == 3 ? 4.0 * kPi : 2.0 * kPi;
+    f.l1 = err_ / static_cast<double>(cells_);
+    f.radius = std::pow(moment_ / (surface * exact_.moved_mass_moment(1)), 1.0 / (dim_ + 1));
+    f.exact_radius = exact_.shock_radius(1.0, 1.0, t_);
+    f.time = t_;
+  }
+
+ private:
+  SedovSolution exact_;
+  int dim_, n_;
+  double t_, err_ = 0, moment_ = 0;
+  std::int64_t cells_ = 0;
+};
+
+int finest_cells(const korch::bench::HydroAmrBenchArgs& a) { return a.roots * (a.cells_per_block << a.max_level); }
 
 Options base(const korch::bench::HydroAmrBenchArgs& a) {
   Options o;
   o.problem = korch::hydro::Problem::sedov;
-  o.dim = 2;
+  o.dim = a.dim;
   o.threads = static_cast<unsigned>(a.threads);
   o.tmax = a.tmax;
   o.quiet = true;
@@ -86,8 +106,14 @@ Figures uniform_run(const korch::bench::HydroAmrBenchArgs& a) {
   f.seconds = seconds_since(t0);
   f.steps = sim.steps_done();
   const auto n = sim.global_cells();
-  f.cell_updates = static_cast<double>(f.steps) * n[0] * n[1];
-  measure(sim.gather(0), n[0], sim.time(), f);
+  f.cell_updates = static_cast<double>(f.steps) * n[0] * n[1] * n[2];
+  const std::vector<double> rho = sim.gather(0);
+  FinestLattice lattice(a.dim, n[0], sim.time());
+  for (std::int64_t k = 0; k < n[2]; ++k)
+    for (std::int64_t j = 0; j < n[1]; ++j)
+      for (std::int64_t i = 0; i < n[0]; ++i)
+        lattice.add(rho[static_cast<std::size_t>(i + n[0] * (j + n[1] * k))], {i, j, k}, 1);
+  lattice.finish(f);
   return f;
 }
 
@@ -104,7 +130,26 @@ Figures adaptive_run(const korch::bench::HydroAmrBenchArgs& a) {
   f.seconds = seconds_since(t0);
   f.steps = sim.steps_done();
   f.cell_updates = sim.cell_updates();
-  measure(sim.density_on_finest_lattice(), a.roots * (a.cells_per_block << a.max_level), sim.time(), f);
+  // Each leaf's cells over the finest cells they cover (one process: every leaf is this rank's).
+  const korch::ForestMesh& mesh = sim.mesh();
+  const auto& s = mesh.shape();
+  FinestLattice lattice(a.dim, finest_cells(a), sim.time());
+  for (int b = 0; b < static_cast<int>(mesh.own_leaves().size()); ++b) {
+    const korch::BlockKey& leaf = mesh.own_leaves()[static_cast<std::size_t>(b)];
+    const korch::BlockArray& u = mesh.array(b);
+    const std::int64_t fine = std::int64_t{1} << (a.max_level - leaf.level);
+    for (int k = 0; k < s.cells[2]; ++k)
+      for (int j = 0; j < s.cells[1]; ++j)
+        for (int i = 0; i < s.cells[0]; ++i) {
+          const double rho = u.data[sim.state() * u.stride[0] + (i + s.guard[0]) * u.stride[1] +
+                                    (j + s.guard[1]) * u.stride[2] + (k + s.guard[2]) * u.stride[3]];
+          const int c[3] = {i, j, k};
+          std::array<std::int64_t, 3> first{};
+          for (int d = 0; d < 3; ++d) first[d] = (leaf.position[d] * s.cells[d] + c[d]) * fine;
+          lattice.add(rho, first, fine);
+        }
+  }
+  lattice.finish(f);
   return f;
 }
 
@@ -124,16 +169,16 @@ int run(const korch::bench::HydroAmrBenchArgs& a) {
   if (a.cells_per_block % 2 != 0)
     throw korch::cli::UsageError("option --cells-per-block: " + std::to_string(a.cells_per_block) +
                                  " is odd: a refined block halves its cells");
-  const int finest = a.roots * (a.cells_per_block << a.max_level);
+  const int finest = finest_cells(a);
   if (finest % a.uniform_cells_per_block != 0)
     throw korch::cli::UsageError("option --uniform-cells-per-block: " + std::to_string(a.uniform_cells_per_block) +
                                  " does not divide the finest level's " + std::to_string(finest) +
                                  " cells per direction");
   std::printf(
-      "korch-bench-hydro_amr: Sedov 2D to t = %g; uniform %d^2 cells (%d^2 blocks of %d^2) against %d^2 root "
-      "blocks of %d^2 cells with %d levels above them (regrid every %d steps); %d threads per team\n",
-      a.tmax, finest, finest / a.uniform_cells_per_block, a.uniform_cells_per_block, a.roots, a.cells_per_block,
-      a.max_level, a.regrid_every, a.threads);
+      "korch-bench-hydro_amr: Sedov %dD to t = %g; uniform %d^%d cells (%d^%d blocks of %d^%d) against %d^%d "
+      "root blocks of %d^%d cells with %d levels above them (regrid every %d steps); %d threads per team\n",
+      a.dim, a.tmax, finest, a.dim, finest / a.uniform_cells_per_block, a.dim, a.uniform_cells_per_block, a.dim,
+      a.roots, a.dim, a.cells_per_block, a.dim, a.max_level, a.regrid_every, a.threads);
   std::printf("  load before: %s\n", load_average().c_str());
   std::vector<double> wall, rate;
   for (int round = 0; round < a.rounds; ++round) {

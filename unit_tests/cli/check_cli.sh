@@ -259,6 +259,7 @@ case $name in
     bad --tmax --tmax 0
     bad --uniform-cells-per-block --uniform-cells-per-block 50
     bad --rounds --rounds 0
+    bad --dim --dim 4
     bad --threads --threads 0
     bad "unknown option or argument: 3" 3
     ;;
@@ -337,6 +338,7 @@ case $name in
     bad --steps --steps 0
     for v in 0 -2 two; do bad --threads --threads "$v"; done
     bad --rounds --rounds 0
+    bad --dim --dim 4
     bad --factor --factor 1
     bad --factor --factor 2.5
     bad --max-iterations --max-iterations 0
