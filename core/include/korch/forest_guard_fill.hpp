@@ -107,6 +107,7 @@ class ForestGuardFill {
   std::unique_ptr<LeafPlan> make_plan(const BlockKey& leaf) const;
   void plan_region(const BlockKey& leaf, const std::array<int, 3>& lo, const std::array<int, 3>& hi,
                    LeafPlan& plan) const;
+  void plan_guard_cell(int level, const Cell& cell, std::ptrdiff_t at, LeafPlan& plan) const;
   bool plan_cell(int level, Cell cell, LeafPlan& plan) const;
   int term_of(int level, const Cell& cell, LeafPlan& plan) const;
   int any_term_of(int level, Cell cell, LeafPlan& plan) const;

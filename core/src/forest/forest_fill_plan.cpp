@@ -71,35 +71,55 @@ std::unique_ptr<ForestGuardFill::LeafPlan> ForestGuardFill::make_plan(const Bloc
   return plan;
 }
 
+// The region's cells are visited with the array's smallest stride innermost, so that copies of
+// consecutive cells from consecutive cells join into one run.
 void ForestGuardFill::plan_region(const BlockKey& leaf, const std::array<int, 3>& lo, const std::array<int, 3>& hi,
                                   LeafPlan& plan) const {
   const BlockArray& array = leaf_array(leaf);
-  for (int k = lo[2]; k < hi[2]; ++k)
-    for (int j = lo[1]; j < hi[1]; ++j)
-      for (int i = lo[0]; i < hi[0]; ++i) {
-        const Cell cell{leaf.position[0] * cells_[0] + i, leaf.position[1] * cells_[1] + j,
-                        leaf.position[2] * cells_[2] + k};
-        const std::ptrdiff_t at =
-            (i + guard_[0]) * array.stride[1] + (j + guard_[1]) * array.stride[2] + (k + guard_[2]) * array.stride[3];
-        const std::size_t ops = plan.ops.size(), terms = plan.terms.size(), sources = plan.sources.size();
-        if (plan_cell(leaf.level, cell, plan)) {
-          LeafPlan::Op& op = plan.ops[ops];
-          const Term& term = plan.terms[static_cast<std::size_t>(op.term)];
-          if (op.slopes == 0 && term.count == 1) {  // a copy: kept apart, its source inline
-            plan.copies.push_back({at, plan.sources[static_cast<std::size_t>(term.first)]});
-            plan.ops.resize(ops);
-            plan.terms.resize(terms);
-            plan.sources.resize(sources);
-          } else {
-            op.at = at;
-          }
-        } else {
-          plan.ops.resize(ops);
-          plan.terms.resize(terms);
-          plan.sources.resize(sources);
-          plan.slow.push_back({at, cell});
-        }
+  std::array<int, 3> axis{0, 1, 2};  // outermost first
+  std::sort(axis.begin(), axis.end(), [&](int a, int b) { return array.stride[a + 1] > array.stride[b + 1]; });
+  std::array<int, 3> c{};
+  for (c[axis[0]] = lo[axis[0]]; c[axis[0]] < hi[axis[0]]; ++c[axis[0]])
+    for (c[axis[1]] = lo[axis[1]]; c[axis[1]] < hi[axis[1]]; ++c[axis[1]])
+      for (c[axis[2]] = lo[axis[2]]; c[axis[2]] < hi[axis[2]]; ++c[axis[2]]) {
+        const Cell cell{leaf.position[0] * cells_[0] + c[0], leaf.position[1] * cells_[1] + c[1],
+                        leaf.position[2] * cells_[2] + c[2]};
+        std::ptrdiff_t at = 0;
+        for (int a = 0; a < 3; ++a) at += (c[a] + guard_[a]) * array.stride[a + 1];
+        plan_guard_cell(leaf.level, cell, at, plan);
       }
+}
+
+void ForestGuardFill::plan_guard_cell(int level, const Cell& cell, std::ptrdiff_t at, LeafPlan& plan) const {
+  const std::size_t ops = plan.ops.size(), terms = plan.terms.size(), sources = plan.sources.size();
+  const auto drop_new_terms = [&] {
+    plan.ops.resize(ops);
+    plan.terms.resize(terms);
+    plan.sources.resize(sources);
+  };
+  if (!plan_cell(level, cell, plan)) {
+    drop_new_terms();
+    plan.slow.push_back({at, cell});
+    return;
+  }
+  LeafPlan::Op& op = plan.ops[ops];
+  const Term& term = plan.terms[static_cast<std::size_t>(op.term)];
+  if (op.slopes != 0 || term.count != 1) {
+    op.at = at;
+    return;
+  }
+  // A copy: kept apart, its source inline, joined to the previous copy when both continue it.
+  const LeafPlan::Source source = plan.sources[static_cast<std::size_t>(term.first)];
+  drop_new_terms();
+  if (!plan.copies.empty()) {
+    LeafPlan::Copy& last = plan.copies.back();
+    if (last.at + last.count == at && last.source.cell + last.count == source.cell &&
+        last.source.var_stride == source.var_stride) {
+      ++last.count;
+      return;
+    }
+  }
+  plan.copies.push_back({at, source, 1});
 }
 
 // The guard cell `cell` of `level` as any_values then values_at find it: one op, or false.
@@ -216,7 +236,11 @@ void ForestGuardFill::replay(const LeafPlan& plan, const BlockKey& leaf, const B
   // Variable by variable: each pass reads and writes one variable's arrays.
   for (int var = first_var; var < end_var; ++var) {
     double* out = array.data + var * array.stride[0];
-    for (const LeafPlan::Copy& copy : plan.copies) out[copy.at] = copy.source.cell[var * copy.source.var_stride];
+    for (const LeafPlan::Copy& copy : plan.copies) {
+      const double* from = copy.source.cell + var * copy.source.var_stride;
+      double* to = out + copy.at;
+      for (int n = 0; n < copy.count; ++n) to[n] = from[n];  // mostly a few cells: no call
+    }
     for (const LeafPlan::Op& op : plan.ops) {
       const double centre = term_value(op.term, var);
       double value = centre;

@@ -25,10 +25,12 @@ struct ForestGuardFill::LeafPlan {
     int slopes;      // 0, or dims
     unsigned above;  // bit a: the fine centre lies above the coarse centre along axis a
   };
-  // A guard cell that copies one leaf cell (the most common op: same-level neighbours).
+  // Guard cells at..at + count - 1 that copy consecutive cells of one leaf from source on (the most
+  // common op: same-level neighbours).
   struct Copy {
     std::ptrdiff_t at;
     Source source;
+    int count;
   };
   struct Slow {
     std::ptrdiff_t at;

@@ -226,9 +226,10 @@ double leaf_dt(const ForestMesh& mesh, int b, const EulerParams& p, bool name_ba
   EulerParams q = p;
   const auto h = mesh.cell_size(leaf.level);
   for (int d = 0; d < 3; ++d) q.dx[d] = h[d];
-  for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k)
+  // k fastest, as the leaves' arrays (korch::Grid's layout).
+  for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i)
     for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
-      for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i) {
+      for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k) {
         double U[5];
         for (int v = 0; v < n_cons; ++v)
           U[v] = a.data[(p.state + v) * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
