@@ -219,4 +219,27 @@ TEST_CASE("ForestMesh: a bad domain, variable or cutoffs are korch::Errors namin
   crossed.derefine_below = 0.5;
   CHECK(error_of([&] { mesh.regrid(crossed); }).find("derefine_below = 0.5") != std::string::npos);
   CHECK(error_of([&] { mesh.array(4); }).find("block 4 of 4 leaves") != std::string::npos);
+  const std::vector<double> few(3, 0.0);
+  korch::RegridOptions counted;
+  counted.estimates = &few;
+  CHECK(error_of([&] { mesh.regrid(counted); }).find("3 estimates for this rank's 4 leaves") != std::string::npos);
+}
+
+TEST_CASE("ForestMesh: estimates the code worked out per block regrid as the mesh's own do") {
+  const ForestMeshShape shape{{2, {3, 3, 1}, {true, true, false}, 2}, {8, 8, 1}, {2, 2, 0}, 1};
+  ForestMesh own("own", shape), given("given", shape);
+  for (ForestMesh* mesh : {&own, &given})
+    mesh->set([](const std::array<double, 3>& x, int) { return bump(x, 0.4, 0.6); });
+  for (int round = 0; round < 3; ++round) {
+    own.regrid({});
+    given.fill_guard_cells();
+    std::vector<double> estimates;
+    for (int b = 0; b < static_cast<int>(given.own_leaves().size()); ++b)
+      estimates.push_back(given.estimate(b, {}, korch::LohnerOptions{}));
+    korch::RegridOptions options;
+    options.estimates = &estimates;
+    given.regrid(options);
+    CHECK(given.forest().leaves() == own.forest().leaves());
+    CHECK(given.total(0) == own.total(0));
+  }
 }
