@@ -111,6 +111,7 @@ class ForestGuardFill {
   bool plan_cell(int level, Cell cell, LeafPlan& plan) const;
   int term_of(int level, const Cell& cell, LeafPlan& plan) const;
   int any_term_of(int level, Cell cell, LeafPlan& plan) const;
+  bool wrap_or_clamp(int level, Cell& cell) const;
   bool direct_source(int level, const Cell& cell, LeafPlan& plan) const;
   void replay(const LeafPlan& plan, const BlockKey& leaf, const BlockArray& array, int first_var, int end_var) const;
   void forget_plans();

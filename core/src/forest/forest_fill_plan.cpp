@@ -124,15 +124,8 @@ void ForestGuardFill::plan_guard_cell(int level, const Cell& cell, std::ptrdiff_
 
 // The guard cell `cell` of `level` as any_values then values_at find it: one op, or false.
 bool ForestGuardFill::plan_cell(int level, Cell cell, LeafPlan& plan) const {
+  if (!wrap_or_clamp(level, cell)) return false;
   const auto& shape = forest_.shape();
-  for (int a = 0; a < shape.dims; ++a) {
-    const std::int64_t n = std::int64_t{shape.roots[a]} * cells_[a] << level;
-    if (shape.periodic[a]) cell[a] = ((cell[a] % n) + n) % n;
-    if (cell[a] < 0 || cell[a] >= n) {
-      if (!outflow_) return false;
-      cell[a] = std::clamp<std::int64_t>(cell[a], 0, n - 1);
-    }
-  }
   const int same = term_of(level, cell, plan);
   if (same == kNoTerm) return false;
   if (same >= 0) {
@@ -192,19 +185,24 @@ int ForestGuardFill::term_of(int level, const Cell& cell, LeafPlan& plan) const 
   return static_cast<int>(plan.terms.size()) - 1;
 }
 
-// As any_values: periodic axes wrap, outflow takes the nearest cell inside; a custom boundary has
-// no term.
+// As any_values: the cell wrapped or clamped, then its term.
 int ForestGuardFill::any_term_of(int level, Cell cell, LeafPlan& plan) const {
+  return wrap_or_clamp(level, cell) ? term_of(level, cell, plan) : kNoTerm;
+}
+
+// Periodic axes wrap, outflow takes the nearest cell inside; false for a cell beyond an edge with a
+// custom boundary (a plan has no term for it).
+bool ForestGuardFill::wrap_or_clamp(int level, Cell& cell) const {
   const auto& shape = forest_.shape();
   for (int a = 0; a < shape.dims; ++a) {
     const std::int64_t n = std::int64_t{shape.roots[a]} * cells_[a] << level;
     if (shape.periodic[a]) cell[a] = ((cell[a] % n) + n) % n;
     if (cell[a] < 0 || cell[a] >= n) {
-      if (!outflow_) return kNoTerm;
+      if (!outflow_) return false;
       cell[a] = std::clamp<std::int64_t>(cell[a], 0, n - 1);
     }
   }
-  return term_of(level, cell, plan);
+  return true;
 }
 
 // A cell of a leaf (position already wrapped) as a source; false when no leaf of `level` holds it.
