@@ -89,7 +89,6 @@ double largest_squared_estimate(const double* first, const std::array<std::ptrdi
       const double* row = first + o * stride[axis[0]] + m * stride[axis[1]];
       for (int n0 = 0; n0 < cells[axis[2]]; n0 += chunk) {
         const int count = std::min(chunk, cells[axis[2]] - n0);
-#pragma GCC ivdep
         for (int n = 0; n < count; ++n)
           row_estimates[n] = squared_cell_estimate<Dims>({row + (n0 + n) * step, stride}, eps);
         for (int n = 0; n < count; ++n) largest = row_estimates[n] > largest ? row_estimates[n] : largest;
