@@ -153,6 +153,29 @@ TEST_CASE("Code's blocks: the iterator hands out each block once its guard cells
   }
 }
 
+TEST_CASE("Code's blocks: the iterator's guard cells keep the cycle's starting values while blocks handed out change") {
+  const Communicator world = Communicator::world();
+  for (const auto& c : cases()) {
+    CodeBlocks blocks(c.arrangement, world);
+    GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
+    exchange.set_boundary_fill(
+        [&](int b, const Direction& d, int first, int count) { blocks.reflect(b, d, first, count); });
+    GuardCellIterator order(exchange, 0, 3);
+    blocks.paint();
+    order.begin(blocks.list());
+    int wrong = 0, seen = 0;
+    // Each block is updated in place the moment it is handed out, before the next is asked for.
+    while (const auto b = order.next()) {
+      wrong += blocks.wrong_guard_cells(0, 3, c.width, *b);
+      blocks.overwrite_interior(*b, -1.0);
+      ++seen;
+    }
+    CHECK(wrong == 0);
+    CHECK(seen == blocks.list().n_blocks());
+    CHECK_FALSE(exchange.in_progress());
+  }
+}
+
 TEST_CASE("Code's blocks: neighbour lists of a korch::Grid fill it exactly as its decomposition's exchange does") {
   const Communicator world = Communicator::world();
   for (const BoundaryKind edge : {BoundaryKind::periodic, BoundaryKind::outflow})

@@ -106,6 +106,13 @@ class CodeBlocks {
       });
   }
 
+  // Every interior cell of block `b` set to `value`, as an update in place would.
+  void overwrite_interior(int b, double value) {
+    each_cell(b, [&](const BlockView& u, int v, int i, int j, int k, bool interior, const std::array<int, 3>&) {
+      if (interior) u(v, i, j, k) = value;
+    });
+  }
+
   // Guard cells of block `only` (all: -1) that do not hold what a fill of variables [first, first +
   // count) with `width` guard cells per side must leave: the wrapped (periodic) or clamped
   // (outflow) global cell within the width, NaN beyond it and in the other variables.

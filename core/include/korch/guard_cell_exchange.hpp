@@ -78,6 +78,12 @@ class GuardCellExchange {
   // runs the boundary fill for its directions marked Neighbour::user(). For a block in
   // blocks_without_messages() at any time after start(); for the others once wait_some() named them.
   void fill_local(int block);
+  // Copies the guard cells that the rank's other blocks take from the interior of `block` (the
+  // copies fill_local would make for them; each block's copies are made once per fill). After it,
+  // work on `block` may write its interior without changing or racing with any other block's fill:
+  // GuardCellIterator calls it before it hands a block out, so guard cells hold the values of the
+  // start of the cycle even when the cycle updates the filled variables in place.
+  void fill_readers_of(int block);
   // The code's own boundary condition, for the directions its neighbour lists mark
   // Neighbour::user(): fills the guard cells of `block` (a source id) in `direction` (each component
   // -1, 0, +1; the region beyond the block's faces where the component is not 0) for variables
@@ -121,6 +127,7 @@ class GuardCellExchange {
   void open_communicator();
   void pack_message(std::size_t peer);
   void unpack_message(std::size_t peer);
+  void copy_local(int block);
 
   const DataSource& source_;
   Communicator comm_;
@@ -130,6 +137,8 @@ class GuardCellExchange {
   std::uint64_t layout_stamp_ = 0;          // the source's layout when planned
   std::vector<int> remote_pending_;         // per block: messages still needed in this fill
   std::vector<int> local_only_;
+  std::vector<std::vector<int>> readers_;  // per block: the other blocks copying from its interior
+  std::vector<char> copied_;               // per block: its local copies made in this fill
   std::unique_ptr<Requests> requests_;
   std::unique_ptr<detail::ResidentGuardFill> resident_;  // the source's, when it is a resident grid
   ExchangeCounts counts_;

@@ -3,7 +3,9 @@
 // that starts a guard-cell fill when the cycle's distributor begins and hands out each block as
 // soon as its guard cells are valid — the blocks that need no other rank's cells first (their
 // guard cells copied just before), then the others as their messages arrive — so that the teams
-// compute while messages are in flight (docs/ranks.md).
+// compute while messages are in flight (docs/ranks.md). Before a block goes out, every block that
+// copies guard cells from its interior has made those copies: guard cells hold the values of the
+// cycle's start, and the cycle may update the filled variables in place.
 //
 //   korch::GuardCellIterator blocks(exchange, first_var, n_vars);
 //   runtime.execute(bundle, configuration, grid, &blocks);   // the exchange's own source: a Grid or

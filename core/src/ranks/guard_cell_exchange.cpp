@@ -104,6 +104,13 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
       ++counts_.blocks_needing_messages;
   }
   remote_pending_ = needs;
+  readers_.assign(static_cast<std::size_t>(n), {});
+  for (int b = 0; b < n; ++b)
+    for (const auto& c : plan_->local[static_cast<std::size_t>(b)]) {
+      auto& readers = readers_[static_cast<std::size_t>(c.src_block)];
+      if (c.src_block != b && (readers.empty() || readers.back() != b)) readers.push_back(b);
+    }
+  copied_.assign(static_cast<std::size_t>(n), 0);
   // A resident grid is filled on both copies, unless the code's own boundary fill (a host routine)
   // has guard cells to fill.
   const auto* grid = source_.grid_or_null();
@@ -176,6 +183,7 @@ void GuardCellExchange::start(int first, int count) {
   active_ = true;
   flight_begin_ns_ = trace_ ? trace_->now() : 0;
   std::fill(remote_pending_.begin(), remote_pending_.end(), 0);
+  std::fill(copied_.begin(), copied_.end(), 0);
   auto& peers = plan_->peers;
   for (const auto& p : peers)
     for (const int b : p.blocks) ++remote_pending_[static_cast<std::size_t>(b)];
@@ -221,6 +229,24 @@ void GuardCellExchange::fill_local(int block) {
   (void)source_.block(block);  // range check
   // start() filled a resident grid's device blocks, and the cells its host blocks take from them.
   if (resident_ && resident_->on_device(block)) return;
+  copy_local(block);
+  if (!plan_->user.empty())
+    for (const Direction& d : plan_->user[static_cast<std::size_t>(block)]) boundary_fill_(block, d, first_, count_);
+}
+
+void GuardCellExchange::fill_readers_of(int block) {
+  if (!active_)
+    throw Error::format("guard-cell exchange on rank {}: fill_readers_of({}) outside a fill: call start() first",
+                        comm_.rank(), block);
+  (void)source_.block(block);  // range check
+  for (const int reader : readers_[static_cast<std::size_t>(block)])
+    if (!(resident_ && resident_->on_device(reader))) copy_local(reader);
+}
+
+void GuardCellExchange::copy_local(int block) {
+  auto& copied = copied_[static_cast<std::size_t>(block)];
+  if (copied) return;
+  copied = 1;
   const auto& copies = plan_->local[static_cast<std::size_t>(block)];
   double* dst = base_[static_cast<std::size_t>(block)];
   const std::ptrdiff_t dst_stride = var_stride_[static_cast<std::size_t>(block)];
@@ -232,8 +258,6 @@ void GuardCellExchange::fill_local(int block) {
       dst[var * dst_stride + c.dst] = base_[b][var * var_stride_[b] + c.src];
     }
   }
-  if (!plan_->user.empty())
-    for (const Direction& d : plan_->user[static_cast<std::size_t>(block)]) boundary_fill_(block, d, first_, count_);
 }
 
 std::vector<int> GuardCellExchange::wait_some() {

@@ -36,6 +36,8 @@ std::optional<int> GuardCellIterator::next() {
   }
   const int b = ready_.front();
   ready_.pop_front();
+  // The blocks reading this one's interior take their copies first: the cycle may write it now.
+  exchange_.fill_readers_of(b);
   exchange_.fill_local(b);
   if (exchange_.messages_outstanding() > 0) ++early_;
   return b;
