@@ -228,18 +228,32 @@ TEST_CASE("ForestMesh: a bad domain, variable or cutoffs are korch::Errors namin
 TEST_CASE("ForestMesh: estimates the code worked out per block regrid as the mesh's own do") {
   const ForestMeshShape shape{{2, {3, 3, 1}, {true, true, false}, 2}, {8, 8, 1}, {2, 2, 0}, 1};
   ForestMesh own("own", shape), given("given", shape);
+  int stopped = 0;  // leaves whose estimate regrid_estimate stopped early
   for (ForestMesh* mesh : {&own, &given})
     mesh->set([](const std::array<double, 3>& x, int) { return bump(x, 0.4, 0.6); });
   for (int round = 0; round < 3; ++round) {
     own.regrid({});
     given.fill_guard_cells();
     std::vector<double> estimates;
-    for (int b = 0; b < static_cast<int>(given.own_leaves().size()); ++b)
-      estimates.push_back(given.estimate(b, {}, korch::LohnerOptions{}));
-    korch::RegridOptions options;
+    korch::RegridOptions options, budget;
+    budget.max_leaves = 1000;
+    for (int b = 0; b < static_cast<int>(given.own_leaves().size()); ++b) {
+      const double exact = given.estimate(b, {}, korch::LohnerOptions{});
+      estimates.push_back(exact);
+      // What regrid needs: the estimate up to the leaf's deciding cutoff, a value past it beyond.
+      const bool finest = given.own_leaves()[static_cast<std::size_t>(b)].level == shape.forest.max_level;
+      const double cutoff = finest ? options.derefine_below : options.refine_above;
+      const double needed = given.regrid_estimate(b, options);
+      CAPTURE(b);
+      CHECK(needed <= exact);
+      CHECK((exact > cutoff ? needed > cutoff : needed == exact));
+      stopped += needed < exact;
+      CHECK(given.regrid_estimate(b, budget) == exact);  // a budget ranks by the estimates
+    }
     options.estimates = &estimates;
     given.regrid(options);
     CHECK(given.forest().leaves() == own.forest().leaves());
     CHECK(given.total(0) == own.total(0));
   }
+  CHECK(stopped > 0);
 }

@@ -33,6 +33,7 @@
 
 #include <array>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -57,7 +58,7 @@ struct RegridOptions {
   // The caller filled the guard cells of `vars` (every variable when empty) just before: the
   // estimate reads them as they are instead of filling them first.
   bool guard_cells_filled = false;
-  // Each of this rank's leaves' estimate (block id order), as estimate() gives it, worked out by the
+  // Each of this rank's leaves' estimate (block id order), as regrid_estimate() gives it, worked out by the
   // caller (spread over a cycle's threads, say) after filling the guard cells; null: the mesh
   // works them out. Throws korch::Error when the count is not this rank's leaf count.
   const std::vector<double>* estimates = nullptr;
@@ -138,8 +139,14 @@ class ForestMesh {
   // The largest Löhner estimate of each of this rank's leaves over `vars` (empty: all), guard cells
   // as they are.
   std::vector<double> estimates(const std::vector<int>& vars, const LohnerOptions& lohner) const;
-  // The same for one block; blocks may be estimated at the same time.
-  double estimate(int block, const std::vector<int>& vars, const LohnerOptions& lohner) const;
+  // The same for one block; blocks may be estimated at the same time. With `enough`, it may stop
+  // once the estimate exceeds it (lohner_estimate).
+  double estimate(int block, const std::vector<int>& vars, const LohnerOptions& lohner,
+                  double enough = std::numeric_limits<double>::infinity()) const;
+  // What regrid() needs of a leaf's estimate: the estimate, or, once it exceeds the cutoff that
+  // decides the leaf (refine_above below the finest level, derefine_below on it), a value above
+  // that cutoff; the estimate itself when max_leaves ranks the leaves by their estimates.
+  double regrid_estimate(int block, const RegridOptions& options) const;
 
  private:
   void list_leaves();

@@ -13,6 +13,7 @@
 #include <korch/block_list.hpp>
 
 #include <array>
+#include <limits>
 
 namespace korch {
 
@@ -21,9 +22,12 @@ struct LohnerOptions {
 };
 
 // The largest estimate over the interior cells of a block stored in `array` (cells + 2 * guard per
-// axis, guard >= 1 along the first `dims` axes) for variable `var`. Throws korch::Error naming the
-// field when dims, the guard cells or var do not fit the array.
+// axis, guard >= 1 along the first `dims` axes) for variable `var`. With `enough`, it may stop as
+// soon as a cell's estimate exceeds it and return that cell's (above `enough`, not necessarily the
+// largest): what a decision against a threshold needs. Throws korch::Error naming the field when
+// dims, the guard cells or var do not fit the array.
 double lohner_estimate(const BlockArray& array, int dims, const std::array<int, 3>& cells,
-                       const std::array<int, 3>& guard, int var, const LohnerOptions& options = {});
+                       const std::array<int, 3>& guard, int var, const LohnerOptions& options = {},
+                       double enough = std::numeric_limits<double>::infinity());
 
 }  // namespace korch

@@ -223,14 +223,24 @@ std::vector<double> ForestMesh::estimates(const std::vector<int>& vars, const Lo
   return e;
 }
 
-double ForestMesh::estimate(int block, const std::vector<int>& vars, const LohnerOptions& lohner) const {
+double ForestMesh::estimate(int block, const std::vector<int>& vars, const LohnerOptions& lohner, double enough) const {
   const BlockArray& a = array(block);
   check_estimated(vars);
   double e = 0.0;
-  for (int v = 0; v < shape_.n_vars; ++v)
+  for (int v = 0; v < shape_.n_vars && !(e > enough); ++v)
     if (vars.empty() || std::find(vars.begin(), vars.end(), v) != vars.end())
-      e = std::max(e, lohner_estimate(a, shape_.forest.dims, shape_.cells, shape_.guard, v, lohner));
+      e = std::max(e, lohner_estimate(a, shape_.forest.dims, shape_.cells, shape_.guard, v, lohner, enough));
   return e;
+}
+
+double ForestMesh::regrid_estimate(int block, const RegridOptions& options) const {
+  const int level = own_leaves()[static_cast<std::size_t>(block)].level;
+  // Below the finest level a leaf is refined past refine_above (whatever more it estimates); on it,
+  // a leaf past derefine_below is kept. A budget orders leaves by their estimates: those count.
+  const double cutoff = options.max_leaves > 0            ? std::numeric_limits<double>::infinity()
+                        : level < shape_.forest.max_level ? options.refine_above
+                                                          : options.derefine_below;
+  return estimate(block, options.vars, options.lohner, cutoff);
 }
 
 RegridCounts ForestMesh::regrid(const RegridOptions& options) {
@@ -245,8 +255,13 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
                     "leaf of own_leaves()",
                     name_, options.estimates->size(), own_.size()));
   if (!options.guard_cells_filled && options.estimates == nullptr) fill_guard_cells();
-  const std::vector<double> e =
-      options.estimates != nullptr ? *options.estimates : estimates(options.vars, options.lohner);
+  std::vector<double> e;
+  if (options.estimates != nullptr) {
+    e = *options.estimates;
+  } else {
+    check_estimated(options.vars);
+    for (int b = 0; b < static_cast<int>(own_.size()); ++b) e.push_back(regrid_estimate(b, options));
+  }
   const auto& leaves = own_;
   std::vector<int> refine_ids, coarsen_ids;
   for (int b = 0; b < static_cast<int>(leaves.size()); ++b) {

@@ -75,7 +75,7 @@ template <int Dims>
 // largest of a set does not depend on the order).
 template <int Dims>
 double largest_squared_estimate(const double* first, const std::array<std::ptrdiff_t, 3>& stride,
-                                const std::array<int, 3>& cells, double eps) {
+                                const std::array<int, 3>& cells, double eps, double enough) {
   std::array<int, 3> axis{0, 1, 2};  // outermost first
   std::sort(axis.begin(), axis.end(), [&](int a, int b) { return stride[a] > stride[b]; });
   double largest = 0.0;
@@ -93,6 +93,7 @@ double largest_squared_estimate(const double* first, const std::array<std::ptrdi
           row_estimates[n] = squared_cell_estimate<Dims>({row + (n0 + n) * step, stride}, eps);
         for (int n = 0; n < count; ++n) largest = row_estimates[n] > largest ? row_estimates[n] : largest;
       }
+      if (std::sqrt(largest) > enough) return largest;  // the root the caller takes is above enough
     }
   return largest;
 }
@@ -100,7 +101,7 @@ double largest_squared_estimate(const double* first, const std::array<std::ptrdi
 }  // namespace
 
 double lohner_estimate(const BlockArray& array, int dims, const std::array<int, 3>& cells,
-                       const std::array<int, 3>& guard, int var, const LohnerOptions& options) {
+                       const std::array<int, 3>& guard, int var, const LohnerOptions& options, double enough) {
   if (dims < 1 || dims > 3) throw Error(fmt::format("lohner_estimate: dims = {}; give 1, 2 or 3", dims));
   for (int a = 0; a < dims; ++a)
     if (guard[a] < 1 || array.extent[a + 1] != cells[a] + 2 * guard[a])
@@ -115,9 +116,9 @@ double lohner_estimate(const BlockArray& array, int dims, const std::array<int, 
   const double* first =
       array.data + var * array.stride[0] + guard[0] * stride[0] + guard[1] * stride[1] + guard[2] * stride[2];
   const double eps = options.filter;
-  const double largest = dims == 1   ? largest_squared_estimate<1>(first, stride, cells, eps)
-                         : dims == 2 ? largest_squared_estimate<2>(first, stride, cells, eps)
-                                     : largest_squared_estimate<3>(first, stride, cells, eps);
+  const double largest = dims == 1   ? largest_squared_estimate<1>(first, stride, cells, eps, enough)
+                         : dims == 2 ? largest_squared_estimate<2>(first, stride, cells, eps, enough)
+                                     : largest_squared_estimate<3>(first, stride, cells, eps, enough);
   return std::sqrt(largest);
 }
 

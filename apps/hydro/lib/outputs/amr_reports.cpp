@@ -230,12 +230,11 @@ std::string AmrSimulation::summary() const {
   out += fmt::format("  cell updates {:.4g} in {:.3f} s: {:.4g} per second\n", cell_updates_, run_seconds_,
                      run_seconds_ > 0 ? cell_updates_ / run_seconds_ : 0.0);
   out += fmt::format(
-      "  rank 0's time: fill cycles (guard cells, time steps) {:.1f} %, hydro cycles {:.1f} %, flux correction {:.1f} "
-      "%, "
-      "time-step reduction {:.1f} %, "
-      "regrid {:.1f} %\n",
-      share(phases_.guard_fill), share(phases_.execute), share(phases_.flux_correction), share(phases_.time_step),
-      share(phases_.regrid));
+      "  rank 0's time: fill cycles (guard cells, time steps) {:.1f} %, hydro cycles{} {:.1f} %, flux correction "
+      "{:.1f} "
+      "%, time-step reduction {:.1f} %, regrid {:.1f} %\n",
+      share(phases_.guard_fill), fused_ ? " (with each leaf's guard fill and time step)" : "", share(phases_.execute),
+      share(phases_.flux_correction), share(phases_.time_step), share(phases_.regrid));
   static const char* names[] = {"mass", "x-momentum", "y-momentum", "z-momentum", "energy"};
   for (int v = 0; v < n_cons; ++v) {
     if (v >= 1 && v <= 3 && v > options_.dim) continue;

@@ -53,11 +53,18 @@ HostVar as_grid_layout(const View& v) {
 // Where the sweep of a box puts the fluxes through its faces at level jumps: the mesh's face arrays
 // of the box's block when the box is the whole block; false otherwise (the record cycle does it).
 template <class Box>
-bool faces_to_record(const AmrStepParameters& step, const Box& box, BoxFaceFluxes& faces) {
+bool whole_leaf(const AmrStepParameters& step, const Box& box) {
   if (step.mesh == nullptr) return false;
   const ForestMeshShape& s = step.mesh->shape();
   for (int d = 0; d < 3; ++d)
     if (box.lo()[d] != s.guard[d] || box.hi()[d] != s.guard[d] + s.cells[d]) return false;
+  return true;
+}
+
+template <class Box>
+bool faces_to_record(const AmrStepParameters& step, const Box& box, BoxFaceFluxes& faces) {
+  if (!whole_leaf(step, box)) return false;
+  const ForestMeshShape& s = step.mesh->shape();
   const int block = box.block_id();
   for (int axis = 0; axis < s.forest.dims; ++axis) {
     const std::size_t per_var = static_cast<std::size_t>(s.cells[axis == 0 ? 1 : 0]) * s.cells[axis == 2 ? 1 : 2];
@@ -72,6 +79,25 @@ bool faces_to_record(const AmrStepParameters& step, const Box& box, BoxFaceFluxe
   }
   return true;
 }
+
+// The fused step's dt of a whole leaf it wrote, less the cells beside faces shared with finer leaves,
+// which the flux correction changes afterwards (their dt comes then: amr_face_cells_dt).
+template <class Box>
+double dt_away_from_finer_faces(const AmrStepParameters& step, const Box& box, const HostVar (&vars)[n_grid_vars],
+                                const EulerParams& p) {
+  int lo[3], hi[3];
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = box.lo()[d];
+    hi[d] = box.hi()[d];
+  }
+  for (int axis = 0; axis < step.mesh->shape().forest.dims; ++axis) {
+    if (step.mesh->face_neighbour(box.block_id(), axis, 0) == ForestNeighbour::Kind::finer) ++lo[axis];
+    if (step.mesh->face_neighbour(box.block_id(), axis, 1) == ForestNeighbour::Kind::finer) --hi[axis];
+  }
+  return box_dt_host(vars, p, lo, hi);
+}
+
+bool fused_step(const AmrStepParameters& step) { return step.fill_var >= 0 || step.block_dt != nullptr; }
 
 // The update of one box with its block's cell size, on the box's own instance: the host sweep
 // (euler_host_sweep.hpp) on host memory in the grid's layout, the per-cell EulerKernel elsewhere
@@ -92,14 +118,21 @@ void update_amr_box(const AmrStepParameters& step, const Box& box) {
       vars[v] = as_grid_layout(box.var(v));
       all = all && vars[v].data() != nullptr;
     }
-    if (all) {
+    if (all && (fused_step(step) ? whole_leaf(step, box) : true)) {
+      if (step.fill_var >= 0) step.mesh->fill_guard_cells(box.block_id(), step.fill_var, n_cons);
       BoxFaceFluxes faces;
       const bool record = faces_to_record(step, box, faces);
       update_box_host(vars, p, lo, hi, record ? &faces : nullptr);
       if (record && step.faces_recorded != nullptr) step.faces_recorded[box.block_id()] = 1;
+      if (step.block_dt != nullptr) step.block_dt[box.block_id()] = dt_away_from_finer_faces(step, box, vars, p);
       return;
     }
   }
+  if (fused_step(step))
+    throw Error::format(
+        "hydro on an adaptive mesh: the fused step (guard fill and time step inside the update) got a box of "
+        "block {} that is not a whole leaf in host memory: run it on a host team that takes whole leaves",
+        box.block_id());
   EulerKernel<View> k;
   for (int v = 0; v < n_cons; ++v) {
     k.u[v] = box.var(p.state + v);
@@ -174,7 +207,7 @@ ActionRoutine amr_guard_fill_routine() {
       p.block_dt[box.block_id()] = amr_leaf_dt(*p.mesh, box.block_id(), q);
     }
     if (p.block_estimate != nullptr)
-      p.block_estimate[box.block_id()] = p.mesh->estimate(box.block_id(), p.regrid->vars, p.regrid->lohner);
+      p.block_estimate[box.block_id()] = p.mesh->regrid_estimate(box.block_id(), *p.regrid);
   };
   return TypedAction("guard_fill").on_box(fill).routine();
 }
@@ -216,9 +249,23 @@ ActionRoutine amr_face_flux_routine() {
 
 namespace {
 
-// The largest stable dt of a leaf's interior cells; the first cell that is not physical throws
+// Cells [lo, hi) of a leaf, guard cells counted.
+struct Range {
+  int lo[3], hi[3];
+};
+
+Range interior(const ForestMeshShape& s) {
+  Range r;
+  for (int d = 0; d < 3; ++d) {
+    r.lo[d] = s.guard[d];
+    r.hi[d] = s.guard[d] + s.cells[d];
+  }
+  return r;
+}
+
+// The largest stable dt of a range of a leaf's interior cells; the first cell that is not physical throws
 // (name_bad_cell) or gives unphysical_dt.
-double leaf_dt(const ForestMesh& mesh, int b, const EulerParams& p, bool name_bad_cell) {
+double leaf_dt(const ForestMesh& mesh, int b, const EulerParams& p, bool name_bad_cell, const Range& cells) {
   const ForestMeshShape& s = mesh.shape();
   double smallest = std::numeric_limits<double>::infinity();
   const BlockArray& a = mesh.array(b);
@@ -227,9 +274,9 @@ double leaf_dt(const ForestMesh& mesh, int b, const EulerParams& p, bool name_ba
   const auto h = mesh.cell_size(leaf.level);
   for (int d = 0; d < 3; ++d) q.dx[d] = h[d];
   // k fastest, as the leaves' arrays (korch::Grid's layout).
-  for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i)
-    for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
-      for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k) {
+  for (int i = cells.lo[0]; i < cells.hi[0]; ++i)
+    for (int j = cells.lo[1]; j < cells.hi[1]; ++j)
+      for (int k = cells.lo[2]; k < cells.hi[2]; ++k) {
         double U[5];
         for (int v = 0; v < n_cons; ++v)
           U[v] = a.data[(p.state + v) * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
@@ -248,12 +295,23 @@ double leaf_dt(const ForestMesh& mesh, int b, const EulerParams& p, bool name_ba
 
 }  // namespace
 
-double amr_leaf_dt(const ForestMesh& mesh, int block, const EulerParams& p) { return leaf_dt(mesh, block, p, false); }
+double amr_leaf_dt(const ForestMesh& mesh, int block, const EulerParams& p) {
+  return leaf_dt(mesh, block, p, false, interior(mesh.shape()));
+}
+
+double amr_face_cells_dt(const ForestMesh& mesh, int block, const EulerParams& p, int axis, int side) {
+  Range r = interior(mesh.shape());
+  if (side == 0)
+    r.hi[axis] = r.lo[axis] + 1;
+  else
+    r.lo[axis] = r.hi[axis] - 1;
+  return leaf_dt(mesh, block, p, false, r);
+}
 
 double amr_stable_dt(const ForestMesh& mesh, const std::vector<double>& block_dt, const EulerParams& p) {
   double smallest = std::numeric_limits<double>::infinity();
   for (std::size_t b = 0; b < block_dt.size(); ++b) {
-    if (block_dt[b] == unphysical_dt) leaf_dt(mesh, static_cast<int>(b), p, true);
+    if (block_dt[b] == unphysical_dt) leaf_dt(mesh, static_cast<int>(b), p, true, interior(mesh.shape()));
     smallest = block_dt[b] < smallest ? block_dt[b] : smallest;
   }
   return smallest;

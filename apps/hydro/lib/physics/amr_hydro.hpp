@@ -19,10 +19,18 @@ namespace korch::hydro {
 // The "hydro" action on a ForestMesh's leaves (dx ignored: each box takes its block's cell size).
 // A box that is a whole leaf in host memory also records the fluxes through its faces at level jumps
 // (as record_face_fluxes does) and marks its block in `faces_recorded` (one flag per block).
+// The fused step, on host teams that hand out whole leaves (docs/adaptive-mesh.md, "The hydro
+// job"): with fill_var >= 0 each leaf first fills its own guard cells of the set at fill_var (after
+// ForestMesh::exchange_ghost_leaves), and with block_dt it leaves there the largest stable dt of the
+// set it wrote, except the cells beside faces shared with finer leaves (the flux correction changes
+// them; the caller adds them afterwards, amr_face_cells_dt; one slot per block); a box that is not
+// a whole host leaf is an error.
 struct AmrStepParameters {
   EulerParams euler;
   ForestMesh* mesh = nullptr;
   unsigned char* faces_recorded = nullptr;
+  int fill_var = -1;
+  double* block_dt = nullptr;
 };
 ActionRoutine amr_hydro_routine();
 
@@ -30,7 +38,7 @@ ActionRoutine amr_hydro_routine();
 // (after ForestMesh::exchange_ghost_leaves): the "guard_fill" action, each block filling its own.
 // With `block_dt` (one slot per block), each block also puts there the largest stable dt of its
 // interior cells of that set (amr_leaf_dt), so the step's time step needs no pass of its own; with
-// `block_estimate`, its refinement estimate (ForestMesh::estimate with `regrid`'s variables).
+// `block_estimate`, what `regrid` needs of its refinement estimate (ForestMesh::regrid_estimate).
 struct AmrFillParameters {
   const ForestMesh* mesh = nullptr;
   int first_var = 0;
@@ -57,6 +65,8 @@ ActionRoutine amr_face_flux_routine();
 // The largest stable dt of one leaf's interior cells of state p.state (before the CFL factor), with
 // its level's cell size; unphysical_dt when a cell is not physical.
 double amr_leaf_dt(const ForestMesh& mesh, int block, const EulerParams& p);
+// The same over the leaf's interior cells beside one face (side 0: low, 1: high, of `axis`).
+double amr_face_cells_dt(const ForestMesh& mesh, int block, const EulerParams& p, int axis, int side);
 // The smallest of the blocks' dts (amr_leaf_dt, one per block of this rank). Throws korch::Error
 // naming the first cell that is not physical.
 double amr_stable_dt(const ForestMesh& mesh, const std::vector<double>& block_dt, const EulerParams& p);

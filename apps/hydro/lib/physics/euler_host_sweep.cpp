@@ -7,6 +7,7 @@
 #include "euler_host_sweep.hpp"
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace korch::hydro {
@@ -275,6 +276,19 @@ void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, c
     sweep<2>(vars, p, lo, hi, faces);
   else
     sweep<1>(vars, p, lo, hi, faces);
+}
+
+double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
+  double m = std::numeric_limits<double>::infinity();
+  for (int i = lo[0]; i < hi[0]; ++i)
+    for (int j = lo[1]; j < hi[1]; ++j)
+      for (int k = lo[2]; k < hi[2]; ++k) {
+        double U[5];
+        for (int v = 0; v < 5; ++v) U[v] = vars[p.next_state + v](i, j, k);
+        const double t = cell_dt(U, p);
+        m = t < m ? t : m;
+      }
+  return m;
 }
 
 }  // namespace korch::hydro

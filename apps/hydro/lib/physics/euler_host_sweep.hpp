@@ -22,4 +22,9 @@ struct BoxFaceFluxes {
 void update_box_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3],
                      const BoxFaceFluxes* faces = nullptr);
 
+// The largest stable dt (before the CFL factor) over the box [lo, hi) of the state p.next_state (the
+// set a step wrote: the next time step comes out of the cycle, reduced per box by the task that
+// wrote it); unphysical_dt when a cell is not physical.
+double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]);
+
 }  // namespace korch::hydro

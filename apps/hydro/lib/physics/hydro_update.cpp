@@ -49,21 +49,6 @@ void update_packet_entry(const Space& space, const View (&vars)[n_grid_vars], co
   }
 }
 
-// The largest stable dt (before the CFL factor) over a box of the state the step wrote: the
-// next step's time step comes out of the cycle, reduced per box by the task that wrote it.
-double box_dt_host(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int lo[3], const int hi[3]) {
-  double m = std::numeric_limits<double>::infinity();
-  for (int i = lo[0]; i < hi[0]; ++i)
-    for (int j = lo[1]; j < hi[1]; ++j)
-      for (int k = lo[2]; k < hi[2]; ++k) {
-        double U[5];
-        for (int v = 0; v < 5; ++v) U[v] = vars[p.next_state + v](i, j, k);
-        const double t = cell_dt(U, p);
-        m = t < m ? t : m;
-      }
-  return m;
-}
-
 // The same on a packet entry's device variables, on the thread's instance (a named function:
 // its KOKKOS_LAMBDA must be a valid extended lambda on CUDA).
 [[maybe_unused]] double box_dt_device(const DeviceTaskSpace& space, const DataPacket::DeviceVar (&vars)[n_grid_vars],

@@ -54,6 +54,8 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   mesh_ = std::make_unique<ForestMesh>("hydro", mesh_shape(o), comm_);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
+  // The host configuration hands out whole leaves: each fills its own guard cells in the step.
+  fused_ = o.config == HydroConfiguration::cpu;
   fill_configuration_ = configurations::get("cpu_only");
   fill_configuration_.name = "hydro-guard-fill";
   fill_configuration_.teams[0].action = "guard_fill";
@@ -95,7 +97,11 @@ EulerParams AmrSimulation::params(double dt) const {
 void AmrSimulation::fill_guard_cells(AlsoFind also) {
   mesh_->exchange_ghost_leaves();
   const std::size_t blocks = mesh_->own_leaves().size();
-  block_dt_.assign(also == AlsoFind::dt ? blocks : 0, 0.0);
+  guards_filled_ = true;
+  if (also == AlsoFind::dt) {
+    block_dt_.assign(blocks, 0.0);
+    block_dt_valid_ = true;
+  }
   block_estimate_.assign(also == AlsoFind::estimates ? blocks : 0, 0.0);
   AmrFillParameters fill_params{mesh_.get(),
                                 state_,
@@ -135,29 +141,64 @@ RegridCounts AmrSimulation::regrid() {
   regrid_.estimates = &block_estimate_;
   const RegridCounts counts = mesh_->regrid(regrid_);
   regrid_.estimates = nullptr;
+  if (counts.refined > 0 || counts.derefined > 0) block_dt_valid_ = guards_filled_ = false;  // other leaves
   ++regrids_;
   phases_.regrid += seconds_since(t0);
   return counts;
 }
 
+void AmrSimulation::update(const EulerParams& p, bool guards_filled) {
+  const std::size_t blocks = mesh_->own_leaves().size();
+  faces_recorded_.assign(blocks, 0);
+  AmrStepParameters step{p, mesh_.get(), faces_recorded_.data()};
+  if (fused_) {
+    if (!guards_filled) {
+      mesh_->exchange_ghost_leaves();
+      step.fill_var = p.state;
+    }
+    next_block_dt_.assign(blocks, 0.0);
+    step.block_dt = next_block_dt_.data();
+  }
+  Bundle bundle("hydro step", ActionParameters(step));
+  bundle.add(amr_hydro_routine());
+  runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
+}
+
+void AmrSimulation::add_corrected_dts(const EulerParams& p) {
+  EulerParams written = p;
+  written.state = p.next_state;
+  const int dims = mesh_->shape().forest.dims;
+  for (int b = 0; b < static_cast<int>(next_block_dt_.size()); ++b) {
+    double& dt = next_block_dt_[static_cast<std::size_t>(b)];
+    for (int axis = 0; axis < dims; ++axis)
+      for (int side = 0; side < 2; ++side)
+        if (mesh_->face_neighbour(b, axis, side) == ForestNeighbour::Kind::finer)
+          dt = std::min(dt, amr_face_cells_dt(*mesh_, b, written, axis, side));  // unphysical_dt is below all
+  }
+}
+
 double AmrSimulation::step(double dt_max) {
   auto t0 = Clock::now();
-  fill_guard_cells(AlsoFind::dt);
+  // Without the fused step, or without the time step of this mesh (the first step, a regrid that
+  // changed the leaves, a restart), a fill cycle fills the guard cells and finds it.
+  if (!fused_ || !block_dt_valid_) fill_guard_cells(AlsoFind::dt);
   phases_.guard_fill += seconds_since(t0);
   t0 = Clock::now();
   const double dt = std::min(stable_dt(), dt_max);
   phases_.time_step += seconds_since(t0);
   t0 = Clock::now();
   const EulerParams p = params(dt);
-  faces_recorded_.assign(mesh_->own_leaves().size(), 0);
-  Bundle bundle("hydro step", ActionParameters(AmrStepParameters{p, mesh_.get(), faces_recorded_.data()}));
-  bundle.add(amr_hydro_routine());
-  runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
+  update(p, guards_filled_);
   phases_.execute += seconds_since(t0);
   t0 = Clock::now();
   correct_fluxes(p);
+  if (fused_) {
+    add_corrected_dts(p);
+    block_dt_.swap(next_block_dt_);
+  }
   phases_.flux_correction += seconds_since(t0);
   state_ = other_set(state_);
+  guards_filled_ = false;
   time_ += dt;
   ++steps_;
   const auto& s = mesh_->shape();

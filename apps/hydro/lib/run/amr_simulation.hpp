@@ -68,6 +68,9 @@ class AmrSimulation {
   // Cell updates so far (every leaf's cells, every step).
   double cell_updates() const noexcept { return cell_updates_; }
   const AmrPhaseTimes& phase_times() const noexcept { return phases_; }
+  // Each of this rank's leaves' stable dt (before the CFL factor) for the current state, that the
+  // next step takes its time step from; empty where the next step works them out afresh.
+  std::vector<double> leaf_dts() const { return block_dt_valid_ ? block_dt_ : std::vector<double>{}; }
 
   // A checkpoint of the mesh and the current state at `path` (checkpoint.hpp); rank 0 writes.
   // Collective.
@@ -94,6 +97,12 @@ class AmrSimulation {
   double stable_dt() const;
   // The fluxes the last update used at level jumps (a cycle over the blocks), then the correction.
   void correct_fluxes(const EulerParams& p);
+  // The hydro cycle of step dt: on the host configuration fused with the guard fill and, into
+  // next_block_dt_, the time step of the state it writes (unless `guards_filled`).
+  void update(const EulerParams& p, bool guards_filled);
+  // After the correction: the stable dt of the cells it changed (beside finer leaves), into
+  // next_block_dt_, which the fused step left without them.
+  void add_corrected_dts(const EulerParams& p);
   // The mesh and state of checkpoint `path` (options().restart), in place of the initial ones.
   void restore(const std::string& path);
   void rebuild_tree(const CheckpointContent& content, const std::string& path);
@@ -105,7 +114,11 @@ class AmrSimulation {
   Configuration configurations_[2];            // for the current state in 0..4, and in 5..9
   Configuration fill_configuration_;           // the guard fill's cycle: cpu_only with the run's threads
   Configuration flux_configuration_;           // the same for recording the fluxes at level jumps
-  std::vector<double> block_dt_;               // per block, from the last fill that found them
+  std::vector<double> block_dt_;               // per block, for the current state
+  std::vector<double> next_block_dt_;          // per block, for the state the fused step writes
+  bool block_dt_valid_ = false;                // block_dt_ holds the current state's on this mesh
+  bool fused_ = false;                         // fill and time step inside the hydro cycle
+  bool guards_filled_ = false;                 // the current state's guard cells are valid
   std::vector<double> block_estimate_;         // the same
   std::vector<unsigned char> faces_recorded_;  // per block: its update recorded its level-jump fluxes
   RegridOptions regrid_;
