@@ -56,8 +56,7 @@ TEST_CASE("Code's blocks: the exchange fills every guard cell from the neighbour
   for (const auto& c : cases()) {
     CodeBlocks blocks(c.arrangement, world);
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
-    exchange.set_boundary_fill(
-        [&](int b, const Direction& d, int first, int count) { blocks.reflect(b, d, first, count); });
+    exchange.set_boundary_fill(blocks.wall_fill());
     CHECK(exchange.counts().neighbour_ranks <= world.size() - 1);
     if (world.size() > 1) CHECK(exchange.counts().neighbour_ranks >= 1);
     for (const auto& [first, count] : {std::pair<int, int>{0, 3}, {1, 1}}) {
@@ -129,8 +128,7 @@ TEST_CASE("Code's blocks: the iterator hands out each block once its guard cells
   for (const auto& c : cases()) {
     CodeBlocks blocks(c.arrangement, world);
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
-    exchange.set_boundary_fill(
-        [&](int b, const Direction& d, int first, int count) { blocks.reflect(b, d, first, count); });
+    exchange.set_boundary_fill(blocks.wall_fill());
     GuardCellIterator order(exchange, 0, 3);
     Configuration conf = configurations::get("cpu_only");
     for (auto& t : conf.teams) {
@@ -158,8 +156,7 @@ TEST_CASE("Code's blocks: the iterator's guard cells keep the cycle's starting v
   for (const auto& c : cases()) {
     CodeBlocks blocks(c.arrangement, world);
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
-    exchange.set_boundary_fill(
-        [&](int b, const Direction& d, int first, int count) { blocks.reflect(b, d, first, count); });
+    exchange.set_boundary_fill(blocks.wall_fill());
     GuardCellIterator order(exchange, 0, 3);
     blocks.paint();
     order.begin(blocks.list());

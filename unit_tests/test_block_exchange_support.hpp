@@ -8,6 +8,7 @@
 #include <korch/block_list.hpp>
 #include <korch/block_neighbours.hpp>
 #include <korch/communicator.hpp>
+#include <korch/guard_cell_exchange.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -104,6 +105,11 @@ class CodeBlocks {
       each_cell(b, [&](const BlockView& u, int v, int i, int j, int k, bool interior, const std::array<int, 3>& cell) {
         u(v, i, j, k) = interior ? value_at(cell, v) : std::numeric_limits<double>::quiet_NaN();
       });
+  }
+
+  // reflect() as the exchange's boundary fill.
+  GuardCellExchange::BoundaryFill wall_fill() const {
+    return [this](int b, const Direction& d, int first, int count) { reflect(b, d, first, count); };
   }
 
   // Every interior cell of block `b` set to `value`, as an update in place would.
