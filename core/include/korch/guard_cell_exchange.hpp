@@ -38,6 +38,7 @@ namespace korch {
 
 namespace detail {
 struct GuardCellPlan;
+class PeerMessages;
 class ResidentGuardFill;
 }  // namespace detail
 
@@ -121,10 +122,7 @@ class GuardCellExchange {
   void set_trace(Trace* trace) noexcept { trace_ = trace; }
 
  private:
-  struct Requests;  // MPI requests (MPI builds only)
-
   void adopt(detail::GuardCellPlan plan);
-  void open_communicator();
   void pack_message(std::size_t peer);
   void unpack_message(std::size_t peer);
   void copy_local(int block);
@@ -139,7 +137,7 @@ class GuardCellExchange {
   std::vector<int> local_only_;
   std::vector<std::vector<int>> readers_;  // per block: the other blocks copying from its interior
   std::vector<char> copied_;               // per block: its local copies made in this fill
-  std::unique_ptr<Requests> requests_;
+  std::unique_ptr<detail::PeerMessages> messages_;
   std::unique_ptr<detail::ResidentGuardFill> resident_;  // the source's, when it is a resident grid
   ExchangeCounts counts_;
   Trace* trace_ = nullptr;

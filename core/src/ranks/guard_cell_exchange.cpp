@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "guard_cell_plan.hpp"
 #include "resident_guard_fill.hpp"
-#include "mpi_handle.hpp"
+#include "peer_messages.hpp"
 
 #include <korch/config.hpp>
 #include <korch/error.hpp>
@@ -9,72 +9,27 @@
 #include <korch/guard_cell_exchange.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <exception>
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
-
-#if KORCH_HAVE_MPI
-#include <mpi.h>
-#endif
 
 namespace korch {
 
-struct GuardCellExchange::Requests {
-#if KORCH_HAVE_MPI
-  MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the world: the exchange's messages match only each other
-  std::vector<MPI_Request> recv, send;
-  std::vector<int> recv_peer;  // plan peers index of recv[i]
-#endif
-};
-
-namespace {
-
-#if KORCH_HAVE_MPI
-void check_mpi(int rc, const char* call, int rank) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(rc, text, &length);
-  throw Error::format("guard-cell exchange on rank {}: {} failed: {}", rank, call,
-                      std::string(text, static_cast<std::size_t>(length)));
-}
-#endif
-
-}  // namespace
-
 GuardCellExchange::GuardCellExchange(const Grid& grid, const Decomposition& decomposition,
                                      std::array<BoundaryKind, 3> boundary, Communicator comm)
-    : source_(grid), comm_(comm), requests_(std::make_unique<Requests>()) {
+    : source_(grid), comm_(comm), messages_(std::make_unique<detail::PeerMessages>(comm, "guard-cell exchange")) {
   adopt(detail::plan_grid(grid, decomposition, boundary, comm_.rank(), comm_.size()));
-  open_communicator();
 }
 
 GuardCellExchange::GuardCellExchange(const DataSource& source, const NeighbourList& neighbours, Communicator comm,
                                      std::array<int, 3> width)
-    : source_(source), comm_(comm), requests_(std::make_unique<Requests>()) {
+    : source_(source), comm_(comm), messages_(std::make_unique<detail::PeerMessages>(comm, "guard-cell exchange")) {
   adopt(detail::plan_neighbours(source, neighbours, comm_, width));
-  open_communicator();
 }
 
-void GuardCellExchange::open_communicator() {
-#if KORCH_HAVE_MPI
-  if (comm_.uses_mpi())
-    check_mpi(MPI_Comm_dup(detail::mpi_comm(comm_), &requests_->comm), "MPI_Comm_dup", comm_.rank());
-#endif
-}
-
-GuardCellExchange::~GuardCellExchange() {
-  abandon();
-#if KORCH_HAVE_MPI
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (requests_->comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&requests_->comm);
-#endif
-}
+GuardCellExchange::~GuardCellExchange() { abandon(); }
 
 void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
   plan_ = std::make_unique<detail::GuardCellPlan>(std::move(plan));
@@ -191,30 +146,18 @@ void GuardCellExchange::start(int first, int count) {
 #if KORCH_HAVE_MPI
   TraceScope scope(trace_, "pack+send", "communication", "communication", 0,
                    std::to_string(peers.size()) + " messages");
-  auto& r = *requests_;
-  r.recv.clear();
-  r.send.clear();
-  r.recv_peer.clear();
   const std::size_t vars = static_cast<std::size_t>(count_);
   for (std::size_t i = 0; i < peers.size(); ++i) {
     auto& p = peers[i];
     if (p.recv.empty()) continue;
-    r.recv.emplace_back();
-    r.recv_peer.push_back(static_cast<int>(i));
+    messages_->receive(p.rank, p.recv_buffer.data(), p.recv.size() * vars, static_cast<int>(i));
     ++outstanding_;
-    check_mpi(MPI_Irecv(p.recv_buffer.data(), static_cast<int>(p.recv.size() * vars), MPI_DOUBLE, p.rank, 0, r.comm,
-                        &r.recv.back()),
-              "MPI_Irecv", comm_.rank());
   }
   for (std::size_t i = 0; i < peers.size(); ++i) {
     auto& p = peers[i];
     if (p.send.empty()) continue;
-    const std::size_t n = p.send.size();
     pack_message(i);
-    r.send.emplace_back();
-    check_mpi(
-        MPI_Isend(p.send_buffer.data(), static_cast<int>(n * vars), MPI_DOUBLE, p.rank, 0, r.comm, &r.send.back()),
-        "MPI_Isend", comm_.rank());
+    messages_->send(p.rank, p.send_buffer.data(), p.send.size() * vars);
   }
 #else
   throw Error(
@@ -262,53 +205,33 @@ void GuardCellExchange::copy_local(int block) {
 
 std::vector<int> GuardCellExchange::wait_some() {
   std::vector<int> ready;
-#if KORCH_HAVE_MPI
-  auto& r = *requests_;
   if (!active_ || outstanding_ == 0) return ready;
-  std::vector<int> done(r.recv.size());
-  int n_done = 0;
+  std::vector<int> arrived;
   {
-    // Polls with short sleeps instead of MPI_Waitsome, which spins in Open MPI: this thread must
-    // not take a core from the team threads that compute meanwhile (docs/ranks.md).
     TraceScope scope(trace_, "wait", "communication", "communication", 0, "receives");
-    auto pause = std::chrono::microseconds(5);
-    for (;;) {
-      check_mpi(MPI_Testsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), MPI_STATUSES_IGNORE),
-                "MPI_Testsome", comm_.rank());
-      if (n_done != 0) break;
-      std::this_thread::sleep_for(pause);
-      pause = std::min(2 * pause, std::chrono::microseconds(200));
-    }
+    arrived = messages_->wait_some_receives();
   }
-  if (n_done == MPI_UNDEFINED) {
-    outstanding_ = 0;
-    return ready;
-  }
-  outstanding_ -= n_done;
+  outstanding_ = messages_->receives_outstanding();
   if (outstanding_ == 0 && trace_) {
     // From the first receive posted to the last message unpacked: the time the teams should hide.
     TraceEvent e;
     e.name = "messages in flight";
     e.category = "communication";
     e.team = "communication";
-    e.item = std::to_string(r.recv.size()) + " messages";
+    const auto& peers = plan_->peers;
+    e.item = std::to_string(std::count_if(peers.begin(), peers.end(), [](const auto& p) { return !p.recv.empty(); })) +
+             " messages";
     e.begin_ns = flight_begin_ns_;
     e.end_ns = trace_->now();
     trace_->record(std::move(e));
   }
-  TraceScope scope(trace_, "unpack", "communication", "communication", 0, std::to_string(n_done) + " messages");
-  for (int i = 0; i < n_done; ++i) {
-    const auto peer =
-        static_cast<std::size_t>(r.recv_peer[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])]);
-    unpack_message(peer);
-    const auto& p = plan_->peers[peer];
-    for (const int b : p.blocks)
+  TraceScope scope(trace_, "unpack", "communication", "communication", 0, std::to_string(arrived.size()) + " messages");
+  for (const int peer : arrived) {
+    unpack_message(static_cast<std::size_t>(peer));
+    for (const int b : plan_->peers[static_cast<std::size_t>(peer)].blocks)
       if (--remote_pending_[static_cast<std::size_t>(b)] == 0) ready.push_back(b);
   }
-  // Completed requests are MPI_REQUEST_NULL now; Waitsome skips them, and returns MPI_UNDEFINED once
-  // all are done.
   std::sort(ready.begin(), ready.end());
-#endif
   return ready;
 }
 
@@ -344,12 +267,9 @@ void GuardCellExchange::unpack_message(std::size_t peer) {
 
 void GuardCellExchange::finish() {
   if (!active_) return;
-#if KORCH_HAVE_MPI
-  auto& r = *requests_;
-  if (!r.send.empty()) {
+  {
     TraceScope scope(trace_, "wait", "communication", "communication", 0, "sends");
-    check_mpi(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall",
-              comm_.rank());
+    messages_->wait_sends();
   }
   for (int pending : remote_pending_)
     if (pending != 0)
@@ -357,38 +277,12 @@ void GuardCellExchange::finish() {
           "guard-cell exchange on rank {}: finish() before every message arrived: call wait_some() until "
           "it returns nothing",
           comm_.rank());
-  r.send.clear();
-  r.recv.clear();
-#endif
   active_ = false;
 }
 
 void GuardCellExchange::abandon() noexcept {
   if (!active_) return;
-#if KORCH_HAVE_MPI
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) {
-    auto& r = *requests_;
-    // Messages already sent to this rank would be taken by the next fill's receives: wait for them
-    // (every peer posts its sends when it starts the fill), for a while, before cancelling.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    int all_arrived = r.recv.empty() ? 1 : 0;
-    while (!all_arrived && std::chrono::steady_clock::now() < deadline) {
-      MPI_Testall(static_cast<int>(r.recv.size()), r.recv.data(), &all_arrived, MPI_STATUSES_IGNORE);
-      if (!all_arrived) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    for (auto& q : r.recv)
-      if (q != MPI_REQUEST_NULL) {
-        MPI_Cancel(&q);
-        MPI_Request_free(&q);
-      }
-    for (auto& q : r.send)
-      if (q != MPI_REQUEST_NULL) MPI_Request_free(&q);
-    r.recv.clear();
-    r.send.clear();
-  }
-#endif
+  messages_->abandon();
   outstanding_ = 0;
   active_ = false;
 }

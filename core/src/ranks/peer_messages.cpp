@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "peer_messages.hpp"
+#include "mpi_handle.hpp"
+
+#include <korch/config.hpp>
+#include <korch/error.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace korch::detail {
+
+struct PeerMessages::Requests {
+#if KORCH_HAVE_MPI
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<MPI_Request> recv, send;
+  std::vector<int> recv_id;  // the caller's id of recv[i]
+#endif
+};
+
+PeerMessages::PeerMessages(const Communicator& comm, std::string who)
+    : comm_(comm), who_(std::move(who)), requests_(std::make_unique<Requests>()) {
+#if KORCH_HAVE_MPI
+  if (comm_.uses_mpi()) check(MPI_Comm_dup(mpi_comm(comm_), &requests_->comm), "MPI_Comm_dup");
+#endif
+}
+
+PeerMessages::~PeerMessages() {
+  abandon();
+#if KORCH_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (requests_->comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&requests_->comm);
+#endif
+}
+
+void PeerMessages::check(int rc, const char* call) const {
+#if KORCH_HAVE_MPI
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw Error::format("{} on rank {}: {} failed: {}", who_, comm_.rank(), call,
+                      std::string(text, static_cast<std::size_t>(length)));
+#else
+  (void)rc;
+  (void)call;
+#endif
+}
+
+void PeerMessages::receive(int rank, double* data, std::size_t n, int id) {
+#if KORCH_HAVE_MPI
+  auto& r = *requests_;
+  if (r.comm == MPI_COMM_NULL)
+    throw Error::format("{}: a message from rank {} on a communicator without MPI", who_, rank);
+  if (outstanding_ == 0) {  // the last exchange's receives are all done
+    r.recv.clear();
+    r.recv_id.clear();
+  }
+  r.recv.emplace_back();
+  r.recv_id.push_back(id);
+  ++outstanding_;
+  check(MPI_Irecv(data, static_cast<int>(n), MPI_DOUBLE, rank, 0, r.comm, &r.recv.back()), "MPI_Irecv");
+#else
+  (void)data;
+  (void)n;
+  (void)id;
+  throw Error::format("{}: a message from rank {}, but this build of korch has no MPI", who_, rank);
+#endif
+}
+
+void PeerMessages::send(int rank, const double* data, std::size_t n) {
+#if KORCH_HAVE_MPI
+  auto& r = *requests_;
+  if (r.comm == MPI_COMM_NULL)
+    throw Error::format("{}: a message to rank {} on a communicator without MPI", who_, rank);
+  r.send.emplace_back();
+  check(MPI_Isend(data, static_cast<int>(n), MPI_DOUBLE, rank, 0, r.comm, &r.send.back()), "MPI_Isend");
+#else
+  (void)data;
+  (void)n;
+  throw Error::format("{}: a message to rank {}, but this build of korch has no MPI", who_, rank);
+#endif
+}
+
+std::vector<int> PeerMessages::wait_some_receives() {
+  std::vector<int> arrived;
+#if KORCH_HAVE_MPI
+  auto& r = *requests_;
+  if (outstanding_ == 0) return arrived;
+  std::vector<int> done(r.recv.size());
+  int n_done = 0;
+  auto pause = std::chrono::microseconds(5);
+  for (;;) {
+    check(MPI_Testsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), MPI_STATUSES_IGNORE),
+          "MPI_Testsome");
+    if (n_done != 0) break;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(2 * pause, std::chrono::microseconds(200));
+  }
+  // Completed requests are MPI_REQUEST_NULL now: Testsome skips them, and gives MPI_UNDEFINED once
+  // all are done.
+  if (n_done == MPI_UNDEFINED) {
+    outstanding_ = 0;
+    return arrived;
+  }
+  outstanding_ -= n_done;
+  for (int i = 0; i < n_done; ++i)
+    arrived.push_back(r.recv_id[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])]);
+#endif
+  return arrived;
+}
+
+void PeerMessages::wait_sends() {
+#if KORCH_HAVE_MPI
+  auto& r = *requests_;
+  if (!r.send.empty())
+    check(MPI_Waitall(static_cast<int>(r.send.size()), r.send.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  r.send.clear();
+#endif
+}
+
+void PeerMessages::abandon() noexcept {
+#if KORCH_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  auto& r = *requests_;
+  if (!finalized) {
+    // Every peer posts its sends when it starts the exchange: wait for them a while, then cancel.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    int all_arrived = r.recv.empty() ? 1 : 0;
+    while (!all_arrived && std::chrono::steady_clock::now() < deadline) {
+      MPI_Testall(static_cast<int>(r.recv.size()), r.recv.data(), &all_arrived, MPI_STATUSES_IGNORE);
+      if (!all_arrived) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    for (auto& q : r.recv)
+      if (q != MPI_REQUEST_NULL) {
+        MPI_Cancel(&q);
+        MPI_Request_free(&q);
+      }
+    for (auto& q : r.send)
+      if (q != MPI_REQUEST_NULL) MPI_Request_free(&q);
+  }
+  r.recv.clear();
+  r.recv_id.clear();
+  r.send.clear();
+#endif
+  outstanding_ = 0;
+}
+
+}  // namespace korch::detail
