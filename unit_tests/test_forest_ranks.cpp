@@ -8,6 +8,7 @@
 #include <korch/communicator.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
+#include <korch/forest_fill_iterator.hpp>
 #include <korch/forest_mesh.hpp>
 #include <korch/runtime.hpp>
 #include <korch/typed_action.hpp>
@@ -30,8 +31,10 @@ void start(ForestMesh& mesh) {
       [](const std::array<double, 3>& x, int var) { return var == 0 ? korch::test::bump(x, 0.6, 0.5, 0.01) : 0.0; });
 }
 
-// Steps of advection with a regrid every third step, through the runtime on this rank's leaves.
-void run(ForestMesh& mesh, int steps) {
+// Steps of advection with a regrid every third step, through the runtime on this rank's leaves:
+// guard cells filled before each cycle, or (`in_cycle`) by the action as ForestFillIterator hands
+// out each leaf once the other ranks' leaves it reads have arrived.
+void run(ForestMesh& mesh, int steps, bool in_cycle = false) {
   korch::RegridOptions options;
   options.vars = {0};
   options.refine_above = 0.2;
@@ -40,6 +43,7 @@ void run(ForestMesh& mesh, int steps) {
   korch::Bundle bundle("advection");
   bundle.add(std::move(korch::TypedAction("advect")
                            .on_box([&](const korch::ActionContext&, const auto& box) {
+                             if (in_cycle) mesh.fill_guard_cells(box.block_id(), 0, 1);
                              korch::test::advect(box.var(0), box.var(1), mesh.blocks().block(box.block_id()), mesh, dt);
                            })
                            .reads_guard_cells(1)));
@@ -47,11 +51,32 @@ void run(ForestMesh& mesh, int steps) {
   const auto configuration = korch::configurations::get("cpu_only", {"advect"});
   for (int step = 0; step < steps; ++step) {
     if (step % 3 == 0) mesh.regrid(options);
-    mesh.fill_guard_cells();
-    runtime.execute(bundle, configuration, mesh.blocks());
+    if (in_cycle) {
+      korch::ForestFillIterator leaves(mesh, 0, 1, korch::ForestFillIterator::Fill::by_the_action);
+      runtime.execute(bundle, configuration, mesh.blocks(), &leaves);
+    } else {
+      mesh.fill_guard_cells();
+      runtime.execute(bundle, configuration, mesh.blocks());
+    }
     korch::test::take_next(mesh);
     mesh.correct_fluxes(dt);
   }
+}
+
+// Cells of `shared`'s leaf b (variables [0, vars), guard cells too) that differ from the same leaf
+// of `alone`, the whole mesh on one process.
+int differences(const ForestMesh& shared, const ForestMesh& alone, int b, int vars) {
+  const int index = shared.forest().leaf_index(shared.own_leaves()[static_cast<std::size_t>(b)]);
+  const korch::BlockArray& a = shared.array(b);
+  const korch::BlockArray& r = alone.array(index);
+  int wrong = 0;
+  for (int v = 0; v < vars; ++v)
+    for (int j = 0; j < shape.cells[1] + 2 * shape.guard[1]; ++j)
+      for (int i = 0; i < shape.cells[0] + 2 * shape.guard[0]; ++i) {
+        const std::ptrdiff_t at = i * a.stride[1] + j * a.stride[2];
+        wrong += a.data[v * a.stride[0] + at] != r.data[v * r.stride[0] + at];
+      }
+  return wrong;
 }
 
 }  // namespace
@@ -74,30 +99,67 @@ TEST_CASE("ForestMesh on ranks: every rank's leaves hold the bits of one process
   const auto mine = static_cast<std::int64_t>(shared.own_leaves().size());
   CHECK(world.max(mine) - (-world.max(-mine)) <= 1);
   CHECK(world.sum(mine) == n);
-  const auto& s = shape;
   int compared = 0;
   for (int b = 0; b < static_cast<int>(shared.own_leaves().size()); ++b) {
     const int index = shared.forest().leaf_index(shared.own_leaves()[static_cast<std::size_t>(b)]);
     CHECK(shared.owner(index) == world.rank());
-    const korch::BlockArray& a = shared.array(b);
-    const korch::BlockArray& r = alone.array(index);
-    for (int v = 0; v < s.n_vars; ++v)
-      for (int j = 0; j < s.cells[1] + 2 * s.guard[1]; ++j)
-        for (int i = 0; i < s.cells[0] + 2 * s.guard[0]; ++i) {
-          const double mine_value = a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2]];
-          const double reference = r.data[v * r.stride[0] + i * r.stride[1] + j * r.stride[2]];
-          if (mine_value != reference) {
-            FAIL_CHECK("leaf " << index << " var " << v << " cell " << i << " " << j << ": " << mine_value << " vs "
-                               << reference);
-            return;
-          }
-          ++compared;
-        }
+    CAPTURE(index);
+    CHECK(differences(shared, alone, b, shape.n_vars) == 0);
+    ++compared;
   }
   CHECK(world.sum(compared) > 0);
   const double after = shared.total(0);
   CHECK(after == doctest::Approx(alone.total(0)).epsilon(1e-14));
   CHECK(after == doctest::Approx(before).epsilon(1e-14));  // the flux correction holds across ranks
+}
+
+TEST_CASE("ForestFillIterator on ranks: guard cells filled in the cycle give the bits of fills before it") {
+  const auto world = korch::Communicator::world();
+  ForestMesh shared("advection", shape, world);
+  ForestMesh alone("advection", shape);
+  start(shared);
+  start(alone);
+  run(shared, 9, true);
+  run(alone, 9);
+  REQUIRE(shared.forest().leaves() == alone.forest().leaves());
+  int wrong = 0;
+  // Variable 0 with its guard cells: the in-cycle fills fill only it.
+  for (int b = 0; b < static_cast<int>(shared.own_leaves().size()); ++b) wrong += differences(shared, alone, b, 1);
+  CHECK(world.sum(wrong) == 0);
+}
+
+TEST_CASE(
+    "ForestFillIterator on ranks: each leaf goes out filled as the whole mesh's fill fills it, "
+    "while the leaves handed out before it are overwritten") {
+  const auto world = korch::Communicator::world();
+  ForestMesh shared("advection", shape, world);
+  ForestMesh alone("advection", shape);
+  start(shared);
+  start(alone);
+  run(shared, 4);  // levels to fill across
+  run(alone, 4);
+  REQUIRE(alone.forest().leaves_per_level().size() == 3);
+  start(alone);
+  alone.fill_guard_cells();
+  korch::ForestFillIterator leaves(shared, 0, 2);
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    start(shared);  // the same state again: the last cycle overwrote it
+    leaves.begin(shared.blocks());
+    int wrong = 0, seen = 0;
+    while (const auto b = leaves.next()) {
+      wrong += differences(shared, alone, *b, 2);
+      // An update in place: the leaves handed out later must not see it in their guard cells.
+      const korch::BlockArray& a = shared.array(*b);
+      for (int j = shape.guard[1]; j < shape.guard[1] + shape.cells[1]; ++j)
+        for (int i = shape.guard[0]; i < shape.guard[0] + shape.cells[0]; ++i)
+          a.data[i * a.stride[1] + j * a.stride[2]] = -1.0;
+      ++seen;
+    }
+    CHECK(world.sum(wrong) == 0);
+    CHECK(seen == static_cast<int>(shared.own_leaves().size()));
+    CHECK(shared.ghost_messages_outstanding() == 0);
+  }
+  CHECK_THROWS_AS(leaves.begin(alone.blocks()), korch::Error);
 }
 
 TEST_CASE("ForestMesh on ranks: guard cells wider than half a block are refused on several ranks") {

@@ -41,6 +41,10 @@
 
 namespace korch {
 
+namespace detail {
+class PeerMessages;
+}  // namespace detail
+
 struct ForestMeshShape {
   ForestShape forest;
   std::array<int, 3> cells{8, 8, 1};  // interior cells of every block per axis (1 beyond dims)
@@ -82,6 +86,7 @@ class ForestMesh {
   // bad shape, for a domain whose hi is not above its lo along the forest's axes, and on several
   // ranks for guard cells wider than half a block (a guard cell must lie within two neighbours).
   ForestMesh(std::string name, const ForestMeshShape& shape, const Communicator& comm = Communicator{});
+  ~ForestMesh();
   ForestMesh(const ForestMesh&) = delete;
   ForestMesh& operator=(const ForestMesh&) = delete;
 
@@ -109,6 +114,20 @@ class ForestMesh {
   // blocks may run at the same time, also beside updates that write other variables.
   void exchange_ghost_leaves();
   void fill_guard_cells(int block, int first_var = 0, int n_vars = -1) const;
+  // The copies of the other ranks' leaves in steps, so that a cycle starts on the leaves that need
+  // none while the messages travel (ForestFillIterator does this): start_ghost_copies() sends this
+  // rank's leaves that other ranks read and posts the receives (every rank starts before any waits);
+  // leaves_without_ghosts() (block ids ascending) can be filled at once; wait_for_ghosts() waits
+  // until a message arrived, copies it in and returns the leaves it completed; once
+  // ghost_messages_outstanding() is 0, finish_ghost_copies() waits for the sends.
+  // abandon_ghost_copies() drops the copies of a failed cycle. exchange_ghost_leaves() does it all.
+  // Throws korch::Error naming the call made out of this order.
+  void start_ghost_copies();
+  const std::vector<int>& leaves_without_ghosts() const noexcept { return without_ghosts_; }
+  std::vector<int> wait_for_ghosts();
+  int ghost_messages_outstanding() const noexcept;
+  void finish_ghost_copies();
+  void abandon_ghost_copies() noexcept;
   // The sum over every rank's leaves of a variable times the cell volume (collective; summed in rank
   // order, so equal on every rank).
   double total(int var) const;
@@ -173,6 +192,13 @@ class ForestMesh {
   std::vector<BlockKey> own_;  // this rank's leaves, in Morton order (block ids)
   // Per rank: this rank's leaves it sends at each guard fill, and the leaves it receives from it.
   std::vector<std::vector<BlockKey>> ghost_sends_, ghost_receives_;
+  std::vector<std::vector<double>> ghost_send_buffers_, ghost_receive_buffers_;  // per rank
+  std::vector<std::vector<int>> ghost_waiters_;  // per rank: this rank's leaves that read its leaves
+  std::vector<int> ghost_ranks_;                 // per block: how many other ranks own leaves it reads
+  std::vector<int> ghosts_pending_;              // per block: those not yet received in this fill
+  std::vector<int> without_ghosts_;              // blocks that read no other rank's leaf
+  std::unique_ptr<detail::PeerMessages> ghost_messages_;
+  bool ghosts_in_flight_ = false;
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;  // own leaves and copies
   std::vector<BlockArray> arrays_;                                        // per block id (own leaves)
   std::vector<std::vector<double>> faces_;  // per block id, axis and side: block * 2 * dims + 2 * axis + side

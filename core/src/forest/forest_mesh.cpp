@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "forest_ranks.hpp"
+#include "../ranks/peer_messages.hpp"
 
 #include <korch/error.hpp>
 #include <korch/forest_mesh.hpp>
@@ -100,37 +101,6 @@ void ForestMesh::list_leaves() {
   blocks_ = std::move(blocks);
 }
 
-// The leaves within two neighbours of a leaf hold every cell its guard cells read (guard cells at
-// most half a block wide; prolongation's slopes reach one coarse cell beyond a coarser neighbour).
-void ForestMesh::plan_ghosts() {
-  const std::size_t ranks = static_cast<std::size_t>(comm_.size());
-  ghost_sends_.assign(ranks, {});
-  ghost_receives_.assign(ranks, {});
-  if (ranks == 1) return;
-  std::vector<std::vector<int>> receive_index(ranks);
-  std::unordered_map<BlockKey, bool, BlockKeyHash> listed;
-  for (const BlockKey& leaf : own_) {
-    std::vector<bool> to(ranks, false);
-    for (const BlockKey& near : detail::leaves_near(forest_, leaf, 2)) {
-      const int index = forest_.leaf_index(near);
-      const int r = owners_[static_cast<std::size_t>(index)];
-      if (r == comm_.rank()) continue;
-      to[static_cast<std::size_t>(r)] = true;
-      if (listed.emplace(near, true).second) receive_index[static_cast<std::size_t>(r)].push_back(index);
-    }
-    for (std::size_t r = 0; r < ranks; ++r)
-      if (to[r]) ghost_sends_[r].push_back(leaf);
-  }
-  for (std::size_t r = 0; r < ranks; ++r) {
-    std::sort(receive_index[r].begin(), receive_index[r].end());
-    for (int index : receive_index[r]) {
-      const BlockKey& ghost = forest_.leaves()[static_cast<std::size_t>(index)];
-      ghost_receives_[r].push_back(ghost);
-      if (data_.count(ghost) == 0) data_[ghost] = fresh_block();
-    }
-  }
-}
-
 void ForestMesh::fill_guard_cells() {
   exchange_ghost_leaves();
   fill_->fill(own_);
@@ -139,26 +109,6 @@ void ForestMesh::fill_guard_cells() {
 void ForestMesh::fill_guard_cells(int block, int first_var, int n_vars) const {
   array(block);  // names a bad block
   fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
-}
-
-void ForestMesh::exchange_ghost_leaves() {
-  if (comm_.size() > 1) {
-    const std::size_t block = fresh_block().size(), ranks = static_cast<std::size_t>(comm_.size());
-    std::vector<std::vector<double>> sends(ranks);
-    std::vector<std::size_t> sizes(ranks);
-    for (std::size_t r = 0; r < ranks; ++r) {
-      for (const BlockKey& leaf : ghost_sends_[r]) {
-        const auto& d = data_.at(leaf);
-        sends[r].insert(sends[r].end(), d.begin(), d.end());
-      }
-      sizes[r] = ghost_receives_[r].size() * block;
-    }
-    const auto received = detail::swap_buffers(comm_, sends, sizes, 7301);
-    for (std::size_t r = 0; r < ranks; ++r)
-      for (std::size_t g = 0; g < ghost_receives_[r].size(); ++g)
-        std::copy_n(received[r].begin() + static_cast<std::ptrdiff_t>(g * block), block,
-                    data_.at(ghost_receives_[r][g]).begin());
-  }
 }
 
 const BlockArray& ForestMesh::array(int block) const {

@@ -21,10 +21,10 @@ namespace korch::hydro {
 // (as record_face_fluxes does) and marks its block in `faces_recorded` (one flag per block).
 // The fused step, on host teams that hand out whole leaves (docs/adaptive-mesh.md, "The hydro
 // job"): with fill_var >= 0 each leaf first fills its own guard cells of the set at fill_var (after
-// ForestMesh::exchange_ghost_leaves), and with block_dt it leaves there the largest stable dt of the
-// set it wrote, except the cells beside faces shared with finer leaves (the flux correction changes
-// them; the caller adds them afterwards, amr_face_cells_dt; one slot per block); a box that is not
-// a whole host leaf is an error.
+// ForestMesh::exchange_ghost_leaves, or as ForestFillIterator hands it out), and with block_dt it
+// leaves there the largest stable dt of the set it wrote, except the cells beside faces shared with
+// finer leaves (the flux correction changes them; the caller adds them afterwards,
+// amr_face_cells_dt; one slot per block); a box that is not a whole host leaf is an error.
 struct AmrStepParameters {
   EulerParams euler;
   ForestMesh* mesh = nullptr;
@@ -35,10 +35,11 @@ struct AmrStepParameters {
 ActionRoutine amr_hydro_routine();
 
 // The guard fill of the state set that starts at `first_var`, spread over a runtime cycle's threads
-// (after ForestMesh::exchange_ghost_leaves): the "guard_fill" action, each block filling its own.
-// With `block_dt` (one slot per block), each block also puts there the largest stable dt of its
-// interior cells of that set (amr_leaf_dt), so the step's time step needs no pass of its own; with
-// `block_estimate`, what `regrid` needs of its refinement estimate (ForestMesh::regrid_estimate).
+// (after ForestMesh::exchange_ghost_leaves, or as ForestFillIterator hands them out): the
+// "guard_fill" action, each block filling its own. With `block_dt` (one slot per block), each block
+// also puts there the largest stable dt of its interior cells of that set (amr_leaf_dt), so the
+// step's time step needs no pass of its own; with `block_estimate`, what `regrid` needs of its
+// refinement estimate (ForestMesh::regrid_estimate).
 struct AmrFillParameters {
   const ForestMesh* mesh = nullptr;
   int first_var = 0;

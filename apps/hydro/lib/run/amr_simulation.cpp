@@ -12,6 +12,7 @@
 #include <korch/bundle.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
+#include <korch/forest_fill_iterator.hpp>
 #include <korch/output_files.hpp>
 
 #include <fmt/format.h>
@@ -95,7 +96,6 @@ EulerParams AmrSimulation::params(double dt) const {
 }
 
 void AmrSimulation::fill_guard_cells(AlsoFind also) {
-  mesh_->exchange_ghost_leaves();
   const std::size_t blocks = mesh_->own_leaves().size();
   guards_filled_ = true;
   if (also == AlsoFind::dt) {
@@ -111,7 +111,9 @@ void AmrSimulation::fill_guard_cells(AlsoFind also) {
                                 &regrid_};
   Bundle fill("guard fill", ActionParameters(fill_params));
   fill.add(amr_guard_fill_routine());
-  runtime_->execute(fill, fill_configuration_, mesh_->blocks());
+  // Each leaf goes out once the other ranks' leaves its fill reads have arrived.
+  ForestFillIterator leaves(*mesh_, state_, n_cons, ForestFillIterator::Fill::by_the_action);
+  runtime_->execute(fill, fill_configuration_, mesh_->blocks(), &leaves);
 }
 
 double AmrSimulation::stable_dt() const {
@@ -152,16 +154,20 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled) {
   faces_recorded_.assign(blocks, 0);
   AmrStepParameters step{p, mesh_.get(), faces_recorded_.data()};
   if (fused_) {
-    if (!guards_filled) {
-      mesh_->exchange_ghost_leaves();
-      step.fill_var = p.state;
-    }
+    if (!guards_filled) step.fill_var = p.state;
     next_block_dt_.assign(blocks, 0.0);
     step.block_dt = next_block_dt_.data();
   }
   Bundle bundle("hydro step", ActionParameters(step));
   bundle.add(amr_hydro_routine());
-  runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
+  if (step.fill_var >= 0) {
+    // The leaves fill their guard cells in the cycle: each goes out once the other ranks' leaves
+    // its fill reads have arrived, so the messages travel while the first leaves compute.
+    ForestFillIterator leaves(*mesh_, p.state, n_cons, ForestFillIterator::Fill::by_the_action);
+    runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks(), &leaves);
+  } else {
+    runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
+  }
 }
 
 void AmrSimulation::add_corrected_dts(const EulerParams& p) {
