@@ -219,6 +219,7 @@ TEST_CASE("ForestMesh: a bad domain, variable or cutoffs are korch::Errors namin
   crossed.derefine_below = 0.5;
   CHECK(error_of([&] { mesh.regrid(crossed); }).find("derefine_below = 0.5") != std::string::npos);
   CHECK(error_of([&] { mesh.array(4); }).find("block 4 of 4 leaves") != std::string::npos);
+  CHECK(error_of([&] { mesh.regrid_estimate(-1, {}); }).find("block -1 of 4 leaves") != std::string::npos);
   const std::vector<double> few(3, 0.0);
   korch::RegridOptions counted;
   counted.estimates = &few;

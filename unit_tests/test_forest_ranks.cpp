@@ -159,7 +159,9 @@ TEST_CASE(
     CHECK(seen == static_cast<int>(shared.own_leaves().size()));
     CHECK(shared.ghost_messages_outstanding() == 0);
   }
-  CHECK_THROWS_AS(leaves.begin(alone.blocks()), korch::Error);
+  CHECK_THROWS_AS(leaves.begin(alone.blocks()), korch::Error);             // another mesh's leaves
+  CHECK_THROWS_AS(korch::ForestFillIterator(shared, 1, 2), korch::Error);  // variables 1..2 of 0..1
+  CHECK_THROWS_AS(shared.wait_for_ghosts(), korch::Error);                 // no copies started
 }
 
 TEST_CASE("ForestMesh on ranks: guard cells wider than half a block are refused on several ranks") {

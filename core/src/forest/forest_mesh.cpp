@@ -184,6 +184,7 @@ double ForestMesh::estimate(int block, const std::vector<int>& vars, const Lohne
 }
 
 double ForestMesh::regrid_estimate(int block, const RegridOptions& options) const {
+  array(block);  // names a bad block
   const int level = own_leaves()[static_cast<std::size_t>(block)].level;
   // Below the finest level a leaf is refined past refine_above (whatever more it estimates); on it,
   // a leaf past derefine_below is kept. A budget orders leaves by their estimates: those count.
