@@ -10,6 +10,7 @@
 #include <korch/bundle.hpp>
 #include <korch/configurations/builtin.hpp>
 #include <korch/decomposition.hpp>
+#include <korch/device_residency.hpp>
 #include <korch/error.hpp>
 #include <korch/grid.hpp>
 #include <korch/guard_cell_exchange.hpp>
@@ -75,6 +76,26 @@ TEST_CASE("Code's blocks: the exchange fills every guard cell from the neighbour
       }
     exchange.finish();
     CHECK(blocks.wrong_guard_cells(0, 2, c.width) == 0);
+  }
+}
+
+TEST_CASE("Code's blocks in device memory: the exchange fills the code's device arrays, across ranks") {
+  const Communicator world = Communicator::world();
+  for (const auto& c : cases()) {
+    CodeBlocks blocks(c.arrangement, world, true);
+    REQUIRE(blocks.list().on_device());
+    GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
+    exchange.set_boundary_fill(blocks.wall_fill());
+    for (const auto& [first, count] : {std::pair<int, int>{0, 3}, {1, 1}}) {
+      blocks.paint();
+      blocks.list().synchronize();  // the painted cells are in the code's arrays
+      exchange.fill(first, count);
+      // Only the device arrays are valid after a fill: the check reads them back.
+      for (int b = 0; b < blocks.list().n_blocks(); ++b)
+        CHECK_FALSE(blocks.list().device_residency()->host_valid(b, 0));
+      CHECK(blocks.wrong_guard_cells(first, count, c.width) == 0);
+      blocks.list().synchronize();
+    }
   }
 }
 

@@ -62,7 +62,10 @@ inline double value_at(const std::array<int, 3>& cell, int var) {
 
 class CodeBlocks {
  public:
-  CodeBlocks(const Arrangement& a, const Communicator& comm) : a_(a), list_("code blocks", a.n_vars) {
+  // device: the code keeps its arrays in device memory (BlockArray::on_device); the checks below
+  // read them through the list's host copies.
+  CodeBlocks(const Arrangement& a, const Communicator& comm, bool device = false)
+      : a_(a), device_(device), list_("code blocks", a.n_vars) {
     for (int global = 0; global < a.n_blocks(); ++global)
       if (a.owner(global, comm.size()) == comm.rank()) add(global);
   }
@@ -151,8 +154,11 @@ class CodeBlocks {
   }
 
  private:
-  using Left = Kokkos::View<double****, Kokkos::LayoutLeft, Kokkos::HostSpace>;
-  using Right = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using Left = Kokkos::View<double****, Kokkos::LayoutLeft, DeviceMemSpace>;
+  using Right = Kokkos::View<double****, Kokkos::LayoutRight, DeviceMemSpace>;
+  using Raw = Kokkos::View<double*, DeviceMemSpace>;
+  using HostLeft = Kokkos::View<double****, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  using HostRight = Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
   void add(int global) {
     const auto n = a_.cells(global);
@@ -166,19 +172,34 @@ class CodeBlocks {
     BlockArray array;
     switch (global % 3) {
       case 0:
-        left_.emplace_back("code block (i, j, k, var)", e[0], e[1], e[2], a_.n_vars);
-        array = BlockArray::of(left_.back(), IndexOrder::i_j_k_var);
+        if (device_) {
+          left_.emplace_back("code block (i, j, k, var)", e[0], e[1], e[2], a_.n_vars);
+          array = BlockArray::on_device(left_.back(), IndexOrder::i_j_k_var);
+        } else {
+          host_left_.emplace_back("code block (i, j, k, var)", e[0], e[1], e[2], a_.n_vars);
+          array = BlockArray::of(host_left_.back(), IndexOrder::i_j_k_var);
+        }
         break;
       case 1:
-        right_.emplace_back("code block (var, i, j, k)", a_.n_vars, e[0], e[1], e[2]);
-        array = BlockArray::of(right_.back(), IndexOrder::var_i_j_k);
+        if (device_) {
+          right_.emplace_back("code block (var, i, j, k)", a_.n_vars, e[0], e[1], e[2]);
+          array = BlockArray::on_device(right_.back(), IndexOrder::var_i_j_k);
+        } else {
+          host_right_.emplace_back("code block (var, i, j, k)", a_.n_vars, e[0], e[1], e[2]);
+          array = BlockArray::of(host_right_.back(), IndexOrder::var_i_j_k);
+        }
         break;
       default: {
         // k fastest, then i, then j, each row and plane padded, variables apart.
         const std::ptrdiff_t sk = 1, si = e[2] + 3, sj = si * e[0] + 5, sv = sj * e[1] + 7;
-        raw_.emplace_back(static_cast<std::size_t>(sv * a_.n_vars), -7.0);
-        array =
-            BlockArray::of(raw_.back().data(), IndexOrder::var_i_j_k, {a_.n_vars, e[0], e[1], e[2]}, {sv, si, sj, sk});
+        const std::array<std::ptrdiff_t, 4> extents{a_.n_vars, e[0], e[1], e[2]}, strides{sv, si, sj, sk};
+        if (device_) {
+          raw_device_.emplace_back("code block (raw)", static_cast<std::size_t>(sv * a_.n_vars));
+          array = BlockArray::on_device(raw_device_.back().data(), IndexOrder::var_i_j_k, extents, strides);
+        } else {
+          raw_.emplace_back(static_cast<std::size_t>(sv * a_.n_vars), -7.0);
+          array = BlockArray::of(raw_.back().data(), IndexOrder::var_i_j_k, extents, strides);
+        }
       }
     }
     list_.add(s, array);
@@ -205,10 +226,14 @@ class CodeBlocks {
   }
 
   Arrangement a_;
+  bool device_;
   BlockList list_;
+  std::vector<HostLeft> host_left_;
+  std::vector<HostRight> host_right_;
+  std::vector<std::vector<double>> raw_;
   std::vector<Left> left_;
   std::vector<Right> right_;
-  std::vector<std::vector<double>> raw_;
+  std::vector<Raw> raw_device_;
 };
 
 }  // namespace korch::test

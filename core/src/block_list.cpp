@@ -76,6 +76,11 @@ std::string quadruple(const std::array<std::ptrdiff_t, 4>& v) {
 
 void BlockList::check_array(const BlockShape& shape, const BlockArray& array) const {
   const int id = n_blocks();
+  if (!blocks_.empty() && array.device != blocks_.front().array.device)
+    throw Error::format(
+        "{}: block {} is an array in {} memory but the list's blocks are in {} memory: keep one list per memory "
+        "(BlockArray::of for host arrays, BlockArray::on_device for device arrays)",
+        source_name(), id, array.device ? "device" : "host", array.device ? "host" : "device");
   if (array.data == nullptr)
     throw Error::format("{}: block {} has no data: give the address of its cell (var 0, i 0, j 0, k 0)", source_name(),
                         id);
@@ -151,13 +156,25 @@ int BlockList::add(const BlockShape& shape, const BlockArray& array) {
   e.tiles = tile_interior(e.meta.interior, shape.tile_cells);
   e.array = array;
   e.leaf = shape.leaf;
+  if (array.device) {
+    if (!residency_) residency_ = std::make_unique<BlockListResidency>(source_name(), n_vars_);
+    BlockListResidency::Array a;
+    a.data = array.data;
+    for (std::size_t r = 0; r < 4; ++r) {
+      a.extent[r] = array.extent[r];
+      a.stride[r] = array.stride[r];
+    }
+    residency_->add(a);
+  }
   blocks_.push_back(std::move(e));
   new_layout();
   return id;
 }
 
 void BlockList::clear() {
+  synchronize();
   blocks_.clear();
+  residency_.reset();
   new_layout();
 }
 
@@ -176,8 +193,17 @@ BlockView BlockList::block_view(int id) const {
   const auto n = [](int x) { return static_cast<std::size_t>(x); };
   const auto s = [&](int r) { return static_cast<std::size_t>(e.array.stride[static_cast<std::size_t>(r)]); };
   const auto& st = e.meta.stored;
-  return BlockView(e.array.data,
+  double* data = e.array.data;
+  if (residency_) {
+    data = residency_->host_block(id);
+    residency_->make_host_valid(id, true);
+  }
+  return BlockView(data,
                    Kokkos::LayoutStride(n(n_vars_), s(0), n(st.hi[0]), s(1), n(st.hi[1]), s(2), n(st.hi[2]), s(3)));
+}
+
+void BlockList::synchronize() const {
+  if (residency_) residency_->make_all_device_only();
 }
 
 std::vector<int> BlockList::levels() const {

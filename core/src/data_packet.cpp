@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/backend/async_copy.hpp>
+#include <korch/backend/strided_copy.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -66,14 +68,14 @@ DataPacket::DataPacket(const DataSource& grid, DataType type, PacketVariables va
     }
   }
   n_section_vars_[3] = vars_.scratch;
-  if (type_ == DataType::packet_of_blocks) {
-    if (const auto* g = source_->grid_or_null()) residency_ = g->residency();
-  }
+  if (type_ == DataType::packet_of_blocks) residency_ = source_->device_residency();
   if (residency_) {
     reads_ = vars_.copy_in;
     reads_.insert(reads_.end(), vars_.copy_in_out.begin(), vars_.copy_in_out.end());
     writes_ = vars_.copy_in_out;
     writes_.insert(writes_.end(), vars_.copy_out.begin(), vars_.copy_out.end());
+    for (const int v : reads_) gathered_vars_ = std::max(gathered_vars_, v + 1);
+    for (const int v : writes_) gathered_vars_ = std::max(gathered_vars_, v + 1);
   }
 }
 
@@ -116,6 +118,7 @@ void DataPacket::append(int block, int tile, const Box& box, const Box& interior
     m.interior_hi[d] = interior.hi[d];
     m.delta[d] = bm.delta[d];
   }
+  m.var_stride = m.n_cells;
   entries_.push_back(m);
 }
 
@@ -125,6 +128,14 @@ void DataPacket::add_block(int block) {
   }
   const auto& bm = source_->block(block);
   append(block, -1, bm.stored, bm.interior);
+  if (residency_) {
+    // Used in place when each variable is laid out as the packet indexes it; gathered otherwise.
+    const DeviceBlockLayout layout = residency_->device_layout(block);
+    const StridedBox box{
+        {bm.stored.hi[0] - bm.stored.lo[0], bm.stored.hi[1] - bm.stored.lo[1], bm.stored.hi[2] - bm.stored.lo[2]},
+        {layout.stride[1], layout.stride[2], layout.stride[3]}};
+    gathered_.push_back(box.layout_right() ? 0 : 1);
+  }
 }
 
 void DataPacket::add_tile(int block, int tile) {
@@ -229,9 +240,11 @@ void DataPacket::pack() {
   at = (at + 7) / 8 * 8;  // 64-byte aligned sections
   for (int s = 0; s < 4; ++s) {
     section_begin_[s] = at;
-    // A resident packet's data sections are empty: its entries point into the grid's device copy.
-    const int stored_vars = residency_ && s < 3 ? 0 : n_section_vars_[s];
-    for (auto& e : entries_) {
+    // A resident packet's data sections are empty where its entries point at the blocks' device
+    // copies; a gathered entry has room for its variables in the first.
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      auto& e = entries_[i];
+      const int stored_vars = !residency_ || s == 3 ? n_section_vars_[s] : s == 0 && gathered_[i] ? gathered_vars_ : 0;
       e.offset[s] = at;
       at += static_cast<std::size_t>(stored_vars) * static_cast<std::size_t>(e.n_cells);
     }
@@ -260,16 +273,43 @@ void DataPacket::copy_to_device(const DeviceTaskSpace& instance) {
   }
   set_device_addresses(dev);
   std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
-  copy_to_device_async(instance, dev, base, section_begin_[2] * sizeof(double));
+  copy_to_device_async(instance, dev, base, (residency_ ? section_begin_[0] : section_begin_[2]) * sizeof(double));
+  if (residency_) gather_on_device(instance, true, reads_);
   state_ = State::on_device;
 }
 
 void DataPacket::set_device_addresses(double* device_buffer) {
-  for (auto& e : entries_) {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    auto& e = entries_[i];
+    const bool in_place = residency_ && !gathered_[i];
+    const DeviceBlockLayout layout = in_place ? residency_->device_layout(e.block) : DeviceBlockLayout{};
     for (int s = 0; s < 4; ++s) {
-      const bool in_grid = residency_ && s < static_cast<int>(PacketSection::scratch);
-      e.device_address[s] =
-          reinterpret_cast<std::uintptr_t>(in_grid ? residency_->device_block(e.block) : device_buffer + e.offset[s]);
+      const bool at_block = residency_ && s < static_cast<int>(PacketSection::scratch);
+      double* const address = !at_block  ? device_buffer + e.offset[s]
+                              : in_place ? layout.data
+                                         : device_buffer + e.offset[0];
+      e.device_address[s] = reinterpret_cast<std::uintptr_t>(address);
+    }
+    e.var_stride = in_place ? layout.stride[0] : e.n_cells;
+  }
+}
+
+// The variables `vars` of every gathered entry between the block's device array and the packet's
+// device buffer (to_packet: into the packet), on the device.
+void DataPacket::gather_on_device(const DeviceTaskSpace& instance, bool to_packet, const std::vector<int>& vars) const {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (!gathered_[i]) continue;
+    const auto& e = entries_[i];
+    const DeviceBlockLayout layout = residency_->device_layout(e.block);
+    const StridedBox box{{e.hi[0] - e.lo[0], e.hi[1] - e.lo[1], e.hi[2] - e.lo[2]},
+                         {layout.stride[1], layout.stride[2], layout.stride[3]}};
+    for (const int v : vars) {
+      double* const packed = reinterpret_cast<double*>(e.device_address[0]) + v * e.var_stride;
+      double* const block = layout.data + v * layout.stride[0];
+      if (to_packet)
+        gather_strided(instance, packed, block, box);
+      else
+        scatter_strided(instance, block, packed, box);
     }
   }
 }
@@ -287,6 +327,10 @@ void DataPacket::copy_to_host(const DeviceTaskSpace& instance) {
   require(State::on_device, "copy_to_host()");
   if (residency_) {
     // The action is done: what it wrote is valid in the device copy alone.
+    if (std::find(gathered_.begin(), gathered_.end(), 1) != gathered_.end()) {
+      gather_on_device(instance, false, writes_);
+      instance.fence();  // the blocks' arrays hold the results before the flags say so
+    }
     residency_->end_device_use(block_ids(), reads_, writes_);
     held_on_device_ = false;
     state_ = State::on_host;
@@ -304,7 +348,7 @@ void DataPacket::unpack() {
   device_.release();
   auto* base = static_cast<double*>(host_.data());
   for (const auto& e : entries_) {
-    if (residency_) break;  // nothing to copy: the grid brings its blocks back when the host asks
+    if (residency_) break;  // nothing to copy: the source brings its blocks back when the host asks
     copy_box<false>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
     copy_box<false>(*source_, e, vars_.copy_out, base + e.offset[2]);
   }
@@ -325,7 +369,9 @@ void DataPacket::release() noexcept {
   if (state_ != State::unpacked) state_ = State::released;
 }
 
-std::size_t DataPacket::bytes_to_device() const noexcept { return section_begin_[2] * sizeof(double) + staged_bytes_; }
+std::size_t DataPacket::bytes_to_device() const noexcept {
+  return (residency_ ? section_begin_[0] : section_begin_[2]) * sizeof(double) + staged_bytes_;
+}
 
 std::pair<int, int> DataPacket::device_place(int var) const noexcept {
   const auto place = variable_place(var);
@@ -340,8 +386,7 @@ DataPacket::DeviceVar DataPacket::device_var(std::size_t i, int var) const {
   require(State::on_device, "device_var()");
   auto [section, slot] = locate(var);
   const auto& e = entries_.at(i);
-  double* const first = residency_ ? residency_->device_block(e.block) +
-                                         static_cast<std::size_t>(var) * static_cast<std::size_t>(e.n_cells)
+  double* const first = residency_ ? reinterpret_cast<double*>(e.device_address[0]) + var * e.var_stride
                                    : entry_pointer(static_cast<double*>(device_.data()), i, section, slot);
   return DeviceVar(first, static_cast<std::size_t>(e.hi[0] - e.lo[0]), static_cast<std::size_t>(e.hi[1] - e.lo[1]),
                    static_cast<std::size_t>(e.hi[2] - e.lo[2]));
@@ -363,8 +408,8 @@ DataPacket::HostVar DataPacket::host_var(std::size_t i, int var) const {
   if (state_ != State::packed && state_ != State::on_host) require(State::on_host, "host_var()");
   if (residency_) {
     throw Error::format(
-        "{}: host_var() on a packet of a resident grid, which holds no cells on the host: read the grid's blocks "
-        "(Grid::block_view) after the cycle",
+        "{}: host_var() on a packet of blocks kept in device memory, which holds no cells on the host: read the "
+        "blocks (block_view) after the cycle",
         describe());
   }
   auto [section, slot] = locate(var);

@@ -129,6 +129,8 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
   if (spec_.resident) residency_ = std::make_shared<GridResidency>(data_);
 }
 
+DeviceResidency* Grid::device_residency() const noexcept { return residency_.get(); }
+
 TransferBytes Grid::residency_transfers() const { return residency_ ? residency_->transfers() : TransferBytes{}; }
 
 Grid::HostData Grid::data() const {

@@ -264,6 +264,12 @@ void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& 
   } catch (...) {
     failure = std::current_exception();
   }
+  // A code's device arrays get back what the cycle's host actions changed (docs/residency.md).
+  try {
+    grid.release_host_copies();
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
   State::finish_if_destroyed(turn.state(), "execute", c.name, failure);
 }
 

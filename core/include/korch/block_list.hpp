@@ -13,6 +13,8 @@
 // stores [0, nx + 2gx) x [0, ny + 2gy) x [0, nz + 2gz) and its interior is [gx, gx + nx) x ...
 #pragma once
 
+#include <korch/backend/spaces.hpp>
+#include <korch/block_list_residency.hpp>
 #include <korch/data_source.hpp>
 #include <korch/error.hpp>
 #include <korch/excerpt.hpp>
@@ -23,6 +25,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -42,20 +45,26 @@ struct BlockArray {
   std::array<std::ptrdiff_t, 4> stride{0, 0, 0, 0};  // (var, i, j, k)
   std::array<std::ptrdiff_t, 4> extent{0, 0, 0, 0};  // (var, i, j, k); 0: not given (refused by add)
 
+  bool device = false;  // the array is in device memory (on_device): the code's primary copy
+
   // A host-accessible rank-4 Kokkos View of any layout whose indices come in `order`.
   template <class View>
   static BlockArray of(const View& view, IndexOrder order) {
     static_assert(View::rank == 4, "BlockArray::of takes a rank-4 View: (var, i, j, k) or (i, j, k, var)");
     static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible,
-                  "BlockArray::of takes a View that the host can read");
-    static_assert(std::is_same<typename View::non_const_value_type, double>::value,
-                  "BlockArray::of takes a View of double");
-    std::array<std::ptrdiff_t, 4> extents{}, strides{};
-    for (int r = 0; r < 4; ++r) {
-      extents[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.extent(static_cast<unsigned>(r)));
-      strides[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.stride(static_cast<std::size_t>(r)));
-    }
-    return of(const_cast<double*>(view.data()), order, extents, strides);
+                  "BlockArray::of takes a View that the host can read: give a device View to BlockArray::on_device");
+    return from_view(view, order, false);
+  }
+  // A rank-4 View in korch's device memory space (korch::DeviceMemSpace: CudaSpace, HIPSpace; on a
+  // host build, where it is host memory, the array is still treated as the device's), whose
+  // indices come in `order`. The list's blocks then stay in this memory between cycles
+  // (docs/residency.md, "A code's own device arrays").
+  template <class View>
+  static BlockArray on_device(const View& view, IndexOrder order) {
+    static_assert(View::rank == 4, "BlockArray::on_device takes a rank-4 View: (var, i, j, k) or (i, j, k, var)");
+    static_assert(std::is_same<typename View::memory_space, DeviceMemSpace>::value,
+                  "BlockArray::on_device takes a View in korch::DeviceMemSpace");
+    return from_view(view, order, true);
   }
   // A raw array: the address of its first cell, then its extents and its strides (in doubles, so
   // padding shows as a stride larger than the extents below it), both in `order`.
@@ -67,8 +76,28 @@ struct BlockArray {
     a.stride = in_var_i_j_k(strides, order);
     return a;
   }
+  // The same for an array in device memory (cudaMalloc, hipMalloc, or korch::DeviceMemSpace).
+  static BlockArray on_device(double* data, IndexOrder order, const std::array<std::ptrdiff_t, 4>& extents,
+                              const std::array<std::ptrdiff_t, 4>& strides) {
+    BlockArray a = of(data, order, extents, strides);
+    a.device = true;
+    return a;
+  }
 
  private:
+  template <class View>
+  static BlockArray from_view(const View& view, IndexOrder order, bool device) {
+    static_assert(std::is_same<typename View::non_const_value_type, double>::value,
+                  "BlockArray takes a View of double");
+    std::array<std::ptrdiff_t, 4> extents{}, strides{};
+    for (int r = 0; r < 4; ++r) {
+      extents[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.extent(static_cast<unsigned>(r)));
+      strides[static_cast<std::size_t>(r)] = static_cast<std::ptrdiff_t>(view.stride(static_cast<std::size_t>(r)));
+    }
+    BlockArray a = of(const_cast<double*>(view.data()), order, extents, strides);
+    a.device = device;
+    return a;
+  }
   static std::array<std::ptrdiff_t, 4> in_var_i_j_k(const std::array<std::ptrdiff_t, 4>& v, IndexOrder order) {
     return order == IndexOrder::var_i_j_k ? v : std::array<std::ptrdiff_t, 4>{v[3], v[0], v[1], v[2]};
   }
@@ -103,7 +132,8 @@ class BlockList : public DataSource {
   // Appends a block and returns its id (0, 1, ...). Throws korch::Error naming the block and the
   // field when the shape or the array is not usable: no cells, negative guard, sizes beyond the
   // limits above, no data, no extents, extents other than (n_vars, cells + 2 guard) per direction,
-  // strides below 1 or strides under which two cells share memory.
+  // strides below 1 or strides under which two cells share memory, a device array in a list of
+  // host arrays or the other way round.
   int add(const BlockShape& shape, const BlockArray& array);
   // The checks of add() on the shape alone, for the block that add() would append next.
   void check_shape(const BlockShape& shape) const;
@@ -115,8 +145,19 @@ class BlockList : public DataSource {
   int n_vars() const noexcept override { return n_vars_; }
   const BlockMeta& block(int id) const override;
   const std::vector<Box>& tiles_of(int id) const override;
+  // A block of a list of device arrays is seen on the host through korch's host copy of it, made
+  // valid first; the device array is marked stale, as the caller may write the copy, until the
+  // cycle ends (or synchronize()).
   BlockView block_view(int id) const override;
   bool is_leaf(int id) const override;
+  // Whether the blocks' arrays are in device memory (BlockArray::on_device).
+  bool on_device() const noexcept { return residency_ != nullptr; }
+  DeviceResidency* device_residency() const noexcept override { return residency_.get(); }
+  // For a list of device arrays: writes what the host changed in korch's host copies back to the
+  // code's arrays, after which only the arrays are valid. The runtime calls it at the end of every
+  // cycle and guard-cell fill; call it after writing through block_view() between cycles.
+  void synchronize() const;
+  void release_host_copies() const override { synchronize(); }
   // The levels present, ascending.
   std::vector<int> levels() const;
 
@@ -133,6 +174,7 @@ class BlockList : public DataSource {
   std::string name_;
   int n_vars_;
   std::vector<Entry> blocks_;
+  std::unique_ptr<BlockListResidency> residency_;  // a list of device arrays
 };
 
 }  // namespace korch

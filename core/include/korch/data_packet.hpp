@@ -18,13 +18,16 @@
 // that instance before another thread touches the packet. release() returns both buffers to their
 // pools; it is safe early and twice, and the destructor calls it (the last owner releases).
 //
-// A packet of blocks of a resident grid (GridSpec::resident, docs/residency.md) stores no cells of
-// its own: its entries point into the grid's device copy. copy_to_device() copies there only the
-// variables the packet reads (copy-in and copy-in-out) whose device copy is stale and marks the
-// copy-in-out ones valid on the device alone (the action may change them); copy_to_host() copies
-// nothing and marks the variables the action wrote (copy-in-out and copy-out) valid on the device
-// alone. The grid's host accessors bring them back when the host asks. Its buffers hold the entry
-// metadata and scratch variables only.
+// A packet of blocks of a source with device copies (a resident grid, a BlockList of device
+// arrays: DataSource::device_residency, docs/residency.md) stores no cells of its own where it can
+// point at them: its entries address the blocks in device memory. copy_to_device() copies there
+// only the variables the packet reads (copy-in and copy-in-out) whose device copy is stale and marks
+// the copy-in-out ones valid on the device alone (the action may change them); copy_to_host()
+// copies nothing across and marks the variables the action wrote (copy-in-out and copy-out) valid
+// on the device alone. The source's host accessors bring them back when the host asks. Its buffers
+// hold the entry metadata and scratch variables, and, for a block whose device array is not laid
+// out as korch packs (each variable LayoutRight over the stored box), a device-side copy of its
+// variables, gathered before the action and scattered back after it without leaving the device.
 #pragma once
 
 #include <korch/backend/memory_pool.hpp>
@@ -34,7 +37,7 @@
 #include <korch/data_type.hpp>
 #include <korch/data_source.hpp>
 #include <korch/grid.hpp>
-#include <korch/grid_residency.hpp>
+#include <korch/device_residency.hpp>
 #include <korch/packet_variables.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -59,6 +62,7 @@ struct PacketEntryMeta {
   std::int32_t interior_lo[3];  // block-local interior (of the block, or the tile's box)
   std::int32_t interior_hi[3];
   double delta[3];
+  std::int64_t var_stride;          // doubles from one variable of the entry to the next at its device addresses
   std::uint64_t offset[4];          // first double of the entry in each section, from the buffer start
   std::uint64_t device_address[4];  // the same on the device (valid once on the device)
 };
@@ -120,11 +124,12 @@ class DataPacket : public DataItem {
   // The metadata section in device memory: one PacketEntryMeta per entry (state on_device).
   const PacketEntryMeta* device_entries() const;
 
-  // Whether the entries point into a resident grid's device copy (see above).
+  // Whether the entries address the source's device copies (see above).
   bool resident() const noexcept { return residency_ != nullptr; }
   // Where variable `var` lies for device addressing: the entry's device_address[section] plus slot
-  // times the entry's cells. The packet's own (section, slot), or (copy_in, var) in a resident
-  // packet, whose device_address[copy_in] is the block in the device copy; (-1, -1) when not carried.
+  // times the entry's var_stride. The packet's own (section, slot), or (copy_in, var) in a resident
+  // packet, whose device_address[copy_in] is the block's variable 0 on the device; (-1, -1) when not
+  // carried.
   std::pair<int, int> device_place(int var) const noexcept;
 
   // Bytes copy_to_device() copied (metadata, copy-in and copy-in-out data; in a resident packet the
@@ -141,10 +146,14 @@ class DataPacket : public DataItem {
   void append(int block, int tile, const Box& box, const Box& interior);
   void set_device_addresses(double* device_buffer);
 
-  GridResidency* residency_ = nullptr;  // set for a packet of blocks of a resident grid
-  std::vector<int> reads_, writes_;     // resident packets: the grid variables read and written
-  bool held_on_device_ = false;         // between GridResidency::begin_device_use and end_device_use
-  std::size_t staged_bytes_ = 0;        // resident packets: what copy_to_device() copied of the grid
+  void gather_on_device(const DeviceTaskSpace& instance, bool to_packet, const std::vector<int>& vars) const;
+
+  DeviceResidency* residency_ = nullptr;  // set for a packet of blocks of a source with device copies
+  std::vector<int> reads_, writes_;       // resident packets: the source variables read and written
+  std::vector<unsigned char> gathered_;   // resident packets, per entry: copied on the device (see above)
+  int gathered_vars_ = 0;                 // variables 0..gathered_vars_-1 have room in a gathered entry
+  bool held_on_device_ = false;           // between GridResidency::begin_device_use and end_device_use
+  std::size_t staged_bytes_ = 0;          // resident packets: what copy_to_device() copied of the grid
 
   const DataSource* source_;
   DataType type_;

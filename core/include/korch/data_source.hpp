@@ -27,6 +27,7 @@ using BlockView =
     Kokkos::View<double****, Kokkos::LayoutStride, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 class Grid;
+class DeviceResidency;
 
 class DataSource {
  public:
@@ -51,6 +52,12 @@ class DataSource {
   // This source as a korch::Grid, or nullptr for any other kind (what as_grid() and the routines'
   // dispatch ask, without a dynamic_cast).
   virtual const Grid* grid_or_null() const noexcept { return nullptr; }
+  // The device copies of the source's blocks and their validity (docs/residency.md), or nullptr
+  // for a source whose blocks live on the host alone.
+  virtual DeviceResidency* device_residency() const noexcept { return nullptr; }
+  // The runtime is done with the blocks for now (after a cycle, or a guard-cell fill between
+  // cycles): a source whose primary copy is in device memory writes back what the host changed.
+  virtual void release_host_copies() const {}
 
   // Changes whenever the blocks or their tiles change (and differs between any two sources alive
   // at once): caches of a source's items compare it to know they are still valid.

@@ -108,6 +108,7 @@ class Grid : public DataSource {
 
   // The device copy and its validity flags; nullptr unless the spec is resident.
   GridResidency* residency() const noexcept { return residency_.get(); }
+  DeviceResidency* device_residency() const noexcept override;
   // Everything the residency copied between the host and the device copy (zero when not resident).
   TransferBytes residency_transfers() const;
 

@@ -70,7 +70,7 @@ class PacketPack {
     const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1]);
     const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2]);
     double* const data = reinterpret_cast<double*>(m.device_address[place / slot_range]) +
-                         static_cast<std::size_t>(place % slot_range) * static_cast<std::size_t>(m.n_cells);
+                         static_cast<std::int64_t>(place % slot_range) * m.var_stride;
     return data[(static_cast<std::size_t>(i) * nj + static_cast<std::size_t>(j)) * nk + static_cast<std::size_t>(k)];
   }
 

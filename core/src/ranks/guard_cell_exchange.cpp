@@ -73,6 +73,7 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
   for (const auto& directions : plan_->user) host_routines = host_routines || !directions.empty();
   if (grid && grid->residency() && n > 0 && !host_routines)
     resident_ = std::make_unique<detail::ResidentGuardFill>(*plan_, *grid->residency(), base_[0], var_stride_[0]);
+  source_.release_host_copies();  // planning looked at the blocks through the host
 }
 
 TransferBytes GuardCellExchange::device_transfers() const noexcept {
@@ -101,8 +102,10 @@ void GuardCellExchange::fill(int first, int count) {
     finish();
   } catch (...) {
     abandon();
+    source_.release_host_copies();
     throw;
   }
+  source_.release_host_copies();  // a code's device arrays get their filled guard cells
   if (failure) std::rethrow_exception(failure);
 }
 

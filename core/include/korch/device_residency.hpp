@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// DeviceResidency: which side holds a valid copy of each (block, variable) of a data source that
+// keeps its blocks in device memory between cycles (docs/residency.md): a resident korch::Grid
+// (GridResidency) or a BlockList of device arrays (BlockListResidency). The two differ in where
+// the copies are and how one (block, variable) moves between them; the rule is the same:
+//
+// A side that is about to use a variable of a block copies it from the other side first when its
+// own copy is stale; the side that may have written a variable marks the other side's copy stale.
+// A (block, variable) a packet carries is held by the device from begin_device_use() to
+// end_device_use(): host accessors leave it alone meanwhile (no copy back, flags unchanged), as a
+// kernel may be writing it.
+//
+// Thread-safe: one mutex guards the validity flags and the copies, so that a copy and the flags
+// that describe it change together.
+#pragma once
+
+#include <korch/backend/thread_spaces.hpp>
+#include <korch/transfer_bytes.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace korch {
+
+// Where a block's cells are in device memory: the address of (var 0, i 0, j 0, k 0) of its stored
+// box and the distance in doubles between neighbours along var, i, j and k.
+struct DeviceBlockLayout {
+  double* data = nullptr;
+  std::array<std::int64_t, 4> stride{0, 0, 0, 0};
+};
+
+class DeviceResidency {
+ public:
+  enum class Start { valid_on_host, valid_on_device };
+  DeviceResidency(int n_blocks, int n_vars, Start start);
+  virtual ~DeviceResidency() = default;
+  DeviceResidency(const DeviceResidency&) = delete;
+  DeviceResidency& operator=(const DeviceResidency&) = delete;
+
+  int n_blocks() const noexcept { return n_blocks_; }
+  int n_vars() const noexcept { return n_vars_; }
+  bool host_valid(int block, int var) const;
+  bool device_valid(int block, int var) const;
+  bool held_on_device(int block, int var) const;
+  virtual DeviceBlockLayout device_layout(int block) const = 0;
+
+  // Before a device action reads `reads` and may write `writes` of `blocks`: copies host -> device,
+  // on `instance`, each read (block, variable) whose device copy is stale and fences the instance;
+  // marks those both read and written valid on the device alone; holds reads and writes on the
+  // device. Returns the bytes copied.
+  std::uint64_t begin_device_use(const std::vector<int>& blocks, const std::vector<int>& reads,
+                                 const std::vector<int>& writes, const DeviceTaskSpace& instance);
+  // After the device action (finished or failed): the writes are valid on the device alone, and
+  // what begin_device_use() held is released.
+  void end_device_use(const std::vector<int>& blocks, const std::vector<int>& reads, const std::vector<int>& writes);
+  // Before the host uses a block: copies device -> host each variable whose host copy is stale.
+  // host_may_write: the caller may write the block, so every device copy of it becomes stale.
+  void make_host_valid(int block, bool host_may_write);
+  void make_all_host_valid(bool host_may_write);
+  // Copies host -> device every variable valid on the host alone, then leaves every variable valid
+  // on the device alone (variables a packet holds are left as they are).
+  void make_all_device_only();
+  // For an operation on variables [first, first + count) of every block (the guard-cell fill), the
+  // side each block should use (1: the device, 0: the host): the device where all of them are valid
+  // there, the host otherwise.
+  std::vector<unsigned char> sides(int first, int count) const;
+  // Before such an operation, which may write them: copies each (block, variable) of the range
+  // whose copy on the side `on_device[block]` names is stale from the other side, fences, and marks
+  // it valid on that side alone. Throws korch::Error when a packet holds one of them. Returns the
+  // bytes copied.
+  TransferBytes claim(const std::vector<unsigned char>& on_device, int first, int count);
+
+  // Everything this residency copied since it was made, by direction.
+  TransferBytes transfers() const;
+
+ protected:
+  // One (block, variable) from the host copy to the device copy on `instance` (not fenced), and
+  // back (finished on return); each returns the bytes it moved. Called with the mutex held.
+  virtual std::uint64_t copy_var_to_device(int block, int var, const DeviceTaskSpace& instance) = 0;
+  virtual std::uint64_t copy_var_to_host(int block, int var) = 0;
+  // Names the data in errors ("resident grid", "block list 'heat'").
+  virtual std::string kind() const = 0;
+  // Appends a block, its variables as the constructor's `start` says.
+  void add_block();
+
+ private:
+  static constexpr unsigned char host_bit = 1, device_bit = 2;
+  std::size_t flag_index(int block, int var) const;
+  void host_valid_locked(int block, bool host_may_write);
+  void mark_device_only_locked(const std::vector<int>& blocks, const std::vector<int>& writes);
+
+  int n_blocks_ = 0;
+  int n_vars_ = 0;
+  unsigned char start_flags_ = host_bit;
+  mutable std::mutex mutex_;
+  std::vector<unsigned char> valid_;  // per (block, var): host_bit | device_bit
+  std::vector<std::uint32_t> held_;   // per (block, var): packets on the device that carry it
+  TransferBytes moved_;
+};
+
+}  // namespace korch
