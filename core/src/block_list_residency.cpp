@@ -75,12 +75,14 @@ double* BlockListResidency::host_block(int block) {
   return mirror.data();
 }
 
-std::uint64_t BlockListResidency::copy_var_to_device(int block, int var, const DeviceTaskSpace& instance) {
+BlockListResidency::VarCells BlockListResidency::var_cells(int block, int var) {
   const Array& a = arrays_[static_cast<std::size_t>(block)];
   const std::int64_t at = var * a.stride[0];
-  double* const device = a.data + at;
-  double* const host = host_block(block) + at;
-  const StridedBox box = var_box(a);
+  return {a.data + at, host_block(block) + at, var_box(a)};
+}
+
+std::uint64_t BlockListResidency::copy_var_to_device(int block, int var, const DeviceTaskSpace& instance) {
+  const auto [device, host, box] = var_cells(block, var);
   const auto n = static_cast<std::size_t>(box.cells());
   if (box.contiguous()) {
     Kokkos::deep_copy(instance, Doubles<DeviceMemSpace>(device, n), Doubles<Kokkos::HostSpace>(host, n));
@@ -95,11 +97,7 @@ std::uint64_t BlockListResidency::copy_var_to_device(int block, int var, const D
 }
 
 std::uint64_t BlockListResidency::copy_var_to_host(int block, int var) {
-  const Array& a = arrays_[static_cast<std::size_t>(block)];
-  const std::int64_t at = var * a.stride[0];
-  double* const device = a.data + at;
-  double* const host = host_block(block) + at;
-  const StridedBox box = var_box(a);
+  const auto [device, host, box] = var_cells(block, var);
   const auto n = static_cast<std::size_t>(box.cells());
   const DeviceTaskSpace instance;
   if (box.contiguous()) {

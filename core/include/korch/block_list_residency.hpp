@@ -11,6 +11,7 @@
 #pragma once
 
 #include <korch/backend/spaces.hpp>
+#include <korch/backend/strided_copy.hpp>
 #include <korch/device_residency.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -51,6 +52,13 @@ class BlockListResidency : public DeviceResidency {
   using HostDoubles = Kokkos::View<double*, Kokkos::HostSpace>;
   using DeviceDoubles = Kokkos::View<double*, DeviceMemSpace>;
   std::int64_t span(int block) const;
+  // One variable of a block: its first cell in the device array and in the host copy, and its box.
+  struct VarCells {
+    double* device;
+    double* host;
+    StridedBox box;
+  };
+  VarCells var_cells(int block, int var);
 
   std::string name_;
   std::vector<Array> arrays_;
