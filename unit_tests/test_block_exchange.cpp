@@ -86,16 +86,23 @@ TEST_CASE("Code's blocks in device memory: the exchange fills the code's device 
     REQUIRE(blocks.list().on_device());
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
     exchange.set_boundary_fill(blocks.wall_fill());
-    for (const auto& [first, count] : {std::pair<int, int>{0, 3}, {1, 1}}) {
-      blocks.paint();
-      blocks.list().synchronize();  // the painted cells are in the code's arrays
-      exchange.fill(first, count);
-      // Only the device arrays are valid after a fill: the check reads them back.
-      for (int b = 0; b < blocks.list().n_blocks(); ++b)
-        CHECK_FALSE(blocks.list().device_residency()->host_valid(b, 0));
-      CHECK(blocks.wrong_guard_cells(first, count, c.width) == 0);
-      blocks.list().synchronize();
-    }
+    const DeviceResidency& residency = *blocks.list().device_residency();
+    for (const auto& [first, count] : {std::pair<int, int>{0, 3}, {1, 1}})
+      for (const bool one_on_host : {false, true}) {
+        CAPTURE(one_on_host);
+        blocks.paint();
+        blocks.list().synchronize();  // the painted cells are in the code's arrays
+        // A block written through the host copy is filled there; the others on the device.
+        if (one_on_host) (void)blocks.list().block_view(0);
+        const TransferBytes before = residency.transfers();
+        exchange.fill(first, count);
+        // Filled where they are (the code's wall fill is a host routine: then on the host copies).
+        if (!c.arrangement.walls_y && !one_on_host) CHECK(residency.transfers().total() == before.total());
+        // Only the device arrays are valid after a fill: the check reads them back.
+        for (int b = 0; b < blocks.list().n_blocks(); ++b) CHECK_FALSE(residency.host_valid(b, 0));
+        CHECK(blocks.wrong_guard_cells(first, count, c.width) == 0);
+        blocks.list().synchronize();
+      }
   }
 }
 

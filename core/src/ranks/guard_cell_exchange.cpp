@@ -5,7 +5,7 @@
 
 #include <korch/config.hpp>
 #include <korch/error.hpp>
-#include <korch/grid_residency.hpp>
+#include <korch/device_residency.hpp>
 #include <korch/guard_cell_exchange.hpp>
 
 #include <algorithm>
@@ -68,11 +68,10 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
   copied_.assign(static_cast<std::size_t>(n), 0);
   // A resident grid is filled on both copies, unless the code's own boundary fill (a host routine)
   // has guard cells to fill.
-  const auto* grid = source_.grid_or_null();
   bool host_routines = false;
   for (const auto& directions : plan_->user) host_routines = host_routines || !directions.empty();
-  if (grid && grid->residency() && n > 0 && !host_routines)
-    resident_ = std::make_unique<detail::ResidentGuardFill>(*plan_, *grid->residency(), base_[0], var_stride_[0]);
+  if (DeviceResidency* residency = source_.device_residency(); residency && n > 0 && !host_routines)
+    resident_ = std::make_unique<detail::ResidentGuardFill>(*plan_, *residency, base_, var_stride_);
   source_.release_host_copies();  // planning looked at the blocks through the host
 }
 

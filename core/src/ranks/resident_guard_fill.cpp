@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "resident_guard_fill.hpp"
 
+#include <korch/device_residency.hpp>
 #include <korch/error.hpp>
-#include <korch/grid_residency.hpp>
 
 #include <string>
 
@@ -10,45 +10,25 @@ namespace korch::detail {
 
 namespace {
 
+using Blocks = Kokkos::View<int*, DeviceMemSpace>;
 using Offsets = Kokkos::View<std::int64_t*, DeviceMemSpace>;
 using Buffer = Kokkos::View<double*, DeviceMemSpace>;
+using PinnedBuffer = Kokkos::View<double*, PinnedHostMemSpace>;
+using Bases = Kokkos::View<std::uintptr_t*, DeviceMemSpace>;
 
-Offsets upload(const char* label, const std::vector<std::int64_t>& offsets) {
-  Offsets out(std::string(label), offsets.size());
-  Kokkos::deep_copy(out, Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                             offsets.data(), offsets.size()));
+template <class T>
+Kokkos::View<T*, DeviceMemSpace> upload_values(const std::string& label, const std::vector<T>& values) {
+  Kokkos::View<T*, DeviceMemSpace> out(label, values.size());
+  Kokkos::deep_copy(out, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                             values.data(), values.size()));
   return out;
 }
 
-void copy_cells(double* base, const Offsets dst, const Offsets src, std::int64_t var_stride, int first, int count) {
-  const auto n = static_cast<std::int64_t>(dst.extent(0));
-  if (n == 0) return;
-  Kokkos::parallel_for(
-      "korch guard-cell fill (device)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const std::int64_t var = (first + index / n) * var_stride;
-        base[dst(index % n) + var] = base[src(index % n) + var];
-      });
+// The cell `offset` of variable `var` of `block` on the device.
+KOKKOS_INLINE_FUNCTION double& device_cell(const Bases& base, const Offsets& var_stride, int block, std::int64_t offset,
+                                           std::int64_t var) {
+  return reinterpret_cast<double*>(base(block))[offset + var * var_stride(block)];
 }
-
-// buffer(v * n + c) = cell c of variable first + v.
-void gather_cells(double* base, const Offsets cells, std::int64_t var_stride, int first, int count,
-                  const Buffer buffer) {
-  const auto n = static_cast<std::int64_t>(cells.extent(0));
-  Kokkos::parallel_for(
-      "korch guard-cell staging (device gather)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
-      KOKKOS_LAMBDA(std::int64_t index) { buffer(index) = base[cells(index % n) + (first + index / n) * var_stride]; });
-}
-
-void scatter_cells(double* base, const Offsets cells, std::int64_t var_stride, int first, int count,
-                   const Buffer buffer) {
-  const auto n = static_cast<std::int64_t>(cells.extent(0));
-  Kokkos::parallel_for(
-      "korch guard-cell staging (device scatter)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
-      KOKKOS_LAMBDA(std::int64_t index) { base[cells(index % n) + (first + index / n) * var_stride] = buffer(index); });
-}
-
-using PinnedBuffer = Kokkos::View<double*, PinnedHostMemSpace>;
 
 // The staging buffers of `size` doubles on each side, kept while the size stays.
 void size_buffers(Buffer& device, PinnedBuffer& host, std::size_t size) {
@@ -59,38 +39,46 @@ void size_buffers(Buffer& device, PinnedBuffer& host, std::size_t size) {
 
 }  // namespace
 
-ResidentGuardFill::ResidentGuardFill(const GuardCellPlan& plan, GridResidency& residency, double* host_base,
-                                     std::ptrdiff_t var_stride)
-    : plan_(plan),
-      residency_(residency),
-      host_base_(host_base),
-      device_base_(residency.device_block(0)),
-      var_stride_(var_stride) {
-  if (static_cast<std::size_t>(var_stride) != residency.doubles_per_var())
-    throw Error::format(
-        "guard-cell exchange: the resident grid's device copy keeps {} doubles per variable of a block, its host "
-        "copy {}: the two copies must share the grid's layout",
-        residency.doubles_per_var(), var_stride);
-  for (int b = 0; b < residency.n_blocks(); ++b)
-    block_offset_.push_back(static_cast<std::int64_t>(residency.device_block(b) - device_base_));
+ResidentGuardFill::ResidentGuardFill(const GuardCellPlan& plan, DeviceResidency& residency,
+                                     const std::vector<double*>& host_base,
+                                     const std::vector<std::ptrdiff_t>& var_stride)
+    : plan_(plan), residency_(residency), host_base_(host_base), var_stride_(var_stride) {
+  std::vector<std::uintptr_t> bases;
+  std::vector<std::int64_t> strides;
+  for (int b = 0; b < residency.n_blocks(); ++b) {
+    const DeviceBlockLayout layout = residency.device_layout(b);
+    if (layout.stride[0] != var_stride[static_cast<std::size_t>(b)])
+      throw Error::format(
+          "guard-cell exchange: block {}'s device copy keeps {} doubles between variables, its host copy {}: the two "
+          "copies must share the block's layout",
+          b, layout.stride[0], var_stride[static_cast<std::size_t>(b)]);
+    bases.push_back(reinterpret_cast<std::uintptr_t>(layout.data));
+    strides.push_back(layout.stride[0]);
+  }
+  device_base_ = upload_values<std::uintptr_t>("korch guard fill block addresses", bases);
+  device_var_stride_ = upload_values<std::int64_t>("korch guard fill variable strides", strides);
 }
 
-ResidentGuardFill::Staging ResidentGuardFill::staging(const char* label, const std::vector<std::int64_t>& device,
-                                                      const std::vector<std::int64_t>& host) const {
-  Staging s;
-  s.device = upload(label, device);
-  s.host = host;
-  return s;
+ResidentGuardFill::DeviceCells ResidentGuardFill::upload(const char* label, const std::vector<CellCopy>& cells) const {
+  std::vector<int> blocks;
+  std::vector<std::int64_t> offsets;
+  for (const CellCopy& c : cells) {
+    blocks.push_back(c.dst_block);
+    offsets.push_back(static_cast<std::int64_t>(c.dst));
+  }
+  return {upload_values<int>(std::string(label) + " (blocks)", blocks),
+          upload_values<std::int64_t>(std::string(label) + " (offsets)", offsets)};
 }
 
 void ResidentGuardFill::make_copies() {
-  std::vector<std::int64_t> dd_dst, dd_src, to_host_dev, to_host_host, to_dev_dev, to_dev_host;
+  // Each list names cells as (dst_block, dst): a block and an offset in it, or a message position.
+  std::vector<CellCopy> dd_dst, dd_src, to_host_dev, to_host_host, to_dev_dev, to_dev_host;
+  const auto cell = [](int block, std::ptrdiff_t offset) { return CellCopy{block, -1, offset, 0}; };
   for (std::size_t b = 0; b < plan_.local.size(); ++b) {
     const bool dst_on_device = sides_[b] != 0;
     for (const CellCopy& c : plan_.local[b]) {
       const bool src_on_device = sides_[static_cast<std::size_t>(c.src_block)] != 0;
-      const std::int64_t dst = block_offset_[b] + c.dst;
-      const std::int64_t src = block_offset_[static_cast<std::size_t>(c.src_block)] + c.src;
+      const CellCopy dst = cell(static_cast<int>(b), c.dst), src = cell(c.src_block, c.src);
       if (dst_on_device && src_on_device) {
         dd_dst.push_back(dst);
         dd_src.push_back(src);
@@ -105,28 +93,26 @@ void ResidentGuardFill::make_copies() {
   }
   copies_.device_dst = upload("korch guard fill destinations", dd_dst);
   copies_.device_src = upload("korch guard fill sources", dd_src);
-  copies_.to_host = staging("korch guard fill to host", to_host_dev, to_host_host);
-  copies_.to_device = staging("korch guard fill to device", to_dev_dev, to_dev_host);
+  copies_.to_host = Staging{upload("korch guard fill to host", to_host_dev), to_host_host, {}, {}};
+  copies_.to_device = Staging{upload("korch guard fill to device", to_dev_dev), to_dev_host, {}, {}};
   copies_.send.clear();
   copies_.recv.clear();
   for (const PeerPlan& p : plan_.peers) {
-    std::vector<std::int64_t> device, position;
+    std::vector<CellCopy> device, position;
     for (std::size_t c = 0; c < p.send.size(); ++c) {
-      const auto b = static_cast<std::size_t>(p.send[c].src_block);
-      if (!sides_[b]) continue;
-      device.push_back(block_offset_[b] + p.send[c].src);
-      position.push_back(static_cast<std::int64_t>(c));
+      if (!sides_[static_cast<std::size_t>(p.send[c].src_block)]) continue;
+      device.push_back(cell(p.send[c].src_block, p.send[c].src));
+      position.push_back(cell(-1, static_cast<std::ptrdiff_t>(c)));
     }
-    copies_.send.push_back(staging("korch guard fill sends", device, position));
+    copies_.send.push_back(Staging{upload("korch guard fill sends", device), position, {}, {}});
     device.clear();
     position.clear();
     for (std::size_t c = 0; c < p.recv.size(); ++c) {
-      const auto b = static_cast<std::size_t>(p.recv[c].dst_block);
-      if (!sides_[b]) continue;
-      device.push_back(block_offset_[b] + p.recv[c].dst);
-      position.push_back(static_cast<std::int64_t>(c));
+      if (!sides_[static_cast<std::size_t>(p.recv[c].dst_block)]) continue;
+      device.push_back(cell(p.recv[c].dst_block, p.recv[c].dst));
+      position.push_back(cell(-1, static_cast<std::ptrdiff_t>(c)));
     }
-    copies_.recv.push_back(staging("korch guard fill receives", device, position));
+    copies_.recv.push_back(Staging{upload("korch guard fill receives", device), position, {}, {}});
   }
   copies_sides_ = sides_;
 }
@@ -137,52 +123,92 @@ void ResidentGuardFill::start(int first, int count) {
   if (sides_ != copies_sides_) make_copies();
   first_ = first;
   count_ = count;
-  copy_cells(device_base_, copies_.device_dst, copies_.device_src, var_stride_, first, count);
-  const HostArray grid{host_base_, var_stride_, first};
-  moved_.device_to_host += device_to_host(copies_.to_host, grid);
-  moved_.host_to_device += host_to_device(copies_.to_device, grid);
+  const auto n = static_cast<std::int64_t>(copies_.device_dst.block.extent(0));
+  if (n > 0) {
+    const DeviceCells dst = copies_.device_dst, src = copies_.device_src;
+    const Bases base = device_base_;
+    const Offsets stride = device_var_stride_;
+    Kokkos::parallel_for(
+        "korch guard-cell fill (device)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
+        KOKKOS_LAMBDA(std::int64_t index) {
+          const std::int64_t c = index % n, var = first + index / n;
+          device_cell(base, stride, dst.block(c), dst.offset(c), var) =
+              device_cell(base, stride, src.block(c), src.offset(c), var);
+        });
+  }
+  moved_.device_to_host += device_to_host(copies_.to_host, nullptr, 0);
+  moved_.host_to_device += host_to_device(copies_.to_device, nullptr, 0);
   DeviceExecSpace().fence();
 }
 
 void ResidentGuardFill::pack(std::size_t peer, double* message) {
-  const auto n = static_cast<std::int64_t>(plan_.peers[peer].send.size());
-  moved_.device_to_host += device_to_host(copies_.send[peer], HostArray{message, n, 0});
+  moved_.device_to_host +=
+      device_to_host(copies_.send[peer], message, static_cast<std::int64_t>(plan_.peers[peer].send.size()));
 }
 
 void ResidentGuardFill::unpack(std::size_t peer, const double* message) {
-  const auto n = static_cast<std::int64_t>(plan_.peers[peer].recv.size());
-  // host_to_device only reads the host array.
-  moved_.host_to_device += host_to_device(copies_.recv[peer], HostArray{const_cast<double*>(message), n, 0});
+  moved_.host_to_device +=
+      host_to_device(copies_.recv[peer], message, static_cast<std::int64_t>(plan_.peers[peer].recv.size()));
   DeviceExecSpace().fence();
 }
 
-std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, const HostArray& to) const {
+// A host cell of the staging: in a block's host copy, or in the message (variable-major, the
+// fill's variables only, `n` cells each).
+double& ResidentGuardFill::host_cell(const CellCopy& cell, int v, double* message, std::int64_t n) const {
+  if (cell.dst_block < 0) return message[static_cast<std::int64_t>(v) * n + cell.dst];
+  const auto b = static_cast<std::size_t>(cell.dst_block);
+  return host_base_[b][static_cast<std::ptrdiff_t>(first_ + v) * var_stride_[b] + cell.dst];
+}
+
+std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, double* message, std::int64_t message_cells) const {
   const std::size_t n = s.host.size();
   if (n == 0) return 0;
   const std::size_t size = n * static_cast<std::size_t>(count_);
   size_buffers(s.device_buffer, s.host_buffer, size);
-  gather_cells(device_base_, s.device, var_stride_, first_, count_, s.device_buffer);
+  const auto cells = static_cast<std::int64_t>(n);
+  const DeviceCells from = s.device;
+  const Buffer buffer = s.device_buffer;
+  const Bases base = device_base_;
+  const Offsets stride = device_var_stride_;
+  const int first = first_;
+  Kokkos::parallel_for(
+      "korch guard-cell staging (device gather)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count_),
+      KOKKOS_LAMBDA(std::int64_t index) {
+        const std::int64_t c = index % cells;
+        buffer(index) = device_cell(base, stride, from.block(c), from.offset(c), first + index / cells);
+      });
   Kokkos::deep_copy(s.host_buffer, s.device_buffer);
   for (int v = 0; v < count_; ++v) {
-    double* out = to.base + static_cast<std::int64_t>(to.first + v) * to.var_stride;
     const double* in = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
-    for (std::size_t c = 0; c < n; ++c) out[s.host[c]] = in[c];
+    for (std::size_t c = 0; c < n; ++c) host_cell(s.host[c], v, message, message_cells) = in[c];
   }
   return size * sizeof(double);
 }
 
-std::uint64_t ResidentGuardFill::host_to_device(const Staging& s, const HostArray& from) const {
+std::uint64_t ResidentGuardFill::host_to_device(const Staging& s, const double* message,
+                                                std::int64_t message_cells) const {
   const std::size_t n = s.host.size();
   if (n == 0) return 0;
   const std::size_t size = n * static_cast<std::size_t>(count_);
   size_buffers(s.device_buffer, s.host_buffer, size);
   for (int v = 0; v < count_; ++v) {
-    const double* in = from.base + static_cast<std::int64_t>(from.first + v) * from.var_stride;
     double* out = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
-    for (std::size_t c = 0; c < n; ++c) out[c] = in[s.host[c]];
+    // host_cell only reads here.
+    for (std::size_t c = 0; c < n; ++c) out[c] = host_cell(s.host[c], v, const_cast<double*>(message), message_cells);
   }
   Kokkos::deep_copy(s.device_buffer, s.host_buffer);
-  scatter_cells(device_base_, s.device, var_stride_, first_, count_, s.device_buffer);
+  const auto cells = static_cast<std::int64_t>(n);
+  const DeviceCells to = s.device;
+  const Buffer buffer = s.device_buffer;
+  const Bases base = device_base_;
+  const Offsets stride = device_var_stride_;
+  const int first = first_;
+  Kokkos::parallel_for(
+      "korch guard-cell staging (device scatter)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count_),
+      KOKKOS_LAMBDA(std::int64_t index) {
+        const std::int64_t c = index % cells;
+        device_cell(base, stride, to.block(c), to.offset(c), first + index / cells) = buffer(index);
+      });
   return size * sizeof(double);
 }
 
