@@ -20,6 +20,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 using namespace korch;
@@ -79,6 +80,8 @@ TEST_CASE("Code's blocks: the exchange fills every guard cell from the neighbour
   }
 }
 
+constexpr bool host_reads_device_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, DeviceMemSpace>::accessible;
+
 TEST_CASE("Code's blocks in device memory: the exchange fills the code's device arrays, across ranks") {
   const Communicator world = Communicator::world();
   for (const auto& c : cases()) {
@@ -87,9 +90,18 @@ TEST_CASE("Code's blocks in device memory: the exchange fills the code's device 
     GuardCellExchange exchange(blocks.list(), blocks.neighbours(world), world, c.width);
     exchange.set_boundary_fill(blocks.wall_fill());
     const DeviceResidency& residency = *blocks.list().device_residency();
+    CHECK_FALSE(exchange.direct_device_messages());  // automatic: this MPI reports no device memory
     for (const auto& [first, count] : {std::pair<int, int>{0, 3}, {1, 1}})
       for (const bool one_on_host : {false, true}) {
         CAPTURE(one_on_host);
+        // Messages of device blocks straight from device memory (which a host build's MPI can
+        // read), and staged through the host.
+        const bool direct = first == 1;
+        if (host_reads_device_memory) {
+          exchange.set_device_messages(direct ? DeviceMessages::direct : DeviceMessages::staged);
+          CHECK(exchange.direct_device_messages() == direct);
+        }
+        const TransferBytes staged_before = exchange.device_transfers();
         blocks.paint();
         blocks.list().synchronize();  // the painted cells are in the code's arrays
         // A block written through the host copy is filled there; the others on the device.
@@ -97,13 +109,32 @@ TEST_CASE("Code's blocks in device memory: the exchange fills the code's device 
         const TransferBytes before = residency.transfers();
         exchange.fill(first, count);
         // Filled where they are (the code's wall fill is a host routine: then on the host copies).
-        if (!c.arrangement.walls_y && !one_on_host) CHECK(residency.transfers().total() == before.total());
+        if (!c.arrangement.walls_y && !one_on_host) {
+          CHECK(residency.transfers().total() == before.total());
+          // Every block on the device: direct messages stage nothing, staged ones their cells.
+          const std::uint64_t staged = exchange.device_transfers().total() - staged_before.total();
+          if (exchange.direct_device_messages()) CHECK(staged == 0);
+          if (!exchange.direct_device_messages() && exchange.counts().cells_sent > 0) CHECK(staged > 0);
+        }
         // Only the device arrays are valid after a fill: the check reads them back.
         for (int b = 0; b < blocks.list().n_blocks(); ++b) CHECK_FALSE(residency.host_valid(b, 0));
         CHECK(blocks.wrong_guard_cells(first, count, c.width) == 0);
         blocks.list().synchronize();
       }
   }
+}
+
+TEST_CASE("Code's blocks in device memory: KORCH_GPU_AWARE_MPI other than auto, 0 or 1 is an error naming it") {
+  const Communicator world = Communicator::world();
+  CodeBlocks blocks(cases().front().arrangement, world, true);
+  const NeighbourList neighbours = blocks.neighbours(world);
+  ::setenv("KORCH_GPU_AWARE_MPI", "yes", 1);
+  CHECK_THROWS_WITH_AS(GuardCellExchange(blocks.list(), neighbours, world),
+                       doctest::Contains("KORCH_GPU_AWARE_MPI is 'yes': use auto"), Error);
+  ::setenv("KORCH_GPU_AWARE_MPI", "0", 1);
+  GuardCellExchange staged(blocks.list(), neighbours, world);
+  CHECK_FALSE(staged.direct_device_messages());
+  ::unsetenv("KORCH_GPU_AWARE_MPI");
 }
 
 TEST_CASE("Code's blocks: a boundary fill that throws on one rank fails that fill, and the next fills are right") {

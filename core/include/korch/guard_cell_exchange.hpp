@@ -49,6 +49,14 @@ struct ExchangeCounts {
   int blocks_needing_messages = 0;  // blocks with a guard cell owned by another rank
 };
 
+// How the messages of blocks kept in device memory (a resident grid, a code's device arrays) travel
+// between ranks (docs/residency.md, "Guard cells").
+enum class DeviceMessages {
+  automatic,  // straight from device memory where the MPI library reports it can, staged otherwise
+  staged,     // gathered on the device, copied through pinned host memory, sent from there
+  direct,     // straight from device memory (GPU-aware MPI); an error where the library does not report it
+};
+
 class GuardCellExchange {
  public:
   // `grid` holds the blocks `decomposition` gives to `comm.rank()` (GridSpec::owned_blocks) and its
@@ -114,6 +122,13 @@ class GuardCellExchange {
   // (docs/residency.md): what its fills copied between host and device so far (variables claimed
   // for a side, guard cells and messages staged across); zero for other sources.
   TransferBytes device_transfers() const noexcept;
+  // The default is KORCH_GPU_AWARE_MPI (auto, 0: staged, 1: direct), automatic when unset. A message
+  // goes straight from device memory only when every cell it carries lies in a block on the device.
+  // Throws korch::Error for direct where the MPI library does not report device memory support, or
+  // during a fill.
+  void set_device_messages(DeviceMessages mode);
+  // Whether messages of device blocks go straight from device memory (the mode, resolved here).
+  bool direct_device_messages() const noexcept { return direct_device_messages_; }
   const Communicator& communicator() const noexcept { return comm_; }
   // The blocks this exchange fills.
   const DataSource& source() const noexcept { return source_; }
@@ -138,6 +153,7 @@ class GuardCellExchange {
   std::vector<std::vector<int>> readers_;  // per block: the other blocks copying from its interior
   std::vector<char> copied_;               // per block: its local copies made in this fill
   std::unique_ptr<detail::PeerMessages> messages_;
+  bool direct_device_messages_ = false;
   std::unique_ptr<detail::ResidentGuardFill> resident_;  // the source's, when it is a resident grid
   ExchangeCounts counts_;
   Trace* trace_ = nullptr;

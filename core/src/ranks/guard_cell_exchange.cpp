@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "guard_cell_plan.hpp"
+#include "device_messages.hpp"
 #include "resident_guard_fill.hpp"
 #include "peer_messages.hpp"
 
@@ -72,7 +73,16 @@ void GuardCellExchange::adopt(detail::GuardCellPlan plan) {
   for (const auto& directions : plan_->user) host_routines = host_routines || !directions.empty();
   if (DeviceResidency* residency = source_.device_residency(); residency && n > 0 && !host_routines)
     resident_ = std::make_unique<detail::ResidentGuardFill>(*plan_, *residency, base_, var_stride_);
+  if (resident_) set_device_messages(detail::device_messages_from_environment());
   source_.release_host_copies();  // planning looked at the blocks through the host
+}
+
+void GuardCellExchange::set_device_messages(DeviceMessages mode) {
+  if (active_)
+    throw Error::format("guard-cell exchange on rank {}: set_device_messages during a fill: call it between fills",
+                        comm_.rank());
+  direct_device_messages_ = detail::direct_device_messages(mode);
+  if (resident_) resident_->set_direct_messages(direct_device_messages_);
 }
 
 TransferBytes GuardCellExchange::device_transfers() const noexcept {
@@ -152,14 +162,16 @@ void GuardCellExchange::start(int first, int count) {
   for (std::size_t i = 0; i < peers.size(); ++i) {
     auto& p = peers[i];
     if (p.recv.empty()) continue;
-    messages_->receive(p.rank, p.recv_buffer.data(), p.recv.size() * vars, static_cast<int>(i));
+    double* on_device = resident_ ? resident_->receive_buffer_on_device(i) : nullptr;
+    messages_->receive(p.rank, on_device ? on_device : p.recv_buffer.data(), p.recv.size() * vars, static_cast<int>(i));
     ++outstanding_;
   }
   for (std::size_t i = 0; i < peers.size(); ++i) {
     auto& p = peers[i];
     if (p.send.empty()) continue;
-    pack_message(i);
-    messages_->send(p.rank, p.send_buffer.data(), p.send.size() * vars);
+    double* on_device = resident_ ? resident_->send_buffer_on_device(i) : nullptr;
+    if (!on_device) pack_message(i);
+    messages_->send(p.rank, on_device ? on_device : p.send_buffer.data(), p.send.size() * vars);
   }
 #else
   throw Error(
@@ -253,6 +265,7 @@ void GuardCellExchange::pack_message(std::size_t peer) {
 }
 
 void GuardCellExchange::unpack_message(std::size_t peer) {
+  if (resident_ && resident_->unpack_on_device(peer)) return;  // received into device memory
   const auto& p = plan_->peers[peer];
   const std::size_t n = p.recv.size();
   for (int v = 0; v < count_; ++v) {

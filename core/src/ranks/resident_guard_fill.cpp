@@ -160,12 +160,11 @@ double& ResidentGuardFill::host_cell(const CellCopy& cell, int v, double* messag
   return host_base_[b][static_cast<std::ptrdiff_t>(first_ + v) * var_stride_[b] + cell.dst];
 }
 
-std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, double* message, std::int64_t message_cells) const {
-  const std::size_t n = s.host.size();
-  if (n == 0) return 0;
-  const std::size_t size = n * static_cast<std::size_t>(count_);
-  size_buffers(s.device_buffer, s.host_buffer, size);
-  const auto cells = static_cast<std::int64_t>(n);
+// The staging's device cells, variable-major (cell c of variable first + v at v * n + c), into its
+// device buffer, and back.
+void ResidentGuardFill::gather_on_device(const Staging& s) const {
+  const auto cells = static_cast<std::int64_t>(s.host.size());
+  size_buffers(s.device_buffer, s.host_buffer, s.host.size() * static_cast<std::size_t>(count_));
   const DeviceCells from = s.device;
   const Buffer buffer = s.device_buffer;
   const Bases base = device_base_;
@@ -177,27 +176,10 @@ std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, double* messag
         const std::int64_t c = index % cells;
         buffer(index) = device_cell(base, stride, from.block(c), from.offset(c), first + index / cells);
       });
-  Kokkos::deep_copy(s.host_buffer, s.device_buffer);
-  for (int v = 0; v < count_; ++v) {
-    const double* in = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
-    for (std::size_t c = 0; c < n; ++c) host_cell(s.host[c], v, message, message_cells) = in[c];
-  }
-  return size * sizeof(double);
 }
 
-std::uint64_t ResidentGuardFill::host_to_device(const Staging& s, const double* message,
-                                                std::int64_t message_cells) const {
-  const std::size_t n = s.host.size();
-  if (n == 0) return 0;
-  const std::size_t size = n * static_cast<std::size_t>(count_);
-  size_buffers(s.device_buffer, s.host_buffer, size);
-  for (int v = 0; v < count_; ++v) {
-    double* out = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
-    // host_cell only reads here.
-    for (std::size_t c = 0; c < n; ++c) out[c] = host_cell(s.host[c], v, const_cast<double*>(message), message_cells);
-  }
-  Kokkos::deep_copy(s.device_buffer, s.host_buffer);
-  const auto cells = static_cast<std::int64_t>(n);
+void ResidentGuardFill::scatter_on_device(const Staging& s) const {
+  const auto cells = static_cast<std::int64_t>(s.host.size());
   const DeviceCells to = s.device;
   const Buffer buffer = s.device_buffer;
   const Bases base = device_base_;
@@ -209,7 +191,63 @@ std::uint64_t ResidentGuardFill::host_to_device(const Staging& s, const double* 
         const std::int64_t c = index % cells;
         device_cell(base, stride, to.block(c), to.offset(c), first + index / cells) = buffer(index);
       });
-  return size * sizeof(double);
+}
+
+std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, double* message, std::int64_t message_cells) const {
+  const std::size_t n = s.host.size();
+  if (n == 0) return 0;
+  gather_on_device(s);
+  Kokkos::deep_copy(s.host_buffer, s.device_buffer);
+  for (int v = 0; v < count_; ++v) {
+    const double* in = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
+    for (std::size_t c = 0; c < n; ++c) host_cell(s.host[c], v, message, message_cells) = in[c];
+  }
+  return n * static_cast<std::size_t>(count_) * sizeof(double);
+}
+
+std::uint64_t ResidentGuardFill::host_to_device(const Staging& s, const double* message,
+                                                std::int64_t message_cells) const {
+  const std::size_t n = s.host.size();
+  if (n == 0) return 0;
+  size_buffers(s.device_buffer, s.host_buffer, n * static_cast<std::size_t>(count_));
+  for (int v = 0; v < count_; ++v) {
+    double* out = s.host_buffer.data() + static_cast<std::size_t>(v) * n;
+    // host_cell only reads here.
+    for (std::size_t c = 0; c < n; ++c) out[c] = host_cell(s.host[c], v, const_cast<double*>(message), message_cells);
+  }
+  Kokkos::deep_copy(s.device_buffer, s.host_buffer);
+  scatter_on_device(s);
+  return n * static_cast<std::size_t>(count_) * sizeof(double);
+}
+
+// A message goes straight from device memory when MPI may read it there and every cell of it is in
+// a device block: its staging then lists the message's positions in order, so the staging's
+// device buffer is laid out as the message.
+bool ResidentGuardFill::whole_message_on_device(const Staging& s, std::size_t message_cells) const {
+  return direct_messages_ && message_cells > 0 && s.host.size() == message_cells;
+}
+
+double* ResidentGuardFill::send_buffer_on_device(std::size_t peer) {
+  const Staging& s = copies_.send[peer];
+  if (!whole_message_on_device(s, plan_.peers[peer].send.size())) return nullptr;
+  gather_on_device(s);
+  DeviceExecSpace().fence();  // MPI reads the buffer next
+  return s.device_buffer.data();
+}
+
+double* ResidentGuardFill::receive_buffer_on_device(std::size_t peer) {
+  const Staging& s = copies_.recv[peer];
+  if (!whole_message_on_device(s, plan_.peers[peer].recv.size())) return nullptr;
+  size_buffers(s.device_buffer, s.host_buffer, s.host.size() * static_cast<std::size_t>(count_));
+  return s.device_buffer.data();
+}
+
+bool ResidentGuardFill::unpack_on_device(std::size_t peer) {
+  const Staging& s = copies_.recv[peer];
+  if (!whole_message_on_device(s, plan_.peers[peer].recv.size())) return false;
+  scatter_on_device(s);
+  DeviceExecSpace().fence();
+  return true;
 }
 
 }  // namespace korch::detail

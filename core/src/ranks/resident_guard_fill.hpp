@@ -51,6 +51,18 @@ class ResidentGuardFill {
   // Every copy the fills made between host and device: variables claimed and cells staged.
   const TransferBytes& moved() const noexcept { return moved_; }
 
+  // Messages whose cells all lie in device blocks are sent from and received into device memory
+  // (GPU-aware MPI) when `direct`; otherwise every message is staged through the host.
+  void set_direct_messages(bool direct) noexcept { direct_messages_ = direct; }
+  // After start(): the device buffer that holds message `peer`'s cells, gathered and ready to
+  // send, or nullptr when that message is staged (then pack() after the exchange packed it).
+  double* send_buffer_on_device(std::size_t peer);
+  // After start(): the device buffer to receive message `peer` into, or nullptr when staged.
+  double* receive_buffer_on_device(std::size_t peer);
+  // Once message `peer` arrived in receive_buffer_on_device(): its cells into the device blocks.
+  // False when that message is staged (then unpack()).
+  bool unpack_on_device(std::size_t peer);
+
  private:
   using Blocks = Kokkos::View<int*, DeviceMemSpace>;
   using Offsets = Kokkos::View<std::int64_t*, DeviceMemSpace>;
@@ -75,6 +87,9 @@ class ResidentGuardFill {
     std::vector<Staging> send, recv;     // per peer: the entries whose block is on the device
   };
   void make_copies();
+  void gather_on_device(const Staging& s) const;
+  void scatter_on_device(const Staging& s) const;
+  bool whole_message_on_device(const Staging& s, std::size_t message_cells) const;
   // Between the staging's device cells and its host cells (message: where positions point, with
   // message_cells cells per variable; nullptr for blocks' host copies).
   std::uint64_t device_to_host(const Staging& s, double* message, std::int64_t message_cells) const;
@@ -92,6 +107,7 @@ class ResidentGuardFill {
   std::vector<unsigned char> copies_sides_;                    // the sides copies_ was made for
   SidedCopies copies_;
   int first_ = 0, count_ = 0;
+  bool direct_messages_ = false;
   TransferBytes moved_;
 };
 
