@@ -25,6 +25,7 @@ BackendInfo backend_info() {
   info.backend = KORCH_BACKEND_NAME;
   info.kokkos_version = compat::kokkos_version_string();
   info.kokkos_kernels = KORCH_HAVE_KOKKOSKERNELS;
+  info.device_fp_contract = KORCH_DEVICE_FP_CONTRACT;
 #if defined(KOKKOS_ENABLE_SERIAL)
   info.execution_spaces.push_back("Serial");
 #endif
@@ -58,6 +59,7 @@ void print_backend_info(std::ostream& out, const BackendInfo& info) {
       << "korch backend:           " << info.backend << '\n'
       << "Kokkos version:          " << info.kokkos_version << '\n'
       << "Kokkos Kernels:          " << (info.kokkos_kernels ? "yes" : "no") << '\n'
+      << "device FMA contraction:  " << (info.device_fp_contract ? "on (host and device bits differ)" : "off") << '\n'
       << "execution spaces:        " << join(info.execution_spaces) << '\n'
       << "device execution space:  " << info.device_execution_space << '\n'
       << "Kokkos default space:    " << info.kokkos_default_execution_space << '\n'

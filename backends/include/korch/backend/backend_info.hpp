@@ -18,6 +18,7 @@ struct BackendInfo {
   std::string kokkos_default_execution_space;  // Kokkos::DefaultExecutionSpace
   int concurrency = 0;                         // of DeviceExecSpace (needs Kokkos initialized; else 0)
   bool kokkos_kernels = false;
+  bool device_fp_contract = false;  // KORCH_DEVICE_FP_CONTRACT: device code may use FMAs (docs/floating-point.md)
 };
 
 // Collects the facts above. Safe before Kokkos::initialize (concurrency is then 0).
