@@ -60,7 +60,16 @@ TEST_CASE("hydro residency: after the first step, device moves no state and spli
       sim.step();
       CHECK(sim.state_bytes() == first);
     }
+    // Every block on the device fills on the device; split stages the cells between its sides.
+    if (config == HydroConfiguration::device) CHECK(sim.halo_bytes() == 0);
+    if (config == HydroConfiguration::split) CHECK(sim.halo_bytes() > 0);
+    CHECK(sim.output_bytes() == 0);
+    // An output between steps brings the device's blocks back, counted as output, not as state.
     CHECK(sim.state_hash() == reference.back());
+    const double moved = sim.transfer_bytes();
+    sim.step();
+    CHECK(sim.output_bytes() > 0);
+    CHECK(sim.transfer_bytes() >= moved + sim.output_bytes());
   }
 }
 

@@ -117,6 +117,33 @@ std::uint64_t Simulation::state_hash() const {
   return h;
 }
 
+// The summary's lines on transfers: events, bytes by kind, and how much of them tasks overlapped.
+std::string Simulation::transfer_summary() const {
+  std::string s;
+  s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
+  // Outputs read since the last step (the final ones) count too.
+  const auto pending = static_cast<double>(grid_->residency_transfers().total() - grid_moved_.total());
+  const int steps = std::max(steps_ - first_step_, 1);
+  const auto bytes = [&](const char* name, double value, const char* note) {
+    s += fmt::format("  {:<34} {:>14.4e}  ({:.4e} per step){}\n", name, value, value / steps, note);
+  };
+  bytes("bytes moved host<->device", transfer_bytes_ + pending, "");
+  bytes("  of them blocks' state", state_bytes_,
+        grid_->residency() ? "  (blocks kept on the device between steps)" : "");
+  bytes("  of them guard cells and halos", halo_bytes_, "");
+  bytes("  of them outputs", output_bytes_ + pending, "");
+  if (comm_overlap_.transfers > 0) {
+    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n",
+                     "communication overlapped by tasks", 100.0 * comm_overlap_.fraction(),
+                     1e-9 * static_cast<double>(comm_overlap_.transfer_ns));
+  }
+  if (overlap_.transfers > 0) {
+    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
+                     100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
+  }
+  return s;
+}
+
 std::string Simulation::summary() const {
   const auto n = global_cells();
   const double cells = static_cast<double>(n[0]) * n[1] * n[2];
@@ -149,19 +176,7 @@ std::string Simulation::summary() const {
   for (const auto& [k, v] : action_seconds_)
     s += fmt::format("  {:<34} {:>13.1f}%  ({:.3e} s summed over threads)\n", "  of traced work: " + k,
                      task_total > 0 ? 100.0 * v / task_total : 0.0, v);
-  s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
-  s += fmt::format("  {:<34} {:>14.4e}\n", "bytes moved host<->device", transfer_bytes_);
-  s += fmt::format("  {:<34} {:>14.4e}{}\n", "  of them blocks' state", state_bytes_,
-                   grid_->residency() ? "  (blocks kept on the device between steps)" : "");
-  if (comm_overlap_.transfers > 0) {
-    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n",
-                     "communication overlapped by tasks", 100.0 * comm_overlap_.fraction(),
-                     1e-9 * static_cast<double>(comm_overlap_.transfer_ns));
-  }
-  if (overlap_.transfers > 0) {
-    s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of transfers)\n", "transfer time overlapped by tasks",
-                     100.0 * overlap_.fraction(), 1e-9 * static_cast<double>(overlap_.transfer_ns));
-  }
+  s += transfer_summary();
   // The steps computed them: on the action-parallel configuration, or in a plan with the action.
   if (options_.config == HydroConfiguration::action_parallel || (operation_ && operation_->has_action("diagnostics"))) {
     // Every rank's blocks, summed in global block order.

@@ -227,6 +227,7 @@ void Simulation::end_trace() {
 
 double Simulation::step(double dt_max) {
   if (operation_) return plan_step(dt_max);
+  count_output_bytes();
   const double dt = time_step(dt_max);
   execute_hydro_bundle(dt);
   count_transfer_bytes();
@@ -291,8 +292,18 @@ void Simulation::count_transfer_bytes() {
   transfer_bytes_ += packets + static_cast<double>(grid.device_to_host - grid_moved_.device_to_host) +
                      static_cast<double>(fills.total() - fills_moved_.total());
   state_bytes_ += grid_->residency() ? static_cast<double>(grid.total() - grid_moved_.total()) : packets;
+  halo_bytes_ += static_cast<double>(fills.total() - fills_moved_.total());
   grid_moved_ = grid;
   fills_moved_ = fills;
+}
+
+// What a resident grid moved since the last step: what the outputs between steps read.
+void Simulation::count_output_bytes() {
+  const TransferBytes grid = grid_->residency_transfers();
+  const auto moved = static_cast<double>(grid.total() - grid_moved_.total());
+  output_bytes_ += moved;
+  transfer_bytes_ += moved;
+  grid_moved_ = grid;
 }
 
 void Simulation::take_written_state() {

@@ -127,6 +127,11 @@ class Simulation {
   // Of these, the grid's state (blocks' variables) moved in either direction; on a non-resident
   // grid every packet's copies.
   double state_bytes() const noexcept { return state_bytes_; }
+  // Of these, what the device guard fills staged (guard cells between host and device blocks, halo
+  // messages of device blocks), and what outputs brought back between steps (pictures, plot files,
+  // checkpoints, hashes, totals).
+  double halo_bytes() const noexcept { return halo_bytes_; }
+  double output_bytes() const noexcept { return output_bytes_; }
   std::size_t transfer_events() const noexcept { return transfer_events_; }
   // Transfer time and the part of it during which some task computed, over all traced cycles.
   const TransferOverlap& transfer_overlap() const noexcept { return overlap_; }
@@ -150,6 +155,8 @@ class Simulation {
   StepParameters step_parameters(double dt);
   // Bytes the last cycle moved to and from device pipelines.
   void count_transfer_bytes();
+  void count_output_bytes();
+  std::string transfer_summary() const;
   // The state set the cycle wrote becomes the current one, with the dt its tasks reduced.
   void take_written_state();
   // Conduction on the current state's energy, when --conduction asks for it.
@@ -202,6 +209,8 @@ class Simulation {
   std::map<std::string, double> action_seconds_;
   double transfer_bytes_ = 0.0;
   double state_bytes_ = 0.0;
+  double halo_bytes_ = 0.0;
+  double output_bytes_ = 0.0;
   TransferBytes grid_moved_, fills_moved_;  // the totals counted so far
   std::size_t transfer_events_ = 0;
   TransferOverlap overlap_;
