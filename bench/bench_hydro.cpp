@@ -13,6 +13,7 @@
 // same number as `threads` (the runtime's team threads) for a fair ratio. The device and split
 // configurations on a host-only build move packets between two host allocations (copy costs).
 #include "bench_command_lines.hpp"
+#include "plain_resident_step.hpp"
 #include "simulation.hpp"
 #include "bench_timing.hpp"
 
@@ -81,6 +82,18 @@ Result plain_device_step(korch::hydro::Simulation& sim, korch::hydro::PlainDevic
   return {u, since(t0)};
 }
 
+// One step of the plain resident step (korch::hydro::PlainResidentStep) on its own copy of the
+// state: update = fluxes and update; step = guard fill, time step and update, all on the device.
+Result plain_resident_step(const korch::hydro::Simulation& sim, korch::hydro::PlainResidentStep& resident) {
+  const auto t0 = Clock::now();
+  resident.fill_guards();
+  const double dt = sim.options().cfl * resident.stable_dt(sim.euler_params(0.0));
+  const auto t1 = Clock::now();
+  resident.update(sim.euler_params(dt));
+  const double u = since(t1);
+  return {u, since(t0)};
+}
+
 Result runtime_step(korch::hydro::Simulation& sim) {
   const double e0 = sim.phase_times().execute;
   const auto t0 = Clock::now();
@@ -130,11 +143,13 @@ struct VariantTimes {
   std::vector<std::vector<double>> upd, stp;
 };
 
-// The plain loop, then every configuration. On a GPU build two more references: the same device
-// kernel without the runtime, with the whole grid copied to the device and back each step
+// The plain loop, then every configuration, then the plain resident step ("plain-resident": the
+// whole grid in device memory, guard fill, fluxes per direction over all blocks, update and time
+// step on the device, on its own copy of the state). On a GPU build two more references: the same
+// device kernel without the runtime, with the whole grid copied to the device and back each step
 // ("plain-device") and with the data kept on the device ("plain-dev-resident", kernels alone).
 std::vector<std::string> bench_variants() {
-  std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel"};
+  std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel", "plain-resident"};
   if (korch::device_is_accelerator) {
     variants.push_back("plain-device");
     variants.push_back("plain-dev-resident");
@@ -149,11 +164,15 @@ VariantTimes time_variants(const Args& args, const std::vector<std::string>& var
                      std::vector<std::vector<double>>(variants.size())};
   korch::hydro::Simulation sim(options("cpu", args.threads, args.cells, args.blocks, args.dim));
   korch::hydro::PlainDeviceStep plain_device(sim.grid());
+  const korch::BoundaryKind edge = korch::BoundaryKind::periodic;  // options() above
+  korch::hydro::PlainResidentStep plain_resident(sim.grid(), {edge, edge, edge});
   for (int rep = 0; rep < args.steps + 1; ++rep) {
     for (std::size_t v = 0; v < variants.size(); ++v) {
       Result r;
       if (v == 0) {
         r = plain_step(sim);
+      } else if (variants[v] == "plain-resident") {
+        r = plain_resident_step(sim, plain_resident);
       } else if (variants[v].rfind("plain-dev", 0) == 0) {
         r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
       } else {
@@ -184,8 +203,9 @@ void print_variant_table(const std::vector<std::string>& variants, const Variant
     const Result r{median(upd[v]), median(stp[v])};
     const double rate = static_cast<double>(n_cells) / r.update;
     // Variants whose kernels run on the GPU are measured against the device's triad.
-    const bool on_device = device_triad > 0.0 && (variants[v] == "device" || variants[v] == "split" ||
-                                                  variants[v].rfind("plain-dev", 0) == 0);
+    const bool on_device =
+        device_triad > 0.0 && (variants[v] == "device" || variants[v] == "split" ||
+                               (variants[v].rfind("plain-", 0) == 0 && variants[v] != "plain-kokkos"));
     const double limit = on_device ? device_triad : triad;
     std::printf(
         "  %-16s %15.3f (%8.3f) %22.4e %13.3f (%6.3f) %16.3f   %6.3f | bandwidth %6.2f GB/s = %5.1f%% of %s triad\n",
@@ -201,11 +221,14 @@ void print_device_ratios(const std::vector<std::string>& variants, const Variant
     return static_cast<std::size_t>(std::find(variants.begin(), variants.end(), name) - variants.begin());
   };
   const double copies = median(times.upd[index("plain-device")]),
-               resident = median(times.upd[index("plain-dev-resident")]);
+               resident = median(times.upd[index("plain-dev-resident")]),
+               athenak = median(times.stp[index("plain-resident")]);
   for (const char* name : {"device", "split"}) {
     const double t = median(times.upd[index(name)]);
-    std::printf("  device ratio %-6s: plain-device/this %.3f, plain-dev-resident/this %.3f\n", name, copies / t,
-                resident / t);
+    std::printf(
+        "  device ratio %-6s: plain-device/this %.3f, plain-dev-resident/this %.3f, plain-resident/this (whole "
+        "step) %.3f\n",
+        name, copies / t, resident / t, athenak / median(times.stp[index(name)]));
   }
 }
 

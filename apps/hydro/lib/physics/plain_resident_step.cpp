@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "plain_resident_step.hpp"
+
+#include <korch/error.hpp>
+
+#include <limits>
+
+namespace korch::hydro {
+
+namespace {
+
+using Cells = Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>;
+using Policy4 = Kokkos::MDRangePolicy<DeviceExecSpace, Kokkos::Rank<4>>;
+
+// One variable of one block as the EulerKernel reads it: block-local (i, j, k), LayoutRight.
+struct BlockVar {
+  double* data;
+  int nj, nk;
+  KOKKOS_INLINE_FUNCTION double& operator()(int i, int j, int k) const {
+    return data[(static_cast<std::size_t>(i) * static_cast<std::size_t>(nj) + static_cast<std::size_t>(j)) *
+                    static_cast<std::size_t>(nk) +
+                static_cast<std::size_t>(k)];
+  }
+};
+
+// Captured by device lambdas (std::array's members are not device functions).
+Kokkos::Array<int, 3> device_array(const std::array<int, 3>& a) { return {a[0], a[1], a[2]}; }
+
+KOKKOS_INLINE_FUNCTION EulerKernel<BlockVar> block_kernel(const Cells& cells, int b, const EulerParams& p) {
+  EulerKernel<BlockVar> kernel;
+  const int nj = static_cast<int>(cells.extent(3)), nk = static_cast<int>(cells.extent(4));
+  for (int v = 0; v < n_cons; ++v) {
+    kernel.u[v] = BlockVar{&cells(b, p.state + v, 0, 0, 0), nj, nk};
+    kernel.unew[v] = BlockVar{&cells(b, p.next_state + v, 0, 0, 0), nj, nk};
+  }
+  kernel.p = p;
+  return kernel;
+}
+
+}  // namespace
+
+PlainResidentStep::PlainResidentStep(const Grid& grid, std::array<BoundaryKind, 3> boundary) : boundary_(boundary) {
+  const GridSpec& s = grid.spec();
+  if (!s.owned_blocks.empty() && static_cast<int>(s.owned_blocks.size()) != s.blocks[0] * s.blocks[1] * s.blocks[2])
+    throw Error("plain resident step: the grid holds some of the blocks only: give it one rank's whole grid");
+  if (s.n_vars < n_grid_vars)
+    throw Error::format("plain resident step: the grid has {} variables, the hydro step needs {}", s.n_vars,
+                        n_grid_vars);
+  dim_ = s.guard_dims;
+  for (std::size_t d = 0; d < 3; ++d) {
+    blocks_[d] = s.blocks[d];
+    interior_[d] = s.block_cells[d];
+    guard_[d] = static_cast<int>(d) < dim_ ? s.guard : 0;
+  }
+  const auto host = grid.data();
+  cells_ = Cells(Kokkos::view_alloc(Kokkos::WithoutInitializing, "plain resident hydro cells"), host.extent(0),
+                 host.extent(1), host.extent(2), host.extent(3), host.extent(4));
+  Kokkos::deep_copy(cells_, host);
+  for (int d = 0; d < dim_; ++d)
+    flux_[d] =
+        Faces(Kokkos::view_alloc(Kokkos::WithoutInitializing, "plain resident hydro fluxes"), host.extent(0),
+              static_cast<std::size_t>(n_cons), static_cast<std::size_t>(interior_[0] + (d == 0)),
+              static_cast<std::size_t>(interior_[1] + (d == 1)), static_cast<std::size_t>(interior_[2] + (d == 2)));
+}
+
+double PlainResidentStep::stable_dt(const EulerParams& params) const {
+  EulerParams p = params;
+  p.state = state_;
+  const Cells cells = cells_;
+  const auto g = device_array(guard_);
+  double dt = std::numeric_limits<double>::infinity();
+  Kokkos::parallel_reduce(
+      "plain resident hydro dt",
+      Policy4({0, g[0], g[1], g[2]}, {static_cast<std::int64_t>(cells.extent(0)), g[0] + interior_[0],
+                                      g[1] + interior_[1], g[2] + interior_[2]}),
+      KOKKOS_LAMBDA(int b, int i, int j, int k, double& m) {
+        double U[5];
+        for (int v = 0; v < n_cons; ++v) U[v] = cells(b, p.state + v, i, j, k);
+        const double t = cell_dt(U, p);
+        m = t < m ? t : m;
+      },
+      Kokkos::Min<double>(dt));
+  return dt;
+}
+
+// Each guard cell takes the interior cell of the whole grid at its position, wrapped (periodic)
+// or clamped (outflow) into the domain: the rule of korch's exchange (docs/ranks.md).
+void PlainResidentStep::fill_guards() const {
+  const Cells cells = cells_;
+  const auto nb = device_array(blocks_), n = device_array(interior_), g = device_array(guard_);
+  const bool periodic[3] = {boundary_[0] == BoundaryKind::periodic, boundary_[1] == BoundaryKind::periodic,
+                            boundary_[2] == BoundaryKind::periodic};
+  const bool px = periodic[0], py = periodic[1], pz = periodic[2];
+  const int first = state_;
+  Kokkos::parallel_for(
+      "plain resident hydro guard fill",
+      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(cells.extent(0)), static_cast<std::int64_t>(cells.extent(2)),
+                             static_cast<std::int64_t>(cells.extent(3)), static_cast<std::int64_t>(cells.extent(4))}),
+      KOKKOS_LAMBDA(int b, int i, int j, int k) {
+        const int local[3] = {i, j, k};
+        const int index[3] = {b % nb[0], (b / nb[0]) % nb[1], b / (nb[0] * nb[1])};
+        const bool wraps[3] = {px, py, pz};
+        bool interior = true;
+        int src_block[3], src[3];
+        for (int d = 0; d < 3; ++d) {
+          const int total = nb[d] * n[d];
+          int cell = index[d] * n[d] + local[d] - g[d];
+          interior = interior && local[d] >= g[d] && local[d] < g[d] + n[d];
+          cell = wraps[d] ? ((cell % total) + total) % total : (cell < 0 ? 0 : cell >= total ? total - 1 : cell);
+          src_block[d] = cell / n[d];
+          src[d] = cell % n[d] + g[d];
+        }
+        if (interior) return;
+        const int from = src_block[0] + nb[0] * (src_block[1] + nb[1] * src_block[2]);
+        for (int v = first; v < first + n_cons; ++v) cells(b, v, i, j, k) = cells(from, v, src[0], src[1], src[2]);
+      });
+}
+
+// Every face along d of every block, each once: the face below cell (g + f) of the interior.
+void PlainResidentStep::compute_fluxes(const EulerParams& p, int d) const {
+  const Cells cells = cells_;
+  const Faces flux = flux_[d];
+  const auto g = device_array(guard_);
+  Kokkos::parallel_for(
+      "plain resident hydro fluxes",
+      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(flux.extent(0)), static_cast<std::int64_t>(flux.extent(2)),
+                             static_cast<std::int64_t>(flux.extent(3)), static_cast<std::int64_t>(flux.extent(4))}),
+      KOKKOS_LAMBDA(int b, int fi, int fj, int fk) {
+        double F[5];
+        block_kernel(cells, b, p).low_face_flux(g[0] + fi, g[1] + fj, g[2] + fk, d, F);
+        for (int v = 0; v < n_cons; ++v) flux(b, v, fi, fj, fk) = F[v];
+      });
+}
+
+void PlainResidentStep::update(const EulerParams& params) {
+  EulerParams p = params;
+  p.state = state_;
+  p.next_state = other_set(state_);
+  for (int d = 0; d < dim_; ++d) compute_fluxes(p, d);
+  const Cells cells = cells_;
+  const Faces fx = flux_[0], fy = flux_[1], fz = flux_[2];
+  const auto g = device_array(guard_), n = device_array(interior_);
+  Kokkos::parallel_for(
+      "plain resident hydro update",
+      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(cells.extent(0)), n[0], n[1], n[2]}),
+      KOKKOS_LAMBDA(int b, int i, int j, int k) {
+        // The fused kernel's sums in its order: direction by direction, high face minus low face.
+        double dU[5] = {0, 0, 0, 0, 0};
+        for (int d = 0; d < p.dim; ++d) {
+          const Faces& f = d == 0 ? fx : d == 1 ? fy : fz;
+          const double l = p.dt / p.dx[d];
+          for (int v = 0; v < n_cons; ++v)
+            dU[v] -= l * (f(b, v, i + (d == 0), j + (d == 1), k + (d == 2)) - f(b, v, i, j, k));
+        }
+        for (int v = 0; v < n_cons; ++v)
+          cells(b, p.next_state + v, g[0] + i, g[1] + j, g[2] + k) =
+              cells(b, p.state + v, g[0] + i, g[1] + j, g[2] + k) + dU[v];
+      });
+  DeviceExecSpace().fence();
+  state_ = p.next_state;
+}
+
+void PlainResidentStep::copy_to(Grid& grid) const { Kokkos::deep_copy(grid.data(), cells_); }
+
+}  // namespace korch::hydro
