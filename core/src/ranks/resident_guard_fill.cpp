@@ -39,6 +39,48 @@ void size_buffers(Buffer& device, PinnedBuffer& host, std::size_t size) {
 
 }  // namespace
 
+namespace {
+
+// The staging's device cells, variable-major (cell c of variable first + v at v * n + c), into its
+// device buffer, and back. Free functions: nvcc takes device lambdas only in accessible functions.
+void gather_cells(const Blocks& from_block, const Offsets& from_offset, const Buffer& buffer, const Bases& base,
+                  const Offsets& stride, int first, int count) {
+  const auto cells = static_cast<std::int64_t>(from_block.extent(0));
+  Kokkos::parallel_for(
+      "korch guard-cell staging (device gather)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count),
+      KOKKOS_LAMBDA(std::int64_t index) {
+        const std::int64_t c = index % cells;
+        buffer(index) = device_cell(base, stride, from_block(c), from_offset(c), first + index / cells);
+      });
+}
+
+void scatter_cells(const Blocks& to_block, const Offsets& to_offset, const Buffer& buffer, const Bases& base,
+                   const Offsets& stride, int first, int count) {
+  const auto cells = static_cast<std::int64_t>(to_block.extent(0));
+  Kokkos::parallel_for(
+      "korch guard-cell staging (device scatter)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count),
+      KOKKOS_LAMBDA(std::int64_t index) {
+        const std::int64_t c = index % cells;
+        device_cell(base, stride, to_block(c), to_offset(c), first + index / cells) = buffer(index);
+      });
+}
+
+// One kernel over every copy between two device blocks and every variable of the fill.
+void copy_cells(const Blocks& dst_block, const Offsets& dst_offset, const Blocks& src_block, const Offsets& src_offset,
+                const Bases& base, const Offsets& stride, int first, int count) {
+  const auto n = static_cast<std::int64_t>(dst_block.extent(0));
+  if (n == 0) return;
+  Kokkos::parallel_for(
+      "korch guard-cell fill (device)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
+      KOKKOS_LAMBDA(std::int64_t index) {
+        const std::int64_t c = index % n, var = first + index / n;
+        device_cell(base, stride, dst_block(c), dst_offset(c), var) =
+            device_cell(base, stride, src_block(c), src_offset(c), var);
+      });
+}
+
+}  // namespace
+
 ResidentGuardFill::ResidentGuardFill(const GuardCellPlan& plan, DeviceResidency& residency,
                                      const std::vector<double*>& host_base,
                                      const std::vector<std::ptrdiff_t>& var_stride)
@@ -123,19 +165,8 @@ void ResidentGuardFill::start(int first, int count) {
   if (sides_ != copies_sides_) make_copies();
   first_ = first;
   count_ = count;
-  const auto n = static_cast<std::int64_t>(copies_.device_dst.block.extent(0));
-  if (n > 0) {
-    const DeviceCells dst = copies_.device_dst, src = copies_.device_src;
-    const Bases base = device_base_;
-    const Offsets stride = device_var_stride_;
-    Kokkos::parallel_for(
-        "korch guard-cell fill (device)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
-        KOKKOS_LAMBDA(std::int64_t index) {
-          const std::int64_t c = index % n, var = first + index / n;
-          device_cell(base, stride, dst.block(c), dst.offset(c), var) =
-              device_cell(base, stride, src.block(c), src.offset(c), var);
-        });
-  }
+  copy_cells(copies_.device_dst.block, copies_.device_dst.offset, copies_.device_src.block, copies_.device_src.offset,
+             device_base_, device_var_stride_, first, count);
   moved_.device_to_host += device_to_host(copies_.to_host, nullptr, 0);
   moved_.host_to_device += host_to_device(copies_.to_device, nullptr, 0);
   DeviceExecSpace().fence();
@@ -160,37 +191,13 @@ double& ResidentGuardFill::host_cell(const CellCopy& cell, int v, double* messag
   return host_base_[b][static_cast<std::ptrdiff_t>(first_ + v) * var_stride_[b] + cell.dst];
 }
 
-// The staging's device cells, variable-major (cell c of variable first + v at v * n + c), into its
-// device buffer, and back.
 void ResidentGuardFill::gather_on_device(const Staging& s) const {
-  const auto cells = static_cast<std::int64_t>(s.host.size());
   size_buffers(s.device_buffer, s.host_buffer, s.host.size() * static_cast<std::size_t>(count_));
-  const DeviceCells from = s.device;
-  const Buffer buffer = s.device_buffer;
-  const Bases base = device_base_;
-  const Offsets stride = device_var_stride_;
-  const int first = first_;
-  Kokkos::parallel_for(
-      "korch guard-cell staging (device gather)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count_),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const std::int64_t c = index % cells;
-        buffer(index) = device_cell(base, stride, from.block(c), from.offset(c), first + index / cells);
-      });
+  gather_cells(s.device.block, s.device.offset, s.device_buffer, device_base_, device_var_stride_, first_, count_);
 }
 
 void ResidentGuardFill::scatter_on_device(const Staging& s) const {
-  const auto cells = static_cast<std::int64_t>(s.host.size());
-  const DeviceCells to = s.device;
-  const Buffer buffer = s.device_buffer;
-  const Bases base = device_base_;
-  const Offsets stride = device_var_stride_;
-  const int first = first_;
-  Kokkos::parallel_for(
-      "korch guard-cell staging (device scatter)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count_),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const std::int64_t c = index % cells;
-        device_cell(base, stride, to.block(c), to.offset(c), first + index / cells) = buffer(index);
-      });
+  scatter_cells(s.device.block, s.device.offset, s.device_buffer, device_base_, device_var_stride_, first_, count_);
 }
 
 std::uint64_t ResidentGuardFill::device_to_host(const Staging& s, double* message, std::int64_t message_cells) const {

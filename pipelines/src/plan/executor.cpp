@@ -14,11 +14,23 @@
 namespace korch::plan {
 
 Executor::Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks)
+    : Executor(operation, std::move(bodies), DeviceActionBodies{}, std::move(hooks)) {}
+
+Executor::Executor(const Operation& operation, ActionBodies bodies, DeviceActionBodies device_bodies,
+                   ExecutionHooks hooks)
     : operation_(operation),
       graph_(std::make_shared<const KernelGraph>(operation)),
       digest_(operation_digest(operation)),
       bodies_(std::move(bodies)),
+      device_bodies_(std::move(device_bodies)),
       hooks_(std::move(hooks)) {
+  for (const auto& [name, body] : device_bodies_) {
+    bool known = false;
+    for (const ActionDeclaration* a : operation_.actions()) known = known || a->action == name;
+    if (!known || !body)
+      throw Error::format("operation '{}': a device body is given for '{}', which {}", operation_.name, name,
+                          known ? "is empty: give a callable or leave the action out" : "is not one of its actions");
+  }
   for (const ActionDeclaration* a : operation_.actions()) {
     const auto it = bodies_.find(a->action);
     if (it == bodies_.end() || !it->second)
@@ -57,6 +69,20 @@ void Executor::check_source(const DataSource& source) const {
           operation_.name, a->action, source.source_name(), a->iterator.level, fmt::join(levels, ", "));
     }
   }
+}
+
+// The stage's device bodies when every action of it has one (otherwise none: the host bodies run).
+DeviceStage Executor::device_stage(const Plan& plan, const Stage& stage) const {
+  DeviceStage device;
+  for (const auto& name : stage.actions) {
+    const auto it = device_bodies_.find(name);
+    if (it == device_bodies_.end()) return DeviceStage{};
+    device.bodies.push_back(it->second);
+  }
+  const ActionDeclaration declaration = stage_declaration(plan, stage);
+  for (const auto& r : declaration.reads) device.reads.push_back(operation_.variable_index(r.variable));
+  device.writes = indices(declaration.writes);
+  return device;
 }
 
 std::vector<int> Executor::indices(const std::vector<std::string>& variables) const {
@@ -120,7 +146,8 @@ std::shared_ptr<const Executor::BuiltBundle> Executor::bundle_for(const Plan& pl
         }
         bodies.push_back(it->second);
       }
-      built->bundle.add(stage_routine(stage.routine, std::move(bodies), source, stage_declaration(plan, stage)));
+      built->bundle.add(stage_routine(stage.routine, std::move(bodies), device_stage(plan, stage), source,
+                                      stage_declaration(plan, stage)));
     }
   }
   have = built;

@@ -30,10 +30,44 @@ ActionDeclaration stage_declaration(const Plan& plan, const Stage& stage) {
   return d;
 }
 
+namespace {
+
+// A device team's block: its reads made valid on the device, the device bodies, its writes left
+// valid there alone (also when a body throws).
+void run_on_device(const std::string& name, const DeviceStage& device, DataSource& source, const ActionContext& ctx,
+                   int block) {
+  DeviceResidency* residency = source.device_residency();
+  if (!residency)
+    throw Error::format(
+        "plan stage '{}': device bodies need the blocks in device memory, but the {} keeps none: make the grid "
+        "resident (GridSpec::resident) or list device arrays (BlockArray::on_device)",
+        name, source.source_name());
+  const std::vector<int> blocks{block};
+  residency->begin_device_use(blocks, device.reads, device.writes, ctx.device_space());
+  try {
+    const DeviceBlockCells cells(residency->device_layout(block), source.block(block));
+    const Box& box = source.block(block).interior;
+    for (const DeviceActionBody& body : device.bodies) body(ctx, cells, box);
+    ctx.device_space().fence();
+  } catch (...) {
+    residency->end_device_use(blocks, device.reads, device.writes);
+    throw;
+  }
+  residency->end_device_use(blocks, device.reads, device.writes);
+}
+
+}  // namespace
+
 ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bodies, DataSource& source,
                             ActionDeclaration declaration) {
+  return stage_routine(name, std::move(bodies), DeviceStage{}, source, std::move(declaration));
+}
+
+ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bodies, DeviceStage device,
+                            DataSource& source, ActionDeclaration declaration) {
   DataSource* g = &source;
-  ActionRoutine routine(name, [bodies = std::move(bodies), g, name](const ActionContext&, DataItem& item) {
+  ActionRoutine routine(name, [bodies = std::move(bodies), device = std::move(device), g, name](
+                                  const ActionContext& ctx, DataItem& item) {
     int block = 0;
     Box box;
     if (auto* t = dynamic_cast<Tile*>(&item)) {
@@ -44,6 +78,7 @@ ActionRoutine stage_routine(const std::string& name, std::vector<ActionBody> bod
       box = b->interior();
     } else if (auto* m = dynamic_cast<ActionMetadata*>(&item)) {
       block = m->block_id();
+      if (!device.bodies.empty()) return run_on_device(name, device, *g, ctx, block);
       box = g->block(block).interior;
     } else {
       throw Error::format(

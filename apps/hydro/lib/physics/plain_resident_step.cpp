@@ -37,6 +37,21 @@ KOKKOS_INLINE_FUNCTION EulerKernel<BlockVar> block_kernel(const Cells& cells, in
   return kernel;
 }
 
+// Every face along d of every block, each once: the face below cell (g + f) of the interior. A
+// free function: nvcc takes device lambdas only in accessible functions.
+void face_fluxes(const Cells& cells, const Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>& flux,
+                 const Kokkos::Array<int, 3>& g, const EulerParams& p, int d) {
+  Kokkos::parallel_for(
+      "plain resident hydro fluxes",
+      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(flux.extent(0)), static_cast<std::int64_t>(flux.extent(2)),
+                             static_cast<std::int64_t>(flux.extent(3)), static_cast<std::int64_t>(flux.extent(4))}),
+      KOKKOS_LAMBDA(int b, int fi, int fj, int fk) {
+        double F[5];
+        block_kernel(cells, b, p).low_face_flux(g[0] + fi, g[1] + fj, g[2] + fk, d, F);
+        for (int v = 0; v < n_cons; ++v) flux(b, v, fi, fj, fk) = F[v];
+      });
+}
+
 }  // namespace
 
 PlainResidentStep::PlainResidentStep(const Grid& grid, std::array<BoundaryKind, 3> boundary) : boundary_(boundary) {
@@ -116,27 +131,11 @@ void PlainResidentStep::fill_guards() const {
       });
 }
 
-// Every face along d of every block, each once: the face below cell (g + f) of the interior.
-void PlainResidentStep::compute_fluxes(const EulerParams& p, int d) const {
-  const Cells cells = cells_;
-  const Faces flux = flux_[d];
-  const auto g = device_array(guard_);
-  Kokkos::parallel_for(
-      "plain resident hydro fluxes",
-      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(flux.extent(0)), static_cast<std::int64_t>(flux.extent(2)),
-                             static_cast<std::int64_t>(flux.extent(3)), static_cast<std::int64_t>(flux.extent(4))}),
-      KOKKOS_LAMBDA(int b, int fi, int fj, int fk) {
-        double F[5];
-        block_kernel(cells, b, p).low_face_flux(g[0] + fi, g[1] + fj, g[2] + fk, d, F);
-        for (int v = 0; v < n_cons; ++v) flux(b, v, fi, fj, fk) = F[v];
-      });
-}
-
 void PlainResidentStep::update(const EulerParams& params) {
   EulerParams p = params;
   p.state = state_;
   p.next_state = other_set(state_);
-  for (int d = 0; d < dim_; ++d) compute_fluxes(p, d);
+  for (int d = 0; d < dim_; ++d) face_fluxes(cells_, flux_[d], device_array(guard_), p, d);
   const Cells cells = cells_;
   const Faces fx = flux_[0], fy = flux_[1], fz = flux_[2];
   const auto g = device_array(guard_), n = device_array(interior_);

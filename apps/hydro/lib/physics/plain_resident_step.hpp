@@ -42,7 +42,6 @@ class PlainResidentStep {
  private:
   using Cells = Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>;
   using Faces = Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>;
-  void compute_fluxes(const EulerParams& p, int d) const;
 
   Cells cells_;    // (block, var, i, j, k), the grid's layout
   Faces flux_[3];  // per direction: (block, var, face i, j, k)

@@ -24,6 +24,8 @@ namespace korch::plan {
 
 // Each action's body by the action's name (ActionBody: stage_routine.hpp).
 using ActionBodies = std::map<std::string, ActionBody>;
+// Device bodies by action name (DeviceActionBody: stage_routine.hpp), for some actions or all.
+using DeviceActionBodies = std::map<std::string, DeviceActionBody>;
 
 struct ExecutionHooks {
   // Fills the guard cells of these variables (source indices) of every block.
@@ -43,6 +45,11 @@ class Executor {
   // guard cells for every stencil, and that level iterators name the source's level; throws
   // korch::Error naming the action and field otherwise.
   Executor(const Operation& operation, ActionBodies bodies, ExecutionHooks hooks);
+  // With device bodies: a stage whose every action has one runs them on its device teams' blocks
+  // where the source keeps them in device memory (a resident grid, a BlockList of device arrays;
+  // docs/planner.md, "Device bodies"); other stages run the host bodies everywhere. A device body
+  // for an action the operation does not have is an error naming it.
+  Executor(const Operation& operation, ActionBodies bodies, DeviceActionBodies device_bodies, ExecutionHooks hooks);
 
   // Checks the plan against the operation (check_plan: its digest, every action once, dependences,
   // fills, sides; a korch::Error naming the first difference), then runs every step of it: one Runtime::execute per
@@ -71,7 +78,9 @@ class Executor {
   Operation operation_;
   std::shared_ptr<const KernelGraph> graph_;  // what each plan is checked against (plan_check.hpp)
   std::string digest_;                        // operation_digest(operation_)
+  DeviceStage device_stage(const Plan& plan, const Stage& stage) const;
   ActionBodies bodies_;
+  DeviceActionBodies device_bodies_;
   ExecutionHooks hooks_;
   mutable std::mutex built_mutex_;                                           // run may be called from several threads
   mutable std::map<std::size_t, std::shared_ptr<const BuiltBundle>> built_;  // by the step's index in its plan
