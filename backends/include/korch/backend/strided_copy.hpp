@@ -33,34 +33,34 @@ struct StridedBox {
   }
 };
 
-namespace detail {
-template <bool ToCompact>
-void strided_copy(const DeviceTaskSpace& instance, double* compact, double* strided, const StridedBox& box) {
-  const std::int64_t nj = box.extent[1], nk = box.extent[2];
-  const std::int64_t si = box.stride[0], sj = box.stride[1], sk = box.stride[2];
-  Kokkos::parallel_for(
-      ToCompact ? "korch gather (device, strided)" : "korch scatter (device, strided)",
-      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, box.cells()),
-      KOKKOS_LAMBDA(std::int64_t c) {
-        const std::int64_t k = c % nk, j = (c / nk) % nj, i = c / (nj * nk);
-        double& cell = strided[i * si + j * sj + k * sk];
-        if constexpr (ToCompact)
-          compact[c] = cell;
-        else
-          cell = compact[c];
-      });
-}
-}  // namespace detail
-
 // compact (LayoutRight over the box) <- strided.
 inline void gather_strided(const DeviceTaskSpace& instance, double* compact, const double* strided,
                            const StridedBox& box) {
-  if (box.cells() > 0) detail::strided_copy<true>(instance, compact, const_cast<double*>(strided), box);
+  if (box.cells() == 0) return;
+  const std::int64_t nj = box.extent[1], nk = box.extent[2];
+  const std::int64_t si = box.stride[0], sj = box.stride[1], sk = box.stride[2];
+  Kokkos::parallel_for(
+      "korch gather (device, strided)",
+      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, box.cells()),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const std::int64_t k = c % nk, j = (c / nk) % nj, i = c / (nj * nk);
+        compact[c] = strided[i * si + j * sj + k * sk];
+      });
 }
+
 // strided <- compact.
 inline void scatter_strided(const DeviceTaskSpace& instance, double* strided, const double* compact,
                             const StridedBox& box) {
-  if (box.cells() > 0) detail::strided_copy<false>(instance, const_cast<double*>(compact), strided, box);
+  if (box.cells() == 0) return;
+  const std::int64_t nj = box.extent[1], nk = box.extent[2];
+  const std::int64_t si = box.stride[0], sj = box.stride[1], sk = box.stride[2];
+  Kokkos::parallel_for(
+      "korch scatter (device, strided)",
+      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, box.cells()),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const std::int64_t k = c % nk, j = (c / nk) % nj, i = c / (nj * nk);
+        strided[i * si + j * sj + k * sk] = compact[c];
+      });
 }
 
 }  // namespace korch
