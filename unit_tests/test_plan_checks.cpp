@@ -31,14 +31,6 @@ using namespace korch::test;
 
 namespace {
 
-const RuntimeOptions runtime_options{6, 2, 6, 1, {}, 0, 0};
-
-plan::SchedulerOptions scheduler_options() {
-  plan::SchedulerOptions o;
-  o.shape = RuntimeShape{6, 2, 6, 1};
-  return o;
-}
-
 // Four bundles: A; a fill of u, then B (host only, reading A's u with a stencil); the reduction dt;
 // C; the operation's fill of w; D.
 const char* const checked_operation = R"({"name": "checked", "variables": ["u", "v", "w"], "steps": [

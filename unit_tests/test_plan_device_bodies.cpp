@@ -20,14 +20,6 @@ using namespace korch::test;
 
 namespace {
 
-const RuntimeOptions runtime_options{6, 2, 6, 1, {}, 0, 0};
-
-plan::SchedulerOptions scheduler_options() {
-  plan::SchedulerOptions o;
-  o.shape = RuntimeShape{6, 2, 6, 1};
-  return o;
-}
-
 constexpr int max_reads = 8, max_writes = 4;
 using Cells = plan::DeviceBlockCells::Cells;
 

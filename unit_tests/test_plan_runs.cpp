@@ -23,14 +23,6 @@ using namespace korch::test;
 
 namespace {
 
-const RuntimeOptions runtime_options{6, 2, 6, 1, {}, 0, 0};
-
-plan::SchedulerOptions scheduler_options() {
-  plan::SchedulerOptions o;
-  o.shape = RuntimeShape{6, 2, 6, 1};
-  return o;
-}
-
 struct Where {
   std::size_t bundle = 0, pipeline = 0, stage = 0, position = 0;
 };

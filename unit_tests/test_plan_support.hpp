@@ -8,6 +8,8 @@
 #include <korch/grid.hpp>
 #include <korch/plan/executor.hpp>
 #include <korch/plan/operation.hpp>
+#include <korch/plan/scheduler.hpp>
+#include <korch/runtime.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -17,6 +19,15 @@
 #include <vector>
 
 namespace korch::test {
+
+// The runtime the plan suites run on, and a scheduler planning for its shape.
+inline const RuntimeOptions runtime_options{6, 2, 6, 1, {}, 0, 0};
+
+inline plan::SchedulerOptions scheduler_options() {
+  plan::SchedulerOptions o;
+  o.shape = RuntimeShape{6, 2, 6, 1};
+  return o;
+}
 
 inline GridSpec plan_grid_spec(int n_vars) {
   GridSpec s;

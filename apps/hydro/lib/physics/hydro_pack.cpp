@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "hydro_pack.hpp"
 
+#include "layout_right_var.hpp"
+
 #include <korch/error.hpp>
 #include <korch/grid.hpp>
 
@@ -10,27 +12,16 @@ namespace korch::hydro {
 
 namespace {
 
-// One variable of one packet entry as the EulerKernel reads it: entry-local (i, j, k), LayoutRight.
-struct PackVar {
-  double* data;
-  int nj, nk;
-  KOKKOS_INLINE_FUNCTION double& operator()(int i, int j, int k) const {
-    return data[(static_cast<std::size_t>(i) * static_cast<std::size_t>(nj) + static_cast<std::size_t>(j)) *
-                    static_cast<std::size_t>(nk) +
-                static_cast<std::size_t>(k)];
-  }
-};
-
-KOKKOS_INLINE_FUNCTION PackVar pack_var(const PacketPack& pack, int e, int var) {
+KOKKOS_INLINE_FUNCTION LayoutRightVar pack_var(const PacketPack& pack, int e, int var) {
   const PacketEntryMeta& m = pack.entry(e);
-  return PackVar{&pack(e, var, 0, 0, 0), m.hi[1] - m.lo[1], m.hi[2] - m.lo[2]};
+  return LayoutRightVar{&pack(e, var, 0, 0, 0), m.hi[1] - m.lo[1], m.hi[2] - m.lo[2]};
 }
 
 void launch_update(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
   Kokkos::parallel_for(
       "korch hydro update (packet)", pack.policy(space), KOKKOS_LAMBDA(int e, int i, int j, int k) {
         if (!pack.updates(e, i, j, k)) return;
-        EulerKernel<PackVar> kernel;
+        EulerKernel<LayoutRightVar> kernel;
         for (int v = 0; v < n_cons; ++v) {
           kernel.u[v] = pack_var(pack, e, p.state + v);
           kernel.unew[v] = pack_var(pack, e, p.next_state + v);

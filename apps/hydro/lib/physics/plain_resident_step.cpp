@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "plain_resident_step.hpp"
 
+#include "layout_right_var.hpp"
+
 #include <korch/error.hpp>
 
 #include <limits>
@@ -12,26 +14,15 @@ namespace {
 using Cells = Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>;
 using Policy4 = Kokkos::MDRangePolicy<DeviceExecSpace, Kokkos::Rank<4>>;
 
-// One variable of one block as the EulerKernel reads it: block-local (i, j, k), LayoutRight.
-struct BlockVar {
-  double* data;
-  int nj, nk;
-  KOKKOS_INLINE_FUNCTION double& operator()(int i, int j, int k) const {
-    return data[(static_cast<std::size_t>(i) * static_cast<std::size_t>(nj) + static_cast<std::size_t>(j)) *
-                    static_cast<std::size_t>(nk) +
-                static_cast<std::size_t>(k)];
-  }
-};
-
 // Captured by device lambdas (std::array's members are not device functions).
 Kokkos::Array<int, 3> device_array(const std::array<int, 3>& a) { return {a[0], a[1], a[2]}; }
 
-KOKKOS_INLINE_FUNCTION EulerKernel<BlockVar> block_kernel(const Cells& cells, int b, const EulerParams& p) {
-  EulerKernel<BlockVar> kernel;
+KOKKOS_INLINE_FUNCTION EulerKernel<LayoutRightVar> block_kernel(const Cells& cells, int b, const EulerParams& p) {
+  EulerKernel<LayoutRightVar> kernel;
   const int nj = static_cast<int>(cells.extent(3)), nk = static_cast<int>(cells.extent(4));
   for (int v = 0; v < n_cons; ++v) {
-    kernel.u[v] = BlockVar{&cells(b, p.state + v, 0, 0, 0), nj, nk};
-    kernel.unew[v] = BlockVar{&cells(b, p.next_state + v, 0, 0, 0), nj, nk};
+    kernel.u[v] = LayoutRightVar{&cells(b, p.state + v, 0, 0, 0), nj, nk};
+    kernel.unew[v] = LayoutRightVar{&cells(b, p.next_state + v, 0, 0, 0), nj, nk};
   }
   kernel.p = p;
   return kernel;
