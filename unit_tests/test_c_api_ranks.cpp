@@ -2,10 +2,14 @@
 // The C API's ranks and guard cells (korch/korch_c.h) from C++: a ring of C-ordered blocks of two
 // widths, each rank adding its own with global ids, filled at once, block by block and inside a
 // cycle, periodic or with reflecting walls in y that a C boundary fill fills; mistakes come back as
-// statuses with messages. Runs as one process and under mpirun.
+// statuses with messages; the same ring in device memory is filled there and routines on the host
+// see host copies written back. Runs as one process and under mpirun.
+#include <korch/backend/spaces.hpp>
 #include <korch/korch_c.h>
 
 #include <doctest/doctest.h>
+
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <array>
@@ -30,14 +34,17 @@ int origin_of(int global) {
 constexpr int nx_total = 36;
 double value_at(int x, int y, int v) { return 1.0 + x + 1000.0 * y + 0.25 * v; }
 
+using DeviceArray = Kokkos::View<double*, korch::DeviceMemSpace>;
+
 struct Ring {
   bool walls = false;  // y's edges are reflecting walls (KORCH_NEIGHBOUR_USER), not periodic
   int rank = 0, size = 1;
   std::vector<int> globals;               // per local block
-  std::vector<std::vector<double>> data;  // u[var][i][j][1]
+  std::vector<std::vector<double>> data;  // u[var][i][j][1]; with blocks in device memory, their host image
+  std::vector<DeviceArray> device;        // the blocks' arrays when in device memory (upload, download)
   korch_blocks* blocks = nullptr;
 
-  explicit Ring(bool reflecting_walls = false) : walls(reflecting_walls) {
+  explicit Ring(bool reflecting_walls = false, bool in_device_memory = false) : walls(reflecting_walls) {
     REQUIRE(korch_ranks(&rank, &size) == KORCH_OK);
     REQUIRE(korch_blocks_create("c ring", n_vars, &blocks) == KORCH_OK);
     for (int global = 0; global < n_blocks; ++global) {
@@ -47,12 +54,28 @@ struct Ring {
       korch_block_shape shape{{w, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
       const int64_t extent[4] = {n_vars, w + 2 * g, ny + 2 * g, 1};
       int32_t id = -1;
-      REQUIRE(korch_blocks_add_global(blocks, &shape, global, data.back().data(), extent, KORCH_C_ORDER, &id) ==
-              KORCH_OK);
+      if (in_device_memory) {
+        device.emplace_back("c ring block", data.back().size());
+        REQUIRE(korch_blocks_add_device(blocks, &shape, global, device.back().data(), extent, KORCH_C_ORDER, &id) ==
+                KORCH_OK);
+      } else {
+        REQUIRE(korch_blocks_add_global(blocks, &shape, global, data.back().data(), extent, KORCH_C_ORDER, &id) ==
+                KORCH_OK);
+      }
       globals.push_back(global);
     }
   }
   ~Ring() { korch_blocks_destroy(blocks); }
+
+  // Copies the host image to the blocks' device arrays, or back.
+  void upload() {
+    for (std::size_t b = 0; b < device.size(); ++b)
+      Kokkos::deep_copy(device[b], Kokkos::View<const double*, Kokkos::HostSpace>(data[b].data(), data[b].size()));
+  }
+  void download() {
+    for (std::size_t b = 0; b < device.size(); ++b)
+      Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace>(data[b].data(), data[b].size()), device[b]);
+  }
 
   korch_neighbours* neighbours() const {
     korch_neighbours* n = nullptr;
@@ -86,6 +109,10 @@ struct Ring {
   // cell, or with walls minus the cell mirrored across the wall, within `reach` guard cells per side
   // (NaN beyond).
   int wrong(int b, int count, std::array<int, 2> reach = {g, g}) const {
+    return wrong_in(data[static_cast<std::size_t>(b)].data(), b, count, reach);
+  }
+  // The same for local block b's array at `u` (laid out as the ring's own).
+  int wrong_in(const double* u, int b, int count, std::array<int, 2> reach = {g, g}) const {
     const int global = globals[static_cast<std::size_t>(b)], w = width_of(global), x0 = origin_of(global);
     int bad = 0;
     for (int v = 0; v < n_vars; ++v)
@@ -100,8 +127,7 @@ struct Ring {
           }
           const bool filled =
               v < count && i >= g - reach[0] && i < g + w + reach[0] && j >= g - reach[1] && j < g + ny + reach[1];
-          const double got =
-              data[static_cast<std::size_t>(b)][static_cast<std::size_t>((v * (w + 2 * g) + i) * (ny + 2 * g) + j)];
+          const double got = u[(v * (w + 2 * g) + i) * (ny + 2 * g) + j];
           if (filled ? got != sign * value_at(x, y, v) : !std::isnan(got)) ++bad;
         }
     return bad;
@@ -111,6 +137,7 @@ struct Ring {
 struct Check {
   const Ring* ring;
   std::atomic<int> wrong{0}, calls{0};
+  std::atomic<int> given_device_array{0};  // calls given a block's device array itself
 };
 
 int check_guards(const korch_item* item, double*, void* user) {
@@ -365,6 +392,86 @@ TEST_CASE("C API: walls without a boundary fill, and a boundary fill that fails,
 
     korch_configuration_destroy(cpu);
     korch_bundle_destroy(bundle);
+  }
+  REQUIRE(korch_finalize() == KORCH_OK);
+}
+
+namespace {
+
+// Checks variable 0's guard cells in the array the routine is given, then negates variable 1's
+// interior there.
+int check_and_negate(const korch_item* item, double* u, void* user) {
+  auto* c = static_cast<Check*>(user);
+  c->wrong += c->ring->wrong_in(u, item->block, 1);
+  ++c->calls;
+  if (!c->ring->device.empty() && u == c->ring->device[static_cast<std::size_t>(item->block)].data())
+    ++c->given_device_array;
+  for (int i = item->lo[0]; i <= item->hi[0]; ++i)
+    for (int j = item->lo[1]; j <= item->hi[1]; ++j) {
+      double& x = u[item->stride[0] + (i - 1 + g) * item->stride[1] + (j - 1 + g) * item->stride[2]];
+      x = -x;
+    }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("C API: blocks in device memory: guard cells filled there, host routines' writes reach the arrays") {
+  REQUIRE(korch_initialize(nullptr) == KORCH_OK);
+  for (const bool walls : {false, true}) {
+    CAPTURE(walls);
+    Ring ring(walls, true);
+    Walls fill_walls;
+    korch_exchange* fill = walled_exchange(ring, walls ? &fill_walls : nullptr);
+    const int mine = static_cast<int>(ring.globals.size());
+    ring.paint();
+    ring.upload();
+    REQUIRE(korch_exchange_fill(fill, 0, n_vars) == KORCH_OK);
+    ring.download();
+    for (int b = 0; b < mine; ++b) CHECK(ring.wrong(b, n_vars) == 0);
+
+    // In a cycle a host routine gets a host copy with the filled guard cells; what it writes is in
+    // the device arrays when korch_execute_filled returns.
+    ring.paint();
+    ring.upload();
+    korch_bundle* bundle = nullptr;
+    REQUIRE(korch_bundle_create("negate", &bundle) == KORCH_OK);
+    Check check{&ring};
+    REQUIRE(korch_bundle_add(bundle, "A", check_and_negate, &check) == KORCH_OK);
+    korch_configuration* cpu = nullptr;
+    REQUIRE(korch_configuration_builtin("cpu_only", &cpu) == KORCH_OK);
+    REQUIRE(korch_execute_filled(bundle, cpu, fill, 0, 1) == KORCH_OK);
+    CHECK(check.calls >= mine);
+    CHECK(check.wrong == 0);
+    CHECK(check.given_device_array == 0);
+    ring.download();
+    int negated = 0;
+    for (int b = 0; b < mine; ++b) {
+      const int global = ring.globals[static_cast<std::size_t>(b)], w = width_of(global), x0 = origin_of(global);
+      for (int i = 0; i < w; ++i)
+        for (int j = 0; j < ny; ++j)
+          negated += ring.data[static_cast<std::size_t>(b)][static_cast<std::size_t>(
+                         ((w + 2 * g) + i + g) * (ny + 2 * g) + j + g)] == -value_at(x0 + i, j, 1);
+    }
+    int cells = 0;
+    for (int b = 0; b < mine; ++b) cells += width_of(ring.globals[static_cast<std::size_t>(b)]) * ny;
+    CHECK(negated == cells);
+    korch_configuration_destroy(cpu);
+    korch_bundle_destroy(bundle);
+    korch_exchange_destroy(fill);
+
+    // One list, one memory: a host array after device ones is refused, naming both memories.
+    if (mine > 0) {
+      std::vector<double> host(ring.data.front().size());
+      korch_block_shape shape{{5, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+      const int64_t extent[4] = {n_vars, 5 + 2 * g, ny + 2 * g, 1};
+      CHECK(korch_blocks_add_global(ring.blocks, &shape, 100, host.data(), extent, KORCH_C_ORDER, nullptr) ==
+            KORCH_ERROR);
+      CHECK(last().find("is an array in host memory but the list's blocks are in device memory") != std::string::npos);
+      CHECK(korch_blocks_add_device(ring.blocks, &shape, -2, host.data(), extent, KORCH_C_ORDER, nullptr) ==
+            KORCH_ERROR);
+      CHECK(last().find("global_id is -2") != std::string::npos);
+    }
   }
   REQUIRE(korch_finalize() == KORCH_OK);
 }

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -196,4 +197,55 @@ TEST_CASE("RecentCycles: keeping no cycle is a korch::Error saying how many to k
       CHECK(what.find("at least 1") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("bytes counters: Chrome counter tracks, carried to rank 0 with transfers' bytes, left out of timelines") {
+  std::vector<korch::TraceEvent> events;
+  events.push_back(event("advect", "task", "cpu", 0, 0, 600000));
+  events.push_back(event("host_to_device", "transfer", "mover", 0, 600000, 800000));
+  events.back().bytes = 4096;
+  events.push_back(korch::bytes_counter("state", 0, 800000));
+  events.push_back(korch::bytes_counter("halo", 1536, 800000));
+  CHECK(korch::is_bytes_counter(events.back()));
+  CHECK_FALSE(korch::is_bytes_counter(events.front()));
+
+  const auto json = nlohmann::json::parse(korch::chrome_json(events));
+  std::map<std::string, std::uint64_t> counters;
+  std::uint64_t transfer_bytes = 0;
+  for (const auto& e : json.at("traceEvents")) {
+    if (e.at("ph") == "C") counters[e.at("name").get<std::string>()] = e.at("args").at("bytes").get<std::uint64_t>();
+    if (e.at("ph") == "X" && e.at("name") == "host_to_device") transfer_bytes = e.at("args").at("bytes");
+    if (e.at("ph") == "X" && e.at("name") == "advect") CHECK_FALSE(e.at("args").contains("bytes"));
+  }
+  CHECK(counters == std::map<std::string, std::uint64_t>{{"bytes moved: halo", 1536}, {"bytes moved: state", 0}});
+  CHECK(transfer_bytes == 4096);
+
+  // What ranks send to rank 0 keeps the bytes; rows written without them read as 0.
+  const auto back = korch::events_from_json(korch::events_to_json(events));
+  REQUIRE(back.size() == events.size());
+  CHECK(back[1].bytes == 4096);
+  CHECK(back[3].bytes == 1536);
+  CHECK(korch::is_bytes_counter(back[3]));
+  CHECK(korch::events_from_json(R"([["a","task","cpu",0,"b",0,5,0]])").front().bytes == 0);
+
+  // Counters have no duration and no row: the timeline is that of the spans alone.
+  const std::vector<korch::TraceEvent> spans(events.begin(), events.begin() + 2);
+  const auto with = korch::timeline_layout(events, 500), without = korch::timeline_layout(spans, 500);
+  CHECK(with.rows.size() == without.rows.size());
+  CHECK(with.names == without.names);
+  CHECK(with.height == without.height);
+  CHECK(korch::timeline_events(events, {}).size() == 2);
+  CHECK(korch::transfer_overlap(events).transfers == 1);
+}
+
+TEST_CASE("RecentCycles::add_to_newest adds to the newest cycle; with none kept it is a korch::Error") {
+  korch::RecentCycles recent(2);
+  CHECK_THROWS_WITH_AS(recent.add_to_newest(korch::bytes_counter("state", 1, 0)), doctest::Contains("keep a cycle"),
+                       korch::Error);
+  recent.keep({event("a", "task", "cpu", 0, 0, 10)});
+  recent.keep({event("b", "task", "cpu", 0, 20, 30)});
+  recent.add_to_newest(korch::bytes_counter("state", 7, 30));
+  REQUIRE(recent.newest().size() == 2);
+  CHECK(recent.newest().back().bytes == 7);
+  CHECK(recent.events().size() == 3);
 }

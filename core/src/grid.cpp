@@ -138,6 +138,11 @@ Grid::HostData Grid::data() const {
   return data_;
 }
 
+Grid::ReadOnlyHostData Grid::read_data() const {
+  if (residency_) residency_->make_all_host_valid(false);
+  return data_;
+}
+
 std::array<int, 3> Grid::guard_width() const noexcept {
   std::array<int, 3> g{};
   for (int d = 0; d < 3; ++d) g[static_cast<std::size_t>(d)] = d < spec_.guard_dims ? spec_.guard : 0;

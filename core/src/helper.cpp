@@ -36,7 +36,7 @@ void Helper::finish_aggregate(const ActionContext& ctx, std::shared_ptr<DataItem
   if (config_.kind == HelperKind::aggregator_mover) {
     TraceScope s(trace, "host_to_device", "transfer", config_.name, ctx.thread_index(),
                  trace ? item->describe() : std::string());
-    move(MoveDirection::host_to_device, static_cast<DataPacket&>(*item), ctx);
+    s.set_bytes(move(MoveDirection::host_to_device, static_cast<DataPacket&>(*item), ctx));
   }
   ctx.emit(std::move(item));
 }
@@ -48,7 +48,7 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
   switch (config_.kind) {
     case HelperKind::mover: {
       TraceScope s(trace, to_string(config_.direction), "transfer", config_.name, th, what);
-      move(config_.direction, as_packet(item, config_.name), ctx);
+      s.set_bytes(move(config_.direction, as_packet(item, config_.name), ctx));
       return;
     }
     case HelperKind::unpacker: {
@@ -61,7 +61,7 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
       auto& p = as_packet(item, config_.name);
       {
         TraceScope s(trace, "device_to_host", "transfer", config_.name, th, what);
-        move(MoveDirection::device_to_host, p, ctx);
+        s.set_bytes(move(MoveDirection::device_to_host, p, ctx));
       }
       {
         TraceScope s(trace, "unpack", "helper", config_.name, th, what);
@@ -102,11 +102,12 @@ void Helper::process(const ActionContext& ctx, DataItem& item, Trace* trace) {
   }
 }
 
-void Helper::move(MoveDirection direction, DataPacket& packet, const ActionContext& ctx) {
+std::uint64_t Helper::move(MoveDirection direction, DataPacket& packet, const ActionContext& ctx) {
   const TransferBytes moved = DataMover{direction}(packet, ctx.device_space());
   moved_[0].fetch_add(moved.host_to_device, std::memory_order_relaxed);
   moved_[1].fetch_add(moved.device_to_host, std::memory_order_relaxed);
   moved_[2].fetch_add(moved.device_to_device, std::memory_order_relaxed);
+  return moved.total();
 }
 
 TransferBytes Helper::transfers() const noexcept {

@@ -20,6 +20,13 @@ void RecentCycles::keep(std::vector<TraceEvent> cycle_events) {
   ++seen_;
 }
 
+void RecentCycles::add_to_newest(TraceEvent event) {
+  if (cycles_.empty())
+    throw Error::format("RecentCycles: no cycle is kept to add the event '{}' ({}) to: keep a cycle first", event.name,
+                        event.category);
+  cycles_.back().push_back(std::move(event));
+}
+
 void RecentCycles::take(Trace& trace) {
   keep(trace.events());
   trace.clear();

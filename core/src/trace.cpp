@@ -51,10 +51,20 @@ TransferOverlap overlap_with_tasks(const std::vector<TraceEvent>& all, const std
   return result;
 }
 
+TraceEvent bytes_counter(const std::string& kind, std::uint64_t bytes, std::int64_t at_ns, int process) {
+  TraceEvent e;
+  e.name = kind;
+  e.category = kBytesCategory;
+  e.begin_ns = e.end_ns = at_ns;
+  e.process = process;
+  e.bytes = bytes;
+  return e;
+}
+
 std::string events_to_json(const std::vector<TraceEvent>& events) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : events)
-    list.push_back({e.name, e.category, e.team, e.thread, e.item, e.begin_ns, e.end_ns, e.process});
+    list.push_back({e.name, e.category, e.team, e.thread, e.item, e.begin_ns, e.end_ns, e.process, e.bytes});
   return list.dump();
 }
 
@@ -71,12 +81,13 @@ std::vector<TraceEvent> events_from_json(const std::string& text) {
       e.begin_ns = row.at(5).get<std::int64_t>();
       e.end_ns = row.at(6).get<std::int64_t>();
       e.process = row.at(7).get<int>();
+      if (row.size() > 8) e.bytes = row.at(8).get<std::uint64_t>();
       out.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception& e) {
     throw Error::format(
         "trace: events text is not a list of [name, category, team, thread, item, begin_ns, end_ns, "
-        "process] rows: {}",
+        "process, bytes] rows: {}",
         e.what());
   }
   return out;
@@ -117,12 +128,23 @@ std::string chrome_json(const std::vector<TraceEvent>& evs) {
                       {"pid", pid},
                       {"args", {{"name", "rank " + std::to_string(e.process)}}}});
     }
+    if (is_bytes_counter(e)) {
+      list.push_back({{"name", "bytes moved: " + e.name},
+                      {"cat", e.category},
+                      {"ph", "C"},
+                      {"pid", pid},
+                      {"ts", static_cast<double>(e.begin_ns) / 1000.0},
+                      {"args", {{"bytes", e.bytes}}}});
+      continue;
+    }
     const std::string key = e.team + "/" + std::to_string(e.thread);
     auto [it, fresh] = tids.emplace(std::to_string(pid) + ":" + key, static_cast<int>(tids.size()) + 1);
     if (fresh) {
       list.push_back(
           {{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", it->second}, {"args", {{"name", key}}}});
     }
+    json args = {{"item", e.item}, {"team", e.team}, {"thread", e.thread}};
+    if (e.bytes > 0) args["bytes"] = e.bytes;
     list.push_back({{"name", e.name},
                     {"cat", e.category},
                     {"ph", "X"},
@@ -130,7 +152,7 @@ std::string chrome_json(const std::vector<TraceEvent>& evs) {
                     {"tid", it->second},
                     {"ts", static_cast<double>(e.begin_ns) / 1000.0},
                     {"dur", static_cast<double>(e.end_ns - e.begin_ns) / 1000.0},
-                    {"args", {{"item", e.item}, {"team", e.team}, {"thread", e.thread}}}});
+                    {"args", std::move(args)}});
   }
   return json{{"traceEvents", list}, {"displayTimeUnit", "ns"}}.dump();
 }

@@ -62,6 +62,7 @@ std::uint64_t physical_memory_bytes() noexcept;
 class Grid : public DataSource {
  public:
   using HostData = Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using ReadOnlyHostData = Kokkos::View<const double*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
   using BlockData =
       Kokkos::View<double****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
@@ -98,6 +99,9 @@ class Grid : public DataSource {
   // the Serial backend alone changes without atomics: action routines on team threads take
   // block_data() or block_pointer() instead (unmanaged, no count).
   HostData data() const;
+  // The same for reading only (outputs, diagnostics): a resident grid's blocks come back where the
+  // host copy is stale, and their device copies stay valid, so the next device cycle moves nothing.
+  ReadOnlyHostData read_data() const;
   // One block's storage (var, i, j, k), guard cells included.
   BlockData block_data(int id) const;
   double* block_pointer(int id) const;

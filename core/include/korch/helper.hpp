@@ -54,7 +54,7 @@ class Helper {
 
  private:
   void finish_aggregate(const ActionContext& context, std::shared_ptr<DataItem> item, Trace* trace);
-  void move(MoveDirection direction, DataPacket& packet, const ActionContext& context);
+  std::uint64_t move(MoveDirection direction, DataPacket& packet, const ActionContext& context);
   HelperConfig config_;
   std::optional<Aggregator> aggregator_;
   std::unique_ptr<Router> router_;

@@ -25,6 +25,10 @@ class RecentCycles {
   // The events `trace` recorded (one cycle's), kept as by keep(); the trace is cleared.
   void take(Trace& trace);
 
+  // Adds an event to the newest kept cycle: what is known only once the cycle's trace was kept
+  // (bytes_counter samples of the step). Throws korch::Error when no cycle is kept.
+  void add_to_newest(TraceEvent event);
+
   // The kept cycles' events, oldest cycle first, each cycle's in recording order.
   std::vector<TraceEvent> events() const;
   // The events of the newest kept cycle (empty when none is kept).

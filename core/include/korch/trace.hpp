@@ -21,8 +21,16 @@ struct TraceEvent {
   std::string item;      // DataItem::describe()
   std::int64_t begin_ns = 0;
   std::int64_t end_ns = 0;
-  int process = 0;  // the rank that recorded it: one process row per rank in the Chrome trace
+  int process = 0;          // the rank that recorded it: one process row per rank in the Chrome trace
+  std::uint64_t bytes = 0;  // what a transfer moved; a counter's value (is_bytes_counter)
 };
+
+// A counter sample rather than a span of work: `bytes` moved of kind `name` ("state", "halo",
+// "output") in the step that ended at begin_ns. The Chrome trace shows it as a counter track
+// "bytes moved: <name>"; timelines and overlap figures leave it out.
+inline constexpr const char* kBytesCategory = "bytes";
+inline bool is_bytes_counter(const TraceEvent& e) { return e.category == kBytesCategory; }
+TraceEvent bytes_counter(const std::string& kind, std::uint64_t bytes, std::int64_t at_ns, int process = 0);
 
 class Trace {
  public:
@@ -98,6 +106,8 @@ class TraceScope {
       event_.begin_ns = trace_->now();
     }
   }
+  // What the scope's work moved, shown with the event.
+  void set_bytes(std::uint64_t bytes) noexcept { event_.bytes = bytes; }
   ~TraceScope() {
     if (trace_) {
       event_.end_ns = trace_->now();

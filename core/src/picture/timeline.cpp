@@ -105,6 +105,15 @@ std::uint64_t name_hash(const std::string& name) {
   return h;
 }
 
+// The events drawn as boxes: all but the counters (bytes moved per step), which have no duration.
+std::vector<korch::TraceEvent> spans_of(const std::vector<korch::TraceEvent>& events) {
+  std::vector<korch::TraceEvent> spans;
+  spans.reserve(events.size());
+  for (const korch::TraceEvent& e : events)
+    if (!korch::is_bytes_counter(e)) spans.push_back(e);
+  return spans;
+}
+
 int name_slot(const std::string& name) { return static_cast<int>(name_hash(name) % kTimelinePalette); }
 
 }  // namespace
@@ -139,7 +148,8 @@ std::size_t TimelineLayout::row_of(const std::string& team, unsigned thread, int
   return rows.size();
 }
 
-TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int width, const std::string& title) {
+TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& all, int width, const std::string& title) {
+  const std::vector<korch::TraceEvent> events = spans_of(all);
   TimelineLayout layout;
   layout.width = std::max(width, 200);
   if (events.empty()) {
@@ -200,7 +210,8 @@ TimelineLayout timeline_layout(const std::vector<korch::TraceEvent>& events, int
   return layout;
 }
 
-Image render_timeline(const std::vector<korch::TraceEvent>& events, int width, const std::string& title) {
+Image render_timeline(const std::vector<korch::TraceEvent>& all, int width, const std::string& title) {
+  const std::vector<korch::TraceEvent> events = spans_of(all);
   const TimelineLayout layout = timeline_layout(events, width, title);
   Image image = blank_image(layout.width, layout.height);
   if (events.empty()) return image;
@@ -273,7 +284,7 @@ std::vector<TraceEvent> timeline_events(const std::vector<TraceEvent>& events, c
     bool any = false;
     std::int64_t latest = 0;
     for (const TraceEvent& e : events)
-      if (inside(e)) {
+      if (inside(e) && !is_bytes_counter(e)) {
         latest = any ? std::max(latest, std::min(hi, std::max(e.begin_ns, e.end_ns)))
                      : std::min(hi, std::max(e.begin_ns, e.end_ns));
         any = true;
@@ -283,7 +294,7 @@ std::vector<TraceEvent> timeline_events(const std::vector<TraceEvent>& events, c
   }
   std::vector<TraceEvent> selected;
   for (const TraceEvent& e : events) {
-    if (!inside(e)) continue;
+    if (!inside(e) || is_bytes_counter(e)) continue;
     TraceEvent cut = e;
     cut.begin_ns = std::clamp(std::min(e.begin_ns, e.end_ns), lo, hi);
     cut.end_ns = std::clamp(std::max(e.begin_ns, e.end_ns), lo, hi);

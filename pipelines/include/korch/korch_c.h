@@ -121,6 +121,14 @@ int korch_blocks_add(korch_blocks* blocks, const korch_block_shape* shape, doubl
  * it a block's global id is its id in this list, which on several ranks is not unique. */
 int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
                             const int64_t extent[4], int32_t order, int32_t* id);
+/* A block whose array is in device memory (cudaMalloc, hipMalloc, OpenACC or OpenMP target data;
+ * on a host build, ordinary memory): the array stays the primary copy between cycles, guard cells of
+ * such blocks are filled on the device and messages to other ranks are packed there. A routine on the
+ * host gets a host copy that korch writes back to the array before korch_execute returns
+ * (docs/c-api.md, "Blocks in device memory"). A list holds host blocks or device blocks, not both.
+ * global_id: as korch_blocks_add_global, or -1 for the block's id in this list. */
+int korch_blocks_add_device(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id,
+                            double* device_data, const int64_t extent[4], int32_t order, int32_t* id);
 int korch_blocks_destroy(korch_blocks* blocks);
 
 int korch_bundle_create(const char* name, korch_bundle** out);

@@ -84,6 +84,7 @@ module korch
   end type
 
   public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
+  public :: korch_add_device_block
   public :: korch_bundle_create, korch_bundle_add, korch_bundle_destroy
   public :: korch_configuration_builtin, korch_configuration_builtin_bound, korch_configuration_json
   public :: korch_configuration_packet_variables, korch_configuration_destroy
@@ -122,6 +123,17 @@ module korch
     end function
     integer(c_int) function c_blocks_add_global(blocks, shape, global_id, data, extent, order, id) &
         bind(c, name="korch_blocks_add_global")
+      import :: c_int, c_ptr, c_block_shape, c_int64_t, c_int32_t
+      type(c_ptr), value :: blocks
+      type(c_block_shape), intent(in) :: shape
+      integer(c_int32_t), value :: global_id
+      type(c_ptr), value :: data
+      integer(c_int64_t), intent(in) :: extent(4)
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(out) :: id
+    end function
+    integer(c_int) function c_blocks_add_device(blocks, shape, global_id, data, extent, order, id) &
+        bind(c, name="korch_blocks_add_device")
       import :: c_int, c_ptr, c_block_shape, c_int64_t, c_int32_t
       type(c_ptr), value :: blocks
       type(c_block_shape), intent(in) :: shape
@@ -263,8 +275,8 @@ contains
     status = c_blocks_create(c_string(name), int(n_vars, c_int32_t), blocks%handle)
   end function
 
-  integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id) &
-      result(status)
+  integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
+      device) result(status)
     type(korch_blocks), intent(in) :: blocks
     type(c_ptr), intent(in) :: data
     integer(c_int64_t), intent(in) :: extent(4)
@@ -274,8 +286,9 @@ contains
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
+    logical, intent(in), optional :: device
     type(c_block_shape) :: s
-    integer(c_int32_t) :: added
+    integer(c_int32_t) :: added, global
     s%cells = cells
     s%guard = guard
     s%tile_cells = 0
@@ -291,6 +304,15 @@ contains
     s%delta = 1
     if (present(delta)) s%delta = delta
     added = -1
+    global = -1
+    if (present(global_id)) global = int(global_id, c_int32_t)
+    if (present(device)) then
+      if (device) then
+        status = c_blocks_add_device(blocks%handle, s, global, data, extent, 0_c_int32_t, added)
+        if (present(id)) id = added
+        return
+      end if
+    end if
     if (present(global_id)) then
       status = c_blocks_add_global(blocks%handle, s, int(global_id, c_int32_t), data, extent, 0_c_int32_t, added)
     else
@@ -328,6 +350,26 @@ contains
     integer(c_int64_t) :: extent(4)
     extent = [int(size(u, 1), c_int64_t), int(size(u, 2), c_int64_t), 1_c_int64_t, int(size(u, 3), c_int64_t)]
     status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id)
+  end function
+
+  ! A block whose array u(nx+2gx, ny+2gy, nz+2gz, n_vars) is in device memory: `data` is its device
+  ! address (OpenACC acc_deviceptr, OpenMP use_device_addr, CUDA Fortran c_devloc). korch keeps it
+  ! there between cycles; routines on the host get a host copy (docs/c-api.md).
+  integer function korch_add_device_block(blocks, data, n_vars, cells, guard, level, leaf, tile_cells, lo_coord, delta, &
+      id, global_id) result(status)
+    type(korch_blocks), intent(in) :: blocks
+    type(c_ptr), intent(in) :: data
+    integer, intent(in) :: n_vars, cells(3), guard(3)
+    integer, intent(in), optional :: level, tile_cells(3)
+    logical, intent(in), optional :: leaf
+    real(c_double), intent(in), optional :: lo_coord(3), delta(3)
+    integer, intent(out), optional :: id
+    integer, intent(in), optional :: global_id
+    integer(c_int64_t) :: extent(4)
+    extent(1:3) = int(cells, c_int64_t) + 2 * int(guard, c_int64_t)
+    extent(4) = int(n_vars, c_int64_t)
+    status = add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
+                       .true.)
   end function
 
   integer function korch_blocks_destroy(blocks) result(status)

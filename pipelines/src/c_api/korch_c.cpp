@@ -65,7 +65,7 @@ using korch::c_api::require_text;
 
 // The array strides of a block in `order`, after checking the declared extent against the shape.
 korch::BlockArray block_array(const korch::BlockList& list, const korch_block_shape& s, double* data,
-                              const int64_t extent[4], int32_t order) {
+                              const int64_t extent[4], int32_t order, bool device) {
   if (data == nullptr)
     throw korch::Error::format("{}: the block's data is NULL: pass the block's array", list.source_name());
   if (extent == nullptr) throw korch::Error::format("{}: extent is NULL: pass the array's shape", list.source_name());
@@ -89,6 +89,7 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
         s.guard[0], s.guard[1], s.guard[2], list.n_vars());
   korch::BlockArray a;
   a.data = data;
+  a.device = device;
   a.extent = {list.n_vars(), static_cast<std::ptrdiff_t>(want[0]), static_cast<std::ptrdiff_t>(want[1]),
               static_cast<std::ptrdiff_t>(want[2])};
   if (fortran) {
@@ -103,7 +104,7 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
 
 // Appends a block after checking its shape, then its array against the shape.
 void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
-               const int64_t extent[4], int32_t order, int32_t* id) {
+               const int64_t extent[4], int32_t order, int32_t* id, bool device = false) {
   const Lease changing = korch::c_api::lease<BlocksObject>(blocks, "blocks", Lease::exclusive, "change");
   auto& list = object_of<BlocksObject>(changing).list;
   const auto& s = require(shape, "shape", "describe the block in a korch_block_shape");
@@ -119,7 +120,7 @@ void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t glo
   k.leaf = s.leaf != 0;
   k.global_id = global_id;
   list.check_shape(k);  // the shape's own fields first (their errors name them), then the array
-  const int added = list.add(k, block_array(list, s, data, extent, order));
+  const int added = list.add(k, block_array(list, s, data, extent, order, device));
   if (id) *id = added;
 }
 
@@ -196,6 +197,18 @@ int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape
     if (global_id < 0)
       throw korch::Error::format("global_id is {}: give every block of every rank its own id, 0 or more", global_id);
     add_block(blocks, shape, global_id, data, extent, order, id);
+  });
+}
+
+int korch_blocks_add_device(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id,
+                            double* device_data, const int64_t extent[4], int32_t order, int32_t* id) {
+  return guarded("korch_blocks_add_device", [&] {
+    if (global_id < -1)
+      throw korch::Error::format(
+          "global_id is {}: give every block of every rank its own id, 0 or more, or -1 for the block's id in this "
+          "list",
+          global_id);
+    add_block(blocks, shape, global_id, device_data, extent, order, id, true);
   });
 }
 

@@ -26,7 +26,7 @@ std::vector<double> Simulation::gather_set(int set, int var) const {
   const auto n = global_cells();
   std::vector<double> out(static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) *
                           static_cast<std::size_t>(n[2]));
-  auto data = grid_->data();
+  const auto data = grid_->read_data();
   const int v = set + var;
   if (comm_.size() == 1) {
     for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) { out[c] = data(b, v, i, j, k); });
@@ -58,7 +58,7 @@ std::vector<double> Simulation::gather_set(int set, int var) const {
 }
 
 std::array<double, 5> Simulation::totals() const {
-  auto data = grid_->data();
+  const auto data = grid_->read_data();
   const auto d = dx();
   const double vol = d[0] * d[1] * (options_.dim == 3 ? d[2] : 1.0);
   // Five sums per block of this rank (in global id order, as the grid stores them), then every
@@ -87,7 +87,7 @@ std::array<double, 5> Simulation::totals() const {
 }
 
 std::uint64_t Simulation::state_hash() const {
-  auto data = grid_->data();
+  const auto data = grid_->read_data();
   std::vector<std::uint64_t> mine;  // (global id, hash) pairs
   for (const auto& m : grid_->blocks()) {
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits, over each double's bytes

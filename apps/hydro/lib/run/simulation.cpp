@@ -139,7 +139,7 @@ void Simulation::swap_state() {
 }
 
 double Simulation::stable_dt() const {
-  auto data = grid_->data();
+  const auto data = grid_->read_data();
   const Box in = grid_->block(0).interior;
   const EulerParams p = euler_params(0.0);
   double m = 0;
@@ -289,20 +289,34 @@ void Simulation::count_transfer_bytes() {
   const double packets = static_cast<double>(runtime_->last_transfers().total());
   const TransferBytes grid = grid_->residency_transfers(), fills = exchange_->device_transfers();
   // The packets' staging of a resident grid is in both the packets' and the grid's counts.
-  transfer_bytes_ += packets + static_cast<double>(grid.device_to_host - grid_moved_.device_to_host) +
-                     static_cast<double>(fills.total() - fills_moved_.total());
-  state_bytes_ += grid_->residency() ? static_cast<double>(grid.total() - grid_moved_.total()) : packets;
-  halo_bytes_ += static_cast<double>(fills.total() - fills_moved_.total());
+  const double state = grid_->residency() ? static_cast<double>(grid.total() - grid_moved_.total()) : packets;
+  const double halo = static_cast<double>(fills.total() - fills_moved_.total());
+  transfer_bytes_ += packets + static_cast<double>(grid.device_to_host - grid_moved_.device_to_host) + halo;
+  state_bytes_ += state;
+  halo_bytes_ += halo;
   grid_moved_ = grid;
   fills_moved_ = fills;
+  trace_step_bytes(state, halo);
+}
+
+// The step's bytes by kind as counters in the trace of its cycle (trace.json shows them as tracks).
+void Simulation::trace_step_bytes(double state, double halo) {
+  if (!options_.write_output || recent_.kept() == 0) return;
+  const std::int64_t at = trace_.now();
+  const auto sample = [&](const char* kind, double bytes) {
+    recent_.add_to_newest(bytes_counter(kind, static_cast<std::uint64_t>(bytes), at));
+  };
+  sample("state", state);
+  sample("halo", halo);
+  sample("output", step_output_bytes_);
 }
 
 // What a resident grid moved since the last step: what the outputs between steps read.
 void Simulation::count_output_bytes() {
   const TransferBytes grid = grid_->residency_transfers();
-  const auto moved = static_cast<double>(grid.total() - grid_moved_.total());
-  output_bytes_ += moved;
-  transfer_bytes_ += moved;
+  step_output_bytes_ = static_cast<double>(grid.total() - grid_moved_.total());
+  output_bytes_ += step_output_bytes_;
+  transfer_bytes_ += step_output_bytes_;
   grid_moved_ = grid;
 }
 

@@ -156,6 +156,7 @@ class Simulation {
   // Bytes the last cycle moved to and from device pipelines.
   void count_transfer_bytes();
   void count_output_bytes();
+  void trace_step_bytes(double state, double halo);
   std::string transfer_summary() const;
   // The state set the cycle wrote becomes the current one, with the dt its tasks reduced.
   void take_written_state();
@@ -211,6 +212,7 @@ class Simulation {
   double state_bytes_ = 0.0;
   double halo_bytes_ = 0.0;
   double output_bytes_ = 0.0;
+  double step_output_bytes_ = 0.0;          // what the outputs before this step read
   TransferBytes grid_moved_, fills_moved_;  // the totals counted so far
   std::size_t transfer_events_ = 0;
   TransferOverlap overlap_;
