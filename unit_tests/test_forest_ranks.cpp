@@ -15,6 +15,8 @@
 
 #include "test_forest_support.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,9 @@ void start(ForestMesh& mesh) {
 // Steps of advection with a regrid every third step, through the runtime on this rank's leaves:
 // guard cells filled before each cycle, or (`in_cycle`) by the action as ForestFillIterator hands
 // out each leaf once the other ranks' leaves it reads have arrived.
-void run(ForestMesh& mesh, int steps, bool in_cycle = false) {
+// With `cost`, every regrid shares the leaves by cost(leaf) (RegridOptions::costs).
+void run(ForestMesh& mesh, int steps, bool in_cycle = false,
+         const std::function<double(const korch::BlockKey&)>& cost = nullptr) {
   korch::RegridOptions options;
   options.vars = {0};
   options.refine_above = 0.2;
@@ -50,7 +54,12 @@ void run(ForestMesh& mesh, int steps, bool in_cycle = false) {
   korch::Runtime runtime;
   const auto configuration = korch::configurations::get("cpu_only", {"advect"});
   for (int step = 0; step < steps; ++step) {
-    if (step % 3 == 0) mesh.regrid(options);
+    if (step % 3 == 0) {
+      std::vector<double> costs;
+      for (const korch::BlockKey& leaf : mesh.own_leaves()) costs.push_back(cost ? cost(leaf) : 0.0);
+      options.costs = cost ? &costs : nullptr;
+      mesh.regrid(options);
+    }
     if (in_cycle) {
       korch::ForestFillIterator leaves(mesh, 0, 1, korch::ForestFillIterator::Fill::by_the_action);
       runtime.execute(bundle, configuration, mesh.blocks(), &leaves);
@@ -179,4 +188,57 @@ TEST_CASE("ForestMesh on ranks: guard cells wider than half a block are refused 
       CHECK(std::string(e.what()).find("at most half a block") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("ForestMesh on ranks: regrids by measured cost balance the ranks' costs and keep the bits of one process") {
+  const auto world = korch::Communicator::world();
+  // The finest leaves cost four times what a coarser one costs.
+  const auto cost = [](const korch::BlockKey& k) { return k.level == shape.forest.max_level ? 4.0 : 1.0; };
+  ForestMesh shared("advection", shape, world);
+  ForestMesh alone("advection", shape);
+  start(shared);
+  start(alone);
+  run(shared, 9, false, cost);
+  run(alone, 9);
+  REQUIRE(shared.forest().leaves() == alone.forest().leaves());
+  const int n = shared.forest().n_leaves();
+  // Contiguous pieces of the curve whose costs differ by at most one leaf's.
+  std::vector<double> load(static_cast<std::size_t>(world.size()), 0.0);
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) CHECK(shared.owner(i) >= shared.owner(i - 1));
+    load[static_cast<std::size_t>(shared.owner(i))] += cost(shared.forest().leaves()[static_cast<std::size_t>(i)]);
+  }
+  CHECK(*std::max_element(load.begin(), load.end()) - *std::min_element(load.begin(), load.end()) <= 4.0);
+
+  // A regrid that changes no leaf moves leaves when rank 0's are measured ten times as costly.
+  korch::RegridOptions keep;
+  keep.vars = {0};
+  keep.refine_above = 1.0;
+  keep.derefine_below = 0.0;
+  std::vector<double> measured(shared.own_leaves().size(), world.rank() == 0 ? 10.0 : 1.0);
+  keep.costs = &measured;
+  std::vector<double> cost_of(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) cost_of[static_cast<std::size_t>(i)] = shared.owner(i) == 0 ? 10.0 : 1.0;
+  const korch::RegridCounts counts = shared.regrid(keep);
+  CHECK(counts.refined + counts.derefined == 0);
+  CHECK((counts.migrated > 0) == (world.size() > 1));
+  std::fill(load.begin(), load.end(), 0.0);
+  double total = 0;
+  for (int i = 0; i < n; ++i) {
+    load[static_cast<std::size_t>(shared.owner(i))] += cost_of[static_cast<std::size_t>(i)];
+    total += cost_of[static_cast<std::size_t>(i)];
+  }
+  CHECK(*std::max_element(load.begin(), load.end()) <= 1.1 * total / world.size() + 10.0);
+  alone.fill_guard_cells();
+  int wrong = 0;
+  for (int b = 0; b < static_cast<int>(shared.own_leaves().size()); ++b)
+    wrong += differences(shared, alone, b, shape.n_vars);
+  CHECK(world.sum(wrong) == 0);
+
+  // Costs that do not fit are errors naming them, before anything changes.
+  measured.push_back(1.0);
+  CHECK_THROWS_WITH_AS(shared.regrid(keep), doctest::Contains("costs for this rank's"), korch::Error);
+  measured.assign(shared.own_leaves().size(), -1.0);
+  const auto fewest = -world.max(-static_cast<std::int64_t>(measured.size()));
+  if (fewest > 0) CHECK_THROWS_WITH_AS(shared.regrid(keep), doctest::Contains("0 or more"), korch::Error);
 }

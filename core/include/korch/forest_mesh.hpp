@@ -69,12 +69,22 @@ struct RegridOptions {
   // Fill every leaf's guard cells once the mesh changed; a caller that fills what it needs itself
   // (a step's fill of its current variables) turns this off.
   bool fill_afterwards = true;
+  // Each of this rank's leaves' measured cost (block id order; seconds of its last update, say);
+  // null: every leaf costs the same. With costs, the new leaves are shared among the ranks so that
+  // their summed costs are about equal along the Morton curve (a refined leaf's children each cost
+  // what it did, a merged family the mean of its leaves), and a regrid that changes no leaf still
+  // moves leaves between ranks when the busiest rank's cost exceeds the mean by more than
+  // `rebalance_above` (a fraction). Throws korch::Error when the count is not this rank's leaf
+  // count or a cost is negative or not finite.
+  const std::vector<double>* costs = nullptr;
+  double rebalance_above = 0.1;
 };
 
 struct RegridCounts {
   int refined = 0;    // blocks split (those flagged and those split for balance)
   int derefined = 0;  // families merged
   int leaves = 0;     // leaves afterwards
+  int migrated = 0;   // leaves kept as they were that moved to another rank (a rebalance by cost)
 };
 
 class ForestMesh {
@@ -175,20 +185,28 @@ class ForestMesh {
   // Old leaves whose data fill the new leaf `leaf` (itself, its old parent and the parent's
   // neighbours, or its old children).
   std::vector<BlockKey> sources_of(const BlockForest& before, const BlockKey& leaf) const;
+  // The new leaves' owners: by count, or by the costs regrid() gathered (new leaves' costs from
+  // the old ones'); the old owners when the leaves are the same and balanced enough.
+  std::vector<int> new_owners(const BlockForest& before, const std::vector<int>& old_owners, bool changed) const;
   void move_old_leaves(const BlockForest& before, const std::vector<int>& old_owners,
                        std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash>& old_data) const;
   // Fetches the faces of other ranks' finer leaves next to this rank's coarser ones: the buffers,
   // and in `faces` where each face (face_id) lies in them.
   std::vector<std::vector<double>> received_faces(std::unordered_map<std::uint64_t, const double*>& faces);
   std::size_t face_size(int axis) const;
-  void check_estimated(const std::vector<int>& vars) const;  // names a variable outside 0 .. n_vars - 1
+  void check_estimated(const std::vector<int>& vars) const;
+  void check_costs(const RegridOptions& options)
+      const;  // names a bad cost or rebalance_above  // names a variable outside 0 .. n_vars - 1
   const std::vector<ForestNeighbour>& neighbours_of_face(int block, int axis, int side) const;
 
   std::string name_;
   ForestMeshShape shape_;
   Communicator comm_;
   BlockForest forest_;
-  std::vector<int> owners_;    // per leaf index
+  std::vector<int> owners_;  // per leaf index
+  // While regrid() adapts with costs: every old leaf's cost (leaf index order) and its threshold.
+  std::vector<double> old_leaf_costs_;
+  double rebalance_above_ = 0.0;
   std::vector<BlockKey> own_;  // this rank's leaves, in Morton order (block ids)
   // Per rank: this rank's leaves it sends at each guard fill, and the leaves it receives from it.
   std::vector<std::vector<BlockKey>> ghost_sends_, ghost_receives_;

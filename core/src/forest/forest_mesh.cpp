@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -194,6 +195,26 @@ double ForestMesh::regrid_estimate(int block, const RegridOptions& options) cons
   return estimate(block, options.vars, options.lohner, cutoff);
 }
 
+void ForestMesh::check_costs(const RegridOptions& options) const {
+  if (options.costs == nullptr) return;
+  if (options.costs->size() != own_.size())
+    throw Error(
+        fmt::format("ForestMesh '{}': regrid given {} costs for this rank's {} leaves; give one per leaf of "
+                    "own_leaves()",
+                    name_, options.costs->size(), own_.size()));
+  for (std::size_t b = 0; b < own_.size(); ++b)
+    if (!((*options.costs)[b] >= 0) || !std::isfinite((*options.costs)[b]))
+      throw Error(
+          fmt::format("ForestMesh '{}': regrid given cost {} for block {}: give each leaf's measured cost, 0 "
+                      "or more",
+                      name_, (*options.costs)[b], b));
+  if (!(options.rebalance_above >= 0))
+    throw Error(
+        fmt::format("ForestMesh '{}': rebalance_above is {}: give the imbalance to tolerate, 0 or more "
+                    "(0.1: the busiest rank 10 % above the mean)",
+                    name_, options.rebalance_above));
+}
+
 RegridCounts ForestMesh::regrid(const RegridOptions& options) {
   if (!(options.derefine_below < options.refine_above))
     throw Error(
@@ -205,6 +226,7 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
         fmt::format("ForestMesh '{}': regrid given {} estimates for this rank's {} leaves; give one per "
                     "leaf of own_leaves()",
                     name_, options.estimates->size(), own_.size()));
+  check_costs(options);
   if (!options.guard_cells_filled && options.estimates == nullptr) fill_guard_cells();
   std::vector<double> e;
   if (options.estimates != nullptr) {
@@ -256,7 +278,17 @@ RegridCounts ForestMesh::regrid(const RegridOptions& options) {
   std::vector<BlockKey> refine_keys, coarsen_keys;
   for (const auto& f : refine) refine_keys.push_back(f.second);
   for (const auto& f : gathered(coarsen_ids)) coarsen_keys.push_back(f.second);
-  return adapt(refine_keys, coarsen_keys, options.fill_afterwards);
+  if (options.costs == nullptr) return adapt(refine_keys, coarsen_keys, options.fill_afterwards);
+  old_leaf_costs_ = comm_.all_gather(*options.costs);  // rank order is Morton order
+  rebalance_above_ = options.rebalance_above;
+  try {
+    const RegridCounts counts = adapt(refine_keys, coarsen_keys, options.fill_afterwards);
+    old_leaf_costs_.clear();
+    return counts;
+  } catch (...) {
+    old_leaf_costs_.clear();
+    throw;
+  }
 }
 
 }  // namespace korch

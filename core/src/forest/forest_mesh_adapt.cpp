@@ -18,6 +18,30 @@ std::vector<BlockKey> ForestMesh::sources_of(const BlockForest& before, const Bl
   return detail::leaves_near(before, before.parent(leaf), 1);
 }
 
+std::vector<int> ForestMesh::new_owners(const BlockForest& before, const std::vector<int>& old_owners,
+                                        bool changed) const {
+  if (old_leaf_costs_.empty()) return changed ? detail::morton_partition(forest_.n_leaves(), comm_.size()) : old_owners;
+  std::vector<double> costs;
+  const auto cost_of = [&](const BlockKey& old_leaf) {
+    return old_leaf_costs_[static_cast<std::size_t>(before.leaf_index(old_leaf))];
+  };
+  for (const BlockKey& leaf : forest_.leaves()) {
+    if (before.is_leaf(leaf)) {
+      costs.push_back(cost_of(leaf));
+    } else if (before.contains(leaf)) {  // merged: the mean of its old leaves
+      const auto children = before.children(leaf);
+      double sum = 0;
+      for (const BlockKey& c : children) sum += cost_of(c);
+      costs.push_back(sum / static_cast<double>(children.size()));
+    } else {  // refined: what its old parent cost
+      costs.push_back(cost_of(before.parent(leaf)));
+    }
+  }
+  if (!changed && detail::partition_imbalance(costs, old_owners, comm_.size()) <= 1.0 + rebalance_above_)
+    return old_owners;
+  return detail::morton_partition(costs, comm_.size());
+}
+
 // Every rank sends the old leaves it owned to the ranks whose new leaves read them, so that
 // `old_data` holds, on each rank, every old leaf its new leaves are filled from.
 void ForestMesh::move_old_leaves(const BlockForest& before, const std::vector<int>& old_owners,
@@ -70,8 +94,12 @@ RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::v
     if (forest_.is_leaf(k) && k.level > 0) still_leaves.push_back(k);
   counts.derefined = forest_.derefine(still_leaves);
   counts.leaves = forest_.n_leaves();
-  if (counts.refined == 0 && counts.derefined == 0) return counts;
-  owners_ = detail::morton_partition(forest_.n_leaves(), comm_.size());
+  const bool changed = counts.refined > 0 || counts.derefined > 0;
+  owners_ = new_owners(before, old_owners, changed);
+  if (!changed) {
+    for (std::size_t i = 0; i < owners_.size(); ++i) counts.migrated += owners_[i] != old_owners[i];
+    if (counts.migrated == 0) return counts;
+  }
 
   // The old leaves this rank owned, then those other ranks send for its new leaves.
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> old_data;

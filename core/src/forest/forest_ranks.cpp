@@ -20,6 +20,32 @@ std::vector<int> morton_partition(int n, int ranks) {
   return owner;
 }
 
+std::vector<int> morton_partition(const std::vector<double>& costs, int ranks) {
+  double total = 0;
+  for (double c : costs) total += c;
+  const int n = static_cast<int>(costs.size());
+  if (!(total > 0)) return morton_partition(n, ranks);
+  std::vector<int> owner(costs.size());
+  double before = 0;
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    const double middle = before + 0.5 * costs[i];
+    owner[i] = std::min(ranks - 1, static_cast<int>(middle / total * ranks));
+    before += costs[i];
+  }
+  return owner;
+}
+
+double partition_imbalance(const std::vector<double>& costs, const std::vector<int>& owners, int ranks) {
+  std::vector<double> load(static_cast<std::size_t>(ranks), 0.0);
+  double total = 0;
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    load[static_cast<std::size_t>(owners[i])] += costs[i];
+    total += costs[i];
+  }
+  if (!(total > 0)) return 1.0;
+  return *std::max_element(load.begin(), load.end()) / (total / ranks);
+}
+
 std::vector<BlockKey> leaves_near(const BlockForest& forest, const BlockKey& leaf, int rings) {
   std::unordered_set<BlockKey, BlockKeyHash> seen{leaf};
   std::vector<BlockKey> found{leaf}, frontier{leaf};

@@ -13,6 +13,12 @@ namespace korch::detail {
 
 // The owner of each of n leaves in Morton order: contiguous pieces, sizes differing by at most one.
 std::vector<int> morton_partition(int n, int ranks);
+// The same by cost: contiguous pieces whose summed costs are as equal as the curve allows (a leaf
+// goes to the rank whose share of the total holds the middle of its cost). Costs are >= 0; when
+// they sum to 0, the pieces of morton_partition(n, ranks).
+std::vector<int> morton_partition(const std::vector<double>& costs, int ranks);
+// The largest rank's summed cost over the mean (1: balanced; 1 when nothing costs).
+double partition_imbalance(const std::vector<double>& costs, const std::vector<int>& owners, int ranks);
 
 // `leaf` and the leaves within `rings` steps of neighbours (faces, edges and corners) of it.
 std::vector<BlockKey> leaves_near(const BlockForest& forest, const BlockKey& leaf, int rings);

@@ -222,8 +222,11 @@ std::string AmrSimulation::summary() const {
       "{} rank(s) x {} threads\n",
       to_string(options_.problem), options_.dim, options_.blocks, options_.dim, options_.cells_per_block, options_.dim,
       options_.max_level, builtin_name(options_.config), comm_.size(), options_.threads);
-  out += fmt::format("  steps {}, t = {:.6g}, regrids {} (every {} steps)\n", steps_, time_, regrids_,
-                     options_.regrid_every);
+  out +=
+      fmt::format("  steps {}, t = {:.6g}, regrids {} (every {} steps), blocks shared among ranks by {}{}\n", steps_,
+                  time_, regrids_, options_.regrid_every, options_.balance,
+                  comm_.size() > 1 && options_.balance == "cost" ? fmt::format(" ({} moved by rebalances)", migrated_)
+                                                                 : std::string());
   out +=
       fmt::format("  leaves per level {}: {} leaves, {:.0f} cells ({:.1f} % of the finest level's {:.0f})\n", per_level,
                   leaves, leaves * cells_per_leaf, 100.0 * leaves * cells_per_leaf / finest_cells, finest_cells);

@@ -8,6 +8,7 @@
 #include <korch/error.hpp>
 #include <korch/typed_action.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -191,7 +192,12 @@ std::int64_t finest_cells_within(const ForestMeshShape& s, int finest, double r0
 
 ActionRoutine amr_hydro_routine() {
   const auto update = [](const ActionContext& ctx, const auto& box) {
-    update_amr_box(ctx.parameters_as<AmrStepParameters>(), box);
+    const auto& step = ctx.parameters_as<AmrStepParameters>();
+    if (step.block_ns == nullptr) return update_amr_box(step, box);
+    const auto t0 = std::chrono::steady_clock::now();
+    update_amr_box(step, box);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    step.block_ns[box.block_id()].fetch_add(static_cast<std::int64_t>(ns), std::memory_order_relaxed);
   };
   return TypedAction("hydro").reads_guard_cells(guard_cells).on_box(update).routine();
 }

@@ -14,6 +14,9 @@
 #include <korch/action_routine.hpp>
 #include <korch/forest_mesh.hpp>
 
+#include <atomic>
+#include <cstdint>
+
 namespace korch::hydro {
 
 // The "hydro" action on a ForestMesh's leaves (dx ignored: each box takes its block's cell size).
@@ -31,6 +34,8 @@ struct AmrStepParameters {
   unsigned char* faces_recorded = nullptr;
   int fill_var = -1;
   double* block_dt = nullptr;
+  // Per block: nanoseconds its update took, added to (the regrid's measured cost); null: not timed.
+  std::atomic<std::int64_t>* block_ns = nullptr;
 };
 ActionRoutine amr_hydro_routine();
 

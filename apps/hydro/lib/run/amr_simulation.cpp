@@ -79,6 +79,7 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   }
   set_amr_initial_state(*mesh_, o);
   regrids_ = 0;
+  migrated_ = 0;
   phases_ = AmrPhaseTimes{};
   mesh_->fill_guard_cells();
   initial_totals_ = totals();
@@ -141,9 +142,19 @@ RegridCounts AmrSimulation::regrid() {
   regrid_.guard_cells_filled = true;
   regrid_.fill_afterwards = false;
   regrid_.estimates = &block_estimate_;
+  // Each leaf's update time since the last regrid: the ranks share the new leaves by it.
+  std::vector<double> costs;
+  if (options_.balance == "cost" && block_ns_.size() == mesh_->own_leaves().size()) {
+    for (const auto& ns : block_ns_) costs.push_back(1e-9 * static_cast<double>(ns.load()));
+    regrid_.costs = &costs;
+  }
   const RegridCounts counts = mesh_->regrid(regrid_);
   regrid_.estimates = nullptr;
-  if (counts.refined > 0 || counts.derefined > 0) block_dt_valid_ = guards_filled_ = false;  // other leaves
+  regrid_.costs = nullptr;
+  block_ns_.clear();
+  migrated_ += counts.migrated;
+  if (counts.refined > 0 || counts.derefined > 0 || counts.migrated > 0)
+    block_dt_valid_ = guards_filled_ = false;  // other leaves
   ++regrids_;
   phases_.regrid += seconds_since(t0);
   return counts;
@@ -153,6 +164,13 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled) {
   const std::size_t blocks = mesh_->own_leaves().size();
   faces_recorded_.assign(blocks, 0);
   AmrStepParameters step{p, mesh_.get(), faces_recorded_.data()};
+  if (options_.balance == "cost") {
+    if (block_ns_.size() != blocks) {
+      block_ns_ = std::vector<std::atomic<std::int64_t>>(blocks);
+      for (auto& ns : block_ns_) ns.store(0);
+    }
+    step.block_ns = block_ns_.data();
+  }
   if (fused_) {
     if (!guards_filled) step.fill_var = p.state;
     next_block_dt_.assign(blocks, 0.0);

@@ -19,6 +19,7 @@
 #include <korch/runtime.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -111,16 +112,18 @@ class AmrSimulation {
   Communicator comm_;
   std::unique_ptr<ForestMesh> mesh_;
   std::unique_ptr<Runtime> runtime_;
-  Configuration configurations_[2];            // for the current state in 0..4, and in 5..9
-  Configuration fill_configuration_;           // the guard fill's cycle: cpu_only with the run's threads
-  Configuration flux_configuration_;           // the same for recording the fluxes at level jumps
-  std::vector<double> block_dt_;               // per block, for the current state
-  std::vector<double> next_block_dt_;          // per block, for the state the fused step writes
-  bool block_dt_valid_ = false;                // block_dt_ holds the current state's on this mesh
-  bool fused_ = false;                         // fill and time step inside the hydro cycle
-  bool guards_filled_ = false;                 // the current state's guard cells are valid
-  std::vector<double> block_estimate_;         // the same
-  std::vector<unsigned char> faces_recorded_;  // per block: its update recorded its level-jump fluxes
+  Configuration configurations_[2];                  // for the current state in 0..4, and in 5..9
+  Configuration fill_configuration_;                 // the guard fill's cycle: cpu_only with the run's threads
+  Configuration flux_configuration_;                 // the same for recording the fluxes at level jumps
+  std::vector<double> block_dt_;                     // per block, for the current state
+  std::vector<double> next_block_dt_;                // per block, for the state the fused step writes
+  bool block_dt_valid_ = false;                      // block_dt_ holds the current state's on this mesh
+  bool fused_ = false;                               // fill and time step inside the hydro cycle
+  bool guards_filled_ = false;                       // the current state's guard cells are valid
+  std::vector<double> block_estimate_;               // the same
+  std::vector<unsigned char> faces_recorded_;        // per block: its update recorded its level-jump fluxes
+  std::vector<std::atomic<std::int64_t>> block_ns_;  // per block: update time since the last regrid (--balance cost)
+  std::int64_t migrated_ = 0;                        // leaves moved between ranks by rebalances
   RegridOptions regrid_;
   int state_ = 0;
   double time_ = 0;

@@ -90,6 +90,8 @@ void validate_adaptive(const Options& o) {
         "(Löhner estimates lie in [0, 1])",
         o.derefine_below, o.refine_above);
   if (o.regrid_every < 1) throw Error::format("option --regrid-every: {}: use 1 or more", o.regrid_every);
+  if (o.balance != "cost" && o.balance != "count")
+    throw Error::format("option --balance: '{}' is not a way to share blocks: use cost or count", o.balance);
 }
 
 }  // namespace
@@ -252,6 +254,12 @@ void add_adaptive_options(CLI::App& app, Options& o) {
   add_real(app, "--derefine-below", o.derefine_below,
            "merge blocks whose Löhner estimates all lie below X (with --max-level)", 0.0, 1.0, false);
   add_integer(app, "--regrid-every", o.regrid_every, "steps between regrids (with --max-level)", 1);
+  app.add_option("--balance", o.balance,
+                 "how regrids share the blocks among ranks along the Morton curve: cost (each block's measured "
+                 "update time) or count (with --max-level)")
+      ->type_name("NAME")
+      ->check(korch::cli::one_of({"cost", "count"}))
+      ->capture_default_str();
 }
 
 void check_options(const CLI::App& app, const Options& o) {

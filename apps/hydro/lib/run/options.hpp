@@ -59,6 +59,9 @@ struct Options {
   double refine_above = 0.8;    // Löhner estimate above which a leaf is refined
   double derefine_below = 0.2;  // ... below which a family of leaves is merged
   int regrid_every = 4;         // steps between regrids
+  // How regrids share the leaves among ranks along the Morton curve: "cost", by each leaf's
+  // measured update time since the last regrid; "count", the same number of leaves per rank.
+  std::string balance = "cost";
 };
 
 // Checks an Options value (the command line below calls it; Simulation too); throws
