@@ -129,6 +129,11 @@ int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape
  * global_id: as korch_blocks_add_global, or -1 for the block's id in this list. */
 int korch_blocks_add_device(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id,
                             double* device_data, const int64_t extent[4], int32_t order, int32_t* id);
+/* Forgets every block (the arrays stay the code's; blocks in device memory get what routines wrote
+ * first), so that a code that changed its mesh lists the new blocks with korch_blocks_add*: ids
+ * start at 0 again, and the next korch_execute runs the new blocks. An exchange made before is
+ * refused from then on (its message says so): make a new one for the new blocks. */
+int korch_blocks_clear(korch_blocks* blocks);
 int korch_blocks_destroy(korch_blocks* blocks);
 
 int korch_bundle_create(const char* name, korch_bundle** out);

@@ -84,7 +84,7 @@ module korch
   end type
 
   public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
-  public :: korch_add_device_block
+  public :: korch_add_device_block, korch_blocks_clear
   public :: korch_bundle_create, korch_bundle_add, korch_bundle_destroy
   public :: korch_configuration_builtin, korch_configuration_builtin_bound, korch_configuration_json
   public :: korch_configuration_packet_variables, korch_configuration_destroy
@@ -142,6 +142,10 @@ module korch
       integer(c_int64_t), intent(in) :: extent(4)
       integer(c_int32_t), value :: order
       integer(c_int32_t), intent(out) :: id
+    end function
+    integer(c_int) function c_blocks_clear(blocks) bind(c, name="korch_blocks_clear")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: blocks
     end function
     integer(c_int) function c_start_mpi() bind(c, name="korch_start_mpi")
       import :: c_int
@@ -370,6 +374,12 @@ contains
     extent(4) = int(n_vars, c_int64_t)
     status = add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
                        .true.)
+  end function
+
+  ! Forgets every block, for a code that lists its blocks anew after changing its mesh.
+  integer function korch_blocks_clear(blocks) result(status)
+    type(korch_blocks), intent(in) :: blocks
+    status = c_blocks_clear(blocks%handle)
   end function
 
   integer function korch_blocks_destroy(blocks) result(status)

@@ -212,6 +212,13 @@ int korch_blocks_add_device(korch_blocks* blocks, const korch_block_shape* shape
   });
 }
 
+int korch_blocks_clear(korch_blocks* blocks) {
+  return guarded("korch_blocks_clear", [&] {
+    const Lease changing = korch::c_api::lease<BlocksObject>(blocks, "blocks", Lease::exclusive, "change");
+    object_of<BlocksObject>(changing).list.clear();
+  });
+}
+
 int korch_blocks_destroy(korch_blocks* blocks) {
   return guarded("korch_blocks_destroy", [&] {
     korch::c_api::remove_handle(reinterpret_cast<std::uintptr_t>(blocks), BlocksObject::kind, "blocks");
