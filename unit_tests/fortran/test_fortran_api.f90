@@ -282,6 +282,22 @@ contains
     call check(index(korch_last_error(), "returned status 5") > 0, "with its status: " // korch_last_error())
     call check(index(korch_last_error(), "the wall is broken") > 0, "and its message: " // korch_last_error())
 
+    ! The code changes its mesh: its blocks are listed anew, and the old exchange is refused.
+    call check(korch_blocks_clear(walled) == korch_ok, "korch_blocks_clear: " // korch_last_error())
+    status = korch_exchange_fill(fill, 1, 2)
+    call check(status /= korch_ok, "an exchange made before the change is refused")
+    call check(index(korch_last_error(), "changed since the exchange was made") > 0, "saying why: " // korch_last_error())
+    call check(korch_add_block(walled, u0, cells=[nx(0), ny, 1], guard=[g, g, 0], id=block) == korch_ok, &
+               "list block 0 anew")
+    call check(block == 0, "ids start at 0 again")
+    ! Device blocks: no data, or a device block among host ones, is refused before anything is read.
+    status = korch_add_device_block(walled, c_null_ptr, 2, cells=[nx(1), ny, 1], guard=[g, g, 0])
+    call check(status /= korch_ok, "a device block without data is refused")
+    call check(index(korch_last_error(), "data is NULL") > 0, "naming it: " // korch_last_error())
+    status = korch_add_device_block(walled, c_loc(u1), 2, cells=[nx(1), ny, 1], guard=[g, g, 0], global_id=1)
+    call check(status /= korch_ok, "a device block among host blocks is refused")
+    call check(index(korch_last_error(), "in device memory but the list's blocks are in host memory") > 0, &
+               "naming both memories: " // korch_last_error())
     call check(korch_exchange_destroy(fill) == korch_ok, "destroy the walled exchange")
     call check(korch_neighbours_destroy(near) == korch_ok, "destroy the neighbours")
     call check(korch_blocks_destroy(walled) == korch_ok, "destroy the walled blocks")
