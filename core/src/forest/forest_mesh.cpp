@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 namespace korch {
 
@@ -195,24 +196,24 @@ double ForestMesh::regrid_estimate(int block, const RegridOptions& options) cons
   return estimate(block, options.vars, options.lohner, cutoff);
 }
 
+// Collective: a rank's bad costs stop every rank's regrid (the others would wait in its messages).
 void ForestMesh::check_costs(const RegridOptions& options) const {
   if (options.costs == nullptr) return;
+  std::string why;
   if (options.costs->size() != own_.size())
-    throw Error(
-        fmt::format("ForestMesh '{}': regrid given {} costs for this rank's {} leaves; give one per leaf of "
-                    "own_leaves()",
-                    name_, options.costs->size(), own_.size()));
-  for (std::size_t b = 0; b < own_.size(); ++b)
+    why = fmt::format("regrid given {} costs for this rank's {} leaves; give one per leaf of own_leaves()",
+                      options.costs->size(), own_.size());
+  for (std::size_t b = 0; why.empty() && b < own_.size(); ++b)
     if (!((*options.costs)[b] >= 0) || !std::isfinite((*options.costs)[b]))
-      throw Error(
-          fmt::format("ForestMesh '{}': regrid given cost {} for block {}: give each leaf's measured cost, 0 "
-                      "or more",
-                      name_, (*options.costs)[b], b));
-  if (!(options.rebalance_above >= 0))
-    throw Error(
-        fmt::format("ForestMesh '{}': rebalance_above is {}: give the imbalance to tolerate, 0 or more "
-                    "(0.1: the busiest rank 10 % above the mean)",
-                    name_, options.rebalance_above));
+      why = fmt::format("regrid given cost {} for block {}: give each leaf's measured cost, 0 or more",
+                        (*options.costs)[b], b);
+  if (why.empty() && !(options.rebalance_above >= 0))
+    why = fmt::format(
+        "rebalance_above is {}: give the imbalance to tolerate, 0 or more (0.1: the busiest rank 10 % above the mean)",
+        options.rebalance_above);
+  if (comm_.max(why.empty() ? 0 : 1) == 0) return;
+  if (why.empty()) why = "another rank's regrid costs are refused (its error says why)";
+  throw Error(fmt::format("ForestMesh '{}' on rank {}: {}", name_, comm_.rank(), why));
 }
 
 RegridCounts ForestMesh::regrid(const RegridOptions& options) {
