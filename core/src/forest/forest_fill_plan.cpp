@@ -20,12 +20,8 @@ namespace {
 // What term_of gives when a coarser leaf holds the cell, and when no term can say what it holds.
 constexpr int kCoarser = -1, kNoTerm = -2;
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-double minmod(double a, double b) {
-  if (a * b <= 0.0) return 0.0;
-  return std::fabs(a) < std::fabs(b) ? a : b;
-}
+using detail::floor_div;
+using detail::minmod;
 
 }  // namespace
 

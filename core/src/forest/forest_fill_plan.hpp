@@ -4,7 +4,23 @@
 
 #include <korch/forest_guard_fill.hpp>
 
+#include <cmath>
+#include <cstdint>
+
 namespace korch {
+
+namespace detail {
+
+// The smaller of two one-sided differences of one sign, else 0: a slope that makes no new extremum.
+inline double minmod(double a, double b) {
+  if (a * b <= 0.0) return 0.0;
+  return std::fabs(a) < std::fabs(b) ? a : b;
+}
+
+// floor(a / b) for b > 0.
+inline std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace detail
 
 // The value of one leaf cell, or the mean of the 2^dims finer leaf cells inside a coarser cell.
 struct ForestGuardFill::Term {

@@ -14,14 +14,8 @@ namespace korch {
 
 namespace {
 
-// The smaller of two one-sided differences of one sign, else 0: a slope that makes no new extremum.
-double minmod(double a, double b) {
-  if (a * b <= 0.0) return 0.0;
-  return std::fabs(a) < std::fabs(b) ? a : b;
-}
-
-// floor(a / b) for b > 0.
-std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+using detail::floor_div;
+using detail::minmod;
 
 // One value per variable, on the stack for the usual few variables: the fill's recursion
 // (restriction, prolongation) needs one such set per level it descends.

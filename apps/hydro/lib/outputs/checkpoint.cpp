@@ -34,8 +34,6 @@ std::atomic<int> caught_signal{0};
 
 extern "C" void on_stop_signal(int signal) { caught_signal.store(signal); }
 
-std::string exact(double x) { return fmt::format("{:a}", x); }  // hexadecimal: the bits survive the text
-
 bool little_endian() {
   const std::uint32_t one = 1;
   unsigned char first = 0;
@@ -306,7 +304,7 @@ void check_restart_options(const CheckpointContent& c, const Options& o, const s
   const Boundary b = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   mismatch("--boundary", c.boundary, b == Boundary::periodic ? "periodic" : "outflow");
   // Exact comparisons: the continued run is bitwise the uninterrupted one only with the same values.
-  if (c.gamma != o.gamma) mismatch("gamma", exact(c.gamma), exact(o.gamma));
+  if (c.gamma != o.gamma) mismatch("gamma", exact_text(c.gamma), exact_text(o.gamma));
   if (c.cfl != o.cfl) mismatch("--cfl", fmt::format("{}", c.cfl), fmt::format("{}", o.cfl));
   if (c.conduction != o.conduction)
     mismatch("--conduction", fmt::format("{}", c.conduction), fmt::format("{}", o.conduction));

@@ -20,6 +20,8 @@
 
 namespace korch::hydro {
 
+std::string exact_text(double x) { return fmt::format("{:a}", x); }  // hexadecimal: the bits survive the text
+
 namespace {
 
 constexpr const char* kVersionLine = "korch-hydro checkpoint ";
@@ -37,8 +39,6 @@ constexpr std::array<const char*, 19> kFields = {"problem",      "dim",
                                                  "regrid_every", "initial_totals",
                                                  "leaves",       "cells",
                                                  "checksum"};
-
-std::string exact(double x) { return fmt::format("{:a}", x); }  // hexadecimal: the bits survive the text
 
 // At most 40 characters of a text for a message, bytes that are not printable ASCII shown as '?'.
 std::string excerpt(const std::string& text) {
@@ -240,12 +240,14 @@ std::string checkpoint_header_fields(const CheckpointContent& c) {
   return fmt::format("{}{}\n", kVersionLine, checkpoint_version) +
          fmt::format("problem {}\ndim {}\nblocks {}\ncells_per_block {}\n", c.problem, c.dim, c.blocks,
                      c.cells_per_block) +
-         fmt::format("gamma {}\ncfl {}\nconduction {}\n", exact(c.gamma), exact(c.cfl), exact(c.conduction)) +
-         fmt::format("limiter {}\nboundary {}\ntime {}\nsteps {}\n", c.limiter, c.boundary, exact(c.time), c.steps) +
+         fmt::format("gamma {}\ncfl {}\nconduction {}\n", exact_text(c.gamma), exact_text(c.cfl),
+                     exact_text(c.conduction)) +
+         fmt::format("limiter {}\nboundary {}\ntime {}\nsteps {}\n", c.limiter, c.boundary, exact_text(c.time),
+                     c.steps) +
          fmt::format("max_level {}\nrefine_above {}\nderefine_below {}\nregrid_every {}\n", c.max_level,
-                     exact(c.refine_above), exact(c.derefine_below), c.regrid_every) +
-         fmt::format("initial_totals {} {} {} {} {}\n", exact(t[0]), exact(t[1]), exact(t[2]), exact(t[3]),
-                     exact(t[4])) +
+                     exact_text(c.refine_above), exact_text(c.derefine_below), c.regrid_every) +
+         fmt::format("initial_totals {} {} {} {} {}\n", exact_text(t[0]), exact_text(t[1]), exact_text(t[2]),
+                     exact_text(t[3]), exact_text(t[4])) +
          fmt::format("leaves {}\ncells {}\n", c.max_level > 0 ? c.leaves.size() : roots_of(c), c.state[0].size());
 }
 

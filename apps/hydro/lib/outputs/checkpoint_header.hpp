@@ -18,6 +18,9 @@
 
 namespace korch::hydro {
 
+// A double as text that reads back to the same bits (hexadecimal floating point).
+std::string exact_text(double x);
+
 // The version this korch writes and reads; a file of another version is refused naming both.
 inline constexpr int checkpoint_version = 3;
 // A reader looks no further than this for the header's 'end' line (a header takes about 500).

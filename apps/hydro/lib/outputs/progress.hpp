@@ -7,9 +7,15 @@
 // at 100 %). Each report gives the step, t, dt and the cell updates per second so far.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 
 namespace korch::hydro {
+
+// Seconds of wall time since t0 (the phases and the run's length in the summary).
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 class Progress {
  public:

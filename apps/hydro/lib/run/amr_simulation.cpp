@@ -26,7 +26,6 @@ namespace korch::hydro {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 ForestMeshShape mesh_shape(const Options& o) {
   ForestMeshShape s;
