@@ -12,6 +12,9 @@
 #include <string>
 #include <thread>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_auxiliary_cycle {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -108,3 +111,5 @@ TEST_CASE("Auxiliary cycle: a missing team, an unnamed or empty routine and a ca
   const std::string message = error_of([&] { rt.run_auxiliary(nested); });
   CHECK(contains(message, "run_auxiliary('nothing') called from a thread of team 'team 1'"));
 }
+
+}  // namespace test_auxiliary_cycle

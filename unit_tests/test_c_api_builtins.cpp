@@ -20,6 +20,9 @@
 #include <utility>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_c_api_builtins {
+
 namespace {
 
 constexpr int n_blocks = 6, ny = 4, g = 2, n_vars = 4, field = 0;
@@ -229,3 +232,5 @@ TEST_CASE("C API: binding names to a built-in's slots and declaring packet varia
   CHECK(korch_configuration_packet_variables(c, "a", reads, 1, writes, 1) == KORCH_OK);
   CHECK(korch_configuration_destroy(c) == KORCH_OK);
 }
+
+}  // namespace test_c_api_builtins

@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_c_api_relist {
+
 namespace {
 
 constexpr int row = 12, ny = 2, g = 1;  // the row's cells in x, cells in y, guard cells per side
@@ -139,3 +142,5 @@ TEST_CASE("C API: a code re-lists its blocks after changing its mesh; cycles and
   korch_blocks_destroy(blocks);
   REQUIRE(korch_finalize() == KORCH_OK);
 }
+
+}  // namespace test_c_api_relist

@@ -11,6 +11,9 @@
 #include <map>
 #include <set>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_configuration_binding {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -300,3 +303,5 @@ TEST_CASE(
   CHECK_NOTHROW(validate(configurations::get("split_itor", {"advect"}), RuntimeShape{4, 3, 6, 1}));
   CHECK_NOTHROW(validate(configurations::get("concurrent_itor", {"advect", "diffuse"}), RuntimeShape{4, 3, 6, 1}));
 }
+
+}  // namespace test_configuration_binding

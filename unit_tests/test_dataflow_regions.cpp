@@ -18,6 +18,9 @@
 #include <type_traits>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_dataflow_regions {
+
 namespace df = korch::dataflow;
 
 namespace {
@@ -580,3 +583,5 @@ TEST_CASE("Enumeration: multi-lane teams run the nested parser like one-lane tea
       check_records(p.output<RecordSum>("out"), ref);
     }
 }
+
+}  // namespace test_dataflow_regions

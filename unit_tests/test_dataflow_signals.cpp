@@ -17,6 +17,9 @@
 #include <type_traits>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_dataflow_signals {
+
 namespace df = korch::dataflow;
 
 namespace {
@@ -527,3 +530,5 @@ TEST_CASE("User signals: a source raising more per item than it declares is repo
   auto p = df::make_pipeline(g, opts(4, 2.0, 1, 0));
   CHECK_THROWS_WITH_AS(p.run(), doctest::Contains("F::raises"), korch::Error);
 }
+
+}  // namespace test_dataflow_signals

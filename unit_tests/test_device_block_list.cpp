@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_device_block_list {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -249,3 +252,5 @@ TEST_CASE("Device block list: host and device arrays in one list are refused, na
       doctest::Contains("block 1 is an array in host memory but the list's blocks are in device"), Error);
   CHECK(list.n_blocks() == 1);
 }
+
+}  // namespace test_device_block_list

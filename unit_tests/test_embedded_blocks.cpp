@@ -27,6 +27,9 @@
 #include <type_traits>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_embedded_blocks {
+
 using namespace korch;
 
 namespace {
@@ -348,3 +351,5 @@ TEST_CASE("Embedded blocks: a cycle over a list without blocks is an error, not 
   CHECK_THROWS_WITH_AS(runtime.execute(bundle, running("cpu_only", "smooth"), empty),
                        doctest::Contains("block list 'empty', which has no blocks"), Error);
 }
+
+}  // namespace test_embedded_blocks

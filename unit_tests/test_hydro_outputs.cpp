@@ -20,6 +20,9 @@
 #include <iterator>
 #include <string>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_hydro_outputs {
+
 using namespace korch;
 using namespace korch::hydro;
 namespace fs = std::filesystem;
@@ -190,3 +193,5 @@ TEST_CASE("hydro: a grid beyond the size limits is a clean error, not an int ove
   o.cells_per_block = 100000;
   CHECK_THROWS_WITH_AS(Simulation{o}, doctest::Contains("limit"), korch::Error);
 }
+
+}  // namespace test_hydro_outputs

@@ -7,6 +7,9 @@
 #include <chrono>
 #include <cmath>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_hydro_sound_wave {
+
 using namespace korch::hydro;
 using korch::hydro::testing::HydroTube;
 
@@ -57,3 +60,5 @@ TEST_CASE("sound wave: second order (>= 1.9) and the same error travelling left 
   for (int n = 0; n < 3; ++n) CHECK(left[n] == doctest::Approx(right[n]).epsilon(1e-6));
   MESSAGE("sound wave: " << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s");
 }
+
+}  // namespace test_hydro_sound_wave

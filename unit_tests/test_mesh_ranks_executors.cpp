@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_mesh_ranks_executors {
+
 #ifndef KORCH_MESH_DATA_DIR
 #error "KORCH_MESH_DATA_DIR must name apps/mesh/data (set in unit_tests/CMakeLists.txt)"
 #endif
@@ -273,3 +276,5 @@ TEST_CASE("message-driven executor on ranks: the airfoil gives one rank's rms, i
     }
   }
 }
+
+}  // namespace test_mesh_ranks_executors

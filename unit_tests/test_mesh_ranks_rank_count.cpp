@@ -14,6 +14,9 @@
 #include <memory>
 #include <string>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_mesh_ranks_rank_count {
+
 #ifndef KORCH_MESH_DATA_DIR
 #error "KORCH_MESH_DATA_DIR must name apps/mesh/data (set in unit_tests/CMakeLists.txt)"
 #endif
@@ -109,3 +112,5 @@ TEST_CASE("rank count: a generated 37 x 9 O-grid (333 cells) gives one rank's bi
   for (const Kind kind : {Kind::Sequential, Kind::Direct, Kind::Message})
     check_rank_count_independent(mesh, kind, 1000);
 }
+
+}  // namespace test_mesh_ranks_rank_count

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_packet_pack {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -182,3 +185,5 @@ TEST_CASE("PacketPack: a packet not on the device, or a source of more variables
   CHECK(contains(message, "at most 64 variables and the source has 65"));
   CHECK(contains(message, "use on_packet_entry or on_box"));
 }
+
+}  // namespace test_packet_pack

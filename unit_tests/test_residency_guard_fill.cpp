@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_residency_guard_fill {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -148,3 +151,5 @@ TEST_CASE("Residency fill: a random sequence of cycles, accessors and fills neve
     CHECK(same_cells(p.resident, p.plain));
   }
 }
+
+}  // namespace test_residency_guard_fill

@@ -14,6 +14,9 @@
 #include <random>
 #include <stdexcept>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_router {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -374,3 +377,5 @@ TEST_CASE(
     invalid(c, "closes a cycle of work edges");
   }
 }
+
+}  // namespace test_router

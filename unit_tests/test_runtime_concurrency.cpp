@@ -15,6 +15,9 @@
 #include <stdexcept>
 #include <thread>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_runtime_concurrency {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -158,3 +161,5 @@ TEST_CASE("Runtime: execute from an action routine of the running cycle is a kor
   CHECK(contains(message, "called from a thread of team"));
   CHECK(contains(message, "could never start"));
 }
+
+}  // namespace test_runtime_concurrency

@@ -15,6 +15,9 @@
 #include <stdexcept>
 #include <string>
 
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_runtime_faults {
+
 using namespace korch;
 using namespace korch::test;
 
@@ -195,3 +198,5 @@ TEST_CASE(
   rt.device_pool().set_limit_bytes(0);
   check_next_cycle_exact(rt, "gpu_only");
 }
+
+}  // namespace test_runtime_faults
