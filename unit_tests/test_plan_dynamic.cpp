@@ -97,9 +97,11 @@ TEST_CASE(
   const auto& m = adaptive.measured();
   REQUIRE(m.count("H") == 1);
   REQUIRE(m.count("N1") == 1);
-  CHECK(m.at("H").host > 20 * m.at("N1").host);  // 640 us of spinning per block against about a microsecond
-  CHECK(m.at("H").device > 0);                   // measured on a device team after the re-plan
-  CHECK(m.at("N2").device > 0);                  // N1 and N2 are split: measured on both sides
+  // 640 us of spinning per block against about a microsecond (tens under a sanitizer).
+  CHECK(m.at("H").host >= 6.0e-4);
+  CHECK(m.at("H").host > 5 * m.at("N1").host);
+  CHECK(m.at("H").device > 0);   // measured on a device team after the re-plan
+  CHECK(m.at("N2").device > 0);  // N1 and N2 are split: measured on both sides
   CHECK(m.at("N2").host > 0);
   MESSAGE("seconds per block: H host " << m.at("H").host << ", device " << m.at("H").device << "; N1 host "
                                        << m.at("N1").host << ", device " << m.at("N1").device << "; re-planning took "
