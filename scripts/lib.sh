@@ -3,6 +3,8 @@
 
 say() { printf '[korch] %s\n' "$*" >&2; }
 die() { printf '[korch] error: %s\n' "$*" >&2; exit 1; }
+# A wrong command line: exit status 2, as korch's programs give.
+usage_die() { printf '[korch] error: %s\n' "$*" >&2; exit 2; }
 need_cmd() { command -v "$1" >/dev/null 2>&1 || die "'$1' is required but not installed"; }
 
 # Prints one deb-src line for the distribution's main archive, derived from the machine's own apt
