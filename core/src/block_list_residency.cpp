@@ -75,6 +75,12 @@ double* BlockListResidency::host_block(int block) {
   return mirror.data();
 }
 
+DeviceResidency::HostSpan BlockListResidency::host_span(int block) const {
+  std::lock_guard<std::mutex> lock(mirrors_mutex_);
+  const HostDoubles& mirror = mirrors_.at(static_cast<std::size_t>(block));
+  return {reinterpret_cast<char*>(mirror.data()), mirror.extent(0) * sizeof(double)};
+}
+
 BlockListResidency::VarCells BlockListResidency::var_cells(int block, int var) {
   const Array& a = arrays_[static_cast<std::size_t>(block)];
   const std::int64_t at = var * a.stride[0];

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include <korch/backend/host_pages.hpp>
 #include <korch/device_residency.hpp>
 #include <korch/error.hpp>
 
@@ -11,13 +12,17 @@ DeviceResidency::DeviceResidency(int n_blocks, int n_vars, Start start)
       n_vars_(n_vars),
       start_flags_(start == Start::valid_on_host ? host_bit : device_bit),
       valid_(static_cast<std::size_t>(n_blocks) * static_cast<std::size_t>(n_vars), start_flags_),
-      held_(valid_.size(), 0) {}
+      held_(valid_.size(), 0),
+      host_used_(static_cast<std::size_t>(n_blocks), 0),
+      host_kept_(static_cast<std::size_t>(n_blocks), start == Start::valid_on_host ? 1 : 0) {}
 
 void DeviceResidency::add_block() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++n_blocks_;
   valid_.resize(valid_.size() + static_cast<std::size_t>(n_vars_), start_flags_);
   held_.resize(valid_.size(), 0);
+  host_used_.push_back(0);
+  host_kept_.push_back(start_flags_ == host_bit ? 1 : 0);
 }
 
 std::size_t DeviceResidency::flag_index(int block, int var) const {
@@ -92,7 +97,13 @@ void DeviceResidency::mark_device_only_locked(const std::vector<int>& blocks, co
     for (const int v : writes) valid_[flag_index(b, v)] = device_bit;
 }
 
+void DeviceResidency::host_used_locked(int block) {
+  host_used_[static_cast<std::size_t>(block)] = 1;
+  host_kept_[static_cast<std::size_t>(block)] = 1;
+}
+
 void DeviceResidency::host_valid_locked(int block, bool host_may_write) {
+  host_used_locked(block);
   for (int v = 0; v < n_vars_; ++v) {
     const std::size_t f = flag_index(block, v);
     if (held_[f] > 0) continue;  // a kernel may be writing it: the device's until the packet is done
@@ -145,6 +156,7 @@ TransferBytes DeviceResidency::claim(const std::vector<unsigned char>& on_device
   for (int b = 0; b < n_blocks_; ++b) {
     const bool device = on_device[static_cast<std::size_t>(b)] != 0;
     const unsigned char side = device ? device_bit : host_bit;
+    if (!device) host_used_locked(b);
     for (int v = first; v < first + count; ++v) {
       const std::size_t f = flag_index(b, v);
       if (held_[f] > 0)
@@ -163,6 +175,62 @@ TransferBytes DeviceResidency::claim(const std::vector<unsigned char>& on_device
   }
   instance.fence();
   moved_ += bytes;
+  return bytes;
+}
+
+bool DeviceResidency::host_copy_unused_locked(int block) const {
+  const auto b = static_cast<std::size_t>(block);
+  if (host_used_[b] || !host_kept_[b]) return false;
+  for (int v = 0; v < n_vars_; ++v) {
+    const std::size_t f = flag_index(block, v);
+    if (held_[f] > 0 || !(valid_[f] & device_bit)) return false;
+  }
+  return true;
+}
+
+std::size_t DeviceResidency::release_unused_host_copies() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Blocks one after the other in memory (a grid's) are handed back as one range, so that the
+  // pages two blocks share go back too.
+  std::size_t released = 0;
+  HostSpan run;
+  const auto flush = [&] {
+    if (run.bytes > 0) released += release_host_pages(run.begin, run.bytes);
+    run = {};
+  };
+  for (int b = 0; b < n_blocks_; ++b) {
+    if (!host_copy_unused_locked(b)) continue;
+    host_kept_[static_cast<std::size_t>(b)] = 0;
+    for (int v = 0; v < n_vars_; ++v) valid_[flag_index(b, v)] = device_bit;
+    const HostSpan span = host_span(b);
+    if (span.bytes == 0) continue;
+    if (run.bytes > 0 && run.begin + run.bytes == span.begin) {
+      run.bytes += span.bytes;
+    } else {
+      flush();
+      run = span;
+    }
+  }
+  flush();
+  std::fill(host_used_.begin(), host_used_.end(), 0);
+  return released;
+}
+
+std::size_t DeviceResidency::host_bytes_kept() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t bytes = 0;
+  for (int b = 0; b < n_blocks_; ++b)
+    if (host_kept_[static_cast<std::size_t>(b)]) bytes += host_span(b).bytes;
+  return bytes;
+}
+
+std::size_t DeviceResidency::host_bytes_resident() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t bytes = 0;
+  for (int b = 0; b < n_blocks_; ++b) {
+    const HostSpan span = host_span(b);
+    bytes += resident_host_bytes(span.begin, span.bytes);
+  }
   return bytes;
 }
 

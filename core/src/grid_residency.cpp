@@ -36,6 +36,11 @@ double* GridResidency::device_var(int block, int var) const noexcept {
              doubles_per_var_;
 }
 
+DeviceResidency::HostSpan GridResidency::host_span(int block) const {
+  const std::size_t bytes = static_cast<std::size_t>(n_vars()) * doubles_per_var_ * sizeof(double);
+  return {reinterpret_cast<char*>(host_var(block, 0)), bytes};
+}
+
 double* GridResidency::device_block(int block) const noexcept { return device_var(block, 0); }
 
 DeviceBlockLayout GridResidency::device_layout(int block) const {

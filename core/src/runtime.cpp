@@ -5,6 +5,7 @@
 #include "ranks/launcher_ranks.hpp"
 
 #include <korch/backend/kokkos_compat.hpp>
+#include <korch/device_residency.hpp>
 #include <korch/error.hpp>
 #include <korch/excerpt.hpp>
 #include <korch/runtime.hpp>
@@ -264,9 +265,11 @@ void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& 
   } catch (...) {
     failure = std::current_exception();
   }
-  // A code's device arrays get back what the cycle's host actions changed (docs/residency.md).
+  // A code's device arrays get back what the cycle's host actions changed, and host copies no one
+  // used go back to the system (docs/residency.md).
   try {
     grid.release_host_copies();
+    if (DeviceResidency* residency = grid.device_residency()) residency->release_unused_host_copies();
   } catch (...) {
     if (!failure) failure = std::current_exception();
   }

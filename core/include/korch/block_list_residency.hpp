@@ -39,14 +39,16 @@ class BlockListResidency : public DeviceResidency {
   void add(const Array& array);
 
   DeviceBlockLayout device_layout(int block) const override;
-  // The block's host copy (allocated on first use, then kept), with its device array's strides.
-  // Does not make it valid: make_host_valid() does.
+  // The block's host copy (allocated on first use; its pages go back to the system while unused,
+  // DeviceResidency), with its device array's strides. Does not make it valid: make_host_valid()
+  // does.
   double* host_block(int block);
 
  protected:
   std::uint64_t copy_var_to_device(int block, int var, const DeviceTaskSpace& instance) override;
   std::uint64_t copy_var_to_host(int block, int var) override;
   std::string kind() const override { return name_; }
+  HostSpan host_span(int block) const override;
 
  private:
   using HostDoubles = Kokkos::View<double*, Kokkos::HostSpace>;
@@ -62,7 +64,7 @@ class BlockListResidency : public DeviceResidency {
 
   std::string name_;
   std::vector<Array> arrays_;
-  std::mutex mirrors_mutex_;
+  mutable std::mutex mirrors_mutex_;
   std::vector<HostDoubles> mirrors_;
   DeviceDoubles device_staging_;  // one variable of the largest block, compact
   HostDoubles host_staging_;

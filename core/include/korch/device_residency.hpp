@@ -10,6 +10,13 @@
 // end_device_use(): host accessors leave it alone meanwhile (no copy back, flags unchanged), as a
 // kernel may be writing it.
 //
+// Host memory: a block's host copy is kept only while something on the host needs it. At the end
+// of every cycle (Runtime::execute), each block that the host did not use since the last such
+// release, that no packet holds and whose every variable is valid on the device loses its host
+// copy: the copy is marked stale and its physical pages go back to the system (release_host_pages).
+// The addresses stay, and the next host use brings the block back from the device as for any
+// stale copy.
+//
 // Thread-safe: one mutex guards the validity flags and the copies, so that a copy and the flags
 // that describe it change together.
 #pragma once
@@ -77,6 +84,18 @@ class DeviceResidency {
   // Everything this residency copied since it was made, by direction.
   TransferBytes transfers() const;
 
+  // Drops the host copy of every block that the host has not used since the last call, that no
+  // packet holds and whose every variable is valid on the device: marks it stale and hands its
+  // pages back. The runtime calls it at the end of each cycle; a code may call it too (twice in a
+  // row drops every such block, e.g. before a phase that needs host memory). Returns the bytes
+  // handed back.
+  std::size_t release_unused_host_copies();
+  // Bytes of the host copies kept now: blocks whose host copy holds data or may be used (their
+  // whole span; what is in physical memory may be less, see resident_host_bytes).
+  std::size_t host_bytes_kept() const;
+  // Bytes of the host copies in physical memory now (whole pages inside each block's span).
+  std::size_t host_bytes_resident() const;
+
  protected:
   // One (block, variable) from the host copy to the device copy on `instance` (not fenced), and
   // back (finished on return); each returns the bytes it moved. Called with the mutex held.
@@ -84,6 +103,12 @@ class DeviceResidency {
   virtual std::uint64_t copy_var_to_host(int block, int var) = 0;
   // Names the data in errors ("resident grid", "block list 'heat'").
   virtual std::string kind() const = 0;
+  // The host copy of a block: its first byte and its span in bytes (empty while it has none).
+  struct HostSpan {
+    char* begin = nullptr;
+    std::size_t bytes = 0;
+  };
+  virtual HostSpan host_span(int block) const = 0;
   // Appends a block, its variables as the constructor's `start` says.
   void add_block();
 
@@ -92,6 +117,8 @@ class DeviceResidency {
   std::size_t flag_index(int block, int var) const;
   void host_valid_locked(int block, bool host_may_write);
   void mark_device_only_locked(const std::vector<int>& blocks, const std::vector<int>& writes);
+  void host_used_locked(int block);
+  bool host_copy_unused_locked(int block) const;
 
   int n_blocks_ = 0;
   int n_vars_ = 0;
@@ -99,6 +126,8 @@ class DeviceResidency {
   mutable std::mutex mutex_;
   std::vector<unsigned char> valid_;  // per (block, var): host_bit | device_bit
   std::vector<std::uint32_t> held_;   // per (block, var): packets on the device that carry it
+  // Per block: the host used its copy since the last release; its host copy may hold pages.
+  std::vector<unsigned char> host_used_, host_kept_;
   TransferBytes moved_;
 };
 

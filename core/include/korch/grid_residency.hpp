@@ -38,6 +38,7 @@ class GridResidency : public DeviceResidency {
   std::uint64_t copy_var_to_device(int block, int var, const DeviceTaskSpace& instance) override;
   std::uint64_t copy_var_to_host(int block, int var) override;
   std::string kind() const override { return "resident grid"; }
+  HostSpan host_span(int block) const override;
 
  private:
   double* host_var(int block, int var) const noexcept;

@@ -132,6 +132,12 @@ std::string Simulation::transfer_summary() const {
         grid_->residency() ? "  (blocks kept on the device between steps)" : "");
   bytes("  of them guard cells and halos", halo_bytes_, "");
   bytes("  of them outputs", output_bytes_ + pending, "");
+  if (grid_->residency()) {
+    const auto grid_bytes = static_cast<double>(grid_->n_blocks()) * grid_->doubles_per_block() * sizeof(double);
+    s += fmt::format("  {:<34} {:>14.4e}  (of {:.4e}; {} of {} steps ended with none)\n",
+                     "host copy kept after the last step", static_cast<double>(host_copy_kept_), grid_bytes,
+                     steps_without_host_copy_, steps_ - first_step_);
+  }
   if (comm_overlap_.transfers > 0) {
     s += fmt::format("  {:<34} {:>13.1f}%  (of {:.3e} s of messages in flight, rank 0)\n",
                      "communication overlapped by tasks", 100.0 * comm_overlap_.fraction(),

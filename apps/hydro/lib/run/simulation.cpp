@@ -22,6 +22,7 @@
 #include <korch/bundle.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
+#include <korch/grid_residency.hpp>
 #include <korch/output_files.hpp>
 #include <korch/tile.hpp>
 
@@ -296,6 +297,10 @@ void Simulation::count_transfer_bytes() {
   grid_moved_ = grid;
   fills_moved_ = fills;
   trace_step_bytes(state, halo);
+  if (const GridResidency* residency = grid_->residency()) {
+    host_copy_kept_ = residency->host_bytes_kept();
+    steps_without_host_copy_ += host_copy_kept_ == 0 ? 1 : 0;
+  }
 }
 
 // The step's bytes by kind as counters in the trace of its cycle (trace.json shows them as tracks).

@@ -214,6 +214,9 @@ class Simulation {
   double output_bytes_ = 0.0;
   double step_output_bytes_ = 0.0;          // what the outputs before this step read
   TransferBytes grid_moved_, fills_moved_;  // the totals counted so far
+  // A resident grid's host copy after each step (DeviceResidency::host_bytes_kept).
+  std::size_t host_copy_kept_ = 0;
+  int steps_without_host_copy_ = 0;
   std::size_t transfer_events_ = 0;
   TransferOverlap overlap_;
   TransferOverlap comm_overlap_;  // guard-cell messages in flight and the tasks that hid them
