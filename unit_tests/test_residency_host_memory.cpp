@@ -142,6 +142,20 @@ TEST_CASE("Host memory: a code may drop unused host copies itself; host-only dat
   CHECK(same_cells(resident, plain));  // brought back from the device
 }
 
+TEST_CASE("Host memory: a grid told to keep its host copy keeps it through device cycles") {
+  Runtime rt;
+  TwoGrids grids;
+  GridResidency& r = *grids.resident.residency();
+  r.keep_host_copies(true);
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    rt.execute(affine_bundle({update}), configurations::get("gpu_only"), grids.resident);
+    rt.execute(affine_bundle({update}), configurations::get("gpu_only"), grids.plain);
+  }
+  CHECK(r.host_bytes_kept() == block_bytes * 6);
+  CHECK(mostly_resident(r, block_bytes * 6));
+  CHECK(same_cells(grids.resident, grids.plain));
+}
+
 TEST_CASE("Host memory: a data-parallel run keeps the host copies of the blocks the host computes") {
   Runtime rt;
   TwoGrids grids;

@@ -269,7 +269,8 @@ void Runtime::execute(const Bundle& bundle, const Configuration& c, DataSource& 
   // used go back to the system (docs/residency.md).
   try {
     grid.release_host_copies();
-    if (DeviceResidency* residency = grid.device_residency()) residency->release_unused_host_copies();
+    DeviceResidency* residency = grid.device_residency();
+    if (residency && !residency->keeps_host_copies()) residency->release_unused_host_copies();
   } catch (...) {
     if (!failure) failure = std::current_exception();
   }

@@ -25,6 +25,7 @@
 #include <korch/transfer_bytes.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -90,6 +91,11 @@ class DeviceResidency {
   // row drops every such block, e.g. before a phase that needs host memory). Returns the bytes
   // handed back.
   std::size_t release_unused_host_copies();
+  // Keep every host copy from cycle to cycle instead (the runtime then never calls the above): for
+  // a code that reads its blocks on the host every few cycles and has the host memory to spare,
+  // which then saves bringing the pages back each time. Off by default.
+  void keep_host_copies(bool keep) noexcept { keep_host_copies_ = keep; }
+  bool keeps_host_copies() const noexcept { return keep_host_copies_; }
   // Bytes of the host copies kept now: blocks whose host copy holds data or may be used (their
   // whole span; what is in physical memory may be less, see resident_host_bytes).
   std::size_t host_bytes_kept() const;
@@ -129,6 +135,7 @@ class DeviceResidency {
   // Per block: the host used its copy since the last release; its host copy may hold pages.
   std::vector<unsigned char> host_used_, host_kept_;
   TransferBytes moved_;
+  std::atomic<bool> keep_host_copies_{false};
 };
 
 }  // namespace korch
