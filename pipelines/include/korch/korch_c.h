@@ -104,6 +104,11 @@ typedef struct korch_bundle korch_bundle;
 typedef struct korch_configuration korch_configuration;
 typedef struct korch_neighbours korch_neighbours;
 typedef struct korch_exchange korch_exchange;
+typedef struct korch_ready korch_ready;
+/* The code's poll routine (korch_ready_create): tests the code's own guard-cell messages and marks
+ * each block whose guard cells are now valid with korch_ready_mark. Returns 0, or non-zero to fail
+ * the cycle (with the message korch_routine_message gave before returning). */
+typedef int (*korch_poll_fn)(korch_ready* ready, void* user);
 
 /* Initializes Kokkos (unless the code did) and creates the runtime; options may be NULL. */
 int korch_initialize(const korch_options* options);
@@ -224,6 +229,25 @@ int korch_exchange_set_boundary_fill(korch_exchange* exchange, korch_boundary_fn
  * variables [first_var, first_var + n_vars) are valid (the fill runs inside the cycle). */
 int korch_execute_filled(const korch_bundle* bundle, const korch_configuration* configuration, korch_exchange* exchange,
                          int32_t first_var, int32_t n_vars);
+
+/* A code that fills its blocks' guard cells itself (its own exchange, its own fill across levels;
+ * docs/c-api.md "The code's own guard-cell fill"): korch_execute_ready hands each block to the
+ * cycle's teams once korch_ready_mark named it, so the teams compute while the code's messages for
+ * other blocks are in flight.
+ *   poll           called on the thread that called korch_execute_ready whenever no marked block
+ *                  waits (with `user`); NULL when another thread marks the blocks.
+ *   stall_seconds  a cycle in which no block is marked for this long fails, naming the unmarked
+ *                  blocks (0: 120 s).
+ * Every block of `blocks` must be marked once per cycle; a mark between cycles counts for the next.
+ * `blocks` must outlive the object; korch_blocks_clear and new blocks are followed. */
+int korch_ready_create(korch_blocks* blocks, korch_poll_fn poll, void* user, double stall_seconds, korch_ready** out);
+/* Block `block` (its id in the list, 0-based) has valid guard cells. Any thread. */
+int korch_ready_mark(korch_ready* ready, int32_t block);
+/* Forgets the marks made for the next cycle (after a failed cycle, before filling anew). */
+int korch_ready_clear(korch_ready* ready);
+/* One cycle over the blocks, each handed out once marked. */
+int korch_execute_ready(const korch_bundle* bundle, const korch_configuration* configuration, korch_ready* ready);
+int korch_ready_destroy(korch_ready* ready);
 
 /* The message of the calling thread's last failed call ("" if none). */
 const char* korch_last_error(void);

@@ -16,7 +16,7 @@
 
 namespace korch::c_api {
 
-enum class HandleKind : unsigned { blocks = 1, bundle, configuration, neighbours, exchange };
+enum class HandleKind : unsigned { blocks = 1, bundle, configuration, neighbours, exchange, ready };
 // The C type a kind is: "korch_blocks", ...
 const char* type_name(HandleKind kind) noexcept;
 
