@@ -82,6 +82,9 @@ module korch
   type, public :: korch_exchange
     type(c_ptr) :: handle = c_null_ptr
   end type
+  type, public :: korch_ready
+    type(c_ptr) :: handle = c_null_ptr
+  end type
 
   public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
   public :: korch_add_device_block, korch_blocks_clear
@@ -93,6 +96,7 @@ module korch
   public :: korch_neighbours_create, korch_set_neighbour, korch_neighbours_destroy
   public :: korch_exchange_create, korch_exchange_fill, korch_exchange_start, korch_exchange_next
   public :: korch_exchange_destroy, korch_execute_filled, korch_exchange_set_boundary_fill
+  public :: korch_ready_create, korch_ready_mark, korch_ready_clear, korch_execute_ready, korch_ready_destroy
 
   interface korch_add_block
     module procedure add_block_3d, add_block_2d
@@ -413,6 +417,7 @@ contains
   end function
 
   include 'korch_configurations.f90'
+  include 'korch_ready.f90'
 
   ! One cycle over the blocks that `iterator` picks (default korch_all_blocks; korch_level_blocks
   ! with `level`).
