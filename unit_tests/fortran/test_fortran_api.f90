@@ -138,6 +138,7 @@ program test_fortran_api
   use, intrinsic :: iso_c_binding
   use korch
   use test_routines
+  use fortran_checks
   implicit none
   type(korch_blocks) :: mesh
   type(korch_bundle) :: bundle, failing, finalizing, copy
@@ -302,14 +303,5 @@ contains
     call check(korch_neighbours_destroy(near) == korch_ok, "destroy the neighbours")
     call check(korch_blocks_destroy(walled) == korch_ok, "destroy the walled blocks")
     deallocate(u0, u1)
-  end subroutine
-
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-    if (.not. condition) then
-      print '(2a)', "FAILED: ", what
-      stop 1
-    end if
   end subroutine
 end program

@@ -47,6 +47,7 @@ program test_fortran_ready
   use, intrinsic :: iso_c_binding
   use korch
   use ready_routines
+  use fortran_checks
   implicit none
   type(korch_blocks) :: ring
   type(korch_bundle) :: bundle
@@ -93,13 +94,4 @@ program test_fortran_ready
   call check(korch_finalize() == korch_ok, "korch_finalize")
   print '(a)', "test_fortran_ready: all checks passed"
 
-contains
-  subroutine check(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-    if (.not. condition) then
-      print '(2a)', "FAILED: ", what
-      stop 1
-    end if
-  end subroutine
 end program
