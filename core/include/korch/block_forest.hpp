@@ -76,6 +76,12 @@ class BlockForest {
   // (roots[a] * 2^max_level beyond 2^(63 / dims)).
   explicit BlockForest(const ForestShape& shape);
 
+  // The forest whose leaves are `leaves` (a code's own mesh): every listed block's ancestors
+  // split, level by level. Throws korch::Error naming the first key outside the shape (a level
+  // beyond max_level, a position beyond the level's blocks), listed twice or inside another listed
+  // key, and the first block no key covers or that the 2:1 balance needs split.
+  static BlockForest with_leaves(const ForestShape& shape, const std::vector<BlockKey>& leaves);
+
   const ForestShape& shape() const noexcept { return shape_; }
   // The leaves in Morton order.
   const std::vector<BlockKey>& leaves() const noexcept { return leaves_; }

@@ -150,6 +150,8 @@ class BlockList : public DataSource {
   // cycle ends (or synchronize()).
   BlockView block_view(int id) const override;
   bool is_leaf(int id) const override;
+  // The code's array of a block, as add() took it. Throws korch::Error naming a bad id.
+  const BlockArray& array(int id) const { return entry(id).array; }
   // Whether the blocks' arrays are in device memory (BlockArray::on_device).
   bool on_device() const noexcept { return residency_ != nullptr; }
   DeviceResidency* device_residency() const noexcept override { return residency_.get(); }

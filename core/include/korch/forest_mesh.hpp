@@ -29,6 +29,7 @@
 #include <korch/block_list.hpp>
 #include <korch/communicator.hpp>
 #include <korch/forest_guard_fill.hpp>
+#include <korch/forest_leaves.hpp>
 #include <korch/refinement_criterion.hpp>
 
 #include <array>
@@ -42,7 +43,7 @@
 namespace korch {
 
 namespace detail {
-class PeerMessages;
+class ForestGhosts;
 }  // namespace detail
 
 struct ForestMeshShape {
@@ -87,7 +88,7 @@ struct RegridCounts {
   int migrated = 0;   // leaves kept as they were that moved to another rank (a rebalance by cost)
 };
 
-class ForestMesh {
+class ForestMesh : public ForestLeaves {
  public:
   using Function = std::function<double(const std::array<double, 3>& centre, int var)>;
 
@@ -96,16 +97,20 @@ class ForestMesh {
   // bad shape, for a domain whose hi is not above its lo along the forest's axes, and on several
   // ranks for guard cells wider than half a block (a guard cell must lie within two neighbours).
   ForestMesh(std::string name, const ForestMeshShape& shape, const Communicator& comm = Communicator{});
-  ~ForestMesh();
+  ~ForestMesh() override;
   ForestMesh(const ForestMesh&) = delete;
   ForestMesh& operator=(const ForestMesh&) = delete;
 
   const ForestMeshShape& shape() const noexcept { return shape_; }
-  const BlockForest& forest() const noexcept { return forest_; }
+  const BlockForest& forest() const noexcept override { return forest_; }
   const Communicator& communicator() const noexcept { return comm_; }
   // This rank's leaves as a data source: block id = index in own_leaves().
   BlockList& blocks() noexcept { return *blocks_; }
-  const std::vector<BlockKey>& own_leaves() const noexcept { return own_; }
+  const std::vector<BlockKey>& own_leaves() const noexcept override { return own_; }
+  const DataSource& leaf_source() const noexcept override { return *blocks_; }
+  int own_block(const BlockKey& leaf) const override;
+  std::uint64_t leaves_version() const noexcept override { return version_; }
+  int n_vars() const noexcept override { return shape_.n_vars; }
   // The rank that owns a leaf of forest().leaves().
   int owner(int leaf_index) const { return owners_.at(static_cast<std::size_t>(leaf_index)); }
   const BlockArray& array(int block) const;
@@ -123,7 +128,7 @@ class ForestMesh {
   // variables first_var .. first_var + n_vars - 1 (n_vars < 0: through the last). Fills of distinct
   // blocks may run at the same time, also beside updates that write other variables.
   void exchange_ghost_leaves();
-  void fill_guard_cells(int block, int first_var = 0, int n_vars = -1) const;
+  void fill_guard_cells(int block, int first_var = 0, int n_vars = -1) const override;
   // The copies of the other ranks' leaves in steps, so that a cycle starts on the leaves that need
   // none while the messages travel (ForestFillIterator does this): start_ghost_copies() sends this
   // rank's leaves that other ranks read and posts the receives (every rank starts before any waits);
@@ -132,12 +137,12 @@ class ForestMesh {
   // ghost_messages_outstanding() is 0, finish_ghost_copies() waits for the sends.
   // abandon_ghost_copies() drops the copies of a failed cycle. exchange_ghost_leaves() does it all.
   // Throws korch::Error naming the call made out of this order.
-  void start_ghost_copies();
-  const std::vector<int>& leaves_without_ghosts() const noexcept { return without_ghosts_; }
-  std::vector<int> wait_for_ghosts();
-  int ghost_messages_outstanding() const noexcept;
-  void finish_ghost_copies();
-  void abandon_ghost_copies() noexcept;
+  void start_ghost_copies() override;
+  const std::vector<int>& leaves_without_ghosts() const noexcept override;
+  std::vector<int> wait_for_ghosts() override;
+  int ghost_messages_outstanding() const noexcept override;
+  void finish_ghost_copies() override;
+  void abandon_ghost_copies() noexcept override;
   // The sum over every rank's leaves of a variable times the cell volume (collective; summed in rank
   // order, so equal on every rank).
   double total(int var) const;
@@ -179,7 +184,6 @@ class ForestMesh {
 
  private:
   void list_leaves();
-  void plan_ghosts();
   std::vector<double> fresh_block() const;
   BlockArray array_of(std::vector<double>& data) const;
   // Old leaves whose data fill the new leaf `leaf` (itself, its old parent and the parent's
@@ -207,16 +211,9 @@ class ForestMesh {
   // While regrid() adapts with costs: every old leaf's cost (leaf index order) and its threshold.
   std::vector<double> old_leaf_costs_;
   double rebalance_above_ = 0.0;
-  std::vector<BlockKey> own_;  // this rank's leaves, in Morton order (block ids)
-  // Per rank: this rank's leaves it sends at each guard fill, and the leaves it receives from it.
-  std::vector<std::vector<BlockKey>> ghost_sends_, ghost_receives_;
-  std::vector<std::vector<double>> ghost_send_buffers_, ghost_receive_buffers_;  // per rank
-  std::vector<std::vector<int>> ghost_waiters_;  // per rank: this rank's leaves that read its leaves
-  std::vector<int> ghost_ranks_;                 // per block: how many other ranks own leaves it reads
-  std::vector<int> ghosts_pending_;              // per block: those not yet received in this fill
-  std::vector<int> without_ghosts_;              // blocks that read no other rank's leaf
-  std::unique_ptr<detail::PeerMessages> ghost_messages_;
-  bool ghosts_in_flight_ = false;
+  std::vector<BlockKey> own_;                     // this rank's leaves, in Morton order (block ids)
+  std::unique_ptr<detail::ForestGhosts> ghosts_;  // copies of other ranks' leaves that fills read
+  std::uint64_t version_ = 0;                     // leaves_version()
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> data_;  // own leaves and copies
   std::vector<BlockArray> arrays_;                                        // per block id (own leaves)
   std::vector<std::vector<double>> faces_;  // per block id, axis and side: block * 2 * dims + 2 * axis + side

@@ -66,6 +66,47 @@ BlockForest::BlockForest(const ForestShape& shape) : shape_(shape) {
   order_leaves();
 }
 
+BlockForest BlockForest::with_leaves(const ForestShape& shape, const std::vector<BlockKey>& leaves) {
+  BlockForest forest(shape);
+  std::unordered_set<BlockKey, BlockKeyHash> listed, ancestors;
+  for (const BlockKey& key : leaves) {
+    bool inside = key.level >= 0 && key.level <= shape.max_level;
+    for (int a = 0; a < 3 && inside; ++a)
+      inside = key.position[a] >= 0 && key.position[a] < (inside ? forest.extent(key.level, a) : 0);
+    if (!inside)
+      throw Error(
+          fmt::format("BlockForest: the listed leaf {} lies outside the forest of {} x {} x {} root blocks and "
+                      "levels 0..{}; give each block its level and its position among that level's blocks",
+                      key.describe(), shape.roots[0], shape.roots[1], shape.roots[2], shape.max_level));
+    if (!listed.insert(key).second)
+      throw Error(fmt::format("BlockForest: the leaf {} is listed twice; list each block once", key.describe()));
+    for (BlockKey up = key; up.level > 0;) {
+      up = forest.parent(up);
+      ancestors.insert(up);
+    }
+  }
+  for (int level = 0; level < shape.max_level; ++level) {
+    std::vector<BlockKey> split;
+    for (const BlockKey& leaf : forest.leaves())
+      if (leaf.level == level && ancestors.count(leaf) != 0) split.push_back(leaf);
+    if (!split.empty()) forest.refine(split);
+  }
+  for (const BlockKey& key : leaves)
+    if (ancestors.count(key) != 0)
+      throw Error(
+          fmt::format("BlockForest: the listed leaf {} contains other listed leaves; list only the leaves, "
+                      "the blocks not split",
+                      key.describe()));
+  for (const BlockKey& leaf : forest.leaves())
+    if (listed.count(leaf) == 0)
+      throw Error(
+          fmt::format("BlockForest: no listed leaf is {}: the leaves leave a gap there, or are not 2:1 balanced "
+                      "(leaves that touch differ by at most one level); list the block, or refine its coarser "
+                      "neighbours",
+                      leaf.describe()));
+  return forest;
+}
+
 std::int64_t BlockForest::extent(int level, int axis) const {
   return axis < shape_.dims ? std::int64_t{shape_.roots[axis]} << level : 1;
 }

@@ -10,36 +10,35 @@
 
 namespace korch {
 
-ForestFillIterator::ForestFillIterator(ForestMesh& mesh, int first_var, int n_vars, Fill fill)
-    : mesh_(mesh), first_(first_var), count_(n_vars < 0 ? mesh.shape().n_vars - first_var : n_vars), fill_(fill) {
-  if (first_ < 0 || count_ < 1 || first_ + count_ > mesh.shape().n_vars)
+ForestFillIterator::ForestFillIterator(ForestLeaves& mesh, int first_var, int n_vars, Fill fill)
+    : mesh_(mesh), first_(first_var), count_(n_vars < 0 ? mesh.n_vars() - first_var : n_vars), fill_(fill) {
+  if (first_ < 0 || count_ < 1 || first_ + count_ > mesh.n_vars())
     throw Error(fmt::format("ForestFillIterator: variables [{}, {}) are not in the mesh's 0..{}", first_,
-                            first_ + count_, mesh.shape().n_vars - 1));
+                            first_ + count_, mesh.n_vars() - 1));
 }
 
 // Whose fill reads a leaf: the leaves near it, as near is symmetric (ForestMesh's ghosts).
 void ForestFillIterator::plan_readers() {
   const auto& own = mesh_.own_leaves();
   readers_.assign(own.size(), {});
-  // This rank's leaves are one stretch of the Morton curve: block id = leaf index - the first's.
-  const int first = own.empty() ? 0 : mesh_.forest().leaf_index(own.front());
   if (fill_ == Fill::on_hand_out)
     for (std::size_t b = 0; b < own.size(); ++b)
       for (const BlockKey& near : detail::leaves_near(mesh_.forest(), own[b], 2)) {
-        const int id = mesh_.forest().leaf_index(near) - first;
-        if (id >= 0 && id < static_cast<int>(own.size()) && id != static_cast<int>(b)) readers_[b].push_back(id);
+        const int id = mesh_.own_block(near);
+        if (id >= 0 && id != static_cast<int>(b)) readers_[b].push_back(id);
       }
-  planned_generation_ = mesh_.forest().generation();
-  planned_blocks_ = &mesh_.blocks();
+  planned_version_ = mesh_.leaves_version();
+  planned_ = true;
 }
 
 void ForestFillIterator::begin(const DataSource& source) {
-  if (&source != &mesh_.blocks())
+  if (&source != &mesh_.leaf_source())
     throw Error(
         fmt::format("ForestFillIterator: the cycle runs on {}, but the iterator's mesh lists its leaves in {}: "
-                    "pass the mesh's blocks() to Runtime::execute",
-                    source.source_name(), mesh_.blocks().source_name()));
-  if (planned_blocks_ != &mesh_.blocks() || planned_generation_ != mesh_.forest().generation()) plan_readers();
+                    "pass the mesh's leaves (ForestMesh::blocks(), or the code's list of a ForestBlocks) to "
+                    "Runtime::execute",
+                    source.source_name(), mesh_.leaf_source().source_name()));
+  if (!planned_ || planned_version_ != mesh_.leaves_version()) plan_readers();
   const std::size_t n = mesh_.own_leaves().size();
   complete_.assign(n, 0);
   filled_.assign(n, 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "forest_ghosts.hpp"
 #include "forest_ranks.hpp"
-#include "../ranks/peer_messages.hpp"
 
 #include <korch/error.hpp>
 #include <korch/forest_mesh.hpp>
@@ -30,6 +30,7 @@ ForestMesh::ForestMesh(std::string name, const ForestMeshShape& shape, const Com
                       name_, shape.guard[a], a, shape.cells[a], comm.size()));
   }
   fill_ = std::make_unique<ForestGuardFill>(forest_, shape.cells, shape.guard, shape.n_vars);
+  ghosts_ = std::make_unique<detail::ForestGhosts>(comm_, "ForestMesh '" + name_ + "'");
   owners_ = detail::morton_partition(forest_.n_leaves(), comm_.size());
   for (int i = 0; i < forest_.n_leaves(); ++i)
     if (owners_[static_cast<std::size_t>(i)] == comm_.rank())
@@ -65,10 +66,15 @@ void ForestMesh::list_leaves() {
   for (int i = 0; i < forest_.n_leaves(); ++i)
     if (owners_[static_cast<std::size_t>(i)] == comm_.rank())
       own_.push_back(forest_.leaves()[static_cast<std::size_t>(i)]);
-  plan_ghosts();
+  ghosts_->plan(forest_, owners_, own_, fresh_block().size());
+  ++version_;
   fill_->clear_blocks();
-  for (const auto& from : ghost_receives_)
-    for (const BlockKey& ghost : from) fill_->set_block(ghost, array_of(data_.at(ghost)));
+  for (const auto& from : ghosts_->receives())
+    for (const BlockKey& ghost : from) {
+      auto& copy = data_[ghost];
+      if (copy.empty()) copy = fresh_block();
+      fill_->set_block(ghost, array_of(copy));
+    }
   arrays_.clear();
   faces_.clear();
   face_neighbours_.clear();

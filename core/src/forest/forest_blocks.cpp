@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "forest_ghosts.hpp"
+
+#include <korch/error.hpp>
+#include <korch/forest_blocks.hpp>
+
+#include <fmt/format.h>
+
+namespace korch {
+
+ForestBlocks::ForestBlocks(BlockList& blocks, const ForestShape& shape, const Communicator& comm)
+    : blocks_(blocks), shape_(shape), comm_(comm) {
+  ghosts_ = std::make_unique<detail::ForestGhosts>(comm_, "ForestBlocks over " + blocks_.source_name());
+  relist();
+}
+
+ForestBlocks::~ForestBlocks() { abandon_ghost_copies(); }
+
+// What a rank can check of its own list; throws naming the first block that is not usable.
+void ForestBlocks::check_own_list(std::array<int, 3>& cells, std::array<int, 3>& guard) const {
+  if (blocks_.on_device())
+    throw Error(
+        fmt::format("ForestBlocks over {}: the list holds device arrays; the fill across levels runs on "
+                    "host arrays: list host arrays (BlockArray::of)",
+                    blocks_.source_name()));
+  for (int b = 0; b < blocks_.n_blocks(); ++b) {
+    const BlockMeta& m = blocks_.block(b);
+    const std::array<int, 3> c{m.interior.extent(0), m.interior.extent(1), m.interior.extent(2)};
+    const std::array<int, 3> g = m.interior.lo;
+    if (!blocks_.is_leaf(b))
+      throw Error(
+          fmt::format("ForestBlocks over {}: block {} is not a leaf (BlockShape::leaf false); list only "
+                      "the leaves, the blocks the code computes on",
+                      blocks_.source_name(), b));
+    if (b == 0) {
+      cells = c;
+      guard = g;
+    } else if (c != cells || g != guard) {
+      throw Error(
+          fmt::format("ForestBlocks over {}: block {} has {} x {} x {} cells and {} x {} x {} guard cells, "
+                      "block 0 {} x {} x {} and {} x {} x {}; every block of an adaptive mesh has the "
+                      "same cells and guard cells",
+                      blocks_.source_name(), b, c[0], c[1], c[2], g[0], g[1], g[2], cells[0], cells[1], cells[2],
+                      guard[0], guard[1], guard[2]));
+    }
+  }
+}
+
+// Every rank's block count, cells and guard cells (7 numbers per rank), checked to agree; every rank
+// throws the same error or none: a rank that threw alone would leave the others waiting.
+std::vector<std::uint64_t> ForestBlocks::agree_on_shape(std::array<int, 3>& cells, std::array<int, 3>& guard) const {
+  std::string why;
+  try {
+    check_own_list(cells, guard);
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  const std::vector<std::string> whys = comm_.all_gather(why);
+  for (std::size_t r = 0; r < whys.size(); ++r)
+    if (!whys[r].empty()) throw Error(comm_.size() > 1 ? fmt::format("rank {}: {}", r, whys[r]) : whys[r]);
+  std::vector<std::uint64_t> mine{static_cast<std::uint64_t>(blocks_.n_blocks())};
+  for (int a = 0; a < 3; ++a) mine.push_back(static_cast<std::uint64_t>(cells[a]));
+  for (int a = 0; a < 3; ++a) mine.push_back(static_cast<std::uint64_t>(guard[a]));
+  const std::vector<std::uint64_t> shapes = comm_.all_gather(mine);
+  int first = -1;
+  for (int r = 0; r < comm_.size(); ++r) {
+    const std::uint64_t* s = &shapes[static_cast<std::size_t>(r) * 7];
+    if (s[0] == 0) continue;
+    const std::array<int, 3> c{int(s[1]), int(s[2]), int(s[3])}, g{int(s[4]), int(s[5]), int(s[6])};
+    if (first < 0) {
+      first = r;
+      cells = c;
+      guard = g;
+    } else if (c != cells || g != guard) {
+      throw Error(
+          fmt::format("ForestBlocks over {}: rank {} lists blocks of {} x {} x {} cells and {} x {} x {} "
+                      "guard cells, rank {} of {} x {} x {} and {} x {} x {}; give every rank's blocks "
+                      "the same cells and guard cells",
+                      blocks_.source_name(), r, c[0], c[1], c[2], g[0], g[1], g[2], first, cells[0], cells[1], cells[2],
+                      guard[0], guard[1], guard[2]));
+    }
+  }
+  if (first < 0)
+    throw Error(fmt::format("ForestBlocks over {}: no rank lists a block; list the mesh's leaves first",
+                            blocks_.source_name()));
+  for (int a = 0; a < shape_.dims && comm_.size() > 1; ++a)
+    if (2 * guard[a] > cells[a])
+      throw Error(
+          fmt::format("ForestBlocks over {}: {} guard cells along axis {} for blocks of {} cells on {} "
+                      "ranks; on ranks give at most half a block of guard cells",
+                      blocks_.source_name(), guard[a], a, cells[a], comm_.size()));
+  return shapes;
+}
+
+// Every rank's keys in rank order, and the rank that listed each.
+void ForestBlocks::gather_leaves(const std::vector<std::uint64_t>& shapes, std::vector<BlockKey>& leaves,
+                                 std::vector<int>& rank_of) const {
+  std::vector<std::uint64_t> keys;
+  for (int b = 0; b < blocks_.n_blocks(); ++b) {
+    const BlockMeta& m = blocks_.block(b);
+    keys.push_back(static_cast<std::uint64_t>(m.level));
+    for (int a = 0; a < 3; ++a) keys.push_back(static_cast<std::uint64_t>(static_cast<std::int64_t>(m.index[a])));
+  }
+  const std::vector<std::uint64_t> all = comm_.all_gather(keys);
+  for (int r = 0, at = 0; r < comm_.size(); ++r)
+    for (std::uint64_t n = 0; n < shapes[static_cast<std::size_t>(r) * 7]; ++n, at += 4) {
+      BlockKey key;
+      key.level = static_cast<int>(static_cast<std::int64_t>(all[static_cast<std::size_t>(at)]));
+      for (int a = 0; a < 3; ++a)
+        key.position[a] = static_cast<std::int64_t>(all[static_cast<std::size_t>(at + 1 + a)]);
+      leaves.push_back(key);
+      rank_of.push_back(r);
+    }
+}
+
+void ForestBlocks::relist() {
+  if (ghosts_->in_flight())
+    throw Error(
+        fmt::format("ForestBlocks over {}: relist() while copies of other ranks' leaves are in flight: "
+                    "relist between cycles",
+                    blocks_.source_name()));
+  std::array<int, 3> cells{0, 0, 0}, guard{0, 0, 0};
+  const std::vector<std::uint64_t> shapes = agree_on_shape(cells, guard);
+  std::vector<BlockKey> leaves;
+  std::vector<int> rank_of;
+  gather_leaves(shapes, leaves, rank_of);
+  auto forest = std::make_unique<BlockForest>(BlockForest::with_leaves(shape_, leaves));
+  auto fill = std::make_unique<ForestGuardFill>(*forest, cells, guard, blocks_.n_vars());
+  if (boundary_) fill->set_boundary(boundary_);
+
+  // Nothing below throws for the code's input: the new lists replace the old ones.
+  forest_ = std::move(forest);
+  fill_ = std::move(fill);
+  cells_ = cells;
+  guard_ = guard;
+  owners_.assign(leaves.size(), 0);
+  own_.clear();
+  own_data_.clear();
+  own_id_.clear();
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    owners_[static_cast<std::size_t>(forest_->leaf_index(leaves[i]))] = rank_of[i];
+    if (rank_of[i] != comm_.rank()) continue;
+    own_id_[leaves[i]] = static_cast<int>(own_.size());
+    own_data_.push_back(blocks_.array(static_cast<int>(own_.size())).data);
+    fill_->set_block(leaves[i], blocks_.array(static_cast<int>(own_.size())));
+    own_.push_back(leaves[i]);
+  }
+  ghosts_->plan(*forest_, owners_, own_, block_values());
+  ghost_data_.clear();
+  const std::ptrdiff_t ni = cells_[0] + 2 * guard_[0], nj = cells_[1] + 2 * guard_[1], nk = cells_[2] + 2 * guard_[2];
+  for (const auto& from : ghosts_->receives())
+    for (const BlockKey& ghost : from) {
+      auto& copy = ghost_data_[ghost];
+      copy.assign(block_values(), 0.0);
+      fill_->set_block(ghost, BlockArray::of(copy.data(), IndexOrder::var_i_j_k, {blocks_.n_vars(), ni, nj, nk},
+                                             {ni * nj * nk, nj * nk, nk, 1}));
+    }
+  ++version_;
+}
+
+std::size_t ForestBlocks::block_values() const {
+  std::size_t n = static_cast<std::size_t>(blocks_.n_vars());
+  for (int a = 0; a < 3; ++a) n *= static_cast<std::size_t>(cells_[a] + 2 * guard_[a]);
+  return n;
+}
+
+// A leaf travels in korch::Grid's layout (variable slowest, k fastest), whatever the code's own.
+void ForestBlocks::pack(const BlockKey& leaf, double* out) const {
+  const BlockArray& a = blocks_.array(own_id_.at(leaf));
+  for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
+    for (std::ptrdiff_t i = 0; i < a.extent[1]; ++i)
+      for (std::ptrdiff_t j = 0; j < a.extent[2]; ++j)
+        for (std::ptrdiff_t k = 0; k < a.extent[3]; ++k)
+          *out++ = a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
+}
+
+void ForestBlocks::unpack(const BlockKey& ghost, const double* in) {
+  auto& copy = ghost_data_.at(ghost);
+  std::copy_n(in, copy.size(), copy.begin());
+}
+
+// Why the list is not the one relist() took (blocks, keys, arrays); empty when it is.
+std::string ForestBlocks::list_change() const {
+  const int n = blocks_.n_blocks();
+  if (n != static_cast<int>(own_.size()))
+    return fmt::format("the list has {} blocks, {} at the last relist()", n, own_.size());
+  for (int b = 0; b < n; ++b) {
+    const BlockMeta& m = blocks_.block(b);
+    const BlockKey& key = own_[static_cast<std::size_t>(b)];
+    const bool same = m.level == key.level && m.index[0] == key.position[0] && m.index[1] == key.position[1] &&
+                      m.index[2] == key.position[2] && blocks_.array(b).data == own_data_[static_cast<std::size_t>(b)];
+    if (!same)
+      return fmt::format("block {} was {} with its array at {} at the last relist(), now level {} ({}, {}, {}) at {}",
+                         b, key.describe(), static_cast<const void*>(own_data_[static_cast<std::size_t>(b)]), m.level,
+                         m.index[0], m.index[1], m.index[2], static_cast<const void*>(blocks_.array(b).data));
+  }
+  return {};
+}
+
+// On ranks every rank learns of a change on any (one reduction per cycle): a rank that stopped
+// alone would leave the others waiting for its leaves.
+void ForestBlocks::check_unchanged() const {
+  const std::string why = list_change();
+  const std::int64_t changed = comm_.size() > 1 ? comm_.max(why.empty() ? 0 : 1) : !why.empty();
+  if (changed == 0) return;
+  if (why.empty())
+    throw Error(
+        fmt::format("ForestBlocks over {}: another rank's list changed since relist(); call relist() (on "
+                    "every rank) after the code lists its leaves anew",
+                    blocks_.source_name()));
+  throw Error(
+      fmt::format("ForestBlocks over {}: {}; call relist() (on every rank) after the code lists its leaves anew",
+                  blocks_.source_name(), why));
+}
+
+int ForestBlocks::own_block(const BlockKey& leaf) const {
+  const auto found = own_id_.find(leaf);
+  return found == own_id_.end() ? -1 : found->second;
+}
+
+void ForestBlocks::set_boundary(ForestGuardFill::BoundaryValue boundary) {
+  boundary_ = std::move(boundary);
+  fill_->set_boundary(boundary_);
+}
+
+void ForestBlocks::fill_guard_cells() {
+  start_ghost_copies();
+  while (ghost_messages_outstanding() > 0) wait_for_ghosts();
+  finish_ghost_copies();
+  fill_->fill(own_);
+}
+
+void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const {
+  if (block < 0 || block >= static_cast<int>(own_.size()))
+    throw Error(fmt::format("ForestBlocks over {}: block {} of {} leaves; give an id of the list",
+                            blocks_.source_name(), block, own_.size()));
+  fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
+}
+
+void ForestBlocks::start_ghost_copies() {
+  check_unchanged();
+  ghosts_->start([this](const BlockKey& leaf, double* out) { pack(leaf, out); });
+}
+
+const std::vector<int>& ForestBlocks::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
+
+std::vector<int> ForestBlocks::wait_for_ghosts() {
+  return ghosts_->wait([this](const BlockKey& ghost, const double* in) { unpack(ghost, in); });
+}
+
+int ForestBlocks::ghost_messages_outstanding() const noexcept { return ghosts_->outstanding(); }
+
+void ForestBlocks::finish_ghost_copies() { ghosts_->finish(); }
+
+void ForestBlocks::abandon_ghost_copies() noexcept {
+  if (ghosts_) ghosts_->abandon();
+}
+
+}  // namespace korch

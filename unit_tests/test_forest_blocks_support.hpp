@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// What the ForestBlocks suites share: a code's own adaptive mesh whose leaves are those of a
+// reference ForestMesh on one process, stored as the code stores them (Fortran arrays u(i, j, k,
+// var) padded along i, guard cells NaN until filled), listed in the code's own order (Morton order
+// reversed) and shared among ranks round-robin rather than along the curve.
+#pragma once
+
+#include <korch/block_list.hpp>
+#include <korch/forest_blocks.hpp>
+#include <korch/forest_mesh.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace korch::test {
+
+struct CodeLeaves {
+  std::vector<std::vector<double>> storage;
+  BlockList list{"code leaves", 1};
+  std::array<int, 3> n{1, 1, 1};  // stored cells per axis
+  int pad = 0, vars = 1;
+
+  CodeLeaves(const ForestMesh& ref, int rank, int ranks) : list("code leaves", ref.shape().n_vars) {
+    relist(ref, rank, ranks);
+  }
+
+  static int owner_of(int leaf_index, int ranks) { return (7 * leaf_index + 1) % ranks; }
+
+  // The code's own regrid happened in `ref`: new arrays for every leaf, listed anew.
+  void relist(const ForestMesh& ref, int rank, int ranks) {
+    const auto& s = ref.shape();
+    vars = s.n_vars;
+    for (int a = 0; a < 3; ++a) n[a] = s.cells[a] + 2 * s.guard[a];
+    pad = n[0] + 1;
+    list.clear();
+    storage.clear();
+    const auto& leaves = ref.forest().leaves();
+    for (int index = static_cast<int>(leaves.size()) - 1; index >= 0; --index) {
+      if (owner_of(index, ranks) != rank) continue;
+      storage.emplace_back(static_cast<std::size_t>(pad * n[1] * n[2] * vars),
+                           std::numeric_limits<double>::quiet_NaN());
+      const BlockArray& r = ref.array(index);
+      for (int v = 0; v < vars; ++v)
+        for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k)
+          for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
+            for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i)
+              at(static_cast<int>(storage.size()) - 1, v, i, j, k) =
+                  r.data[v * r.stride[0] + i * r.stride[1] + j * r.stride[2] + k * r.stride[3]];
+      BlockShape shape;
+      shape.cells = s.cells;
+      shape.guard = s.guard;
+      shape.level = leaves[static_cast<std::size_t>(index)].level;
+      for (int a = 0; a < 3; ++a)
+        shape.index[a] = static_cast<int>(leaves[static_cast<std::size_t>(index)].position[a]);
+      list.add(shape, BlockArray::of(storage.back().data(), IndexOrder::i_j_k_var, {n[0], n[1], n[2], vars},
+                                     {1, pad, pad * n[1], pad * n[1] * n[2]}));
+    }
+  }
+  double& at(int b, int v, int i, int j, int k) {
+    return storage[static_cast<std::size_t>(b)][static_cast<std::size_t>(i + pad * (j + n[1] * (k + n[2] * v)))];
+  }
+  // Cells of block b (guard cells too) whose bits differ from the same leaf of `ref`.
+  int differences(int b, const ForestMesh& ref, const BlockKey& key) {
+    const BlockArray& r = ref.array(ref.forest().leaf_index(key));
+    int wrong = 0;
+    for (int v = 0; v < vars; ++v)
+      for (int k = 0; k < n[2]; ++k)
+        for (int j = 0; j < n[1]; ++j)
+          for (int i = 0; i < n[0]; ++i) {
+            const double want = r.data[v * r.stride[0] + i * r.stride[1] + j * r.stride[2] + k * r.stride[3]];
+            const double got = at(b, v, i, j, k);
+            wrong += !(got == want || (std::isnan(got) && std::isnan(want)));
+          }
+    return wrong;
+  }
+};
+
+}  // namespace korch::test
