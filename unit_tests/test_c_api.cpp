@@ -50,7 +50,7 @@ TEST_CASE("C API: a bundle over C-ordered blocks equals the plain loop; failures
         double& x = expected[static_cast<std::size_t>(((0 * 6 + i) * 5 + j) * 2 + k)];
         x = x * 3 - 1;
       }
-  korch_block_shape shape{{4, 3, 2}, {1, 1, 0}, {2, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+  korch_block_shape shape{{4, 3, 2}, {1, 1, 0}, {2, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
   const int64_t extent[4] = {2, 6, 5, 2};
   int32_t id = -1;
   REQUIRE(korch_blocks_add(mesh, &shape, u.data(), extent, KORCH_C_ORDER, &id) == KORCH_OK);

@@ -89,7 +89,7 @@ struct Mesh {
       if (global * size / n_blocks != rank) continue;
       const int w = width_of(global), ex = w + 2 * g, ey = ny + 2 * g;
       data.emplace_back(static_cast<std::size_t>(n_vars * ex * ey));
-      const korch_block_shape shape{{w, ny, 1}, {g, g, 0}, {3, 2, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+      const korch_block_shape shape{{w, ny, 1}, {g, g, 0}, {3, 2, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
       const bool fortran = global % 2 == 0;
       const int64_t f_extent[4] = {ex, ey, 1, n_vars}, c_extent[4] = {n_vars, ex, ey, 1};
       int32_t id = -1;

@@ -26,7 +26,7 @@ struct Mesh {
   korch_blocks* blocks = nullptr;
   explicit Mesh(const char* name = "mesh") {
     REQUIRE(korch_blocks_create(name, 1, &blocks) == KORCH_OK);
-    korch_block_shape shape{{8, 8, 1}, {1, 1, 0}, {4, 4, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+    korch_block_shape shape{{8, 8, 1}, {1, 1, 0}, {4, 4, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
     const int64_t extent[4] = {10, 10, 1, 1};
     int32_t id = -1;
     REQUIRE(korch_blocks_add(blocks, &shape, u.data(), extent, KORCH_FORTRAN_ORDER, &id) == KORCH_OK);
@@ -58,7 +58,7 @@ int destroy_own_cycle(const korch_item*, double*, void* user) {
   t.record(korch_bundle_destroy(a.bundle));
   t.record(korch_configuration_destroy(a.configuration));
   t.record(korch_bundle_add(a.bundle, "B", nothing, nullptr));
-  korch_block_shape shape{{2, 2, 1}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+  korch_block_shape shape{{2, 2, 1}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
   double u[4] = {};
   const int64_t extent[4] = {2, 2, 1, 1};
   t.record(korch_blocks_add(a.blocks, &shape, u, extent, KORCH_FORTRAN_ORDER, nullptr));
@@ -233,18 +233,18 @@ TEST_CASE("C API: block sizes beyond korch's limits are errors naming the block 
   REQUIRE(korch_blocks_create("huge", 1, &blocks) == KORCH_OK);
   double u = 0;
   const int64_t extent[4] = {1, 1, 1, 1};
-  korch_block_shape shape{{INT_MAX, 1, 1}, {1, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+  korch_block_shape shape{{INT_MAX, 1, 1}, {1, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
   CHECK(korch_blocks_add(blocks, &shape, &u, extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_ERROR);
   CHECK(has(last(),
             "block list 'huge': block 0 stores 2147483649 cells in x (2147483647 + 2 x 1 guard cells), more "
             "than the limit of 1073741823 cells per direction"));
-  shape = korch_block_shape{{1 << 20, 1 << 20, 1 << 20}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+  shape = korch_block_shape{{1 << 20, 1 << 20, 1 << 20}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
   korch_blocks* wide = nullptr;
   REQUIRE(korch_blocks_create("wide", INT_MAX, &wide) == KORCH_OK);
   CHECK(korch_blocks_add(wide, &shape, &u, extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_ERROR);
   CHECK(has(last(), "block list 'wide': block 0 holds more than"));
   CHECK(has(last(), "2147483647 variables of 1048576 x 1048576 x 1048576 cells"));
-  shape = korch_block_shape{{1 << 20, 1 << 10, 1}, {0, 0, 0}, {1, 1, 1}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+  shape = korch_block_shape{{1 << 20, 1 << 10, 1}, {0, 0, 0}, {1, 1, 1}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
   CHECK(korch_blocks_add(blocks, &shape, &u, extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_ERROR);
   CHECK(has(last(), "block 0 of 1048576 x 1024 x 1 cells in tiles of 1 x 1 x 1 makes more than 16777216 tiles"));
   CHECK(korch_blocks_destroy(wide) == KORCH_OK);
@@ -255,7 +255,7 @@ TEST_CASE("C API: a 10 MB name is quoted as a bounded excerpt in every message")
   const std::string name(10 * 1024 * 1024, 'n');
   korch_blocks* blocks = nullptr;
   REQUIRE(korch_blocks_create(name.c_str(), 1, &blocks) == KORCH_OK);
-  korch_block_shape shape{{0, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+  korch_block_shape shape{{0, 1, 1}, {0, 0, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
   double u = 0;
   const int64_t extent[4] = {1, 1, 1, 1};
   CHECK(korch_blocks_add(blocks, &shape, &u, extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_ERROR);

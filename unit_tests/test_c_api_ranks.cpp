@@ -51,7 +51,7 @@ struct Ring {
       if (global * size / n_blocks != rank) continue;
       const int w = width_of(global);
       data.emplace_back(static_cast<std::size_t>(n_vars * (w + 2 * g) * (ny + 2 * g)));
-      korch_block_shape shape{{w, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+      korch_block_shape shape{{w, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
       const int64_t extent[4] = {n_vars, w + 2 * g, ny + 2 * g, 1};
       int32_t id = -1;
       if (in_device_memory) {
@@ -463,7 +463,7 @@ TEST_CASE("C API: blocks in device memory: guard cells filled there, host routin
     // One list, one memory: a host array after device ones is refused, naming both memories.
     if (mine > 0) {
       std::vector<double> host(ring.data.front().size());
-      korch_block_shape shape{{5, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+      korch_block_shape shape{{5, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
       const int64_t extent[4] = {n_vars, 5 + 2 * g, ny + 2 * g, 1};
       CHECK(korch_blocks_add_global(ring.blocks, &shape, 100, host.data(), extent, KORCH_C_ORDER, nullptr) ==
             KORCH_ERROR);

@@ -70,7 +70,7 @@ TEST_CASE("C API: blocks marked ready by the code's poll routine run with every 
     for (int i = 1; i <= n; ++i) code.at(b, 0, i) = 10.0 * b + i;
   }
   for (int b = 0; b < n_blocks; ++b) {
-    korch_block_shape shape{{n, 1, 1}, {1, 0, 0}, {4, 0, 0}, 0, 1, {1.0 * n * b, 0, 0}, {1, 1, 1}};
+    korch_block_shape shape{{n, 1, 1}, {1, 0, 0}, {4, 0, 0}, 0, 1, {1.0 * n * b, 0, 0}, {1, 1, 1}, {0, 0, 0}};
     const int64_t extent[4] = {stored, 1, 1, 2};
     int32_t id = -1;
     REQUIRE(korch_blocks_add(mesh, &shape, code.u[static_cast<std::size_t>(b)].data(), extent, KORCH_FORTRAN_ORDER,

@@ -42,7 +42,7 @@ struct Row {
 
   void list(korch_blocks* blocks) {
     for (int b = 0; b < static_cast<int>(data.size()); ++b) {
-      korch_block_shape shape{{width, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}};
+      korch_block_shape shape{{width, ny, 1}, {g, g, 0}, {0, 0, 0}, 0, 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
       const int64_t extent[4] = {1, width + 2 * g, ny + 2 * g, 1};
       int32_t id = -1;
       REQUIRE(korch_blocks_add_global(blocks, &shape, global(b), data[static_cast<std::size_t>(b)].data(), extent,

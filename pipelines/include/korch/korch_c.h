@@ -74,9 +74,11 @@ typedef struct korch_block_shape {
   int32_t guard[3];      /* guard cells per side */
   int32_t tile_cells[3]; /* tile size; 0: the whole interior */
   int32_t level;
-  int32_t leaf;       /* 0: a finer block covers this one */
-  double lo_coord[3]; /* physical coordinate of the interior's low corner (metadata) */
-  double delta[3];    /* cell size (metadata) */
+  int32_t leaf;        /* 0: a finer block covers this one */
+  double lo_coord[3];  /* physical coordinate of the interior's low corner (metadata) */
+  double delta[3];     /* cell size (metadata) */
+  int32_t position[3]; /* 0-based position among the blocks of its level: with `level`, the block's
+                          place in an adaptive mesh's tree (korch_forest_create); metadata otherwise */
 } korch_block_shape;
 
 typedef struct korch_item {
@@ -105,6 +107,7 @@ typedef struct korch_configuration korch_configuration;
 typedef struct korch_neighbours korch_neighbours;
 typedef struct korch_exchange korch_exchange;
 typedef struct korch_ready korch_ready;
+typedef struct korch_forest korch_forest;
 /* The code's poll routine (korch_ready_create): tests the code's own guard-cell messages and marks
  * each block whose guard cells are now valid with korch_ready_mark. Returns 0, or non-zero to fail
  * the cycle (with the message korch_routine_message gave before returning). */
@@ -248,6 +251,28 @@ int korch_ready_clear(korch_ready* ready);
 /* One cycle over the blocks, each handed out once marked. */
 int korch_execute_ready(const korch_bundle* bundle, const korch_configuration* configuration, korch_ready* ready);
 int korch_ready_destroy(korch_ready* ready);
+
+/* A code's own adaptive mesh (docs/c-api.md "A code's own adaptive mesh"): every block of `blocks`
+ * is a leaf of the code's tree, named by its korch_block_shape's level and position, all with the
+ * same cells and guard cells; korch fills their guard cells across levels (same-level copies,
+ * restriction from finer leaves, conservative prolongation from coarser ones) and across ranks.
+ *   dims, roots, periodic  the tree's root blocks per axis (1 beyond dims), periodic axes (0 or 1);
+ *   max_level              the finest level the code refines to.
+ * Collective on korch's communicator: each rank lists its own leaves, in any order. A list that is
+ * no balanced tree (a gap, a block listed twice, leaves two levels apart) is the same error on
+ * every rank, naming the block. After its own regrid the code lists its leaves anew
+ * (korch_blocks_clear, korch_blocks_add*) and calls korch_forest_relist on every rank; a fill or a
+ * cycle on a list changed without it is refused. `blocks` must outlive the object. */
+int korch_forest_create(korch_blocks* blocks, int32_t dims, const int32_t roots[3], const int32_t periodic[3],
+                        int32_t max_level, korch_forest** out);
+int korch_forest_relist(korch_forest* forest);
+/* Fills every leaf's guard cells, every variable (collective). */
+int korch_forest_fill(korch_forest* forest);
+/* One cycle over the leaves, each handed to the teams once its guard cells of variables
+ * [first_var, first_var + n_vars) (0-based) are filled; other ranks' leaves travel meanwhile. */
+int korch_execute_forest(const korch_bundle* bundle, const korch_configuration* configuration, korch_forest* forest,
+                         int32_t first_var, int32_t n_vars);
+int korch_forest_destroy(korch_forest* forest);
 
 /* The message of the calling thread's last failed call ("" if none). */
 const char* korch_last_error(void);

@@ -37,7 +37,7 @@ Decoded decode(std::uintptr_t handle) {
   d.generation = static_cast<std::uint32_t>((h >> slot_bits) & generation_mask);
   d.slot = static_cast<std::size_t>(h & slot_mask);
   const bool known_kind =
-      d.kind >= static_cast<unsigned>(HandleKind::blocks) && d.kind <= static_cast<unsigned>(HandleKind::ready);
+      d.kind >= static_cast<unsigned>(HandleKind::blocks) && d.kind <= static_cast<unsigned>(last_handle_kind);
   d.ours = d.ours && known_kind;
   return d;
 }
@@ -97,6 +97,7 @@ const char* type_name(HandleKind kind) noexcept {
     case HandleKind::neighbours: return "korch_neighbours";
     case HandleKind::exchange: return "korch_exchange";
     case HandleKind::ready: return "korch_ready";
+    case HandleKind::forest: return "korch_forest";
   }
   return "korch handle";
 }

@@ -16,7 +16,8 @@
 
 namespace korch::c_api {
 
-enum class HandleKind : unsigned { blocks = 1, bundle, configuration, neighbours, exchange, ready };
+enum class HandleKind : unsigned { blocks = 1, bundle, configuration, neighbours, exchange, ready, forest };
+constexpr HandleKind last_handle_kind = HandleKind::forest;  // a handle naming a later kind is not korch's
 // The C type a kind is: "korch_blocks", ...
 const char* type_name(HandleKind kind) noexcept;
 

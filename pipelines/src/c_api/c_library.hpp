@@ -92,6 +92,9 @@ inline std::string require_text(const char* text, const char* what) {
   return text;
 }
 
+// The communicator korch uses: the code's own (korch_use_communicator), or MPI_COMM_WORLD.
+Communicator communicator();
+
 // The runtime, for one cycle: korch_finalize refuses to destroy it while a RuntimeUse lives.
 class RuntimeUse {
  public:

@@ -65,6 +65,7 @@ module korch
     integer(c_int32_t) :: cells(3), guard(3), tile_cells(3)
     integer(c_int32_t) :: level, leaf
     real(c_double) :: lo_coord(3), delta(3)
+    integer(c_int32_t) :: position(3)
   end type
 
   type, public :: korch_blocks
@@ -85,6 +86,9 @@ module korch
   type, public :: korch_ready
     type(c_ptr) :: handle = c_null_ptr
   end type
+  type, public :: korch_forest
+    type(c_ptr) :: handle = c_null_ptr
+  end type
 
   public :: korch_initialize, korch_finalize, korch_blocks_create, korch_add_block, korch_blocks_destroy
   public :: korch_add_device_block, korch_blocks_clear
@@ -97,6 +101,7 @@ module korch
   public :: korch_exchange_create, korch_exchange_fill, korch_exchange_start, korch_exchange_next
   public :: korch_exchange_destroy, korch_execute_filled, korch_exchange_set_boundary_fill
   public :: korch_ready_create, korch_ready_mark, korch_ready_clear, korch_execute_ready, korch_ready_destroy
+  public :: korch_forest_create, korch_forest_relist, korch_forest_fill, korch_execute_forest, korch_forest_destroy
 
   interface korch_add_block
     module procedure add_block_3d, add_block_2d
@@ -284,7 +289,7 @@ contains
   end function
 
   integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
-      device) result(status)
+      device, position) result(status)
     type(korch_blocks), intent(in) :: blocks
     type(c_ptr), intent(in) :: data
     integer(c_int64_t), intent(in) :: extent(4)
@@ -295,6 +300,7 @@ contains
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
     logical, intent(in), optional :: device
+    integer, intent(in), optional :: position(3)
     type(c_block_shape) :: s
     integer(c_int32_t) :: added, global
     s%cells = cells
@@ -311,6 +317,8 @@ contains
     if (present(lo_coord)) s%lo_coord = lo_coord
     s%delta = 1
     if (present(delta)) s%delta = delta
+    s%position = 0
+    if (present(position)) s%position = position
     added = -1
     global = -1
     if (present(global_id)) global = int(global_id, c_int32_t)
@@ -330,8 +338,8 @@ contains
   end function
 
   ! A 3-D block u(nx+2gx, ny+2gy, nz+2gz, nvar); its shape is checked against cells, guard and nvar.
-  integer function add_block_3d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id) &
-      result(status)
+  integer function add_block_3d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
+      position) result(status)
     type(korch_blocks), intent(in) :: blocks
     real(c_double), intent(inout), target, contiguous :: u(:, :, :, :)
     integer, intent(in) :: cells(3), guard(3)
@@ -340,13 +348,14 @@ contains
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
+    integer, intent(in), optional :: position(3)
     status = add_block(blocks, c_loc(u), int(shape(u), c_int64_t), cells, guard, level, leaf, tile_cells, lo_coord, &
-                       delta, id, global_id)
+                       delta, id, global_id, position=position)
   end function
 
   ! A 2-D block u(nx+2gx, ny+2gy, nvar): cells(3) and guard(3) must be 1 and 0.
-  integer function add_block_2d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id) &
-      result(status)
+  integer function add_block_2d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
+      position) result(status)
     type(korch_blocks), intent(in) :: blocks
     real(c_double), intent(inout), target, contiguous :: u(:, :, :)
     integer, intent(in) :: cells(3), guard(3)
@@ -355,16 +364,18 @@ contains
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
+    integer, intent(in), optional :: position(3)
     integer(c_int64_t) :: extent(4)
     extent = [int(size(u, 1), c_int64_t), int(size(u, 2), c_int64_t), 1_c_int64_t, int(size(u, 3), c_int64_t)]
-    status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id)
+    status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
+                       position=position)
   end function
 
   ! A block whose array u(nx+2gx, ny+2gy, nz+2gz, n_vars) is in device memory: `data` is its device
   ! address (OpenACC acc_deviceptr, OpenMP use_device_addr, CUDA Fortran c_devloc). korch keeps it
   ! there between cycles; routines on the host get a host copy (docs/c-api.md).
   integer function korch_add_device_block(blocks, data, n_vars, cells, guard, level, leaf, tile_cells, lo_coord, delta, &
-      id, global_id) result(status)
+      id, global_id, position) result(status)
     type(korch_blocks), intent(in) :: blocks
     type(c_ptr), intent(in) :: data
     integer, intent(in) :: n_vars, cells(3), guard(3)
@@ -373,11 +384,12 @@ contains
     real(c_double), intent(in), optional :: lo_coord(3), delta(3)
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
+    integer, intent(in), optional :: position(3)
     integer(c_int64_t) :: extent(4)
     extent(1:3) = int(cells, c_int64_t) + 2 * int(guard, c_int64_t)
     extent(4) = int(n_vars, c_int64_t)
     status = add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
-                       .true.)
+                       .true., position)
   end function
 
   ! Forgets every block, for a code that lists its blocks anew after changing its mesh.
@@ -418,6 +430,7 @@ contains
 
   include 'korch_configurations.f90'
   include 'korch_ready.f90'
+  include 'korch_forest.f90'
 
   ! One cycle over the blocks that `iterator` picks (default korch_all_blocks; korch_level_blocks
   ! with `level`).

@@ -115,6 +115,7 @@ void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t glo
     k.tile_cells[d] = s.tile_cells[d];
     k.lo_coord[d] = s.lo_coord[d];
     k.delta[d] = s.delta[d];
+    k.index[d] = s.position[d];
   }
   k.level = s.level;
   k.leaf = s.leaf != 0;

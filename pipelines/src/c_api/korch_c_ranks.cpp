@@ -38,10 +38,20 @@ struct ExchangeObject : HandleObject {
 
 }  // namespace korch::c_api
 
+namespace korch::c_api {
+
+Communicator communicator() {
+  auto& l = library();
+  return l.communicator ? *l.communicator : Communicator::world();
+}
+
+}  // namespace korch::c_api
+
 namespace {
 
 using korch::c_api::BlocksObject;
 using korch::c_api::BundleObject;
+using korch::c_api::communicator;
 using korch::c_api::ConfigurationObject;
 using korch::c_api::ExchangeObject;
 using korch::c_api::guarded;
@@ -50,12 +60,6 @@ using korch::c_api::library;
 using korch::c_api::NeighboursObject;
 using korch::c_api::object_of;
 using korch::c_api::require;
-
-// The communicator korch uses: the code's own, or MPI_COMM_WORLD.
-korch::Communicator communicator() {
-  auto& l = library();
-  return l.communicator ? *l.communicator : korch::Communicator::world();
-}
 
 // The exchange of a live handle, held by the calling thread alone for the call, and its blocks
 // leased as `blocks_mode` (exclusive for a fill, which writes their guard cells).
