@@ -82,7 +82,7 @@ TEST_CASE("ForestBlocks: a code's own leaves get korch's fill across levels, als
   CodeLeaves code(ref, world.rank(), world.size());
   ForestBlocks mesh(code.list, shape.forest, world);
   CHECK(mesh.forest().leaves() == ref.forest().leaves());
-  for (int i = 0; i < mesh.forest().n_leaves(); ++i) CHECK(mesh.owner(i) == CodeLeaves::owner_of(i, world.size()));
+  for (int i = 0; i < mesh.forest().n_leaves(); ++i) CHECK(mesh.owner(i) == code.owner_of(i, world.size()));
 
   for (const auto fill : {ForestFillIterator::Fill::on_hand_out, ForestFillIterator::Fill::by_the_action}) {
     int handed = 0;
@@ -124,6 +124,30 @@ TEST_CASE("ForestBlocks: 3-D leaves of a code on ranks, filled cell for cell as 
   int handed = 0;
   CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
   CHECK(handed == code.list.n_blocks());
+}
+
+TEST_CASE("ForestBlocks: a rank without leaves skips its cycles, the others fill without it") {
+  const auto world = korch::Communicator::world();
+  ForestMesh ref("reference", shape);
+  follow_bump(ref, 0.6, 0.5);
+  const int first = world.size() > 1 ? 1 : 0;
+  CodeLeaves code(ref, world.rank(), world.size(), first);
+  ForestBlocks mesh(code.list, shape.forest, world);
+  if (world.rank() < first) {
+    CHECK(mesh.own_leaves().empty());
+    return;
+  }
+  std::atomic<int> seen{0};
+  korch::Bundle bundle("fill only");
+  bundle.add(korch::TypedAction("look").on_box([&](const korch::ActionContext&, const auto&) { ++seen; }));
+  korch::Runtime runtime;
+  ForestFillIterator leaves(mesh, 0, -1);
+  runtime.execute(bundle, korch::configurations::get("cpu_only", {"look"}), code.list, &leaves);
+  CHECK(seen.load() == code.list.n_blocks());
+  int wrong = 0;
+  for (int b = 0; b < code.list.n_blocks(); ++b)
+    wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
+  CHECK(wrong == 0);
 }
 
 namespace {

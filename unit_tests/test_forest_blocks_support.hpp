@@ -21,20 +21,25 @@ struct CodeLeaves {
   std::array<int, 3> n{1, 1, 1};  // stored cells per axis
   int pad = 0, vars = 1;
 
-  CodeLeaves(const ForestMesh& ref, int rank, int ranks) : list("code leaves", ref.shape().n_vars) {
+  int first_rank = 0;  // ranks below it hold no leaf
+
+  CodeLeaves(const ForestMesh& ref, int rank, int ranks, int first = 0)
+      : list("code leaves", ref.shape().n_vars), first_rank(first) {
     relist(ref, rank, ranks);
   }
 
-  static int owner_of(int leaf_index, int ranks) { return (7 * leaf_index + 1) % ranks; }
+  int owner_of(int leaf_index, int ranks) const { return first_rank + (7 * leaf_index + 1) % (ranks - first_rank); }
 
-  // The code's own regrid happened in `ref`: new arrays for every leaf, listed anew.
+  // The code's own regrid happened in `ref`: new arrays for every leaf (allocated while the old ones
+  // live, so that no address repeats), listed anew.
   void relist(const ForestMesh& ref, int rank, int ranks) {
+    std::vector<std::vector<double>> old;
+    old.swap(storage);
     const auto& s = ref.shape();
     vars = s.n_vars;
     for (int a = 0; a < 3; ++a) n[a] = s.cells[a] + 2 * s.guard[a];
     pad = n[0] + 1;
     list.clear();
-    storage.clear();
     const auto& leaves = ref.forest().leaves();
     for (int index = static_cast<int>(leaves.size()) - 1; index >= 0; --index) {
       if (owner_of(index, ranks) != rank) continue;

@@ -7,7 +7,8 @@
 // guard cells across levels as for its own ForestMesh: same-level copies, restriction from finer
 // leaves, conservative prolongation from coarser ones, copies of other ranks' leaves by message,
 // inside a cycle with ForestFillIterator. After its own regrid the code lists its leaves anew and
-// calls relist(); korch then plans again, and a cycle on a list changed without relist() is refused.
+// calls relist() on every rank; korch then plans again, and a cycle on a list changed without
+// relist() is refused on the rank whose list changed.
 //
 //   korch::BlockList leaves("hydro", 5);                // this rank's leaves, the code's arrays
 //   for (const Leaf& l : my_leaves) {

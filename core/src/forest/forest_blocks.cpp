@@ -197,20 +197,15 @@ std::string ForestBlocks::list_change() const {
   return {};
 }
 
-// On ranks every rank learns of a change on any (one reduction per cycle): a rank that stopped
-// alone would leave the others waiting for its leaves.
+// Local: a rank whose list is empty skips its cycles (the runtime refuses an empty list), so a
+// reduction here would leave the others waiting for it.
 void ForestBlocks::check_unchanged() const {
   const std::string why = list_change();
-  const std::int64_t changed = comm_.size() > 1 ? comm_.max(why.empty() ? 0 : 1) : !why.empty();
-  if (changed == 0) return;
-  if (why.empty())
+  if (!why.empty())
     throw Error(
-        fmt::format("ForestBlocks over {}: another rank's list changed since relist(); call relist() (on "
-                    "every rank) after the code lists its leaves anew",
-                    blocks_.source_name()));
-  throw Error(
-      fmt::format("ForestBlocks over {}: {}; call relist() (on every rank) after the code lists its leaves anew",
-                  blocks_.source_name(), why));
+        fmt::format("ForestBlocks over {}: {}; call relist() (on every rank) after the code lists its leaves "
+                    "anew",
+                    blocks_.source_name(), why));
 }
 
 int ForestBlocks::own_block(const BlockKey& leaf) const {
