@@ -229,6 +229,12 @@ TEST_CASE("ForestBlocks: device arrays, bad blocks and other sources are refused
   CHECK_THROWS_AS(ForestFillIterator(mesh, 1, 1), korch::Error);  // variable 1 of 0..0
   ForestFillIterator leaves(mesh, 0, 1);
   CHECK_THROWS_WITH_AS(leaves.begin(device), doctest::Contains("pass the mesh's leaves"), korch::Error);
+  // A leaf's fill after the code dropped its blocks would read freed arrays: refused.
+  if (world.rank() == 0) {
+    REQUIRE_NOTHROW(mesh.fill_guard_cells(0));
+    one.list.clear();
+    CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(0), doctest::Contains("call relist()"), korch::Error);
+  }
 
   // Guard cells wider than half a block reach beyond the leaves whose copies travel: on ranks only.
   std::vector<double> cells(10 * 6, 0.0);

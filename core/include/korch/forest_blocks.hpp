@@ -66,7 +66,8 @@ class ForestBlocks : public ForestLeaves {
   int own_block(const BlockKey& leaf) const override;
   std::uint64_t leaves_version() const noexcept override { return version_; }
   int n_vars() const noexcept override { return blocks_.n_vars(); }
-  // Throws korch::Error when the list changed since relist() (blocks, keys or arrays).
+  // Throws korch::Error when the list changed since relist() (any add or clear), as do both
+  // fill_guard_cells.
   void start_ghost_copies() override;
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
@@ -100,6 +101,7 @@ class ForestBlocks : public ForestLeaves {
   std::vector<int> owners_;                                                     // per leaf index
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> ghost_data_;  // korch::Grid's layout
   std::uint64_t version_ = 0;
+  std::uint64_t listed_stamp_ = 0;  // the list's layout_stamp() at the last relist()
 };
 
 }  // namespace korch

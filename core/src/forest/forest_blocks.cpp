@@ -155,6 +155,7 @@ void ForestBlocks::relist() {
       fill_->set_block(ghost, BlockArray::of(copy.data(), IndexOrder::var_i_j_k, {blocks_.n_vars(), ni, nj, nk},
                                              {ni * nj * nk, nj * nk, nk, 1}));
     }
+  listed_stamp_ = blocks_.layout_stamp();
   ++version_;
 }
 
@@ -198,14 +199,16 @@ std::string ForestBlocks::list_change() const {
 }
 
 // Local: a rank whose list is empty skips its cycles (the runtime refuses an empty list), so a
-// reduction here would leave the others waiting for it.
+// reduction here would leave the others waiting for it. The list's layout stamp changes with every
+// add and clear, so the check costs nothing while the list stays; the blocks are compared only to
+// name the first that changed.
 void ForestBlocks::check_unchanged() const {
-  const std::string why = list_change();
-  if (!why.empty())
-    throw Error(
-        fmt::format("ForestBlocks over {}: {}; call relist() (on every rank) after the code lists its leaves "
-                    "anew",
-                    blocks_.source_name(), why));
+  if (blocks_.layout_stamp() == listed_stamp_) return;
+  std::string why = list_change();
+  if (why.empty()) why = "the list was cleared and listed again";
+  throw Error(
+      fmt::format("ForestBlocks over {}: {}; call relist() (on every rank) after the code lists its leaves anew",
+                  blocks_.source_name(), why));
 }
 
 int ForestBlocks::own_block(const BlockKey& leaf) const {
@@ -226,6 +229,7 @@ void ForestBlocks::fill_guard_cells() {
 }
 
 void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const {
+  check_unchanged();  // the fill reads other leaves' arrays: none may have gone since relist()
   if (block < 0 || block >= static_cast<int>(own_.size()))
     throw Error(fmt::format("ForestBlocks over {}: block {} of {} leaves; give an id of the list",
                             blocks_.source_name(), block, own_.size()));
