@@ -106,17 +106,25 @@ TEST_CASE("hydro AMR: Sedov's blast keeps mass and energy, and its front lies on
 // agree to round-off instead.
 // cpu_only's step fills each leaf's guard cells and finds its time step inside the update (the
 // cells beside finer leaves after the flux correction), gpu_only's in a fill cycle before it: with
-// regrids that change the leaves and regrids that keep them, both take the same steps.
+// regrids that change the leaves and regrids that keep them, both take the same steps; the
+// estimates a step finds for the regrid after it are the same on both.
 TEST_CASE("hydro AMR: cpu_only and gpu_only give the same state, bit for bit where the device is the host") {
   Options o = adaptive(Problem::sod_x, 2);
   int wrong_dts = 0;
   const auto run = [&wrong_dts](AmrSimulation& sim, int& changed) {
     for (int step = 0; step < 80; ++step) {
-      if (step % 2 == 1) {
+      // Regrids on the current state's estimates (a fill cycle) and on those a step found of the
+      // state it read (cpu_only's update, gpu_only's fill cycle).
+      const bool estimate_in_step = step % 4 == 2;
+      if (step % 4 == 1) {
         const korch::RegridCounts c = sim.regrid();
         changed += c.refined + c.derefined > 0;
       }
-      sim.step();
+      sim.step(1e300, estimate_in_step);
+      if (estimate_in_step) {
+        const korch::RegridCounts c = sim.regrid_on_step_estimates();
+        changed += c.refined + c.derefined > 0;
+      }
       // Each leaf's dt for the next step is its dt worked out afresh from the corrected state.
       EulerParams p;
       p.gamma = sim.options().gamma;
@@ -149,6 +157,20 @@ TEST_CASE("hydro AMR: cpu_only and gpu_only give the same state, bit for bit whe
   } else {
     CHECK(device.state_hash() == cpu_hash);
   }
+}
+
+TEST_CASE("hydro AMR: a regrid on a step's estimates needs a step that found them, once") {
+  AmrSimulation sim(adaptive(Problem::sedov, 2), korch::Communicator{});
+  const auto refused = [&sim] { return error_of([&sim] { sim.regrid_on_step_estimates(); }); };
+  CHECK(contains(refused(), "the last step did not find them"));
+  sim.step(1e300, true);
+  sim.regrid_on_step_estimates();
+  CHECK(contains(refused(), "give step(dt, true) first, or call regrid()"));  // used once
+  sim.step(1e300, true);
+  sim.step();
+  CHECK(contains(refused(), "the last step did not find them"));  // the next step's state moved on
+  sim.regrid();
+  CHECK(contains(refused(), "the last step did not find them"));
 }
 
 TEST_CASE("hydro AMR: options the adaptive run does not have are refused, naming them") {

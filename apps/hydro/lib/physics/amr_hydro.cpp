@@ -98,7 +98,9 @@ double dt_away_from_finer_faces(const AmrStepParameters& step, const Box& box, c
   return box_dt_host(vars, p, lo, hi);
 }
 
-bool fused_step(const AmrStepParameters& step) { return step.fill_var >= 0 || step.block_dt != nullptr; }
+bool fused_step(const AmrStepParameters& step) {
+  return step.fill_var >= 0 || step.block_dt != nullptr || step.block_estimate != nullptr;
+}
 
 // The update of one box with its block's cell size, on the box's own instance: the host sweep
 // (euler_host_sweep.hpp) on host memory in the grid's layout, the per-cell EulerKernel elsewhere
@@ -121,6 +123,9 @@ void update_amr_box(const AmrStepParameters& step, const Box& box) {
     }
     if (all && (fused_step(step) ? whole_leaf(step, box) : true)) {
       if (step.fill_var >= 0) step.mesh->fill_guard_cells(box.block_id(), step.fill_var, n_cons);
+      // Of the state the update reads, while its guard cells are valid and the leaf is in cache.
+      if (step.block_estimate != nullptr)
+        step.block_estimate[box.block_id()] = step.mesh->regrid_estimate(box.block_id(), *step.regrid);
       BoxFaceFluxes faces;
       const bool record = faces_to_record(step, box, faces);
       update_box_host(vars, p, lo, hi, record ? &faces : nullptr);
@@ -131,8 +136,8 @@ void update_amr_box(const AmrStepParameters& step, const Box& box) {
   }
   if (fused_step(step))
     throw Error::format(
-        "hydro on an adaptive mesh: the fused step (guard fill and time step inside the update) got a box of "
-        "block {} that is not a whole leaf in host memory: run it on a host team that takes whole leaves",
+        "hydro on an adaptive mesh: the fused step (guard fill, time step or refinement estimate inside the update) "
+        "got a box of block {} that is not a whole leaf in host memory: run it on a host team that takes whole leaves",
         box.block_id());
   EulerKernel<View> k;
   for (int v = 0; v < n_cons; ++v) {

@@ -27,7 +27,8 @@ namespace korch::hydro {
 // ForestMesh::exchange_ghost_leaves, or as ForestFillIterator hands it out), and with block_dt it
 // leaves there the largest stable dt of the set it wrote, except the cells beside faces shared with
 // finer leaves (the flux correction changes them; the caller adds them afterwards,
-// amr_face_cells_dt; one slot per block); a box that is not a whole host leaf is an error.
+// amr_face_cells_dt; one slot per block); with block_estimate, each leaf's refinement estimate of
+// the set it reads; a box that is not a whole host leaf is an error.
 struct AmrStepParameters {
   EulerParams euler;
   ForestMesh* mesh = nullptr;
@@ -36,6 +37,10 @@ struct AmrStepParameters {
   double* block_dt = nullptr;
   // Per block: nanoseconds its update took, added to (the regrid's measured cost); null: not timed.
   std::atomic<std::int64_t>* block_ns = nullptr;
+  // Per block: its refinement estimate (ForestMesh::regrid_estimate with `regrid`) of the state the
+  // update reads; null: none.
+  double* block_estimate = nullptr;
+  const RegridOptions* regrid = nullptr;
 };
 ActionRoutine amr_hydro_routine();
 

@@ -95,25 +95,34 @@ EulerParams AmrSimulation::params(double dt) const {
   return p;
 }
 
-void AmrSimulation::fill_guard_cells(AlsoFind also) {
+void AmrSimulation::fill_guard_cells(bool find_dt, bool find_estimates) {
   const std::size_t blocks = mesh_->own_leaves().size();
   guards_filled_ = true;
-  if (also == AlsoFind::dt) {
+  if (find_dt) {
     block_dt_.assign(blocks, 0.0);
     block_dt_valid_ = true;
   }
-  block_estimate_.assign(also == AlsoFind::estimates ? blocks : 0, 0.0);
+  if (find_estimates) {
+    set_estimate_vars();
+    block_estimate_.assign(blocks, 0.0);
+  }
   AmrFillParameters fill_params{mesh_.get(),
                                 state_,
-                                also == AlsoFind::dt ? block_dt_.data() : nullptr,
+                                find_dt ? block_dt_.data() : nullptr,
                                 params(0.0),
-                                also == AlsoFind::estimates ? block_estimate_.data() : nullptr,
+                                find_estimates ? block_estimate_.data() : nullptr,
                                 &regrid_};
   Bundle fill("guard fill", ActionParameters(fill_params));
   fill.add(amr_guard_fill_routine());
   // Each leaf goes out once the other ranks' leaves its fill reads have arrived.
   ForestFillIterator leaves(*mesh_, state_, n_cons, ForestFillIterator::Fill::by_the_action);
   runtime_->execute(fill, fill_configuration_, mesh_->blocks(), &leaves);
+}
+
+void AmrSimulation::set_estimate_vars() {
+  // The mesh follows the density and the energy: a blast's front shows in both, a contact in the
+  // density alone.
+  regrid_.vars = {state_, state_ + n_cons - 1};
 }
 
 double AmrSimulation::stable_dt() const {
@@ -132,12 +141,21 @@ void AmrSimulation::correct_fluxes(const EulerParams& p) {
 
 RegridCounts AmrSimulation::regrid() {
   const auto t0 = Clock::now();
-  // The mesh follows the density and the energy: a blast's front shows in both, a contact in the
-  // density alone.
-  regrid_.vars = {state_, state_ + n_cons - 1};
   // The estimate reads the current state's guard cells, which the fill cycle fills; the next
   // step fills them again on the new mesh.
-  fill_guard_cells(AlsoFind::estimates);
+  fill_guard_cells(false, true);
+  estimates_valid_ = true;
+  phases_.regrid += seconds_since(t0);
+  return regrid_on_step_estimates();
+}
+
+RegridCounts AmrSimulation::regrid_on_step_estimates() {
+  if (!estimates_valid_)
+    throw Error(
+        "AmrSimulation: regrid_on_step_estimates() without estimates: the last step did not find them on this mesh; "
+        "give step(dt, true) first, or call regrid()");
+  const auto t0 = Clock::now();
+  estimates_valid_ = false;
   regrid_.guard_cells_filled = true;
   regrid_.fill_afterwards = false;
   regrid_.estimates = &block_estimate_;
@@ -159,10 +177,16 @@ RegridCounts AmrSimulation::regrid() {
   return counts;
 }
 
-void AmrSimulation::update(const EulerParams& p, bool guards_filled) {
+void AmrSimulation::update(const EulerParams& p, bool guards_filled, bool estimate) {
   const std::size_t blocks = mesh_->own_leaves().size();
   faces_recorded_.assign(blocks, 0);
   AmrStepParameters step{p, mesh_.get(), faces_recorded_.data()};
+  if (estimate) {
+    set_estimate_vars();
+    block_estimate_.assign(blocks, 0.0);
+    step.block_estimate = block_estimate_.data();
+    step.regrid = &regrid_;
+  }
   if (options_.balance == "cost") {
     if (block_ns_.size() != blocks) {
       block_ns_ = std::vector<std::atomic<std::int64_t>>(blocks);
@@ -200,18 +224,21 @@ void AmrSimulation::add_corrected_dts(const EulerParams& p) {
   }
 }
 
-double AmrSimulation::step(double dt_max) {
+double AmrSimulation::step(double dt_max, bool estimate) {
   auto t0 = Clock::now();
+  estimates_valid_ = false;
   // Without the fused step, or without the time step of this mesh (the first step, a regrid that
-  // changed the leaves, a restart), a fill cycle fills the guard cells and finds it.
-  if (!fused_ || !block_dt_valid_) fill_guard_cells(AlsoFind::dt);
+  // changed the leaves, a restart), a fill cycle fills the guard cells and finds it; without the
+  // fused step, the estimates too (the device's update does not find them).
+  if (!fused_ || !block_dt_valid_) fill_guard_cells(true, estimate && !fused_);
   phases_.guard_fill += seconds_since(t0);
   t0 = Clock::now();
   const double dt = std::min(stable_dt(), dt_max);
   phases_.time_step += seconds_since(t0);
   t0 = Clock::now();
   const EulerParams p = params(dt);
-  update(p, guards_filled_);
+  update(p, guards_filled_, estimate && fused_);
+  estimates_valid_ = estimate;
   phases_.execute += seconds_since(t0);
   t0 = Clock::now();
   correct_fluxes(p);
@@ -241,8 +268,10 @@ void AmrSimulation::run() {
   const auto done = [&] { return o.steps > 0 ? steps_ >= o.steps : time_ >= tmax * (1.0 - 1e-12); };
   PlotWriter plots(plot_run(*this));
   while (!done()) {
-    if (steps_ > 0 && steps_ % o.regrid_every == 0) regrid();
-    const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()));
+    // The step before a regrid finds the estimates while its leaves' guard cells are filled.
+    const bool regrid_after = (steps_ + 1) % o.regrid_every == 0;
+    const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()), regrid_after);
+    if (regrid_after) regrid_on_step_estimates();
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
     plots.after_step();

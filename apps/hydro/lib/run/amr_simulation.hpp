@@ -49,11 +49,17 @@ class AmrSimulation {
   int steps_done() const noexcept { return steps_; }
   int state() const noexcept { return state_; }  // first variable of the current state set
 
-  // One step of at most dt_max; returns the dt taken. Collective.
-  double step(double dt_max = 1e300);
-  // Regrids the mesh now (collective); what changed.
+  // One step of at most dt_max; returns the dt taken. Collective. With `estimate`, the step also
+  // finds each leaf's refinement estimate of the state it reads, for regrid_on_step_estimates().
+  double step(double dt_max = 1e300, bool estimate = false);
+  // Regrids the mesh now on the current state's estimates (a fill cycle finds them); what changed.
+  // Collective.
   RegridCounts regrid();
-  // To options().steps or the end time, regridding every options().regrid_every steps, with a
+  // Regrids the mesh on the estimates the last step found of the state it read (step(dt, true)):
+  // no fill cycle of its own. Collective; throws korch::Error if the last step found none.
+  RegridCounts regrid_on_step_estimates();
+  // To options().steps or the end time, regridding after every options().regrid_every-th step on
+  // the estimates that step found (docs/adaptive-mesh.md, "The hydro job"), with a
   // progress report unless quiet. Collective. After SIGINT or SIGTERM (catch_stop_signals) every
   // rank stops after the same step and throws Interrupted (checkpoint.hpp).
   void run();
@@ -90,17 +96,19 @@ class AmrSimulation {
  private:
   EulerParams params(double dt) const;
   // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills,
-  // which also finds each block's stable dt (block_dt_) or its refinement estimate
+  // which may also find each block's stable dt (block_dt_) and its refinement estimate
   // (block_estimate_, with regrid_'s variables).
-  enum class AlsoFind { nothing, dt, estimates };
-  void fill_guard_cells(AlsoFind also = AlsoFind::nothing);
+  void fill_guard_cells(bool find_dt, bool find_estimates);
+  // regrid_'s variables: the density and the energy of the current state.
+  void set_estimate_vars();
   // The stable dt of the blocks' dts from the last fill that found them, over every rank.
   double stable_dt() const;
   // The fluxes the last update used at level jumps (a cycle over the blocks), then the correction.
   void correct_fluxes(const EulerParams& p);
   // The hydro cycle of step dt: on the host configuration fused with the guard fill and, into
   // next_block_dt_, the time step of the state it writes (unless `guards_filled`).
-  void update(const EulerParams& p, bool guards_filled);
+  // With `estimate`, each leaf's refinement estimate of the state it reads, into block_estimate_.
+  void update(const EulerParams& p, bool guards_filled, bool estimate);
   // After the correction: the stable dt of the cells it changed (beside finer leaves), into
   // next_block_dt_, which the fused step left without them.
   void add_corrected_dts(const EulerParams& p);
@@ -120,7 +128,8 @@ class AmrSimulation {
   bool block_dt_valid_ = false;                      // block_dt_ holds the current state's on this mesh
   bool fused_ = false;                               // fill and time step inside the hydro cycle
   bool guards_filled_ = false;                       // the current state's guard cells are valid
-  std::vector<double> block_estimate_;               // the same
+  std::vector<double> block_estimate_;               // per block, its refinement estimate
+  bool estimates_valid_ = false;                     // block_estimate_ holds the last step's, on this mesh
   std::vector<unsigned char> faces_recorded_;        // per block: its update recorded its level-jump fluxes
   std::vector<std::atomic<std::int64_t>> block_ns_;  // per block: update time since the last regrid (--balance cost)
   std::int64_t migrated_ = 0;                        // leaves moved between ranks by rebalances
