@@ -3,7 +3,8 @@
 // 3 MPI ranks: a code's own leaves, in its own layout and order and shared among ranks its own way,
 // get in a cycle (ForestFillIterator) the guard cells of korch's own fill across levels, bit for
 // bit, also after the code's own regrid and relist(); a list changed without relist(), and lists
-// that do not describe a balanced forest, are errors naming what to fix, the same on every rank.
+// that do not describe a balanced forest, are errors naming what to fix, the same on every rank; a
+// rank that does not come to a cycle's copies stops the others with an error naming it.
 #include <doctest/doctest.h>
 
 #include <korch/bundle.hpp>
@@ -20,7 +21,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 // Named after the file: unity builds compile several suite files as one translation unit.
@@ -148,6 +152,56 @@ TEST_CASE("ForestBlocks: a rank without leaves skips its cycles, the others fill
   for (int b = 0; b < code.list.n_blocks(); ++b)
     wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
   CHECK(wrong == 0);
+}
+
+// Rank 1 comes to the cycle 5 s late, the others wait at most 1 s for messages: those that wait
+// for rank 1's leaves stop with an error naming it; the late messages are drained as the failed
+// cycle is dropped, so the next cycle on every rank fills every guard cell right.
+TEST_CASE("ForestBlocks: a rank that does not come to the copies in time stops the others' cycle, naming it") {
+  const auto world = korch::Communicator::world();
+  if (world.size() < 2) return;  // nothing to wait for
+  ForestMesh ref("reference", shape);
+  follow_bump(ref, 0.6, 0.5);
+  CodeLeaves code(ref, world.rank(), world.size());
+  ForestBlocks mesh(code.list, shape.forest, world);
+  korch::Bundle bundle("fill only");
+  bundle.add(korch::TypedAction("look").on_box([](const korch::ActionContext&, const auto&) {}));
+  korch::Runtime runtime;
+  const auto one_cycle = [&] {
+    ForestFillIterator leaves(mesh, 0, -1);
+    runtime.execute(bundle, korch::configurations::get("cpu_only", {"look"}), code.list, &leaves);
+  };
+  REQUIRE(setenv("KORCH_MESSAGE_WAIT_SECONDS", "1", 1) == 0);
+  std::string error;
+  if (world.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(5));
+  try {
+    one_cycle();
+  } catch (const korch::Error& e) {
+    error = e.what();
+  }
+  if (world.rank() == 0) {
+    CHECK(error.find("still waiting for rank(s) 1") != std::string::npos);
+    CHECK(error.find("KORCH_MESSAGE_WAIT_SECONDS") != std::string::npos);
+  }
+  if (world.rank() == 1) CHECK(error.empty());
+  // A malformed limit is an error naming it, on each rank that waits (rank 0 does, as above).
+  REQUIRE(setenv("KORCH_MESSAGE_WAIT_SECONDS", "oops", 1) == 0);
+  error.clear();
+  try {
+    one_cycle();
+  } catch (const korch::Error& e) {
+    error = e.what();
+  }
+  if (world.rank() == 0) CHECK(error.find("KORCH_MESSAGE_WAIT_SECONDS=oops") != std::string::npos);
+  REQUIRE(unsetenv("KORCH_MESSAGE_WAIT_SECONDS") == 0);
+  world.barrier();
+  for (int b = 0; b < code.list.n_blocks(); ++b)
+    for (int v = 0; v < 2; ++v) code.at(b, v, 0, 0, 0) = -7.0;  // a corner guard cell
+  one_cycle();
+  int wrong = 0;
+  for (int b = 0; b < code.list.n_blocks(); ++b)
+    wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
+  CHECK(world.sum(wrong) == 0);
 }
 
 namespace {

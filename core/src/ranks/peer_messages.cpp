@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace korch::detail {
@@ -15,9 +17,30 @@ struct PeerMessages::Requests {
 #if KORCH_HAVE_MPI
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<MPI_Request> recv, send;
-  std::vector<int> recv_id;  // the caller's id of recv[i]
+  std::vector<int> recv_id;    // the caller's id of recv[i]
+  std::vector<int> recv_rank;  // the rank recv[i] comes from
 #endif
 };
+
+namespace {
+
+constexpr const char* kWaitVariable = "KORCH_MESSAGE_WAIT_SECONDS";
+constexpr double kDefaultWaitSeconds = 600;
+
+// How long a wait for messages may go without any arriving (docs/ranks.md, "When a rank does not
+// come"); 0: without end.
+double message_wait_limit() {
+  const char* text = std::getenv(kWaitVariable);
+  if (text == nullptr || *text == '\0') return kDefaultWaitSeconds;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds >= 0) || seconds > 1e9)
+    throw Error::format("{}={}: give the seconds a wait for other ranks' messages may last, 0 for no limit",
+                        kWaitVariable, text);
+  return seconds;
+}
+
+}  // namespace
 
 PeerMessages::PeerMessages(const Communicator& comm, std::string who)
     : comm_(comm), who_(std::move(who)), requests_(std::make_unique<Requests>()) {
@@ -57,9 +80,11 @@ void PeerMessages::receive(int rank, double* data, std::size_t n, int id) {
   if (outstanding_ == 0) {  // the last exchange's receives are all done
     r.recv.clear();
     r.recv_id.clear();
+    r.recv_rank.clear();
   }
   r.recv.emplace_back();
   r.recv_id.push_back(id);
+  r.recv_rank.push_back(rank);
   ++outstanding_;
   check(MPI_Irecv(data, static_cast<int>(n), MPI_DOUBLE, rank, 0, r.comm, &r.recv.back()), "MPI_Irecv");
 #else
@@ -92,10 +117,14 @@ std::vector<int> PeerMessages::wait_some_receives() {
   std::vector<int> done(r.recv.size());
   int n_done = 0;
   auto pause = std::chrono::microseconds(5);
+  const double limit = message_wait_limit();
+  const auto start = std::chrono::steady_clock::now();
   for (;;) {
     check(MPI_Testsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), MPI_STATUSES_IGNORE),
           "MPI_Testsome");
     if (n_done != 0) break;
+    if (limit > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit)
+      throw_stalled(limit);
     std::this_thread::sleep_for(pause);
     pause = std::min(2 * pause, std::chrono::microseconds(200));
   }
@@ -110,6 +139,24 @@ std::vector<int> PeerMessages::wait_some_receives() {
     arrived.push_back(r.recv_id[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])]);
 #endif
   return arrived;
+}
+
+void PeerMessages::throw_stalled(double limit) const {
+  std::vector<int> waiting;
+#if KORCH_HAVE_MPI
+  const auto& r = *requests_;
+  for (std::size_t i = 0; i < r.recv.size(); ++i)
+    if (r.recv[i] != MPI_REQUEST_NULL) waiting.push_back(r.recv_rank[i]);
+#endif
+  std::sort(waiting.begin(), waiting.end());
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  std::string ranks;
+  for (const int w : waiting) ranks += (ranks.empty() ? "" : ", ") + std::to_string(w);
+  throw Error::format(
+      "{} on rank {}: no message came in {} s; still waiting for rank(s) {}: such a rank failed, or has not "
+      "come to this exchange (every rank takes part in each: the same cycles, the same collective calls); if it "
+      "is only slow, give it longer with {} (seconds, 0 for no limit)",
+      who_, comm_.rank(), limit, ranks, kWaitVariable);
 }
 
 void PeerMessages::wait_sends() {
@@ -144,6 +191,7 @@ void PeerMessages::abandon() noexcept {
   }
   r.recv.clear();
   r.recv_id.clear();
+  r.recv_rank.clear();
   r.send.clear();
 #endif
   outstanding_ = 0;

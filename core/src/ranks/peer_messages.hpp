@@ -32,7 +32,9 @@ class PeerMessages {
   // Waits until at least one outstanding receive completed and returns the ids of those that did
   // (empty once none is outstanding). Polls with sleeps that grow from 5 to 200 µs rather than
   // blocking in MPI, whose waits spin in Open MPI: the waiting thread must leave its core to the
-  // threads that compute meanwhile.
+  // threads that compute meanwhile. Throws korch::Error naming the ranks it waits for when none
+  // came within KORCH_MESSAGE_WAIT_SECONDS (600 s unless set; 0: no limit), so that a rank that
+  // failed or skipped the exchange stops the others instead of leaving them waiting.
   std::vector<int> wait_some_receives();
   // Waits for every send; the exchange is over.
   void wait_sends();
@@ -44,6 +46,7 @@ class PeerMessages {
  private:
   struct Requests;  // MPI requests and the communicator (MPI builds only)
   void check(int rc, const char* call) const;
+  [[noreturn]] void throw_stalled(double limit) const;
 
   Communicator comm_;
   std::string who_;
