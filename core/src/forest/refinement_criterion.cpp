@@ -76,8 +76,11 @@ template <int Dims>
 template <int Dims>
 double largest_squared_estimate(const double* first, const std::array<std::ptrdiff_t, 3>& stride,
                                 const std::array<int, 3>& cells, double eps, double enough) {
-  std::array<int, 3> axis{0, 1, 2};  // outermost first
-  std::sort(axis.begin(), axis.end(), [&](int a, int b) { return stride[a] > stride[b]; });
+  // Outermost first. Axes of one cell may share the smallest stride with a long one (k in a 2-D
+  // block stored k fastest): the longer goes innermost, or rows would be one cell long.
+  std::array<int, 3> axis{0, 1, 2};
+  std::sort(axis.begin(), axis.end(),
+            [&](int a, int b) { return stride[a] != stride[b] ? stride[a] > stride[b] : cells[a] < cells[b]; });
   double largest = 0.0;
   // A row's estimates first, in a loop whose iterations are independent (it vectorizes), then
   // their largest.
