@@ -25,6 +25,8 @@ struct PeerMessages::Requests {
 namespace {
 
 constexpr const char* kWaitVariable = "KORCH_MESSAGE_WAIT_SECONDS";
+
+#if KORCH_HAVE_MPI
 constexpr double kDefaultWaitSeconds = 600;
 
 // How long a wait for messages may go without any arriving (docs/ranks.md, "When a rank does not
@@ -39,6 +41,7 @@ double message_wait_limit() {
                         kWaitVariable, text);
   return seconds;
 }
+#endif
 
 }  // namespace
 
