@@ -160,7 +160,9 @@ TEST_CASE("ForestGuardFill: fill_leaf of some variables equals fill() there and 
       korch::test::contains(error_of([&] { fill_some.fill_leaf(forest.leaves()[0], 2, 2); }), "variables 2 .. 3 of 3"));
 }
 
-TEST_CASE("ForestGuardFill: random data keep coarse means, and outflow edges copy the nearest cell") {
+TEST_CASE(
+    "ForestGuardFill: random data keep coarse means, outflow edges copy the nearest cell, an empty boundary restores "
+    "that") {
   BlockForest forest({2, {2, 2, 1}, {true, false, false}, 2});
   forest.refine({{0, {0, 0, 0}}});
   forest.refine({{1, {1, 1, 0}}});
@@ -193,6 +195,21 @@ TEST_CASE("ForestGuardFill: random data keep coarse means, and outflow edges cop
   });
   // Filling again changes no bit: only interior cells are read.
   std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::vector<double>> before = arrays.storage;
+  fill.fill();
+  for (const auto& [id, data] : arrays.storage)
+    for (std::size_t n = 0; n < data.size(); ++n)
+      if (!std::isnan(data[n])) CHECK(data[n] == before[id][n]);
+  // A boundary of the code's own, then an empty one: the outflow rule is back, bit for bit.
+  fill.set_boundary([](int, const Cell&, int) { return 7.0; });
+  fill.fill();
+  int walls = 0;
+  arrays.each(forest, [&](const BlockKey& leaf, int i, int j, int k, bool interior) {
+    const Cell cell = cell_of(arrays, leaf, i, j, k);
+    if (!interior && (cell[1] < 0 || cell[1] >= std::int64_t{2} * 6 << leaf.level))
+      walls += arrays.at(leaf, i, j, k, 0) == 7.0;
+  });
+  CHECK(walls > 0);
+  fill.set_boundary(nullptr);
   fill.fill();
   for (const auto& [id, data] : arrays.storage)
     for (std::size_t n = 0; n < data.size(); ++n)

@@ -53,7 +53,8 @@ class ForestBlocks : public ForestLeaves {
   // half a block on several ranks, and what BlockForest::with_leaves refuses (keys outside the shape,
   // listed twice, gaps, leaves not 2:1 balanced).
   void relist();
-  // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow.
+  // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow, which an empty
+  // function restores.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
   // Fills the guard cells of this rank's leaves, every variable (collective).
   void fill_guard_cells();

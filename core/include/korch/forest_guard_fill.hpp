@@ -59,12 +59,9 @@ class ForestGuardFill {
   // Forgets every leaf's data (after the forest changed).
   void clear_blocks();
   // Replaces the outflow rule beyond non-periodic edges; the function may call value_at for cells
-  // inside the domain (a reflecting wall mirrors a cell and flips a sign).
-  void set_boundary(BoundaryValue boundary) {
-    boundary_ = std::move(boundary);
-    outflow_ = false;
-    forget_plans();
-  }
+  // inside the domain (a reflecting wall mirrors a cell and flips a sign). An empty function
+  // restores the outflow rule.
+  void set_boundary(BoundaryValue boundary);
   ~ForestGuardFill();
 
   // Fills the guard cells of every leaf. Throws korch::Error naming a leaf without data, or a key
@@ -105,6 +102,8 @@ class ForestGuardFill {
   struct Term;
   const LeafPlan& plan_of(const BlockKey& leaf, const LeafData& data) const;
   std::unique_ptr<LeafPlan> make_plan(const BlockKey& leaf) const;
+  static void join_copy_rows(LeafPlan& plan);
+  static void group_prolongations(LeafPlan& plan);
   void plan_region(const BlockKey& leaf, const std::array<int, 3>& lo, const std::array<int, 3>& hi,
                    LeafPlan& plan) const;
   void plan_guard_cell(int level, const Cell& cell, std::ptrdiff_t at, LeafPlan& plan) const;
@@ -126,6 +125,8 @@ class ForestGuardFill {
   // Guard cells [lo, hi) of a leaf (block-local, per axis), found cell by cell.
   void fill_region(const BlockKey& leaf, const BlockArray& array, const std::array<int, 3>& lo,
                    const std::array<int, 3>& hi, Vars vars) const;
+
+  BoundaryValue outflow_boundary();
 
   const BlockForest& forest_;
   std::array<int, 3> cells_, guard_;

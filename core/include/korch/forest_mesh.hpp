@@ -119,7 +119,8 @@ class ForestMesh : public ForestLeaves {
 
   // Sets every leaf's interior cells to f(cell centre, var).
   void set(const Function& f);
-  // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow.
+  // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow, which an empty
+  // function restores.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
   // Fills the guard cells of this rank's leaves (collective).
   void fill_guard_cells();

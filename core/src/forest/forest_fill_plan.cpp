@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 namespace korch {
 
@@ -64,7 +65,63 @@ std::unique_ptr<ForestGuardFill::LeafPlan> ForestGuardFill::make_plan(const Bloc
     }
     plan_region(leaf, lo, hi, *plan);
   }
+  join_copy_rows(*plan);
+  group_prolongations(*plan);
   return plan;
+}
+
+// Copies of one length from one leaf whose rows lie one step apart, in the leaf and in the source
+// alike, become one copy of several rows (a face's rows, for one): fewer copies to walk per fill.
+void ForestGuardFill::join_copy_rows(LeafPlan& plan) {
+  std::vector<LeafPlan::Copy> joined;
+  for (const LeafPlan::Copy& copy : plan.copies) {
+    if (!joined.empty()) {
+      LeafPlan::Copy& last = joined.back();
+      const bool alike = last.count == copy.count && last.source.leaf == copy.source.leaf &&
+                         last.source.var_stride == copy.source.var_stride;
+      const std::ptrdiff_t step = copy.at - last.at;  // the step a second row would set
+      if (alike && last.rows == 1 && step > 0 && copy.source.cell - last.source.cell == step) {
+        last.rows = 2;
+        last.step = step;
+        continue;
+      }
+      const std::ptrdiff_t next = std::ptrdiff_t{last.rows} * last.step;
+      if (alike && last.rows > 1 && copy.at - last.at == next && copy.source.cell - last.source.cell == next) {
+        ++last.rows;
+        continue;
+      }
+    }
+    joined.push_back(copy);
+  }
+  plan.copies = std::move(joined);
+}
+
+// Prolongations from one coarse cell (the same first source of the centre term) become one with a
+// target per fine guard cell: the replay finds the coarse cell's slopes once for all of them.
+void ForestGuardFill::group_prolongations(LeafPlan& plan) {
+  std::vector<LeafPlan::Op> means;
+  std::unordered_map<const double*, std::size_t> group_of;
+  std::vector<std::vector<LeafPlan::Target>> targets_of;
+  for (const LeafPlan::Op& op : plan.ops) {
+    if (op.slopes == 0) {
+      means.push_back(op);
+      continue;
+    }
+    const auto& centre = plan.terms[static_cast<std::size_t>(op.term)];
+    const double* coarse_cell = plan.sources[static_cast<std::size_t>(centre.first)].cell;
+    const auto found = group_of.emplace(coarse_cell, plan.prolongations.size());
+    if (found.second) {
+      plan.prolongations.push_back({op.term, op.slopes, 0, 0});
+      targets_of.emplace_back();
+    }
+    targets_of[found.first->second].push_back({op.at, op.above});
+  }
+  for (std::size_t g = 0; g < plan.prolongations.size(); ++g) {
+    plan.prolongations[g].first_target = static_cast<int>(plan.targets.size());
+    plan.prolongations[g].targets = static_cast<int>(targets_of[g].size());
+    plan.targets.insert(plan.targets.end(), targets_of[g].begin(), targets_of[g].end());
+  }
+  plan.ops = std::move(means);
 }
 
 // The region's cells are visited with the array's smallest stride innermost, so that copies of
@@ -213,7 +270,7 @@ bool ForestGuardFill::direct_source(int level, const Cell& cell, LeafPlan& plan)
   const BlockArray& a = leaf_array(key);
   std::ptrdiff_t offset = 0;
   for (int d = 0; d < 3; ++d) offset += (local[d] + guard_[d]) * a.stride[d + 1];
-  plan.sources.push_back({a.data + offset, a.stride[0]});
+  plan.sources.push_back({a.data + offset, a.stride[0], a.data});
   return true;
 }
 
@@ -233,16 +290,24 @@ void ForestGuardFill::replay(const LeafPlan& plan, const BlockKey& leaf, const B
     for (const LeafPlan::Copy& copy : plan.copies) {
       const double* from = copy.source.cell + var * copy.source.var_stride;
       double* to = out + copy.at;
-      for (int n = 0; n < copy.count; ++n) to[n] = from[n];  // mostly a few cells: no call
+      for (int r = 0; r < copy.rows; ++r, from += copy.step, to += copy.step)
+        for (int n = 0; n < copy.count; ++n) to[n] = from[n];  // mostly a few cells: no call
     }
-    for (const LeafPlan::Op& op : plan.ops) {
-      const double centre = term_value(op.term, var);
-      double value = centre;
-      for (int a = 0; a < op.slopes; ++a) {
-        const double hi = term_value(op.term + 1 + 2 * a, var), lo = term_value(op.term + 2 + 2 * a, var);
-        value += minmod(hi - centre, centre - lo) * ((op.above >> a) & 1u ? 0.25 : -0.25);
+    for (const LeafPlan::Op& op : plan.ops) out[op.at] = term_value(op.term, var);
+    for (const LeafPlan::Prolongation& p : plan.prolongations) {
+      const double centre = term_value(p.term, var);
+      double slope[3] = {0.0, 0.0, 0.0};
+      for (int a = 0; a < p.slopes; ++a) {
+        const double hi = term_value(p.term + 1 + 2 * a, var), lo = term_value(p.term + 2 + 2 * a, var);
+        slope[a] = minmod(hi - centre, centre - lo);
       }
-      out[op.at] = value;
+      // As prolonged_values: the centre, then each axis's slope times the quarter offset in turn.
+      for (int t = p.first_target; t < p.first_target + p.targets; ++t) {
+        const LeafPlan::Target& target = plan.targets[static_cast<std::size_t>(t)];
+        double value = centre;
+        for (int a = 0; a < p.slopes; ++a) value += slope[a] * ((target.above >> a) & 1u ? 0.25 : -0.25);
+        out[target.at] = value;
+      }
     }
   }
   if (plan.slow.empty()) return;

@@ -32,21 +32,35 @@ struct ForestGuardFill::LeafPlan {
   struct Source {  // variable 0 of one leaf cell; variable v lies v * var_stride doubles further
     const double* cell;
     std::ptrdiff_t var_stride;
+    const double* leaf;  // the data of the leaf's array the cell lies in
   };
-  // A guard cell: the term `term`, or (slopes) the prolongation of term `term` (the coarse cell)
-  // with terms term + 1 + 2a and term + 2 + 2a its upper and lower neighbours along axis a.
+  // A guard cell while the plan is worked out: the term `term`, or (slopes) the prolongation of term
+  // `term` (the coarse cell) with terms term + 1 + 2a and term + 2 + 2a its upper and lower
+  // neighbours along axis a. The finished plan keeps the means here and groups the prolongations.
   struct Op {
     std::ptrdiff_t at;  // the guard cell in the leaf's array, variable 0
     int term;
     int slopes;      // 0, or dims
     unsigned above;  // bit a: the fine centre lies above the coarse centre along axis a
   };
-  // Guard cells at..at + count - 1 that copy consecutive cells of one leaf from source on (the most
-  // common op: same-level neighbours).
+  // The fine guard cells inside one coarse cell: its limited slopes are found once for all of them
+  // (up to 2^dims guard cells share a coarse cell).
+  struct Target {
+    std::ptrdiff_t at;
+    unsigned above;
+  };
+  struct Prolongation {
+    int term, slopes;
+    int first_target, targets;  // into `targets`
+  };
+  // `rows` rows of `count` guard cells that copy consecutive cells of one leaf (the most common op:
+  // same-level neighbours); row r starts at + r * step and reads source.cell + r * step.
   struct Copy {
     std::ptrdiff_t at;
     Source source;
     int count;
+    int rows = 1;
+    std::ptrdiff_t step = 0;
   };
   struct Slow {
     std::ptrdiff_t at;
@@ -56,7 +70,9 @@ struct ForestGuardFill::LeafPlan {
   std::vector<Source> sources;
   std::vector<Term> terms;
   std::vector<Copy> copies;
-  std::vector<Op> ops;  // means and prolongations
+  std::vector<Op> ops;  // means (and prolongations until the plan is finished)
+  std::vector<Prolongation> prolongations;
+  std::vector<Target> targets;
   std::vector<Slow> slow;
 };
 

@@ -48,9 +48,13 @@ ForestGuardFill::ForestGuardFill(const BlockForest& forest, std::array<int, 3> c
                       a, cells[a], a, guard[a], dims, dims));
   }
   if (n_vars < 1) throw Error(fmt::format("ForestGuardFill: n_vars = {}; give 1 or more variables", n_vars));
-  // Outflow: the nearest cell of the level inside the domain (any_values takes it for every
-  // variable at once).
-  boundary_ = [this](int level, const Cell& cell, int var) {
+  boundary_ = outflow_boundary();
+}
+
+// Outflow: the nearest cell of the level inside the domain (any_values takes it for every variable at
+// once, without this function).
+ForestGuardFill::BoundaryValue ForestGuardFill::outflow_boundary() {
+  return [this](int level, const Cell& cell, int var) {
     Cell inside = cell;
     for (int a = 0; a < forest_.shape().dims; ++a) {
       const std::int64_t n = std::int64_t{forest_.shape().roots[a]} * cells_[a] << level;
@@ -58,6 +62,12 @@ ForestGuardFill::ForestGuardFill(const BlockForest& forest, std::array<int, 3> c
     }
     return value_at(level, inside, var);
   };
+}
+
+void ForestGuardFill::set_boundary(BoundaryValue boundary) {
+  outflow_ = !boundary;
+  boundary_ = boundary ? std::move(boundary) : outflow_boundary();
+  forget_plans();
 }
 
 void ForestGuardFill::set_block(const BlockKey& leaf, const BlockArray& array) {
