@@ -139,6 +139,10 @@ std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& ar
                    1, 65536);
   cli::add_integer(app, "--rounds", args.rounds,
                    "rounds of the two runs, alternated (uniform, adaptive, uniform, ...); the ratios' median", 1, 100);
+  app.add_option("--limiter", args.limiter, "slope limiter of both runs (korch-hydro's --limiter): minmod or mc")
+      ->type_name("NAME")
+      ->capture_default_str()
+      ->check(cli::one_of({"minmod", "mc"}));
   return program;
 }
 

@@ -55,6 +55,7 @@ struct HydroAmrBenchArgs {
   int dim = 2;
   int uniform_cells_per_block = 64;  // the uniform run's blocks (the main job's); must divide the finest level
   double tmax = 0.05;
+  std::string limiter = "mc";  // korch-hydro's --limiter, for both runs
 };
 std::unique_ptr<cli::Program> hydro_amr_bench_command_line(HydroAmrBenchArgs& args);
 

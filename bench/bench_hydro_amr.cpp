@@ -3,6 +3,7 @@
 // finest level, both by korch-hydro's solver on cpu_only in this process, alternated over rounds
 // (uniform first):
 //   korch-bench-hydro_amr [--roots 2] [--cells-per-block 24] [--max-level 3] [--tmax 0.05] [--rounds 1]
+//                         [--limiter mc]
 // For each: the density's L1 error against the exact solution (sedov_exact.hpp) over the finest
 // level's cells, the shock radius that the moved mass's first moment implies against the exact one
 // (docs/hydro-verification.md, "Sedov-Taylor"), the steps, the cell updates and the wall time. Then
@@ -92,6 +93,7 @@ Options base(const korch::bench::HydroAmrBenchArgs& a) {
   o.tmax = a.tmax;
   o.quiet = true;
   o.write_output = false;
+  o.limiter = a.limiter == "minmod" ? korch::hydro::Limiter::minmod : korch::hydro::Limiter::mc;
   return o;
 }
 
@@ -176,9 +178,10 @@ int run(const korch::bench::HydroAmrBenchArgs& a) {
                                  " cells per direction");
   std::printf(
       "korch-bench-hydro_amr: Sedov %dD to t = %g; uniform %d^%d cells (%d^%d blocks of %d^%d) against %d^%d "
-      "root blocks of %d^%d cells with %d levels above them (regrid every %d steps); %d threads per team\n",
+      "root blocks of %d^%d cells with %d levels above them (regrid every %d steps); %s limiter; %d threads per "
+      "team\n",
       a.dim, a.tmax, finest, a.dim, finest / a.uniform_cells_per_block, a.dim, a.uniform_cells_per_block, a.dim,
-      a.roots, a.dim, a.cells_per_block, a.dim, a.max_level, a.regrid_every, a.threads);
+      a.roots, a.dim, a.cells_per_block, a.dim, a.max_level, a.regrid_every, a.limiter.c_str(), a.threads);
   std::printf("  load before: %s\n", load_average().c_str());
   std::vector<double> wall, rate;
   for (int round = 0; round < a.rounds; ++round) {
