@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-hydro on an adaptive mesh (amr_simulation.hpp): the totals are kept across level jumps and
-// regrids, the mesh follows a blast, configurations agree, the sweep's face fluxes at level jumps are
-// the kernel's, and options the adaptive run does not have are refused naming them.
+// regrids, the mesh follows a blast, configurations agree (action-parallel's diagnostics too), the
+// sweep's face fluxes at level jumps are the kernel's, and options the adaptive run does not have
+// are refused naming them.
 #include "amr_hydro.hpp"
 #include "amr_simulation.hpp"
 #include "options.hpp"
@@ -157,6 +158,28 @@ TEST_CASE("hydro AMR: cpu_only and gpu_only give the same state, bit for bit whe
   } else {
     CHECK(device.state_hash() == cpu_hash);
   }
+}
+
+TEST_CASE("hydro AMR: cpu_gpu_action_parallel updates as cpu_only does, its device team measuring each leaf") {
+  Options o = adaptive(Problem::sod_x, 2);
+  o.steps = 12;
+  std::uint64_t cpu_hash = 0;
+  {
+    AmrSimulation cpu(o, korch::Communicator{});
+    cpu.run();
+    cpu_hash = cpu.state_hash();
+  }
+  o.config = HydroConfiguration::action_parallel;
+  AmrSimulation sim(o, korch::Communicator{});
+  CHECK(contains(error_of([&sim] { (void)sim.diagnostics(); }), "after 0 steps"));
+  sim.run();
+  if (!korch::device_is_accelerator) CHECK(sim.state_hash() == cpu_hash);
+  // The state the last step read: the same mass (the tube's ends stay at rest), Sod's two densities.
+  const BlockDiagnostics d = sim.diagnostics();
+  CHECK(relative_change(sim.totals()[0], d.mass) < 1e-12);
+  CHECK(d.rho_min == doctest::Approx(0.125).epsilon(1e-12));
+  CHECK(d.rho_max == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(contains(sim.summary(), "the device team's diagnostics of the last step's state: mass"));
 }
 
 TEST_CASE("hydro AMR: a regrid on a step's estimates needs a step that found them, once") {

@@ -247,6 +247,12 @@ std::string AmrSimulation::summary() const {
     out += fmt::format("  {:<10} {:+.15e} (change {:+.3e}{})\n", names[v], after,
                        relative ? (after - before) / std::abs(before) : after - before, relative ? " relative" : "");
   }
+  if (options_.config == HydroConfiguration::action_parallel && steps_ > 0) {
+    const BlockDiagnostics d = diagnostics();
+    out += fmt::format(
+        "  the device team's diagnostics of the last step's state: mass {:.15e}, density {:.4e} .. {:.4e}\n", d.mass,
+        d.rho_min, d.rho_max);
+  }
   out += fmt::format("  state hash {:016x}\n", hash);
   return out;
 }

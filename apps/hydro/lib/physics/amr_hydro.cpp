@@ -5,6 +5,8 @@
 #include "initial_state.hpp"
 
 #include <korch/box_view.hpp>
+#include <korch/data_packet.hpp>
+#include <korch/packet_entry.hpp>
 #include <korch/error.hpp>
 #include <korch/typed_action.hpp>
 
@@ -205,6 +207,17 @@ ActionRoutine amr_hydro_routine() {
     step.block_ns[box.block_id()].fetch_add(static_cast<std::int64_t>(ns), std::memory_order_relaxed);
   };
   return TypedAction("hydro").reads_guard_cells(guard_cells).on_box(update).routine();
+}
+
+ActionRoutine amr_diagnostics_routine() {
+  return TypedAction("diagnostics")
+      .on_packet_entry([](const ActionContext& ctx, const PacketEntry& entry) {
+        const auto& P = ctx.parameters_as<AmrStepParameters>();
+        double volume = 1.0;
+        for (int d = 0; d < P.euler.dim; ++d) volume *= entry.meta().delta[d];
+        P.diagnostics[entry.block_id()] = entry_diagnostics(ctx.device_space(), entry, P.euler.state, volume);
+      })
+      .routine();
 }
 
 ActionRoutine amr_guard_fill_routine() {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "euler.hpp"
+#include "hydro_update.hpp"
 #include "options.hpp"
 
 #include <korch/action_routine.hpp>
@@ -41,8 +42,14 @@ struct AmrStepParameters {
   // update reads; null: none.
   double* block_estimate = nullptr;
   const RegridOptions* regrid = nullptr;
+  // Per block: what the "diagnostics" action (amr_diagnostics_routine) finds; null: not run.
+  BlockDiagnostics* diagnostics = nullptr;
 };
 ActionRoutine amr_hydro_routine();
+// The action-parallel configuration's second action, on the device team's packets beside the host
+// team's update: each leaf's mass (with its level's cell volume) and density range of the state the
+// update reads, into AmrStepParameters::diagnostics.
+ActionRoutine amr_diagnostics_routine();
 
 // The guard fill of the state set that starts at `first_var`, spread over a runtime cycle's threads
 // (after ForestMesh::exchange_ghost_leaves, or as ForestFillIterator hands them out): the

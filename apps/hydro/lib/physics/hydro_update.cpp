@@ -192,14 +192,18 @@ void density_stats(const DeviceTaskSpace& space, const DataPacket::DeviceVar rho
 
 }  // namespace
 
+BlockDiagnostics entry_diagnostics(const DeviceTaskSpace& space, const PacketEntry& entry, int rho_var,
+                                   double cell_volume) {
+  double sum = 0, lo = 0, hi = 0;
+  density_stats(space, entry.var(rho_var), entry.interior().lo.data(), entry.interior().hi.data(), sum, lo, hi);
+  return BlockDiagnostics{sum * cell_volume, lo, hi};
+}
+
 ActionRoutine diagnostics_routine() {
   return TypedAction("diagnostics")
       .on_packet_entry([](const ActionContext& ctx, const PacketEntry& entry) {
         const auto& P = ctx.parameters_as<StepParameters>();
-        double sum = 0, lo = 0, hi = 0;
-        density_stats(ctx.device_space(), entry.var(P.euler.state), entry.interior().lo.data(),
-                      entry.interior().hi.data(), sum, lo, hi);
-        P.diagnostics[entry.block_id()] = BlockDiagnostics{sum * P.cell_volume, lo, hi};
+        P.diagnostics[entry.block_id()] = entry_diagnostics(ctx.device_space(), entry, P.euler.state, P.cell_volume);
       })
       .routine();
 }

@@ -7,13 +7,22 @@
 #include "euler.hpp"
 
 #include <korch/backend/spaces.hpp>
+#include <korch/backend/thread_spaces.hpp>
 #include <korch/grid.hpp>
+
+namespace korch {
+class PacketEntry;
+}
 
 namespace korch::hydro {
 
 struct BlockDiagnostics {
   double mass = 0.0, rho_min = 0.0, rho_max = 0.0;
 };
+// The "diagnostics" action's figures of one packet entry: the sum of its interior's densities
+// (variable rho_var) times cell_volume, and their range, by reductions on `space`.
+BlockDiagnostics entry_diagnostics(const DeviceTaskSpace& space, const PacketEntry& entry, int rho_var,
+                                   double cell_volume);
 
 // The hydro bundle's parameters for one step (routines "hydro" and, for action-parallel, "diagnostics").
 struct StepParameters {

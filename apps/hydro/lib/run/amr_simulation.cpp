@@ -5,6 +5,7 @@
 
 #include "amr_hydro.hpp"
 #include "checkpoint.hpp"
+#include "configuration_names.hpp"
 #include "plot_writer.hpp"
 #include "progress.hpp"
 #include "runtime_configuration.hpp"
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 namespace korch::hydro {
 
@@ -199,8 +201,13 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled, bool estima
     next_block_dt_.assign(blocks, 0.0);
     step.block_dt = next_block_dt_.data();
   }
+  if (options_.config == HydroConfiguration::action_parallel) {
+    diagnostics_.assign(blocks, BlockDiagnostics{});
+    step.diagnostics = diagnostics_.data();
+  }
   Bundle bundle("hydro step", ActionParameters(step));
   bundle.add(amr_hydro_routine());
+  if (step.diagnostics != nullptr) bundle.add(amr_diagnostics_routine());
   if (step.fill_var >= 0) {
     // The leaves fill their guard cells in the cycle: each goes out once the other ranks' leaves
     // its fill reads have arrived, so the messages travel while the first leaves compute.
@@ -209,6 +216,24 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled, bool estima
   } else {
     runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
   }
+}
+
+BlockDiagnostics AmrSimulation::diagnostics() const {
+  if (options_.config != HydroConfiguration::action_parallel || steps_ == 0)
+    throw Error::format(
+        "AmrSimulation::diagnostics(): configuration {} after {} steps; the device team finds them on "
+        "cpu_gpu_action_parallel, in every step",
+        builtin_name(options_.config), steps_);
+  std::vector<double> mine;
+  for (const BlockDiagnostics& d : diagnostics_) mine.insert(mine.end(), {d.mass, d.rho_min, d.rho_max});
+  const std::vector<double> all = comm_.size() > 1 ? comm_.all_gather(mine) : mine;
+  BlockDiagnostics out{0.0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  for (std::size_t n = 0; n + 2 < all.size(); n += 3) {
+    out.mass += all[n];
+    out.rho_min = std::min(out.rho_min, all[n + 1]);
+    out.rho_max = std::max(out.rho_max, all[n + 2]);
+  }
+  return out;
 }
 
 void AmrSimulation::add_corrected_dts(const EulerParams& p) {

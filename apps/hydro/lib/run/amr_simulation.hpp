@@ -11,6 +11,7 @@
 #pragma once
 
 #include "euler.hpp"
+#include "hydro_update.hpp"
 #include "options.hpp"
 
 #include <korch/communicator.hpp>
@@ -78,6 +79,10 @@ class AmrSimulation {
   // Each of this rank's leaves' stable dt (before the CFL factor) for the current state, that the
   // next step takes its time step from; empty where the next step works them out afresh.
   std::vector<double> leaf_dts() const { return block_dt_valid_ ? block_dt_ : std::vector<double>{}; }
+  // On cpu_gpu_action_parallel: the device team's figures of the state the last step read, over every
+  // rank's leaves (mass summed in Morton order, the density's range). Collective. Throws
+  // korch::Error on other configurations or before the first step.
+  BlockDiagnostics diagnostics() const;
 
   // A checkpoint of the mesh and the current state at `path` (checkpoint.hpp); rank 0 writes.
   // Collective.
@@ -131,6 +136,7 @@ class AmrSimulation {
   std::vector<double> block_estimate_;               // per block, its refinement estimate
   bool estimates_valid_ = false;                     // block_estimate_ holds the last step's, on this mesh
   std::vector<unsigned char> faces_recorded_;        // per block: its update recorded its level-jump fluxes
+  std::vector<BlockDiagnostics> diagnostics_;        // per block of the last step (action-parallel)
   std::vector<std::atomic<std::int64_t>> block_ns_;  // per block: update time since the last regrid (--balance cost)
   std::int64_t migrated_ = 0;                        // leaves moved between ranks by rebalances
   RegridOptions regrid_;

@@ -77,8 +77,6 @@ void validate_adaptive(const Options& o) {
   refuse(o.conduction > 0, "--conduction", "the conduction solve runs on the uniform grid");
   refuse(o.inject_failure >= 0, "--inject-failure", "it names a block of the uniform grid");
   refuse(o.tile > 0, "--tile", "the adaptive mesh's blocks are updated whole");
-  refuse(o.config == HydroConfiguration::action_parallel, "--config cpu_gpu_action_parallel",
-         "its device team runs the uniform grid's diagnostics");
   if (o.cells_per_block % 2 != 0 || o.cells_per_block < 2 * guard_cells)
     throw Error::format(
         "option --cells-per-block: {} with --max-level: a refined block splits its cells in halves and a "
