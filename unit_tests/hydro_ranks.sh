@@ -67,25 +67,35 @@ if [[ $(run 1 --problem sedov --blocks 4 --cells-per-block 16 --steps 12 --plan)
   failures=$((failures + 1))
 fi
 
-# Block 8 (x = 0, y = 2 of 4 x 4) is on rank 1 of 2: the first half of the Morton curve is y < 2.
-start=$(date +%s)
-if timeout 60 "$mpiexec" -n 2 "$hydro" --quiet --threads 1 --out "$dir/out" --blocks 4 --cells-per-block 16 --steps 5 \
-  --inject-failure 8 > "$dir/log" 2>&1; then
-  echo "FAIL: a throwing action on rank 1 exited 0" >&2
-  failures=$((failures + 1))
-else
+# expect_stop WHAT ARGS...: korch-hydro on 2 ranks with ARGS (an injected failure) must fail within
+# 10 s, its error naming every word of the array `words`.
+expect_stop() {
+  local what=$1 start took word
+  shift
+  start=$(date +%s)
+  if timeout 60 "$mpiexec" -n 2 "$hydro" --quiet --threads 1 --out "$dir/out" "$@" > "$dir/log" 2>&1; then
+    echo "FAIL: a throwing action on $what exited 0" >&2
+    failures=$((failures + 1))
+    return
+  fi
   took=$(($(date +%s) - start))
   if ((took > 10)); then
-    echo "FAIL: the ranks took ${took} s to stop after a throwing action" >&2
+    echo "FAIL: the ranks took ${took} s to stop after a throwing action on $what" >&2
     failures=$((failures + 1))
   fi
-  for word in "rank 1 of 2" "block 8" "hydro" "injected failure"; do
+  for word in "${words[@]}"; do
     if ! grep -q "$word" "$dir/log"; then
       echo "FAIL: the error does not name '$word':" >&2
       cat "$dir/log" >&2
       failures=$((failures + 1))
     fi
   done
-  echo "ok: a throwing action on rank 1 stopped both ranks in ${took} s: $(grep -m1 'rank 1 of 2' "$dir/log")"
-fi
+  echo "ok: a throwing action on $what stopped both ranks in ${took} s: $(grep -m1 'rank 1 of 2' "$dir/log")"
+}
+# Block 8 (x = 0, y = 2 of 4 x 4) is on rank 1 of 2: the first half of the Morton curve is y < 2.
+words=("rank 1 of 2" "block 8" "hydro" "injected failure")
+expect_stop "rank 1" --blocks 4 --cells-per-block 16 --steps 5 --inject-failure 8
+# The same on an adaptive mesh: its last leaf along the Morton curve is rank 1's.
+words=("rank 1 of 2" "leaf 27 of the Morton curve" "hydro" "injected failure")
+expect_stop "rank 1's leaf" --max-level 2 --blocks 2 --cells-per-block 16 --steps 5 --inject-failure 27
 ((failures == 0)) || { echo "$failures failure(s)" >&2; exit 1; }

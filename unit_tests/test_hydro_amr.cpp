@@ -214,6 +214,26 @@ TEST_CASE("hydro AMR: options the adaptive run does not have are refused, naming
   CHECK(contains(error_of([] { AmrSimulation sim(Options{}, korch::Communicator{}); }), "--max-level 0"));
 }
 
+TEST_CASE("hydro AMR: --inject-failure names a leaf along the Morton curve, and one that is not there is refused") {
+  Options o = adaptive(Problem::sedov, 2);
+  o.inject_failure = 64;  // 2 x 2 roots, two levels: at most 64 leaves
+  CHECK(contains(error_of([&] { validate(o); }), "leaf 64 does not exist: the mesh has at most 64 leaves"));
+  o.inject_failure = 63;
+  validate(o);
+  {
+    AmrSimulation sim(o, korch::Communicator{});
+    const auto leaves = sim.mesh().forest().n_leaves();
+    REQUIRE(leaves < 63);
+    CHECK(contains(error_of([&sim] { sim.step(); }), "leaf 63 does not exist: the mesh has leaves 0.." +
+                                                         std::to_string(leaves - 1) + " at the first step"));
+  }
+  o.inject_failure = 3;
+  AmrSimulation sim(o, korch::Communicator{});
+  const std::string error = error_of([&sim] { sim.step(); });
+  CHECK(contains(error, "action routine 'hydro' threw"));
+  CHECK(contains(error, "injected failure (--inject-failure 3): leaf 3 of the Morton curve"));
+}
+
 // The sweep hands the fluxes through a leaf's faces at level jumps to the mesh as it updates; the
 // record cycle (for packets on a device) computes them with the kernel's face arithmetic. Both must
 // give the same bits, or the correction would differ between configurations.

@@ -200,6 +200,9 @@ std::int64_t finest_cells_within(const ForestMeshShape& s, int finest, double r0
 ActionRoutine amr_hydro_routine() {
   const auto update = [](const ActionContext& ctx, const auto& box) {
     const auto& step = ctx.parameters_as<AmrStepParameters>();
+    if (box.block_id() == step.fail_block)
+      throw Error::format("injected failure (--inject-failure {}): leaf {} of the Morton curve", step.fail_leaf,
+                          step.fail_leaf);
     if (step.block_ns == nullptr) return update_amr_box(step, box);
     const auto t0 = std::chrono::steady_clock::now();
     update_amr_box(step, box);

@@ -44,6 +44,8 @@ struct AmrStepParameters {
   const RegridOptions* regrid = nullptr;
   // Per block: what the "diagnostics" action (amr_diagnostics_routine) finds; null: not run.
   BlockDiagnostics* diagnostics = nullptr;
+  int fail_block = -1;  // the action throws on this block (Options::inject_failure)
+  int fail_leaf = -1;   // its place on the Morton curve, for the message
 };
 ActionRoutine amr_hydro_routine();
 // The action-parallel configuration's second action, on the device team's packets beside the host

@@ -201,6 +201,7 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled, bool estima
     next_block_dt_.assign(blocks, 0.0);
     step.block_dt = next_block_dt_.data();
   }
+  if (steps_ == 0 && options_.inject_failure >= 0) fail_on_leaf(step);
   if (options_.config == HydroConfiguration::action_parallel) {
     diagnostics_.assign(blocks, BlockDiagnostics{});
     step.diagnostics = diagnostics_.data();
@@ -216,6 +217,25 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled, bool estima
   } else {
     runtime_->execute(bundle, configurations_[state_ == 0 ? 0 : 1], mesh_->blocks());
   }
+}
+
+// The ranks own contiguous pieces of the Morton curve in rank order: the leaf of --inject-failure is
+// this rank's when it falls in its piece. Collective; every rank throws alike when there is no such leaf.
+void AmrSimulation::fail_on_leaf(AmrStepParameters& step) const {
+  const auto own = static_cast<std::uint64_t>(mesh_->own_leaves().size());
+  const std::vector<std::uint64_t> counts =
+      comm_.size() > 1 ? comm_.all_gather(std::vector<std::uint64_t>{own}) : std::vector<std::uint64_t>{own};
+  std::uint64_t first = 0, leaves = 0;
+  for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
+    if (r < comm_.rank()) first += counts[static_cast<std::size_t>(r)];
+    leaves += counts[static_cast<std::size_t>(r)];
+  }
+  const auto leaf = static_cast<std::uint64_t>(options_.inject_failure);
+  if (leaf >= leaves)
+    throw Error::format("option --inject-failure: leaf {} does not exist: the mesh has leaves 0..{} at the first step",
+                        leaf, leaves - 1);
+  if (leaf >= first && leaf < first + own) step.fail_block = static_cast<int>(leaf - first);
+  step.fail_leaf = static_cast<int>(leaf);
 }
 
 BlockDiagnostics AmrSimulation::diagnostics() const {

@@ -36,6 +36,8 @@ struct AmrPhaseTimes {
   double total() const noexcept { return guard_fill + execute + flux_correction + time_step + regrid; }
 };
 
+struct AmrStepParameters;
+
 class AmrSimulation {
  public:
   // Builds the mesh, refines it around the initial state (one regrid per level) and sets the
@@ -100,6 +102,7 @@ class AmrSimulation {
 
  private:
   EulerParams params(double dt) const;
+  void fail_on_leaf(AmrStepParameters& step) const;  // --inject-failure
   // The current state's guard cells: the other ranks' leaves, then a cycle of the leaves' fills,
   // which may also find each block's stable dt (block_dt_) and its refinement estimate
   // (block_estimate_, with regrid_'s variables).

@@ -75,7 +75,6 @@ void validate_adaptive(const Options& o) {
   };
   refuse(!o.operation.empty(), "--plan / --operation", "the planner runs on the uniform grid");
   refuse(o.conduction > 0, "--conduction", "the conduction solve runs on the uniform grid");
-  refuse(o.inject_failure >= 0, "--inject-failure", "it names a block of the uniform grid");
   refuse(o.tile > 0, "--tile", "the adaptive mesh's blocks are updated whole");
   if (o.cells_per_block % 2 != 0 || o.cells_per_block < 2 * guard_cells)
     throw Error::format(
@@ -151,7 +150,12 @@ void validate(const Options& o) {
   if (!(o.cfl > 0 && o.cfl <= 1.0)) throw Error::format("option --cfl: {} is out of range (0, 1]", o.cfl);
   if (!(o.gamma > 1.0)) throw Error::format("gamma {} must exceed 1", o.gamma);
   // The block count in long double: --blocks may be as large as an int holds, its cube is not.
-  const long double blocks = count(o).blocks;
+  // With levels, the leaves at the first step are known only once the mesh is made
+  // (AmrSimulation checks then); there the bound is the finest level's blocks.
+  const long double blocks = count(o).blocks * std::pow(2.0L, static_cast<long double>(o.dim * o.max_level));
+  if (o.inject_failure >= 0 && o.inject_failure >= blocks && o.max_level > 0)
+    throw Error::format("option --inject-failure: leaf {} does not exist: the mesh has at most {:.0f} leaves",
+                        o.inject_failure, static_cast<double>(blocks));
   if (o.inject_failure >= 0 && o.inject_failure >= blocks)
     throw Error::format("option --inject-failure: block {} does not exist: the grid has blocks 0..{:.0f}",
                         o.inject_failure, static_cast<double>(blocks - 1));
@@ -224,8 +228,8 @@ void add_options(CLI::App& app, Options& o) {
                  "from step 0)")
       ->type_name("FILE");
   add_integer(app, "--inject-failure", o.inject_failure,
-              "make the hydro action throw on global block N at the first step (to see how a failure stops every "
-              "rank; default: none)",
+              "make the hydro action throw on global block N at the first step (with --max-level: the leaf N "
+              "along the Morton curve) to see how a failure stops every rank (default: none)",
               0)
       ->default_str("");
   auto* plan = app.add_flag_callback(
