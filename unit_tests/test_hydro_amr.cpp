@@ -182,6 +182,26 @@ TEST_CASE("hydro AMR: cpu_gpu_action_parallel updates as cpu_only does, its devi
   CHECK(contains(sim.summary(), "the device team's diagnostics of the last step's state: mass"));
 }
 
+TEST_CASE("hydro AMR: --tile updates tiles of the leaves, the state cpu_only's on whole leaves bit for bit") {
+  for (int dim : {2, 3}) {
+    Options o = adaptive(Problem::sedov, dim == 2 ? 2 : 1);
+    o.dim = dim;
+    o.steps = dim == 2 ? 12 : 6;
+    std::uint64_t whole = 0;
+    {
+      AmrSimulation sim(o, korch::Communicator{});
+      sim.run();
+      whole = sim.state_hash();
+    }
+    o.tile = 3;  // tiles of 3, 3 and 2 cells along each axis of a leaf of 8
+    AmrSimulation tiled(o, korch::Communicator{});
+    tiled.run();
+    INFO("dim " << dim);
+    CHECK(tiled.state_hash() == whole);
+    CHECK(!contains(tiled.summary(), "with each leaf's guard fill"));  // one fill cycle per step instead
+  }
+}
+
 TEST_CASE("hydro AMR: a regrid on a step's estimates needs a step that found them, once") {
   AmrSimulation sim(adaptive(Problem::sedov, 2), korch::Communicator{});
   const auto refused = [&sim] { return error_of([&sim] { sim.regrid_on_step_estimates(); }); };

@@ -141,9 +141,8 @@ case $name in
     bad "--derefine-below 0.5 and --refine-above 0.4" --max-level 1 --refine-above 0.4 --derefine-below 0.5
     bad --cells-per-block --max-level 1 --cells-per-block 9
     bad --conduction --max-level 1 --conduction 0.1
-    bad --tile --max-level 1 --tile 4
     bad --plan --max-level 1 --plan
-    bad "--config cpu_gpu_action_parallel" --max-level 1 --config action-parallel
+    bad "leaf 64 does not exist" --max-level 1 --blocks 4 --inject-failure 64
     rm -f "$tmp/out-hydro/density.png"
     good --blocks 2 --cells-per-block 8 --steps 3 --quiet --out "$tmp/out-hydro" --max-level 2 --regrid-every 1
     [[ -s $tmp/out-hydro/density.png ]] || fail "--max-level: no density.png"

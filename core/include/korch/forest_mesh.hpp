@@ -52,6 +52,8 @@ struct ForestMeshShape {
   std::array<int, 3> guard{2, 2, 0};  // guard cells per side (0 beyond dims)
   int n_vars = 1;
   std::array<double, 3> domain_lo{0, 0, 0}, domain_hi{1, 1, 1};  // the domain's corners
+  // The tiles blocks() hands to host teams (BlockShape::tile_cells); 0 along an axis: the whole leaf.
+  std::array<int, 3> tile_cells{0, 0, 0};
 };
 
 struct RegridOptions {

@@ -97,6 +97,7 @@ void ForestMesh::list_leaves() {
     BlockShape s;
     s.cells = shape_.cells;
     s.guard = shape_.guard;
+    s.tile_cells = shape_.tile_cells;
     s.level = leaf.level;
     s.delta = cell_size(leaf.level);
     s.global_id = forest_.leaf_index(leaf);

@@ -119,12 +119,12 @@ RegridCounts ForestMesh::adapt(const std::vector<BlockKey>& refine, const std::v
   for (int i = 0; i < forest_.n_leaves(); ++i) {
     if (owners_[static_cast<std::size_t>(i)] != comm_.rank()) continue;
     const BlockKey& leaf = forest_.leaves()[static_cast<std::size_t>(i)];
-    std::vector<double>& fresh = data[leaf] = fresh_block();
     if (before.is_leaf(leaf)) {
-      fresh = old_data.at(leaf);
+      // Moved, not copied: the buffer stays where old_fill reads it for the new leaves.
+      data[leaf] = std::move(old_data.at(leaf));
       continue;
     }
-    const BlockArray a = array_of(fresh);
+    const BlockArray a = array_of(data[leaf] = fresh_block());
     for (int k = 0; k < shape_.cells[2]; ++k)
       for (int j = 0; j < shape_.cells[1]; ++j)
         for (int n = 0; n < shape_.cells[0]; ++n) {

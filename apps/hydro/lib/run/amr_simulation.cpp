@@ -41,6 +41,7 @@ ForestMeshShape mesh_shape(const Options& o) {
     s.forest.periodic[a] = along && periodic;
     s.cells[a] = along ? o.cells_per_block : 1;
     s.guard[a] = along ? guard_cells : 0;
+    s.tile_cells[a] = along ? o.tile : 0;
   }
   s.n_vars = n_grid_vars;
   return s;
@@ -57,7 +58,8 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
   // The host configuration hands out whole leaves: each fills its own guard cells in the step.
-  fused_ = o.config == HydroConfiguration::cpu;
+  // Tiles of a leaf cannot: one fill cycle before the step fills each leaf once.
+  fused_ = o.config == HydroConfiguration::cpu && o.tile == 0;
   fill_configuration_ = configurations::get("cpu_only");
   fill_configuration_.name = "hydro-guard-fill";
   fill_configuration_.teams[0].action = "guard_fill";

@@ -75,7 +75,6 @@ void validate_adaptive(const Options& o) {
   };
   refuse(!o.operation.empty(), "--plan / --operation", "the planner runs on the uniform grid");
   refuse(o.conduction > 0, "--conduction", "the conduction solve runs on the uniform grid");
-  refuse(o.tile > 0, "--tile", "the adaptive mesh's blocks are updated whole");
   if (o.cells_per_block % 2 != 0 || o.cells_per_block < 2 * guard_cells)
     throw Error::format(
         "option --cells-per-block: {} with --max-level: a refined block splits its cells in halves and a "
