@@ -218,9 +218,6 @@ TEST_CASE("hydro AMR: a regrid on a step's estimates needs a step that found the
 
 TEST_CASE("hydro AMR: options the adaptive run does not have are refused, naming them") {
   Options o = adaptive(Problem::sedov, 2);
-  o.conduction = 0.1;
-  CHECK(contains(error_of([&] { validate(o); }), "option --conduction makes no sense with --max-level 2"));
-  o = adaptive(Problem::sedov, 2);
   o.cells_per_block = 7;
   CHECK(contains(error_of([&] { validate(o); }), "option --cells-per-block: 7 with --max-level"));
   o = adaptive(Problem::sedov, 2);

@@ -6,6 +6,8 @@
 #include "amr_simulation.hpp"
 #include "test_hydro_checkpoint_support.hpp"
 
+#include <korch/config.hpp>
+
 #include <cstring>
 #include <string>
 
@@ -15,8 +17,9 @@ using namespace korch::hydro::checkpoint_test;
 
 namespace {
 
-Options adaptive_run(int steps) {
+Options adaptive_run(int steps, double conduction = 0) {
   Options o;
+  o.conduction = conduction;
   o.max_level = 2;
   o.blocks = 3;
   o.cells_per_block = 8;
@@ -29,8 +32,8 @@ Options adaptive_run(int steps) {
 }
 
 // The adaptive run's checkpoint after `steps` steps, at `path`.
-void write_adaptive_checkpoint(int steps, const std::string& path) {
-  AmrSimulation sim(adaptive_run(steps));
+void write_adaptive_checkpoint(int steps, const std::string& path, double conduction = 0) {
+  AmrSimulation sim(adaptive_run(steps, conduction));
   sim.run();
   sim.write_checkpoint(path);
 }
@@ -40,26 +43,30 @@ void write_adaptive_checkpoint(int steps, const std::string& path) {
 TEST_CASE("hydro amr checkpoint: a run that regrids continues bitwise from its checkpoint") {
   const fs::path dir = scratch("amr-continue");
   const std::string path = (dir / "checkpoint.bin").string();
-  std::uint64_t uninterrupted = 0;
-  std::vector<int> levels;
-  {
-    AmrSimulation sim(adaptive_run(11));
+  // With conduction too: the composite mesh's solve after every step.
+  for (double conduction : {0.0, KORCH_HAVE_KOKKOSKERNELS ? 0.02 : 0.0}) {
+    INFO("conduction " << conduction);
+    std::uint64_t uninterrupted = 0;
+    std::vector<int> levels;
+    {
+      AmrSimulation sim(adaptive_run(11, conduction));
+      sim.run();
+      uninterrupted = sim.state_hash();
+      levels = sim.leaves_per_level();
+    }
+    write_adaptive_checkpoint(5, path, conduction);
+    const CheckpointContent c = read_checkpoint_file(path, adaptive_run(11, conduction));
+    CHECK(c.max_level == 2);
+    CHECK(c.leaves.size() > 9);  // refined beyond the 3^2 roots
+    CHECK(c.state[0].size() == c.leaves.size() * 64);
+    Options o = adaptive_run(11, conduction);
+    o.restart = path;
+    AmrSimulation sim(o);
+    CHECK(sim.steps_done() == 5);
     sim.run();
-    uninterrupted = sim.state_hash();
-    levels = sim.leaves_per_level();
+    CHECK(sim.state_hash() == uninterrupted);
+    CHECK(sim.leaves_per_level() == levels);
   }
-  write_adaptive_checkpoint(5, path);
-  const CheckpointContent c = read_checkpoint_file(path, adaptive_run(11));
-  CHECK(c.max_level == 2);
-  CHECK(c.leaves.size() > 9);  // refined beyond the 3^2 roots
-  CHECK(c.state[0].size() == c.leaves.size() * 64);
-  Options o = adaptive_run(11);
-  o.restart = path;
-  AmrSimulation sim(o);
-  CHECK(sim.steps_done() == 5);
-  sim.run();
-  CHECK(sim.state_hash() == uninterrupted);
-  CHECK(sim.leaves_per_level() == levels);
   fs::remove_all(dir);
 }
 

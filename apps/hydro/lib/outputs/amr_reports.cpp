@@ -238,6 +238,8 @@ std::string AmrSimulation::summary() const {
       "%, time-step reduction {:.1f} %, regrid {:.1f} %\n",
       share(phases_.guard_fill), fused_ ? " (with each leaf's guard fill and time step)" : "", share(phases_.execute),
       share(phases_.flux_correction), share(phases_.time_step), share(phases_.regrid));
+  if (options_.conduction > 0)
+    out += fmt::format("  conduction (CG on the composite mesh) {:.1f} %\n", share(phases_.conduction));
   static const char* names[] = {"mass", "x-momentum", "y-momentum", "z-momentum", "energy"};
   for (int v = 0; v < n_cons; ++v) {
     if (v >= 1 && v <= 3 && v > options_.dim) continue;

@@ -11,7 +11,7 @@
 // periodic ones the neighbour wraps around. A is symmetric positive definite and its columns sum to
 // 1, so total heat sum(T) is conserved: CG starts from the old temperature and keeps it to round-off.
 //
-// The matrix is cached (one entry, for the last (n, dx, kappa*dt, periodic)); calls are meant for
+// The matrix is cached (one entry, for the last (n, dx, periodic)); calls are meant for
 // the main thread only (the one that initialized Kokkos), which is also what Kokkos::OpenMP needs.
 #pragma once
 

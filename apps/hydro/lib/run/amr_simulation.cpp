@@ -6,6 +6,7 @@
 #include "amr_hydro.hpp"
 #include "checkpoint.hpp"
 #include "configuration_names.hpp"
+#include "forest_conduction.hpp"
 #include "plot_writer.hpp"
 #include "progress.hpp"
 #include "runtime_configuration.hpp"
@@ -49,11 +50,14 @@ ForestMeshShape mesh_shape(const Options& o) {
 
 }  // namespace
 
+AmrSimulation::~AmrSimulation() = default;
+
 AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : options_(std::move(options)), comm_(comm) {
   const Options& o = options_;
   validate(o);
   if (o.max_level < 1)
     throw Error("AmrSimulation: options without levels (--max-level 0): run the uniform grid's Simulation");
+  refuse_conduction_on_ranks(o, comm_.size());
   mesh_ = std::make_unique<ForestMesh>("hydro", mesh_shape(o), comm_);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
@@ -296,11 +300,52 @@ double AmrSimulation::step(double dt_max, bool estimate) {
   phases_.flux_correction += seconds_since(t0);
   state_ = other_set(state_);
   guards_filled_ = false;
+  conduct(dt);
   time_ += dt;
   ++steps_;
   const auto& s = mesh_->shape();
   cell_updates_ += static_cast<double>(mesh_->forest().n_leaves()) * s.cells[0] * s.cells[1] * s.cells[2];
   return dt;
+}
+
+void AmrSimulation::conduct(double dt) {
+  if (options_.conduction <= 0) return;
+  const auto t0 = Clock::now();
+  const BlockForest& forest = mesh_->forest();
+  if (!conduction_ || conduction_leaves_ != forest.leaves()) {
+    conduction_.reset();
+    conduction_ = std::make_unique<ConductionOperator>(
+        forest_conduction_system(forest, mesh_->shape().cells, mesh_->cell_size(0)));
+    conduction_leaves_ = forest.leaves();
+  }
+  // Each leaf's cells in the system's order (x fastest), on one process (the constructor refuses ranks).
+  const ForestMeshShape& s = mesh_->shape();
+  const double g = options_.gamma;
+  const auto for_each_cell = [&](auto&& f) {
+    for (int b = 0; b < static_cast<int>(mesh_->own_leaves().size()); ++b) {
+      const BlockArray& a = mesh_->array(b);
+      for (int k = 0; k < s.cells[2]; ++k)
+        for (int j = 0; j < s.cells[1]; ++j)
+          for (int i = 0; i < s.cells[0]; ++i) {
+            double* u = a.data + state_ * a.stride[0] + (i + s.guard[0]) * a.stride[1] +
+                        (j + s.guard[1]) * a.stride[2] + (k + s.guard[2]) * a.stride[3];
+            const std::ptrdiff_t v = a.stride[0];
+            const double kinetic = 0.5 * (u[v] * u[v] + u[2 * v] * u[2 * v] + u[3 * v] * u[3 * v]) / u[0];
+            f(u, v, kinetic);
+          }
+    }
+  };
+  std::vector<double> temperature;
+  temperature.reserve(static_cast<std::size_t>(conduction_->rows()));
+  for_each_cell([&](double* u, std::ptrdiff_t v, double kinetic) {
+    temperature.push_back((g - 1.0) * (u[4 * v] - kinetic) / u[0]);  // p / rho
+  });
+  conduction_->solve(temperature, options_.conduction * dt, 1e-10, 1000, "option --conduction");
+  std::size_t c = 0;
+  for_each_cell(
+      [&](double* u, std::ptrdiff_t v, double kinetic) { u[4 * v] = u[0] * temperature[c++] / (g - 1.0) + kinetic; });
+  block_dt_valid_ = false;  // the energy changed: the next step finds its time step afresh
+  phases_.conduction += seconds_since(t0);
 }
 
 void AmrSimulation::run() {

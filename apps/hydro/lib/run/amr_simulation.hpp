@@ -32,11 +32,12 @@ struct CheckpointContent;
 
 // Wall time of the steps by phase (seconds, this rank).
 struct AmrPhaseTimes {
-  double guard_fill = 0, execute = 0, flux_correction = 0, time_step = 0, regrid = 0;
-  double total() const noexcept { return guard_fill + execute + flux_correction + time_step + regrid; }
+  double guard_fill = 0, execute = 0, flux_correction = 0, time_step = 0, regrid = 0, conduction = 0;
+  double total() const noexcept { return guard_fill + execute + flux_correction + time_step + regrid + conduction; }
 };
 
 struct AmrStepParameters;
+class ConductionOperator;
 
 class AmrSimulation {
  public:
@@ -44,6 +45,9 @@ class AmrSimulation {
   // initial state; with options().restart, the checkpoint's mesh and state instead. Collective over the ranks of
   // `comm`. Throws korch::Error for options without levels (use Simulation) and as validate() does.
   explicit AmrSimulation(Options options, const Communicator& comm = Communicator::world());
+  ~AmrSimulation();
+  AmrSimulation(const AmrSimulation&) = delete;
+  AmrSimulation& operator=(const AmrSimulation&) = delete;
 
   const Options& options() const noexcept { return options_; }
   const ForestMesh& mesh() const noexcept { return *mesh_; }
@@ -120,6 +124,9 @@ class AmrSimulation {
   // After the correction: the stable dt of the cells it changed (beside finer leaves), into
   // next_block_dt_, which the fused step left without them.
   void add_corrected_dts(const EulerParams& p);
+  // --conduction: one implicit step of dt on the current state's temperature over every leaf's
+  // cells, composite across levels (forest_conduction.hpp); the next step finds its time step afresh.
+  void conduct(double dt);
   // The mesh and state of checkpoint `path` (options().restart), in place of the initial ones.
   void restore(const std::string& path);
   void rebuild_tree(const CheckpointContent& content, const std::string& path);
@@ -143,6 +150,8 @@ class AmrSimulation {
   std::vector<std::atomic<std::int64_t>> block_ns_;  // per block: update time since the last regrid (--balance cost)
   std::int64_t migrated_ = 0;                        // leaves moved between ranks by rebalances
   RegridOptions regrid_;
+  std::unique_ptr<ConductionOperator> conduction_;  // for conduction_leaves_
+  std::vector<BlockKey> conduction_leaves_;
   int state_ = 0;
   double time_ = 0;
   int steps_ = 0;

@@ -74,7 +74,6 @@ void validate_adaptive(const Options& o) {
                           o.max_level, why);
   };
   refuse(!o.operation.empty(), "--plan / --operation", "the planner runs on the uniform grid");
-  refuse(o.conduction > 0, "--conduction", "the conduction solve runs on the uniform grid");
   if (o.cells_per_block % 2 != 0 || o.cells_per_block < 2 * guard_cells)
     throw Error::format(
         "option --cells-per-block: {} with --max-level: a refined block splits its cells in halves and a "
@@ -109,6 +108,14 @@ double default_tmax(Problem problem) {
     case Problem::wave: return 0.25;
     default: return 0.2;
   }
+}
+
+void refuse_conduction_on_ranks(const Options& o, int ranks) {
+  if (o.conduction > 0 && ranks > 1)
+    throw Error::format(
+        "option --conduction: the conduction solve runs on one process; this run has {} ranks: run it "
+        "without mpirun or with -np 1",
+        ranks);
 }
 
 void validate(const Options& o) {
