@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // korch-hydro on an adaptive mesh over the ranks of the job: the same mesh and state, bit for bit,
-// as one process alone, with regrids that move leaves between ranks. One process, and 2 MPI ranks
+// as one process alone, with regrids that move leaves between ranks, from the hand-bundled step and
+// from the plan of the built-in operation. One process, and 2 MPI ranks
 // where MPI is built in (test_ranks_main.cpp).
 #include "amr_simulation.hpp"
 #include "options.hpp"
@@ -13,7 +14,7 @@
 
 using namespace korch::hydro;
 
-TEST_CASE("hydro AMR ranks: the state after steps and regrids equals one process's, bit for bit") {
+TEST_CASE("hydro AMR ranks: the state after steps and regrids equals one process's, bit for bit, by hand and by plan") {
   Options o;
   o.threads = 1;
   o.blocks = 2;
@@ -36,11 +37,16 @@ TEST_CASE("hydro AMR ranks: the state after steps and regrids equals one process
     levels = alone.leaves_per_level();
     time = alone.time();
   }
-  AmrSimulation ranks(o, korch::Communicator::world());
-  ranks.run();
-  CHECK(ranks.state_hash() == hash);
-  CHECK(ranks.totals() == totals);
-  CHECK(ranks.leaves_per_level() == levels);
-  CHECK(ranks.time() == time);
+  // The hand-bundled step, and the plan of the built-in operation (--plan).
+  for (const char* operation : {"", "builtin"}) {
+    INFO("operation '" << operation << "'");
+    o.operation = operation;
+    AmrSimulation ranks(o, korch::Communicator::world());
+    ranks.run();
+    CHECK(ranks.state_hash() == hash);
+    CHECK(ranks.totals() == totals);
+    CHECK(ranks.leaves_per_level() == levels);
+    CHECK(ranks.time() == time);
+  }
   CHECK(levels.back() > 0);  // the finest level is reached
 }

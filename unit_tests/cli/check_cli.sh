@@ -140,12 +140,13 @@ case $name in
     bad --refine-above --max-level 1 --refine-above 1.5
     bad "--derefine-below 0.5 and --refine-above 0.4" --max-level 1 --refine-above 0.4 --derefine-below 0.5
     bad --cells-per-block --max-level 1 --cells-per-block 9
-    bad --plan --max-level 1 --plan
     bad "leaf 64 does not exist" --max-level 1 --blocks 4 --inject-failure 64
     rm -f "$tmp/out-hydro/density.png"
     good --blocks 2 --cells-per-block 8 --steps 3 --quiet --out "$tmp/out-hydro" --max-level 2 --regrid-every 1
     [[ -s $tmp/out-hydro/density.png ]] || fail "--max-level: no density.png"
     grep -q "leaves per level" "$tmp/out" || fail "--max-level: the summary gives no leaves per level"
+    good --blocks 2 --cells-per-block 8 --steps 3 --quiet --out "$tmp/out-hydro" --max-level 2 --plan
+    grep -q "configuration plan of the built-in operation" "$tmp/out" || fail "--max-level --plan: the summary does not name the plan"
     # Conduction across levels, or the one-line error of a build without Kokkos Kernels.
     if run --blocks 2 --cells-per-block 8 --steps 3 --quiet --out "$tmp/out-hydro" --max-level 2 --conduction 0.05; then
       if ((rc == 0)); then

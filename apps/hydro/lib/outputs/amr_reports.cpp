@@ -7,6 +7,7 @@
 
 #include "configuration_names.hpp"
 #include "field_figure.hpp"
+#include "hydro_operation.hpp"
 #include "image.hpp"
 
 #include <korch/output_files.hpp>
@@ -179,7 +180,7 @@ void AmrSimulation::write_outputs() const {
   figure.y_range = {s.domain_lo[1], s.domain_hi[1]};
   figure.title.push_back(fmt::format("{} {}D on an adaptive mesh, t = {}, configuration {}",
                                      to_string(options_.problem), options_.dim, sci_label(time_),
-                                     builtin_name(options_.config)));
+                                     configuration_label(options_)));
   std::string legend = "block outlines by level:";
   for (std::size_t l = 0; l < levels.size(); ++l)
     legend += fmt::format(" {} {} ({} blocks)", l, kLevelColourNames[l % 4], levels[l]);
@@ -221,7 +222,7 @@ std::string AmrSimulation::summary() const {
       "korch-hydro, adaptive mesh: {} {}D, {}^{} root blocks of {}^{} cells, levels 0..{}, configuration {}, "
       "{} rank(s) x {} threads\n",
       to_string(options_.problem), options_.dim, options_.blocks, options_.dim, options_.cells_per_block, options_.dim,
-      options_.max_level, builtin_name(options_.config), comm_.size(), options_.threads);
+      options_.max_level, configuration_label(options_), comm_.size(), options_.threads);
   out +=
       fmt::format("  steps {}, t = {:.6g}, regrids {} (every {} steps), blocks shared among ranks by {}{}\n", steps_,
                   time_, regrids_, options_.regrid_every, options_.balance,
@@ -249,11 +250,10 @@ std::string AmrSimulation::summary() const {
     out += fmt::format("  {:<10} {:+.15e} (change {:+.3e}{})\n", names[v], after,
                        relative ? (after - before) / std::abs(before) : after - before, relative ? " relative" : "");
   }
-  if (options_.config == HydroConfiguration::action_parallel && steps_ > 0) {
+  if ((options_.config == HydroConfiguration::action_parallel || operation_) && steps_ > 0) {
     const BlockDiagnostics d = diagnostics();
-    out += fmt::format(
-        "  the device team's diagnostics of the last step's state: mass {:.15e}, density {:.4e} .. {:.4e}\n", d.mass,
-        d.rho_min, d.rho_max);
+    out += fmt::format("  {} diagnostics of the last step's state: mass {:.15e}, density {:.4e} .. {:.4e}\n",
+                       operation_ ? "the plan's" : "the device team's", d.mass, d.rho_min, d.rho_max);
   }
   out += fmt::format("  state hash {:016x}\n", hash);
   return out;

@@ -153,6 +153,39 @@ void update_amr_box(const AmrStepParameters& step, const Box& box) {
   box.space().fence();
 }
 
+// The update, its time added to the block's measured cost (--balance cost) when step.block_ns is set.
+template <class Box>
+void timed_update(const AmrStepParameters& step, const Box& box) {
+  if (step.block_ns == nullptr) return update_amr_box(step, box);
+  const auto t0 = std::chrono::steady_clock::now();
+  update_amr_box(step, box);
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  step.block_ns[box.block_id()].fetch_add(static_cast<std::int64_t>(ns), std::memory_order_relaxed);
+}
+
+// A box of one of the mesh's leaves as the update's box type: what the planner's bodies are handed
+// (a block id and a korch::Box in the leaf's index space).
+struct LeafBox {
+  using var_type = HostVar;
+  using execution_space = Kokkos::DefaultHostExecutionSpace;
+  const ForestMesh* mesh;
+  int block;
+  const int* lo_;
+  const int* hi_;
+  std::array<double, 3> h;
+
+  const int* lo() const { return lo_; }
+  const int* hi() const { return hi_; }
+  int block_id() const { return block; }
+  const double* delta() const { return h.data(); }
+  execution_space space() const { return execution_space(); }
+  HostVar var(int v) const {
+    const BlockArray& a = mesh->array(block);
+    return HostVar(a.data + v * a.stride[0], static_cast<std::size_t>(a.extent[1]),
+                   static_cast<std::size_t>(a.extent[2]), static_cast<std::size_t>(a.extent[3]));
+  }
+};
+
 // The faces of a leaf along `axis`: the other axes' interior cells, the lower one fastest.
 template <class F>
 void for_each_face_cell(const ForestMeshShape& s, int axis, F&& f) {
@@ -203,13 +236,32 @@ ActionRoutine amr_hydro_routine() {
     if (box.block_id() == step.fail_block)
       throw Error::format("injected failure (--inject-failure {}): leaf {} of the Morton curve", step.fail_leaf,
                           step.fail_leaf);
-    if (step.block_ns == nullptr) return update_amr_box(step, box);
-    const auto t0 = std::chrono::steady_clock::now();
-    update_amr_box(step, box);
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    step.block_ns[box.block_id()].fetch_add(static_cast<std::int64_t>(ns), std::memory_order_relaxed);
+    timed_update(step, box);
   };
   return TypedAction("hydro").reads_guard_cells(guard_cells).on_box(update).routine();
+}
+
+void amr_update_leaf_box(const AmrStepParameters& step, int block, const int* lo, const int* hi) {
+  const auto h = step.mesh->cell_size(step.mesh->own_leaves()[static_cast<std::size_t>(block)].level);
+  timed_update(step, LeafBox{step.mesh, block, lo, hi, h});
+}
+
+BlockDiagnostics amr_leaf_diagnostics(const ForestMesh& mesh, int block, int rho_var) {
+  const ForestMeshShape& s = mesh.shape();
+  const auto h = mesh.cell_size(mesh.own_leaves()[static_cast<std::size_t>(block)].level);
+  const BlockArray& a = mesh.array(block);
+  double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (int i = s.guard[0]; i < s.guard[0] + s.cells[0]; ++i)
+    for (int j = s.guard[1]; j < s.guard[1] + s.cells[1]; ++j)
+      for (int k = s.guard[2]; k < s.guard[2] + s.cells[2]; ++k) {
+        const double r = a.data[rho_var * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
+        sum += r;
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+      }
+  double volume = 1.0;
+  for (int d = 0; d < s.forest.dims; ++d) volume *= h[static_cast<std::size_t>(d)];
+  return BlockDiagnostics{sum * volume, lo, hi};
 }
 
 ActionRoutine amr_diagnostics_routine() {

@@ -48,6 +48,12 @@ struct AmrStepParameters {
   int fail_leaf = -1;   // its place on the Morton curve, for the message
 };
 ActionRoutine amr_hydro_routine();
+// The same update of cells [lo, hi) of leaf `block` (guard cells counted), not fused: what the
+// planner's "hydro_update" runs on an item of the mesh's leaves. Timed into step.block_ns when set.
+void amr_update_leaf_box(const AmrStepParameters& step, int block, const int* lo, const int* hi);
+// A whole leaf's mass (its cells' sum of variable rho_var times its level's cell volume) and
+// density range, on the host.
+BlockDiagnostics amr_leaf_diagnostics(const ForestMesh& mesh, int block, int rho_var);
 // The action-parallel configuration's second action, on the device team's packets beside the host
 // team's update: each leaf's mass (with its level's cell volume) and density range of the state the
 // update reads, into AmrStepParameters::diagnostics.

@@ -7,6 +7,7 @@
 #include "checkpoint.hpp"
 #include "configuration_names.hpp"
 #include "forest_conduction.hpp"
+#include "hydro_operation.hpp"
 #include "plot_writer.hpp"
 #include "progress.hpp"
 #include "runtime_configuration.hpp"
@@ -63,7 +64,8 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   configurations_[1] = make_configuration(o, var_new);
   // The host configuration hands out whole leaves: each fills its own guard cells in the step.
   // Tiles of a leaf cannot: one fill cycle before the step fills each leaf once.
-  fused_ = o.config == HydroConfiguration::cpu && o.tile == 0;
+  // So can a plan's items (tiles or blocks, as the operation declares them).
+  fused_ = o.config == HydroConfiguration::cpu && o.tile == 0 && o.operation.empty();
   fill_configuration_ = configurations::get("cpu_only");
   fill_configuration_.name = "hydro-guard-fill";
   fill_configuration_.teams[0].action = "guard_fill";
@@ -72,6 +74,7 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   flux_configuration_.name = "hydro-face-fluxes";
   flux_configuration_.teams[0].action = "face_fluxes";
   runtime_ = std::make_unique<Runtime>(runtime_options(o));
+  if (!o.operation.empty()) operation_ = make_operation();
   regrid_.refine_above = o.refine_above;
   regrid_.derefine_below = o.derefine_below;
   if (!o.restart.empty()) {
@@ -208,9 +211,13 @@ void AmrSimulation::update(const EulerParams& p, bool guards_filled, bool estima
     step.block_dt = next_block_dt_.data();
   }
   if (steps_ == 0 && options_.inject_failure >= 0) fail_on_leaf(step);
-  if (options_.config == HydroConfiguration::action_parallel) {
+  if (options_.config == HydroConfiguration::action_parallel || operation_) {
     diagnostics_.assign(blocks, BlockDiagnostics{});
     step.diagnostics = diagnostics_.data();
+  }
+  if (operation_) {
+    operation_->run(*runtime_, mesh_->blocks(), p, diagnostics_.data(), 1.0, &step);
+    return;
   }
   Bundle bundle("hydro step", ActionParameters(step));
   bundle.add(amr_hydro_routine());
@@ -245,11 +252,11 @@ void AmrSimulation::fail_on_leaf(AmrStepParameters& step) const {
 }
 
 BlockDiagnostics AmrSimulation::diagnostics() const {
-  if (options_.config != HydroConfiguration::action_parallel || steps_ == 0)
+  if ((options_.config != HydroConfiguration::action_parallel && !operation_) || steps_ == 0)
     throw Error::format(
         "AmrSimulation::diagnostics(): configuration {} after {} steps; the device team finds them on "
-        "cpu_gpu_action_parallel, in every step",
-        builtin_name(options_.config), steps_);
+        "cpu_gpu_action_parallel, and the plan with --plan, in every step",
+        configuration_label(options_), steps_);
   std::vector<double> mine;
   for (const BlockDiagnostics& d : diagnostics_) mine.insert(mine.end(), {d.mass, d.rho_min, d.rho_max});
   const std::vector<double> all = comm_.size() > 1 ? comm_.all_gather(mine) : mine;
@@ -346,6 +353,24 @@ void AmrSimulation::conduct(double dt) {
       [&](double* u, std::ptrdiff_t v, double kinetic) { u[4 * v] = u[0] * temperature[c++] / (g - 1.0) + kinetic; });
   block_dt_valid_ = false;  // the energy changed: the next step finds its time step afresh
   phases_.conduction += seconds_since(t0);
+}
+
+std::unique_ptr<HydroOperation> AmrSimulation::make_operation() {
+  plan::Operation op = load_operation(options_.operation);
+  op.parameters["conduction"] = options_.conduction;
+  check_operation_for(op, options_, options_.operation);
+  HydroStepHooks hooks;
+  // The fill cycle before each plan fills the current set's guard cells (and finds the time step).
+  hooks.fill_current_guards = [this] {
+    if (!guards_filled_) mesh_->fill_guard_cells();
+  };
+  // step() corrects the fluxes after the plan and conducts after the correction; the fill cycle
+  // before the next step finds its time step.
+  hooks.time_step = [](const HydroStepState&) {};
+  hooks.conduction = [](const HydroStepState&) {};
+  const RuntimeShape shape{2, options_.threads, 2, 1};  // runtime_options()
+  return std::make_unique<HydroOperation>(std::move(op), shape, std::move(hooks),
+                                          static_cast<int>(mesh_->own_leaves().size()), true);
 }
 
 void AmrSimulation::run() {

@@ -38,6 +38,7 @@ struct AmrPhaseTimes {
 
 struct AmrStepParameters;
 class ConductionOperator;
+class HydroOperation;
 
 class AmrSimulation {
  public:
@@ -85,9 +86,10 @@ class AmrSimulation {
   // Each of this rank's leaves' stable dt (before the CFL factor) for the current state, that the
   // next step takes its time step from; empty where the next step works them out afresh.
   std::vector<double> leaf_dts() const { return block_dt_valid_ ? block_dt_ : std::vector<double>{}; }
-  // On cpu_gpu_action_parallel: the device team's figures of the state the last step read, over every
-  // rank's leaves (mass summed in Morton order, the density's range). Collective. Throws
-  // korch::Error on other configurations or before the first step.
+  // On cpu_gpu_action_parallel (the device team's) and with --plan (the plan's "diagnostics"): the
+  // figures of the state the last step read, over every rank's leaves (mass summed in Morton order,
+  // the density's range). Collective. Throws korch::Error on other configurations or before the
+  // first step.
   BlockDiagnostics diagnostics() const;
 
   // A checkpoint of the mesh and the current state at `path` (checkpoint.hpp); rank 0 writes.
@@ -127,6 +129,8 @@ class AmrSimulation {
   // --conduction: one implicit step of dt on the current state's temperature over every leaf's
   // cells, composite across levels (forest_conduction.hpp); the next step finds its time step afresh.
   void conduct(double dt);
+  // --plan / --operation: the step's operation planned for this run's runtime, on the leaves.
+  std::unique_ptr<HydroOperation> make_operation();
   // The mesh and state of checkpoint `path` (options().restart), in place of the initial ones.
   void restore(const std::string& path);
   void rebuild_tree(const CheckpointContent& content, const std::string& path);
@@ -150,6 +154,7 @@ class AmrSimulation {
   std::vector<std::atomic<std::int64_t>> block_ns_;  // per block: update time since the last regrid (--balance cost)
   std::int64_t migrated_ = 0;                        // leaves moved between ranks by rebalances
   RegridOptions regrid_;
+  std::unique_ptr<HydroOperation> operation_;       // --plan: the update runs from its plan
   std::unique_ptr<ConductionOperator> conduction_;  // for conduction_leaves_
   std::vector<BlockKey> conduction_leaves_;
   int state_ = 0;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "hydro_operation.hpp"
 
+#include "configuration_names.hpp"
 #include "euler_host_sweep.hpp"
 #include "host_cells.hpp"
+#include "options.hpp"
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
@@ -48,6 +50,18 @@ void lower(std::atomic<double>& slot, double value) {
   }
 }
 
+bool has_reduction(const plan::Operation& op, const std::string& name) {
+  for (const auto& s : op.steps)
+    if (!s.is_action && s.barrier.kind == plan::BarrierKind::reduction && s.barrier.name == name) return true;
+  return false;
+}
+
+bool has_tile_action(const plan::Operation& op) {
+  for (const ActionDeclaration* a : op.actions())
+    if (a->data_type == DeclaredDataType::tile) return true;
+  return false;
+}
+
 }  // namespace
 
 plan::Operation load_operation(const std::string& path) {
@@ -75,6 +89,31 @@ plan::Operation load_operation(const std::string& path) {
         "state set, then the one a step writes); the file lists [{}]",
         path, fmt::join(role_names, role_names + n_grid_vars, ", "), fmt::join(op.variables, ", "));
   return op;
+}
+
+void check_operation_for(const plan::Operation& op, const Options& options, const std::string& file) {
+  // Nothing the run asks for may be left out silently by an edited operation file.
+  if (!has_reduction(op, "time_step"))
+    throw Error::format(
+        "operation file '{}': it has no reduction \"time_step\": add {{\"barrier\": \"reduction\", "
+        "\"name\": \"time_step\", ...}} after the actions",
+        file);
+  if (options.conduction > 0 && !has_reduction(op, "conduction"))
+    throw Error::format(
+        "option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
+        "--conduction out",
+        options.conduction, file);
+  // --tile sizes the items of the actions declared on tiles; an operation without any would ignore it.
+  if (options.tile > 0 && !has_tile_action(op))
+    throw Error::format(
+        "option --tile {}: operation file '{}' declares no action on tiles: give hydro_update (and "
+        "cell_dt) \"data_type\": \"tile\", or leave --tile out",
+        options.tile, file);
+}
+
+std::string configuration_label(const Options& o) {
+  if (o.operation.empty()) return builtin_name(o.config);
+  return o.operation == "builtin" ? "plan of the built-in operation" : "plan of " + o.operation;
 }
 
 plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks hooks) {
@@ -120,6 +159,12 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
         }
     s->diagnostics[block] = BlockDiagnostics{sum * s->cell_volume, lo, hi};
   });
+  add_step_hooks(registry, state, std::move(hooks));
+  return registry;
+}
+
+void add_step_hooks(plan::ActionRegistry& registry, HydroStepState& state, HydroStepHooks hooks) {
+  HydroStepState* s = &state;
   registry.hooks.fill_guards = [fill = hooks.fill_current_guards](DataSource&, const std::vector<int>& variables) {
     check_current_set(variables);
     fill();
@@ -141,14 +186,15 @@ plan::ActionRegistry hydro_action_registry(HydroStepState& state, HydroStepHooks
                           name);
     }
   };
-  return registry;
 }
 
-HydroOperation::HydroOperation(plan::Operation operation, const RuntimeShape& shape, HydroStepHooks hooks, int n_blocks)
+HydroOperation::HydroOperation(plan::Operation operation, const RuntimeShape& shape, HydroStepHooks hooks, int n_blocks,
+                               bool adaptive)
     : operation_(std::move(operation)), state_(std::make_unique<HydroStepState>()) {
   state_->n_blocks = n_blocks;
   state_->block_dt = std::make_unique<std::atomic<double>[]>(static_cast<std::size_t>(n_blocks));
-  const plan::ActionRegistry registry = hydro_action_registry(*state_, std::move(hooks));
+  const plan::ActionRegistry registry =
+      adaptive ? amr_action_registry(*state_, std::move(hooks)) : hydro_action_registry(*state_, std::move(hooks));
   plan::ActionBodies bodies;
   for (const ActionDeclaration* a : operation_.actions()) bodies[a->action] = registry.body(a->action);
   executor_ = std::make_unique<plan::Executor>(operation_, std::move(bodies), registry.hooks);
@@ -164,15 +210,20 @@ bool HydroOperation::has_action(const std::string& name) const {
   return false;
 }
 
-void HydroOperation::run(Runtime& runtime, Grid& grid, const EulerParams& euler, BlockDiagnostics* diagnostics,
-                         double cell_volume) {
+void HydroOperation::run(Runtime& runtime, DataSource& source, const EulerParams& euler, BlockDiagnostics* diagnostics,
+                         double cell_volume, const AmrStepParameters* amr) {
   state_->euler = euler;
   state_->diagnostics = diagnostics;
   state_->cell_volume = cell_volume;
+  state_->amr = amr;
+  if (source.n_blocks() != state_->n_blocks) {  // an adaptive mesh's leaves after a regrid
+    state_->n_blocks = source.n_blocks();
+    state_->block_dt = std::make_unique<std::atomic<double>[]>(static_cast<std::size_t>(state_->n_blocks));
+  }
   for (int b = 0; b < state_->n_blocks; ++b)
     state_->block_dt[static_cast<std::size_t>(b)].store(std::numeric_limits<double>::infinity(),
                                                         std::memory_order_relaxed);
-  executor_->run(plan_, runtime, grid);
+  executor_->run(plan_, runtime, source);
 }
 
 }  // namespace korch::hydro

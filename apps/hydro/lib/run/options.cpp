@@ -63,17 +63,11 @@ void add_config_option(CLI::App& app, Options& o) {
           "configuration"));
 }
 
-// The adaptive mesh's options, and the options the adaptive run does not have.
+// The adaptive mesh's options.
 void validate_adaptive(const Options& o) {
   if (o.max_level < 0 || o.max_level > 8)
     throw Error::format("option --max-level: {} is out of range: use 0 (uniform) to 8", o.max_level);
   if (o.max_level == 0) return;
-  const auto refuse = [&o](bool given, const char* option, const char* why) {
-    if (given)
-      throw Error::format("option {} makes no sense with --max-level {}: {}; leave it out or use --max-level 0", option,
-                          o.max_level, why);
-  };
-  refuse(!o.operation.empty(), "--plan / --operation", "the planner runs on the uniform grid");
   if (o.cells_per_block % 2 != 0 || o.cells_per_block < 2 * guard_cells)
     throw Error::format(
         "option --cells-per-block: {} with --max-level: a refined block splits its cells in halves and a "

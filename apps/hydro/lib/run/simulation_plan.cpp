@@ -15,42 +15,10 @@
 
 namespace korch::hydro {
 
-namespace {
-
-bool has_reduction(const plan::Operation& op, const std::string& name) {
-  for (const auto& s : op.steps)
-    if (!s.is_action && s.barrier.kind == plan::BarrierKind::reduction && s.barrier.name == name) return true;
-  return false;
-}
-
-bool has_tile_action(const plan::Operation& op) {
-  for (const ActionDeclaration* a : op.actions())
-    if (a->data_type == DeclaredDataType::tile) return true;
-  return false;
-}
-
-}  // namespace
-
 std::unique_ptr<HydroOperation> Simulation::make_operation(const std::string& file) {
   plan::Operation op = load_operation(file);
   op.parameters["conduction"] = options_.conduction;
-  // Nothing the run asks for may be left out silently by an edited operation file.
-  if (!has_reduction(op, "time_step"))
-    throw Error::format(
-        "operation file '{}': it has no reduction \"time_step\": add {{\"barrier\": \"reduction\", "
-        "\"name\": \"time_step\", ...}} after the actions",
-        file);
-  if (options_.conduction > 0 && !has_reduction(op, "conduction"))
-    throw Error::format(
-        "option --conduction {}: operation file '{}' has no reduction \"conduction\": add one, or leave "
-        "--conduction out",
-        options_.conduction, file);
-  // --tile sizes the items of the actions declared on tiles; an operation without any would ignore it.
-  if (options_.tile > 0 && !has_tile_action(op))
-    throw Error::format(
-        "option --tile {}: operation file '{}' declares no action on tiles: give hydro_update (and "
-        "cell_dt) \"data_type\": \"tile\", or leave --tile out",
-        options_.tile, file);
+  check_operation_for(op, options_, file);
   HydroStepHooks hooks;
   hooks.fill_current_guards = [this] { fill_guards(); };
   // As in the hand-bundled step: each block reaches the teams once its own guard cells are valid.
@@ -107,9 +75,6 @@ double Simulation::plan_step(double dt_max) {
   return dt;
 }
 
-std::string Simulation::configuration_label() const {
-  if (options_.operation.empty()) return builtin_name(options_.config);
-  return options_.operation == "builtin" ? "plan of the built-in operation" : "plan of " + options_.operation;
-}
+std::string Simulation::configuration_label() const { return hydro::configuration_label(options_); }
 
 }  // namespace korch::hydro
