@@ -21,10 +21,11 @@ struct CodeLeaves {
   std::array<int, 3> n{1, 1, 1};  // stored cells per axis
   int pad = 0, vars = 1;
 
-  int first_rank = 0;  // ranks below it hold no leaf
+  int first_rank = 0;   // ranks below it hold no leaf
+  bool device = false;  // listed as device arrays (BlockArray::on_device; host memory where the device is the host)
 
-  CodeLeaves(const ForestMesh& ref, int rank, int ranks, int first = 0)
-      : list("code leaves", ref.shape().n_vars), first_rank(first) {
+  CodeLeaves(const ForestMesh& ref, int rank, int ranks, int first = 0, bool on_device = false)
+      : list("code leaves", ref.shape().n_vars), first_rank(first), device(on_device) {
     relist(ref, rank, ranks);
   }
 
@@ -58,8 +59,10 @@ struct CodeLeaves {
       shape.level = leaves[static_cast<std::size_t>(index)].level;
       for (int a = 0; a < 3; ++a)
         shape.index[a] = static_cast<int>(leaves[static_cast<std::size_t>(index)].position[a]);
-      list.add(shape, BlockArray::of(storage.back().data(), IndexOrder::i_j_k_var, {n[0], n[1], n[2], vars},
-                                     {1, pad, pad * n[1], pad * n[1] * n[2]}));
+      const std::array<std::ptrdiff_t, 4> extents{n[0], n[1], n[2], vars},
+          strides{1, pad, pad * n[1], pad * n[1] * n[2]};
+      list.add(shape, device ? BlockArray::on_device(storage.back().data(), IndexOrder::i_j_k_var, extents, strides)
+                             : BlockArray::of(storage.back().data(), IndexOrder::i_j_k_var, extents, strides));
     }
   }
   double& at(int b, int v, int i, int j, int k) {

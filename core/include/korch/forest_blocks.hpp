@@ -48,15 +48,17 @@ class ForestBlocks : public ForestLeaves {
   ForestBlocks& operator=(const ForestBlocks&) = delete;
 
   // Takes the list as it is now, after the code changed its leaves (collective). Throws
-  // korch::Error, the same on every rank, naming the block or the rank: a block not a leaf, a list of
-  // device arrays, blocks whose cells or guard cells differ (on any rank), wider guard cells than
-  // half a block on several ranks, and what BlockForest::with_leaves refuses (keys outside the shape,
-  // listed twice, gaps, leaves not 2:1 balanced).
+  // korch::Error, the same on every rank, naming the block or the rank: a block not a leaf, blocks
+  // whose cells or guard cells differ (on any rank), wider guard cells than half a block on several
+  // ranks, and what BlockForest::with_leaves refuses (keys outside the shape, listed twice, gaps,
+  // leaves not 2:1 balanced).
   void relist();
   // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow, which an empty
   // function restores.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
-  // Fills the guard cells of this rank's leaves, every variable (collective).
+  // Fills the guard cells of this rank's leaves, every variable (collective). On a list of device
+  // arrays the fill runs on korch's host copies, made valid first, and writes back to the arrays
+  // (docs/adaptive-mesh.md, "A code's own adaptive blocks").
   void fill_guard_cells();
   // The rank whose list holds a leaf of forest().leaves().
   int owner(int leaf_index) const { return owners_.at(static_cast<std::size_t>(leaf_index)); }
@@ -68,16 +70,25 @@ class ForestBlocks : public ForestLeaves {
   std::uint64_t leaves_version() const noexcept override { return version_; }
   int n_vars() const noexcept override { return blocks_.n_vars(); }
   // Throws korch::Error when the list changed since relist() (any add or clear), as do both
-  // fill_guard_cells.
+  // fill_guard_cells. On a list of device arrays it first makes korch's host copies of this rank's
+  // leaves valid (every variable), which the fills of the cycle then read and write; the cycle's
+  // end writes them back.
   void start_ghost_copies() override;
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
   int ghost_messages_outstanding() const noexcept override;
   void finish_ghost_copies() override;
   void abandon_ghost_copies() noexcept override;
+  // On a list of device arrays, throws korch::Error when the block's host copy is not valid (no
+  // start_ghost_copies() in this cycle: fill inside a cycle over a ForestFillIterator).
   void fill_guard_cells(int block, int first_var = 0, int n_vars = -1) const override;
 
  private:
+  // The array the fill and the copies to other ranks use for block b: the code's, or on a list of
+  // device arrays korch's host copy of it (the same extents and strides).
+  BlockArray host_array(int b) const;
+  // On a list of device arrays: every variable of every block valid on the host alone.
+  void claim_host_copies();
   void check_own_list(std::array<int, 3>& cells, std::array<int, 3>& guard) const;
   std::vector<std::uint64_t> agree_on_shape(std::array<int, 3>& cells, std::array<int, 3>& guard) const;
   void gather_leaves(const std::vector<std::uint64_t>& shapes, std::vector<BlockKey>& leaves,
@@ -98,6 +109,7 @@ class ForestBlocks : public ForestLeaves {
   std::array<int, 3> cells_{1, 1, 1}, guard_{0, 0, 0};
   std::vector<BlockKey> own_;                                                   // block id order
   std::vector<const double*> own_data_;                                         // per block id: its array when listed
+  std::vector<BlockArray> own_arrays_;                                          // per block id: host_array()
   std::unordered_map<BlockKey, int, BlockKeyHash> own_id_;                      // leaf -> block id
   std::vector<int> owners_;                                                     // per leaf index
   std::unordered_map<BlockKey, std::vector<double>, BlockKeyHash> ghost_data_;  // korch::Grid's layout

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "forest_ghosts.hpp"
 
+#include <korch/block_list_residency.hpp>
 #include <korch/error.hpp>
 #include <korch/forest_blocks.hpp>
 
@@ -18,11 +19,6 @@ ForestBlocks::~ForestBlocks() { abandon_ghost_copies(); }
 
 // What a rank can check of its own list; throws naming the first block that is not usable.
 void ForestBlocks::check_own_list(std::array<int, 3>& cells, std::array<int, 3>& guard) const {
-  if (blocks_.on_device())
-    throw Error(
-        fmt::format("ForestBlocks over {}: the list holds device arrays; the fill across levels runs on "
-                    "host arrays: list host arrays (BlockArray::of)",
-                    blocks_.source_name()));
   for (int b = 0; b < blocks_.n_blocks(); ++b) {
     const BlockMeta& m = blocks_.block(b);
     const std::array<int, 3> c{m.interior.extent(0), m.interior.extent(1), m.interior.extent(2)};
@@ -136,13 +132,15 @@ void ForestBlocks::relist() {
   owners_.assign(leaves.size(), 0);
   own_.clear();
   own_data_.clear();
+  own_arrays_.clear();
   own_id_.clear();
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     owners_[static_cast<std::size_t>(forest_->leaf_index(leaves[i]))] = rank_of[i];
     if (rank_of[i] != comm_.rank()) continue;
     own_id_[leaves[i]] = static_cast<int>(own_.size());
     own_data_.push_back(blocks_.array(static_cast<int>(own_.size())).data);
-    fill_->set_block(leaves[i], blocks_.array(static_cast<int>(own_.size())));
+    own_arrays_.push_back(host_array(static_cast<int>(own_.size())));
+    fill_->set_block(leaves[i], own_arrays_.back());
     own_.push_back(leaves[i]);
   }
   ghosts_->plan(*forest_, owners_, own_, block_values());
@@ -167,7 +165,7 @@ std::size_t ForestBlocks::block_values() const {
 
 // A leaf travels in korch::Grid's layout (variable slowest, k fastest), whatever the code's own.
 void ForestBlocks::pack(const BlockKey& leaf, double* out) const {
-  const BlockArray& a = blocks_.array(own_id_.at(leaf));
+  const BlockArray& a = own_arrays_.at(static_cast<std::size_t>(own_id_.at(leaf)));
   for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
     for (std::ptrdiff_t i = 0; i < a.extent[1]; ++i)
       for (std::ptrdiff_t j = 0; j < a.extent[2]; ++j)
@@ -221,11 +219,27 @@ void ForestBlocks::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   fill_->set_boundary(boundary_);
 }
 
+BlockArray ForestBlocks::host_array(int b) const {
+  BlockArray a = blocks_.array(b);
+  if (!blocks_.on_device()) return a;
+  // The host copy keeps its address for the list's life (unused pages go back, the range stays).
+  a.data = static_cast<BlockListResidency*>(blocks_.device_residency())->host_block(b);
+  a.device = false;
+  return a;
+}
+
+void ForestBlocks::claim_host_copies() {
+  DeviceResidency* residency = blocks_.device_residency();
+  if (residency == nullptr || own_.empty()) return;
+  residency->claim(std::vector<unsigned char>(own_.size(), 0), 0, blocks_.n_vars());
+}
+
 void ForestBlocks::fill_guard_cells() {
   start_ghost_copies();
   while (ghost_messages_outstanding() > 0) wait_for_ghosts();
   finish_ghost_copies();
   fill_->fill(own_);
+  if (blocks_.on_device()) blocks_.device_residency()->make_all_device_only();
 }
 
 void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const {
@@ -233,11 +247,19 @@ void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const 
   if (block < 0 || block >= static_cast<int>(own_.size()))
     throw Error(fmt::format("ForestBlocks over {}: block {} of {} leaves; give an id of the list",
                             blocks_.source_name(), block, own_.size()));
+  if (blocks_.on_device() && first_var >= 0 && first_var < blocks_.n_vars() &&
+      !blocks_.device_residency()->host_valid(block, first_var))
+    throw Error(
+        fmt::format("ForestBlocks over {}: block {}'s host copy is not valid: on a list of device arrays a leaf's fill "
+                    "reads korch's host copies, which start_ghost_copies() makes valid; fill inside a cycle over a "
+                    "ForestFillIterator, or call fill_guard_cells() between cycles",
+                    blocks_.source_name(), block));
   fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
 }
 
 void ForestBlocks::start_ghost_copies() {
   check_unchanged();
+  claim_host_copies();
   ghosts_->start([this](const BlockKey& leaf, double* out) { pack(leaf, out); });
 }
 
