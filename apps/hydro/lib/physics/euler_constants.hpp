@@ -12,6 +12,7 @@ inline constexpr int n_grid_vars = 10;
 // The first variable of the state set that is not `set` (0 or var_new): the one a step writes.
 inline constexpr int other_set(int set) { return set == 0 ? var_new : 0; }
 inline constexpr int guard_cells = 2;
+inline constexpr double pi = 3.14159265358979323846;
 
 enum class Limiter : int { minmod = 0, mc = 1 };
 

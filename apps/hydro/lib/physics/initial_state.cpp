@@ -2,6 +2,8 @@
 // The problems' initial states (see initial_state.hpp).
 #include "initial_state.hpp"
 
+#include "euler_constants.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -10,8 +12,6 @@
 namespace korch::hydro {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // Cell centres and their distance from the domain's centre, on the grid's spacing.
 struct Geometry {
@@ -61,7 +61,7 @@ Primitive tube_or_wave(const Options& o, const double (&x)[3]) {
   if (o.problem == Problem::wave) {
     const double vel[3] = {1.0, 0.5, 0.25};
     double phase = x[0] + x[1] + (o.dim == 3 ? x[2] : 0.0);
-    s.rho = 1.0 + 0.2 * std::sin(2.0 * kPi * phase);
+    s.rho = 1.0 + 0.2 * std::sin(2.0 * pi * phase);
     for (int a = 0; a < o.dim; ++a) s.u[a] = vel[a];
     return s;
   }

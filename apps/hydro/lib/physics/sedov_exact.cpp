@@ -3,6 +3,8 @@
 // (docs/hydro-verification.md, "Sedov-Taylor", has their derivation).
 #include "sedov_exact.hpp"
 
+#include "euler_constants.hpp"
+
 #include <korch/error.hpp>
 
 #include <cmath>
@@ -10,8 +12,6 @@
 namespace korch::hydro {
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // Profiles below this lambda are taken as the table's last entry: the density there is below
 // 1e-20 of the shock's and the pressure flat.
@@ -69,7 +69,7 @@ SedovSolution::SedovSolution(double gamma, int dim) : gamma_(gamma), dim_(dim) {
     table_.push_back({std::exp((n + 1) * h), y.f, y.g, y.p});
   }
   const double integral = -y.e;  // integrated from lambda = 1 down
-  const double area = dim == 2 ? 2.0 * kPi : 4.0 * kPi;
+  const double area = dim == 2 ? 2.0 * pi : 4.0 * pi;
   const double a = 2.0 / (dim + 2.0);
   alpha_ = area * a * a * integral;
 }
