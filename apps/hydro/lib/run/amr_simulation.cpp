@@ -64,7 +64,7 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   configurations_[1] = make_configuration(o, var_new);
   // The host configuration hands out whole leaves: each fills its own guard cells in the step.
   // Tiles of a leaf cannot: one fill cycle before the step fills each leaf once.
-  // So can a plan's items (tiles or blocks, as the operation declares them).
+  // Nor can a plan's items (tiles or blocks, as the operation declares them): the same fill cycle.
   fused_ = o.config == HydroConfiguration::cpu && o.tile == 0 && o.operation.empty();
   fill_configuration_ = configurations::get("cpu_only");
   fill_configuration_.name = "hydro-guard-fill";
