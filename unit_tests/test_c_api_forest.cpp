@@ -3,9 +3,11 @@
 // ordered leaves named by level and position get their guard cells across levels (restriction
 // from the finer leaves, copies between leaves of a level) before the cycle's routine sees them;
 // a list that is no tree, and a list changed without korch_forest_relist, are statuses whose
-// messages say what to fix.
+// messages say what to fix; leaves in device memory (korch_blocks_add_device) get the same fill.
+#include <korch/backend/spaces.hpp>
 #include <korch/korch_c.h>
 
+#include <Kokkos_Core.hpp>
 #include <doctest/doctest.h>
 
 #include <array>
@@ -41,13 +43,30 @@ struct Code {
                                   (where[static_cast<std::size_t>(b)][1] * n + j - 0.5) * h);
     }
   }
-  void list(korch_blocks* blocks, bool with_positions) {
+  // The leaves' arrays in device memory, when listed there (upload, download).
+  std::vector<Kokkos::View<double*, korch::DeviceMemSpace>> device;
+  void list(korch_blocks* blocks, bool with_positions, bool in_device_memory = false) {
     for (std::size_t b = 0; b < where.size(); ++b) {
       korch_block_shape shape{{n, n, 1}, {g, g, 0}, {0, 0, 0}, where[b][2], 1, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}};
       if (with_positions) shape.position[0] = where[b][0], shape.position[1] = where[b][1];
       const int64_t extent[4] = {stored, stored, 1, vars};
-      REQUIRE(korch_blocks_add(blocks, &shape, u[b].data(), extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_OK);
+      if (in_device_memory) {
+        device.emplace_back("leaf", u[b].size());
+        REQUIRE(korch_blocks_add_device(blocks, &shape, -1, device.back().data(), extent, KORCH_FORTRAN_ORDER,
+                                        nullptr) == KORCH_OK);
+      } else {
+        REQUIRE(korch_blocks_add(blocks, &shape, u[b].data(), extent, KORCH_FORTRAN_ORDER, nullptr) == KORCH_OK);
+      }
     }
+    upload();
+  }
+  void upload() {
+    for (std::size_t b = 0; b < device.size(); ++b)
+      Kokkos::deep_copy(device[b], Kokkos::View<double*, Kokkos::HostSpace>(u[b].data(), u[b].size()));
+  }
+  void download() {
+    for (std::size_t b = 0; b < device.size(); ++b)
+      Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace>(u[b].data(), u[b].size()), device[b]);
   }
 };
 
@@ -115,6 +134,44 @@ TEST_CASE("C API: a code's own adaptive leaves get guard cells across levels, in
   CHECK(last().find("variables [1, 6)") != std::string::npos);
   CHECK(korch_forest_relist(reinterpret_cast<korch_forest*>(blocks)) == KORCH_ERROR);
 
+  CHECK(korch_forest_destroy(forest) == KORCH_OK);
+  CHECK(korch_configuration_destroy(cpu) == KORCH_OK);
+  CHECK(korch_bundle_destroy(bundle) == KORCH_OK);
+  CHECK(korch_blocks_destroy(blocks) == KORCH_OK);
+  CHECK(korch_finalize() == KORCH_OK);
+}
+
+TEST_CASE("C API: a code's adaptive leaves in device memory get the same guard cells across levels") {
+  REQUIRE(korch_initialize(nullptr) == KORCH_OK);
+  Code code;
+  korch_blocks* blocks = nullptr;
+  REQUIRE(korch_blocks_create("device leaves", vars, &blocks) == KORCH_OK);
+  code.list(blocks, true, true);
+  const int32_t roots[3] = {2, 1, 1}, periodic[3] = {0, 0, 0};
+  korch_forest* forest = nullptr;
+  REQUIRE(korch_forest_create(blocks, 2, roots, periodic, 1, &forest) == KORCH_OK);
+  korch_bundle* bundle = nullptr;
+  REQUIRE(korch_bundle_create("left", &bundle) == KORCH_OK);
+  REQUIRE(korch_bundle_add(bundle, "A", left, nullptr) == KORCH_OK);
+  korch_configuration* cpu = nullptr;
+  REQUIRE(korch_configuration_builtin("cpu_only", &cpu) == KORCH_OK);
+  const int status = korch_execute_forest(bundle, cpu, forest, 0, 1);
+  INFO(last());
+  REQUIRE(status == KORCH_OK);
+  code.download();  // the cycle wrote its host copies back to the device arrays
+  for (int j = 1; j <= n; ++j) {
+    CHECK(code.at(4, 0, 0, j) == doctest::Approx(linear(1.0 - 0.5 / n, (j - 0.5) / n)).epsilon(1e-14));
+    CHECK(code.at(4, 1, 1, j) == code.at(4, 0, 0, j));
+    CHECK(code.at(0, 0, n + 1, j) == code.at(1, 0, 1, j));
+  }
+  // Between cycles: the fill reads what the code's own kernels left in the arrays.
+  for (int j = 1; j <= n; ++j) code.at(4, 0, 0, j) = -1.0;
+  code.at(1, 0, 1, 3) += 1.0;
+  code.upload();
+  REQUIRE(korch_forest_fill(forest) == KORCH_OK);
+  code.download();
+  CHECK(code.at(4, 0, 0, 4) == doctest::Approx(linear(1.0 - 0.5 / n, 3.5 / n)).epsilon(1e-14));
+  CHECK(code.at(0, 0, n + 1, 3) == code.at(1, 0, 1, 3));
   CHECK(korch_forest_destroy(forest) == KORCH_OK);
   CHECK(korch_configuration_destroy(cpu) == KORCH_OK);
   CHECK(korch_bundle_destroy(bundle) == KORCH_OK);
