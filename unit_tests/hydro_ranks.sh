@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # korch-hydro on 1 to 4 MPI ranks gives bitwise the same state: for each problem (2-D and 3-D,
-# periodic and outflow) and each configuration, and for the planner's plan (--plan), the
+# periodic and outflow) and each configuration, for the planner's plan (--plan) and conduction, the
 # "state hash" and "totals" lines of runs with -np 2, 3 and 4 must equal those of -np 1. Then a throwing action on rank 1 must stop every rank
 # within 10 s with a non-zero exit and an error naming the rank, the block and the action.
 #
@@ -65,6 +65,13 @@ if [[ $(run 1 --problem sedov --blocks 4 --cells-per-block 16 --steps 12 --plan)
       $(run 1 --problem sedov --blocks 4 --cells-per-block 16 --steps 12) ]]; then
   echo "FAIL: --plan differs from the hand-bundled step" >&2
   failures=$((failures + 1))
+fi
+# Conduction: every rank solves the whole system it gathered, so the bits are one rank's (builds
+# with Kokkos Kernels; the uniform grid and the adaptive mesh).
+if "$hydro" --quiet --threads 1 --out "$dir/out" --blocks 2 --cells-per-block 8 --steps 1 --conduction 0.1 \
+    > /dev/null 2>&1; then
+  check --problem sedov --blocks 4 --cells-per-block 16 --steps 6 --conduction 0.05
+  check --problem sedov --blocks 2 --cells-per-block 16 --steps 6 --max-level 2 --regrid-every 2 --conduction 0.05
 fi
 
 # expect_stop WHAT ARGS...: korch-hydro on 2 ranks with ARGS (an injected failure) must fail within

@@ -32,7 +32,6 @@ using korch::BlockForest;
 using korch::BlockKey;
 using korch::ForestShape;
 using korch::test::contains;
-using korch::test::error_of;
 
 // The global index (x fastest, on the lattice of `level`) of every row of a forest's system, for
 // leaves that all lie on `level`.
@@ -272,9 +271,6 @@ TEST_CASE("hydro AMR --conduction: heat spreads after each step, mass is kept, c
   else
     CHECK(device.hash == with.hash);
 #endif
-  // On ranks the solve is refused as on the uniform grid, naming the option.
-  CHECK(contains(error_of([] { refuse_conduction_on_ranks(adaptive_with_conduction(HydroConfiguration::cpu), 2); }),
-                 "option --conduction: the conduction solve runs on one process; this run has 2 ranks"));
   CHECK_NOTHROW(validate(adaptive_with_conduction(HydroConfiguration::cpu)));
 }
 

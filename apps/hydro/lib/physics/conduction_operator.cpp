@@ -11,8 +11,6 @@
 
 #if KORCH_HAVE_KOKKOSKERNELS
 #include <KokkosBlas1_axpby.hpp>
-#include <KokkosBlas1_dot.hpp>
-#include <KokkosBlas1_nrm2.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
 #endif
@@ -63,7 +61,44 @@ V to_device(const std::vector<T>& host, const std::string& label) {
   return view;
 }
 
+// The dot product of two vectors summed in an order fixed by their length alone: each chunk of
+// `chunk` entries in index order, then the chunks' sums in order on the host. KokkosBlas::dot's
+// order follows the threads, so its bits would change with the number of Kokkos threads, and the
+// state with the number of ranks per node.
+constexpr std::size_t chunk = 256;
+
+struct ChunkDots {
+  Vector a, b, sums;
+  std::size_t n;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::size_t c) const {
+    const std::size_t hi = (c + 1) * chunk < n ? (c + 1) * chunk : n;
+    double s = 0.0;
+    for (std::size_t i = c * chunk; i < hi; ++i) s += a(i) * b(i);
+    sums(c) = s;
+  }
+};
+
 }  // namespace
+
+// A field of Device (whose type may not lie in the anonymous namespace).
+class ConductionDot {
+ public:
+  explicit ConductionDot(std::size_t n)
+      : n_(n), sums_("conduction.chunk_sums", (n + chunk - 1) / chunk), host_(sums_.extent(0)) {}
+  double operator()(const Vector& a, const Vector& b) const {
+    Kokkos::parallel_for("korch conduction dot", Kokkos::RangePolicy<DeviceExecSpace>(0, sums_.extent(0)),
+                         ChunkDots{a, b, sums_, n_});
+    Kokkos::deep_copy(HostVector(host_.data(), host_.size()), sums_);
+    double s = 0.0;
+    for (const double chunk_sum : host_) s += chunk_sum;
+    return s;
+  }
+
+ private:
+  std::size_t n_;
+  Vector sums_;
+  mutable std::vector<double> host_;
+};
 
 struct ConductionOperator::Device {
   struct Iterations {
@@ -75,19 +110,20 @@ struct ConductionOperator::Device {
   Values laplacian;       // K's entries in the matrix's order
   Values diagonal_share;  // W's entries in the matrix's order (0 off the diagonal)
   Vector weights, ones;
+  ConductionDot dot{0};
   Vector b, x, r, p, ap;
 
   // r = b - A x and its norm.
   double true_residual() {
     Kokkos::deep_copy(r, b);
     KokkosSparse::spmv("N", -1.0, matrix, x, 1.0, r);
-    return KokkosBlas::nrm2(r);
+    return std::sqrt(dot(r, r));
   }
   // p = r + beta p, deflated (total_weight > 0): less the multiple of the constant vector that keeps
   // wᵀp = 0 (A's product with 1 is w, so p stays A-orthogonal to 1).
   void next_direction(double beta, double total_weight) {
     KokkosBlas::axpby(1.0, r, beta, p);
-    if (total_weight > 0) KokkosBlas::axpby(-KokkosBlas::dot(weights, r) / total_weight, ones, 1.0, p);
+    if (total_weight > 0) KokkosBlas::axpby(-dot(weights, r) / total_weight, ones, 1.0, p);
   }
   // CG on A x = b from the x given to ||b - A x|| <= target, at most max_iter iterations. With
   // total_weight > 0 (Saad et al.'s deflated CG with the one vector 1): the starting residual has
@@ -107,12 +143,12 @@ struct ConductionOperator::Device {
       }
       if (out.iterations >= max_iter) break;
       KokkosSparse::spmv("N", 1.0, matrix, p, 0.0, ap);
-      const double p_ap = KokkosBlas::dot(p, ap);
+      const double p_ap = dot(p, ap);
       if (!(p_ap > 0) || !std::isfinite(p_ap)) break;  // breakdown (round-off only: A is SPD)
       const double alpha = rr / p_ap;
       KokkosBlas::axpby(alpha, p, 1.0, x);    // x += alpha p
       KokkosBlas::axpby(-alpha, ap, 1.0, r);  // r -= alpha A p
-      const double rr_new = KokkosBlas::dot(r, r);
+      const double rr_new = dot(r, r);
       next_direction(rr_new / rr, total_weight);
       rr = rr_new;
       ++out.iterations;
@@ -149,6 +185,7 @@ ConductionOperator::ConductionOperator(const ConductionSystem& system)
   d.r = Vector("conduction.r", n);
   d.p = Vector("conduction.p", n);
   d.ap = Vector("conduction.ap", n);
+  d.dot = ConductionDot(n);
 }
 
 #else
@@ -183,7 +220,7 @@ ConductionResult ConductionOperator::solve(std::vector<double>& temperature, dou
   std::vector<double> heat(cells);
   for (std::size_t c = 0; c < cells; ++c) heat[c] = weights_[c] * temperature[c];
   Kokkos::deep_copy(d.b, HostVector(heat.data(), cells));
-  const double b_norm = KokkosBlas::nrm2(d.b);
+  const double b_norm = std::sqrt(d.dot(d.b, d.b));
   if (b_norm == 0) return {};  // T = 0 stays 0
   Kokkos::deep_copy(d.x, HostVector(temperature.data(), cells));
   const Device::Iterations cg = d.conjugate_gradients(tol * b_norm, max_iter, uniform_weights_ ? 0.0 : total_weight_);

@@ -58,7 +58,6 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   validate(o);
   if (o.max_level < 1)
     throw Error("AmrSimulation: options without levels (--max-level 0): run the uniform grid's Simulation");
-  refuse_conduction_on_ranks(o, comm_.size());
   mesh_ = std::make_unique<ForestMesh>("hydro", mesh_shape(o), comm_);
   configurations_[0] = make_configuration(o, 0);
   configurations_[1] = make_configuration(o, var_new);
@@ -325,7 +324,8 @@ void AmrSimulation::conduct(double dt) {
         forest_conduction_system(forest, mesh_->shape().cells, mesh_->cell_size(0)));
     conduction_leaves_ = forest.leaves();
   }
-  // Each leaf's cells in the system's order (x fastest), on one process (the constructor refuses ranks).
+  // Each leaf's cells in the system's order (x fastest); on ranks, every rank's leaves in rank order
+  // are the Morton curve's, and every rank solves the whole system (the same bits as one process).
   const ForestMeshShape& s = mesh_->shape();
   const double g = options_.gamma;
   const auto for_each_cell = [&](auto&& f) {
@@ -347,8 +347,13 @@ void AmrSimulation::conduct(double dt) {
   for_each_cell([&](double* u, std::ptrdiff_t v, double kinetic) {
     temperature.push_back((g - 1.0) * (u[4 * v] - kinetic) / u[0]);  // p / rho
   });
+  std::size_t c = 0;  // this rank's first cell in the system
+  if (comm_.size() > 1) {
+    const std::vector<std::uint64_t> counts = comm_.all_gather(std::vector<std::uint64_t>{temperature.size()});
+    for (int r = 0; r < comm_.rank(); ++r) c += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+    temperature = comm_.all_gather(temperature);
+  }
   conduction_->solve(temperature, options_.conduction * dt, 1e-10, 1000, "option --conduction");
-  std::size_t c = 0;
   for_each_cell(
       [&](double* u, std::ptrdiff_t v, double kinetic) { u[4 * v] = u[0] * temperature[c++] / (g - 1.0) + kinetic; });
   block_dt_valid_ = false;  // the energy changed: the next step finds its time step afresh

@@ -104,14 +104,6 @@ double default_tmax(Problem problem) {
   }
 }
 
-void refuse_conduction_on_ranks(const Options& o, int ranks) {
-  if (o.conduction > 0 && ranks > 1)
-    throw Error::format(
-        "option --conduction: the conduction solve runs on one process; this run has {} ranks: run it "
-        "without mpirun or with -np 1",
-        ranks);
-}
-
 void validate(const Options& o) {
   if (o.dim != 2 && o.dim != 3) throw Error::format("option --dim: {} is not supported: use 2 or 3", o.dim);
   if (o.threads < 1 || o.threads > 64)

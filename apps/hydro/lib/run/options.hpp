@@ -67,9 +67,6 @@ struct Options {
 // Checks an Options value (the command line below calls it; Simulation too); throws
 // korch::Error naming the option.
 void validate(const Options& options);
-// Throws korch::Error naming --conduction when it is asked for on more than one rank (the solve runs
-// on one process).
-void refuse_conduction_on_ranks(const Options& options, int ranks);
 
 // The default end time of a problem.
 double default_tmax(Problem problem);

@@ -49,7 +49,6 @@ Simulation::Simulation(Options options)
     : options_(std::move(options)), comm_(Communicator::world()), recent_(options_.trace_cycles) {
   validate(options_);
   const Options& o = options_;
-  refuse_conduction_on_ranks(o, comm_.size());
   boundary_ = o.boundary ? *o.boundary : (o.problem == Problem::wave ? Boundary::periodic : Boundary::outflow);
   GridSpec spec;
   spec.block_cells = {o.cells_per_block, o.cells_per_block, o.dim == 3 ? o.cells_per_block : 1};
