@@ -51,6 +51,46 @@ void for_rows(const int e[3], const int a[3], const int b[3], F&& f) {
   }
 }
 
+// Calls f(c0, c1) for the rows of the cells within `reach` steps of the box [lo, hi), a step being
+// one cell along one of the Dim active axes: the cells whose distances outside the box along those
+// axes sum to at most reach. The sweep needs no other: a cell beyond an edge or corner of the box
+// takes part in no face flux of it (with small blocks or tiles such cells are a tenth or more of
+// the box grown along every axis). Rows run along the last active axis.
+template <int Dim, class F>
+void for_rows_near(const int e[3], const int lo[3], const int hi[3], int reach, F&& f) {
+  int a[3], b[3];
+  for (int d = 0; d < 3; ++d) {
+    a[d] = lo[d];
+    b[d] = hi[d];
+  }
+  const auto beyond = [&](int axis, int x) {
+    return x < lo[axis] ? lo[axis] - x : x < hi[axis] ? 0 : x - hi[axis] + 1;
+  };
+  const auto row = [&](int steps_used) {
+    a[Dim - 1] = lo[Dim - 1] - (reach - steps_used);
+    b[Dim - 1] = hi[Dim - 1] + (reach - steps_used);
+    for_rows(e, a, b, f);
+  };
+  if constexpr (Dim == 1) {
+    row(0);
+  } else {
+    for (int i = lo[0] - reach; i < hi[0] + reach; ++i) {
+      a[0] = i;
+      b[0] = i + 1;
+      const int used = beyond(0, i);
+      if constexpr (Dim == 2) {
+        row(used);
+      } else {
+        for (int j = lo[1] - (reach - used); j < hi[1] + (reach - used); ++j) {
+          a[1] = j;
+          b[1] = j + 1;
+          row(used + beyond(1, j));
+        }
+      }
+    }
+  }
+}
+
 // The per-thread scratch of the sweep: structure-of-arrays on the block's index space, so that a
 // neighbour along d is at a fixed offset (the stride of d) in every array.
 struct Scratch {
@@ -224,18 +264,8 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
     u[v] = vars[p.state + v].data();
     unew[v] = vars[p.next_state + v].data();
   }
-  // The box grown by g cells along the active directions.
-  auto grown = [&](int g, int a[3], int b[3]) {
-    for (int d = 0; d < 3; ++d) {
-      a[d] = d < Dim ? lo[d] - g : lo[d];
-      b[d] = d < Dim ? hi[d] + g : hi[d];
-    }
-  };
-  int a[3], b[3];
-
-  // Primitives of the box and two layers around it (the predictions of the next layer read them).
-  grown(2, a, b);
-  for_rows(e, a, b, [&](Index c0, Index c1) {
+  // Primitives of the cells two steps from the box or nearer (the predictions below read them).
+  for_rows_near<Dim>(e, lo, hi, 2, [&](Index c0, Index c1) {
     KORCH_HYDRO_INDEPENDENT_ITERATIONS
     for (Index c = c0; c < c1; ++c) {
       const double U[5] = {u[0][c], u[1][c], u[2][c], u[3][c], u[4][c]};
@@ -245,14 +275,14 @@ void sweep(const HostVar (&vars)[n_grid_vars], const EulerParams& p, const int l
     }
   });
 
-  // Prediction, slopes and strong-shock flag of the box and one layer around it (the cells on the
-  // other side of its faces).
-  grown(1, a, b);
+  // Prediction, slopes and strong-shock flag of the box and of the cells on the other side of its
+  // faces (one step from it).
   const Prediction<Dim> prediction{scratch.values.data(), scratch.n, shock, stride, p};
-  for_rows(e, a, b, [&](Index c0, Index c1) { prediction.row(c0, c1); });
+  for_rows_near<Dim>(e, lo, hi, 1, [&](Index c0, Index c1) { prediction.row(c0, c1); });
 
   // Face fluxes: face c along d lies between cells c - stride[d] and c; the faces of the box along
   // d are those of its cells and of the cells one past its upper side.
+  int a[3], b[3];
   for (int d = 0; d < Dim; ++d) {
     for (int x = 0; x < 3; ++x) {
       a[x] = lo[x];
