@@ -21,6 +21,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -116,7 +117,12 @@ TEST_CASE("ForestBlocks: a code's own leaves get korch's fill across levels, als
   CHECK(world.sum(wrong) == 0);
 }
 
-TEST_CASE("ForestBlocks: a code's leaves in device memory get the same fill, through korch's host copies") {
+// Bytes korch's residency moved between the code's device arrays and its host copies so far.
+std::uint64_t staged(const CodeLeaves& code) {
+  return code.list.n_blocks() == 0 ? 0 : code.list.device_residency()->transfers().total();
+}
+
+TEST_CASE("ForestBlocks: a code's leaves in device memory get the same fill, on the device") {
   if (korch::device_is_accelerator) {
     MESSAGE(
         "skipped: the code's leaves here are host vectors listed as device arrays, which needs the device to be the "
@@ -133,14 +139,16 @@ TEST_CASE("ForestBlocks: a code's leaves in device memory get the same fill, thr
   if (code.list.n_blocks() > 0)
     CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(0), doctest::Contains("fill inside a cycle over a ForestFillIterator"),
                          korch::Error);
+  // The iterator's fills run on the device arrays; the action's (by_the_action) on the host copies,
+  // which the cycle's end writes back.
   for (const auto fill : {ForestFillIterator::Fill::on_hand_out, ForestFillIterator::Fill::by_the_action}) {
     for (int b = 0; b < code.list.n_blocks(); ++b) code.at(b, 0, 0, 0, 0) = -7.0;  // a corner guard cell
     int handed = 0;
-    CHECK(cycle(mesh, code, ref, fill, handed) == 0);  // the cycle's end wrote the host copies back
+    CHECK(cycle(mesh, code, ref, fill, handed) == 0);
     CHECK(handed == code.list.n_blocks());
   }
   // Between cycles: the whole fill reads the arrays as the code left them (an interior cell it
-  // changed, the same in the reference) and writes the guard cells back to them.
+  // changed, the same in the reference) and writes the guard cells on the device, staging nothing.
   const int i = ref.shape().guard[0] + 1, j = ref.shape().guard[1] + 1;
   for (int leaf = 0; leaf < ref.forest().n_leaves(); ++leaf) {  // every rank's leaves, as on every rank
     const korch::BlockArray& r = ref.array(leaf);
@@ -151,11 +159,59 @@ TEST_CASE("ForestBlocks: a code's leaves in device memory get the same fill, thr
     code.at(b, 1, 0, 0, 0) = -7.0;
   }
   ref.fill_guard_cells();
+  const std::uint64_t before = staged(code);
+  mesh.fill_guard_cells();
+  CHECK(staged(code) == before);
+  int wrong = 0;
+  for (int b = 0; b < code.list.n_blocks(); ++b)
+    wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
+  CHECK(world.sum(wrong) == 0);
+  // A leaf's fill between cycles runs on the device too, for a range of variables.
+  for (int b = 0; b < code.list.n_blocks(); ++b) {
+    code.at(b, 1, 0, 0, 0) = -7.0;
+    mesh.fill_guard_cells(b, 1, 1);
+    CHECK(code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]) == 0);
+  }
+  if (code.list.n_blocks() > 0)
+    CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(0, 1, 2), doctest::Contains("give a range within 0 .. 1"), korch::Error);
+}
+
+TEST_CASE("ForestBlocks: with a custom boundary a code's device leaves are filled on the host copies, the same bits") {
+  if (korch::device_is_accelerator) {
+    MESSAGE("skipped: the code's leaves here are host vectors listed as device arrays");
+    return;
+  }
+  const auto world = korch::Communicator::world();
+  ForestMesh ref("reference", shape);
+  follow_bump(ref, 0.6, 0.5);
+  const auto wall = [](int level, const korch::ForestGuardFill::Cell& cell, int var) {
+    return 100.0 * level + static_cast<double>(cell[0] + 3 * cell[1]) + 0.5 * var;
+  };
+  ref.set_boundary(wall);
+  ref.fill_guard_cells();
+  CodeLeaves code(ref, world.rank(), world.size(), 0, true);
+  ForestBlocks mesh(code.list, shape.forest, world);
+  mesh.set_boundary(wall);
+  int handed = 0;
+  const std::uint64_t before = staged(code);
+  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  if (code.list.n_blocks() > 0) CHECK(staged(code) > before);  // the host copies were claimed
+  // The default boundary again: the fill goes back to the device.
+  mesh.set_boundary({});
+  ref.set_boundary({});
+  ref.fill_guard_cells();
+  const std::uint64_t between = staged(code);
   mesh.fill_guard_cells();
   int wrong = 0;
   for (int b = 0; b < code.list.n_blocks(); ++b)
     wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
   CHECK(world.sum(wrong) == 0);
+  CHECK(staged(code) == between);
+  // A custom boundary again: a leaf's fill between cycles is the host copies' once more, refused
+  // while they are stale.
+  mesh.set_boundary(wall);
+  if (code.list.n_blocks() > 0)
+    CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(0), doctest::Contains("fill inside a cycle"), korch::Error);
 }
 
 TEST_CASE("ForestBlocks: 3-D leaves of a code on ranks, filled cell for cell as korch's own mesh fills them") {
@@ -165,11 +221,15 @@ TEST_CASE("ForestBlocks: 3-D leaves of a code on ranks, filled cell for cell as 
   ref.set([](const std::array<double, 3>& x, int) { return std::sin(6 * x[0]) + x[1] * x[2]; });
   ref.adapt({{0, {0, 0, 0}}, {0, {1, 1, 0}}}, {});
   ref.fill_guard_cells();
-  CodeLeaves code(ref, world.rank(), world.size());
-  ForestBlocks mesh(code.list, cube.forest, world);
-  int handed = 0;
-  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
-  CHECK(handed == code.list.n_blocks());
+  // Host arrays, and device arrays (filled on the device) where the device is the host.
+  for (const bool device : {false, true}) {
+    if (device && korch::device_is_accelerator) break;
+    CodeLeaves code(ref, world.rank(), world.size(), 0, device);
+    ForestBlocks mesh(code.list, cube.forest, world);
+    int handed = 0;
+    CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+    CHECK(handed == code.list.n_blocks());
+  }
 }
 
 TEST_CASE("ForestBlocks: a rank without leaves skips its cycles, the others fill without it") {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // ForestBlocks: a physics code's own adaptive mesh, its leaves in the code's own BlockList
 // (docs/adaptive-mesh.md, "A code's own adaptive blocks"). The code keeps its tree, its arrays (any
-// layout, host memory) and its regrids; each block it lists names its place in the tree through
+// layout, host or device memory) and its regrids; each block it lists names its place in the tree through
 // BlockShape::level and BlockShape::index (its position among all blocks of that level), and every
 // block has the same cells and guard cells. korch builds the forest from every rank's lists and fills
 // guard cells across levels as for its own ForestMesh: same-level copies, restriction from finer
@@ -35,6 +35,7 @@
 namespace korch {
 
 namespace detail {
+class ForestDeviceFill;
 class ForestGhosts;
 }  // namespace detail
 
@@ -57,8 +58,9 @@ class ForestBlocks : public ForestLeaves {
   // function restores.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
   // Fills the guard cells of this rank's leaves, every variable (collective). On a list of device
-  // arrays the fill runs on korch's host copies, made valid first, and writes back to the arrays
-  // (docs/adaptive-mesh.md, "A code's own adaptive blocks").
+  // arrays the fill runs on the device, with the default outflow boundary; with a custom boundary
+  // it runs on korch's host copies, made valid first, and writes back to the arrays
+  // (docs/adaptive-mesh.md, "Leaves in device memory").
   void fill_guard_cells();
   // The rank whose list holds a leaf of forest().leaves().
   int owner(int leaf_index) const { return owners_.at(static_cast<std::size_t>(leaf_index)); }
@@ -70,25 +72,31 @@ class ForestBlocks : public ForestLeaves {
   std::uint64_t leaves_version() const noexcept override { return version_; }
   int n_vars() const noexcept override { return blocks_.n_vars(); }
   // Throws korch::Error when the list changed since relist() (any add or clear), as do both
-  // fill_guard_cells. On a list of device arrays it first makes korch's host copies of this rank's
-  // leaves valid (every variable), which the fills of the cycle then read and write; the cycle's
-  // end writes them back.
-  void start_ghost_copies() override;
+  // fill_guard_cells. On a list of device arrays, when the iterator fills (FillBy::iterator) and the
+  // boundary is the default, the cycle's fills run on the device arrays, which it first makes valid
+  // (every variable); otherwise it makes korch's host copies of this rank's leaves valid, which the
+  // fills of the cycle then read and write, and the cycle's end writes them back.
+  void start_ghost_copies(FillBy fill_by = FillBy::action) override;
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
   int ghost_messages_outstanding() const noexcept override;
   void finish_ghost_copies() override;
   void abandon_ghost_copies() noexcept override;
-  // On a list of device arrays, throws korch::Error when the block's host copy is not valid (no
-  // start_ghost_copies() in this cycle: fill inside a cycle over a ForestFillIterator).
+  // On a list of device arrays it fills as the last start_ghost_copies() chose: on the device, or on
+  // the host copies, throwing korch::Error when the block's host copy is not valid (no such start
+  // in this cycle: fill inside a cycle over a ForestFillIterator).
   void fill_guard_cells(int block, int first_var = 0, int n_vars = -1) const override;
 
  private:
   // The array the fill and the copies to other ranks use for block b: the code's, or on a list of
   // device arrays korch's host copy of it (the same extents and strides).
   BlockArray host_array(int b) const;
-  // On a list of device arrays: every variable of every block valid on the host alone.
-  void claim_host_copies();
+  // On a list of device arrays: every variable of every block valid on the host alone, or on the
+  // device alone.
+  void claim_copies(bool on_device);
+  // The fill on the device of a list of device arrays; nullptr when the host fills (a list in host
+  // memory, a custom boundary, guard cells no device plan expresses). Made at the first use.
+  detail::ForestDeviceFill* device_fill();
   void check_own_list(std::array<int, 3>& cells, std::array<int, 3>& guard) const;
   std::vector<std::uint64_t> agree_on_shape(std::array<int, 3>& cells, std::array<int, 3>& guard) const;
   void gather_leaves(const std::vector<std::uint64_t>& shapes, std::vector<BlockKey>& leaves,
@@ -105,6 +113,9 @@ class ForestBlocks : public ForestLeaves {
   std::unique_ptr<BlockForest> forest_;
   std::unique_ptr<ForestGuardFill> fill_;
   std::unique_ptr<detail::ForestGhosts> ghosts_;
+  std::unique_ptr<detail::ForestDeviceFill> device_fill_;
+  bool device_fill_tried_ = false;  // device_fill() looked at this list and boundary
+  bool fills_on_device_ = false;    // the last start_ghost_copies() chose the device
   ForestGuardFill::BoundaryValue boundary_;
   std::array<int, 3> cells_{1, 1, 1}, guard_{0, 0, 0};
   std::vector<BlockKey> own_;                                                   // block id order

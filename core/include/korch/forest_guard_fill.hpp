@@ -36,6 +36,10 @@
 
 namespace korch {
 
+namespace detail {
+class ForestDeviceFill;
+}  // namespace detail
+
 class ForestGuardFill {
  public:
   // A cell of a level: its index among all cells of that level along each axis (block position *
@@ -82,6 +86,8 @@ class ForestGuardFill {
   void values_at(int level, const Cell& cell, double* out) const;
 
  private:
+  friend class detail::ForestDeviceFill;  // runs the plans on the device (forest_device_fill.hpp)
+
   // The leaf the last lookup found: neighbouring guard cells mostly read the same leaf, so one
   // fill keeps it and skips the two hash lookups (is the key a leaf, where is its array).
   struct LastLeaf {

@@ -29,8 +29,12 @@ class ForestLeaves {
   virtual std::uint64_t leaves_version() const noexcept = 0;
   virtual int n_vars() const noexcept = 0;
 
+  // Who fills the guard cells in the cycle that starts: the iterator, on its own thread before it
+  // hands a leaf out (ForestFillIterator::Fill::on_hand_out), or the cycle's action, on the team's
+  // threads. ForestBlocks fills a code's device leaves on the device in the first case.
+  enum class FillBy { iterator, action };
   // The copies of other ranks' leaves in steps (ForestMesh documents the order of these calls).
-  virtual void start_ghost_copies() = 0;
+  virtual void start_ghost_copies(FillBy fill_by) = 0;
   virtual const std::vector<int>& leaves_without_ghosts() const noexcept = 0;
   virtual std::vector<int> wait_for_ghosts() = 0;
   virtual int ghost_messages_outstanding() const noexcept = 0;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "forest_device_fill.hpp"
 #include "forest_ghosts.hpp"
 
 #include <korch/block_list_residency.hpp>
@@ -125,6 +126,8 @@ void ForestBlocks::relist() {
   if (boundary_) fill->set_boundary(boundary_);
 
   // Nothing below throws for the code's input: the new lists replace the old ones.
+  device_fill_.reset();  // it reads the old forest's arrays
+  device_fill_tried_ = fills_on_device_ = false;
   forest_ = std::move(forest);
   fill_ = std::move(fill);
   cells_ = cells;
@@ -217,6 +220,8 @@ int ForestBlocks::own_block(const BlockKey& leaf) const {
 void ForestBlocks::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   boundary_ = std::move(boundary);
   fill_->set_boundary(boundary_);
+  device_fill_.reset();
+  device_fill_tried_ = fills_on_device_ = false;
 }
 
 BlockArray ForestBlocks::host_array(int b) const {
@@ -228,16 +233,35 @@ BlockArray ForestBlocks::host_array(int b) const {
   return a;
 }
 
-void ForestBlocks::claim_host_copies() {
+void ForestBlocks::claim_copies(bool on_device) {
   DeviceResidency* residency = blocks_.device_residency();
   if (residency == nullptr || own_.empty()) return;
-  residency->claim(std::vector<unsigned char>(own_.size(), 0), 0, blocks_.n_vars());
+  residency->claim(std::vector<unsigned char>(own_.size(), on_device ? 1 : 0), 0, blocks_.n_vars());
+}
+
+detail::ForestDeviceFill* ForestBlocks::device_fill() {
+  if (!blocks_.on_device() || boundary_ || own_.empty()) return nullptr;
+  if (!device_fill_tried_) {
+    device_fill_tried_ = true;
+    std::vector<BlockArray> arrays;
+    for (int b = 0; b < static_cast<int>(own_.size()); ++b) arrays.push_back(blocks_.array(b));
+    std::vector<BlockKey> ghosts;
+    for (const auto& from : ghosts_->receives()) ghosts.insert(ghosts.end(), from.begin(), from.end());
+    device_fill_ =
+        std::make_unique<detail::ForestDeviceFill>(*forest_, cells_, guard_, blocks_.n_vars(), own_, arrays, ghosts);
+    if (!device_fill_->complete()) device_fill_.reset();
+  }
+  return device_fill_.get();
 }
 
 void ForestBlocks::fill_guard_cells() {
-  start_ghost_copies();
+  start_ghost_copies(FillBy::iterator);
   while (ghost_messages_outstanding() > 0) wait_for_ghosts();
   finish_ghost_copies();
+  if (fills_on_device_) {
+    device_fill_->fill(0, blocks_.n_vars());
+    return;
+  }
   fill_->fill(own_);
   if (blocks_.on_device()) blocks_.device_residency()->make_all_device_only();
 }
@@ -247,6 +271,14 @@ void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const 
   if (block < 0 || block >= static_cast<int>(own_.size()))
     throw Error(fmt::format("ForestBlocks over {}: block {} of {} leaves; give an id of the list",
                             blocks_.source_name(), block, own_.size()));
+  if (fills_on_device_) {
+    const int end = n_vars < 0 ? blocks_.n_vars() : first_var + n_vars;
+    if (first_var < 0 || end > blocks_.n_vars() || first_var >= end)
+      throw Error(fmt::format("ForestBlocks over {}: variables {} .. {} of {}; give a range within 0 .. {}",
+                              blocks_.source_name(), first_var, end - 1, blocks_.n_vars(), blocks_.n_vars() - 1));
+    device_fill_->fill_leaf(block, first_var, end);
+    return;
+  }
   if (blocks_.on_device() && first_var >= 0 && first_var < blocks_.n_vars() &&
       !blocks_.device_residency()->host_valid(block, first_var))
     throw Error(
@@ -257,15 +289,21 @@ void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const 
   fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
 }
 
-void ForestBlocks::start_ghost_copies() {
+void ForestBlocks::start_ghost_copies(FillBy fill_by) {
   check_unchanged();
-  claim_host_copies();
-  ghosts_->start([this](const BlockKey& leaf, double* out) { pack(leaf, out); });
+  fills_on_device_ = fill_by == FillBy::iterator && device_fill() != nullptr;
+  claim_copies(fills_on_device_);
+  if (fills_on_device_)
+    ghosts_->start([this](const BlockKey& leaf, double* out) { device_fill_->pack(own_id_.at(leaf), out); });
+  else
+    ghosts_->start([this](const BlockKey& leaf, double* out) { pack(leaf, out); });
 }
 
 const std::vector<int>& ForestBlocks::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
 
 std::vector<int> ForestBlocks::wait_for_ghosts() {
+  if (fills_on_device_)
+    return ghosts_->wait([this](const BlockKey& ghost, const double* in) { device_fill_->unpack(ghost, in); });
   return ghosts_->wait([this](const BlockKey& ghost, const double* in) { unpack(ghost, in); });
 }
 

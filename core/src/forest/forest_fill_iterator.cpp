@@ -45,7 +45,7 @@ void ForestFillIterator::begin(const DataSource& source) {
   queued_.assign(n, 0);
   ready_.clear();
   early_ = 0;
-  mesh_.start_ghost_copies();
+  mesh_.start_ghost_copies(fill_ == Fill::on_hand_out ? ForestLeaves::FillBy::iterator : ForestLeaves::FillBy::action);
   for (const int b : mesh_.leaves_without_ghosts()) mark_complete(b);
 }
 

@@ -26,7 +26,7 @@ void ForestMesh::exchange_ghost_leaves() {
 
 const std::vector<int>& ForestMesh::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
 
-void ForestMesh::start_ghost_copies() {
+void ForestMesh::start_ghost_copies(FillBy /*fill_by: host leaves, the same fill either way*/) {
   const std::size_t block = fresh_block().size();
   ghosts_->start([&](const BlockKey& leaf, double* out) { std::copy_n(data_.at(leaf).begin(), block, out); });
 }

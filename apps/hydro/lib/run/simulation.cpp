@@ -396,16 +396,9 @@ void Simulation::run() {
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
     plots.after_step();
-    if (o.checkpoint_every > 0 && steps_ % o.checkpoint_every == 0) write_checkpoint(checkpoint_path());
-    // Every rank stops at the same step: a signal may reach the ranks at different moments.
-    const int signal = comm_.size() > 1 ? static_cast<int>(comm_.max(stop_signal())) : stop_signal();
-    if (signal != 0) {
-      write_checkpoint(checkpoint_path());
-      run_seconds_ = seconds_since(start);
-      throw Interrupted(signal, fmt::format("stopped by signal {} after step {} (t = {}); checkpoint written to {}: "
-                                            "continue with --restart {}",
-                                            signal, steps_, time_, checkpoint_path(), checkpoint_path()));
-    }
+    checkpoint_after_step(
+        o, comm_, steps_, time_, checkpoint_path(), [&](const std::string& path) { write_checkpoint(path); },
+        [&] { run_seconds_ = seconds_since(start); });
   }
   plots.finish();
   run_seconds_ = seconds_since(start);

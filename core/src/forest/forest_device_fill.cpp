@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+#include "forest_device_fill.hpp"
+
+#include "forest_fill_plan.hpp"
+
+#include <korch/backend/strided_copy.hpp>
+
+namespace korch {
+
+namespace {
+
+using GuardCell = detail::ForestDeviceFill::GuardCell;
+using DeviceTerm = detail::ForestDeviceFill::Term;
+using DeviceSource = detail::ForestDeviceFill::Source;
+using GuardCells = Kokkos::View<GuardCell*, DeviceMemSpace>;
+using Terms = Kokkos::View<DeviceTerm*, DeviceMemSpace>;
+using Sources = Kokkos::View<DeviceSource*, DeviceMemSpace>;
+
+template <class T>
+Kokkos::View<T*, DeviceMemSpace> to_device(const char* label, const std::vector<T>& values) {
+  Kokkos::View<T*, DeviceMemSpace> out(std::string(label), values.size());
+  Kokkos::deep_copy(out, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                             values.data(), values.size()));
+  return out;
+}
+
+// As ForestGuardFill's replay (forest_fill_plan.cpp): a cell, or the mean summed in child order.
+KOKKOS_INLINE_FUNCTION double term_value(const Terms& terms, const Sources& sources, int t, std::int64_t var) {
+  const DeviceTerm term = terms(t);
+  if (term.count == 1) return sources(term.first).cell[var * sources(term.first).var_stride];
+  double sum = 0.0;
+  for (int c = 0; c < term.count; ++c) sum += sources(term.first + c).cell[var * sources(term.first + c).var_stride];
+  return sum / term.count;
+}
+
+// detail::minmod on the device: the smaller one-sided difference of one sign, else 0.
+KOKKOS_INLINE_FUNCTION double device_minmod(double a, double b) {
+  if (a * b <= 0.0) return 0.0;
+  return (a < 0.0 ? -a : a) < (b < 0.0 ? -b : b) ? a : b;
+}
+
+// Guard cells [begin, end) of the list, variables [first, last): a free function, as nvcc takes
+// device lambdas only there. Each prolongation finds its coarse cell's slopes itself (the host
+// finds them once per coarse cell: the same operations, so the same bits).
+void fill_guard_cells(const DeviceTaskSpace& instance, const GuardCells& cells, const Terms& terms,
+                      const Sources& sources, std::int64_t begin, std::int64_t end, int first, int last) {
+  const std::int64_t n = end - begin;
+  if (n <= 0 || last <= first) return;
+  Kokkos::parallel_for(
+      "korch guard-cell fill across levels (device)",
+      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, n * (last - first)),
+      KOKKOS_LAMBDA(std::int64_t index) {
+        const GuardCell g = cells(begin + index % n);
+        const std::int64_t var = first + index / n;
+        const double centre = term_value(terms, sources, g.term, var);
+        double value = centre;
+        for (int a = 0; a < g.slopes; ++a) {
+          const double hi = term_value(terms, sources, g.term + 1 + 2 * a, var);
+          const double lo = term_value(terms, sources, g.term + 2 + 2 * a, var);
+          value += device_minmod(hi - centre, centre - lo) * ((g.above >> a) & 1u ? 0.25 : -0.25);
+        }
+        g.cell[var * g.var_stride] = value;
+      });
+}
+
+}  // namespace
+
+namespace detail {
+
+ForestDeviceFill::ForestDeviceFill(const BlockForest& forest, std::array<int, 3> cells, std::array<int, 3> guard,
+                                   int n_vars, const std::vector<BlockKey>& own,
+                                   const std::vector<BlockArray>& own_arrays, const std::vector<BlockKey>& ghosts)
+    : plans_(forest, cells, guard, n_vars), n_vars_(n_vars), own_arrays_(own_arrays) {
+  const std::ptrdiff_t ni = cells[0] + 2 * guard[0], nj = cells[1] + 2 * guard[1], nk = cells[2] + 2 * guard[2];
+  staging_ = Buffer(std::string("korch forest leaf staging (device)"), static_cast<std::size_t>(n_vars * ni * nj * nk));
+  for (std::size_t b = 0; b < own.size(); ++b) plans_.set_block(own[b], own_arrays[b]);
+  for (const BlockKey& ghost : ghosts) {
+    Buffer& buffer = ghosts_[ghost];
+    buffer = Buffer(std::string("korch forest ghost leaf (device)"), staging_.extent(0));
+    plans_.set_block(ghost, BlockArray::of(buffer.data(), IndexOrder::var_i_j_k, {n_vars, ni, nj, nk},
+                                           {ni * nj * nk, nj * nk, nk, 1}));
+  }
+  flatten(own);
+}
+
+// Every own leaf's plan as device guard cells; the terms and sources of each leaf follow those of
+// the leaves before it. A plan with cells it cannot express leaves the whole fill to the host.
+void ForestDeviceFill::flatten(const std::vector<BlockKey>& own) {
+  std::vector<GuardCell> cells;
+  std::vector<Term> terms;
+  std::vector<Source> sources;
+  leaf_begin_.assign(1, 0);
+  for (std::size_t b = 0; b < own.size(); ++b) {
+    const ForestGuardFill::LeafPlan& plan = plans_.plan_of(own[b], plans_.blocks_.at(own[b]));
+    if (!plan.slow.empty()) {
+      complete_ = false;
+      return;
+    }
+    const BlockArray& array = own_arrays_[b];
+    for (const auto& copy : plan.copies)
+      for (int r = 0; r < copy.rows; ++r)
+        for (int n = 0; n < copy.count; ++n) {
+          const std::ptrdiff_t shift = r * copy.step + n;
+          cells.push_back({array.data + copy.at + shift, array.stride[0], static_cast<int>(terms.size()), 0, 0u});
+          terms.push_back({static_cast<int>(sources.size()), 1});
+          sources.push_back({copy.source.cell + shift, copy.source.var_stride});
+        }
+    const int term_base = static_cast<int>(terms.size()), source_base = static_cast<int>(sources.size());
+    for (const auto& op : plan.ops) cells.push_back({array.data + op.at, array.stride[0], term_base + op.term, 0, 0u});
+    for (const auto& p : plan.prolongations)
+      for (int t = p.first_target; t < p.first_target + p.targets; ++t) {
+        const auto& target = plan.targets[static_cast<std::size_t>(t)];
+        cells.push_back({array.data + target.at, array.stride[0], term_base + p.term, p.slopes, target.above});
+      }
+    for (const ForestGuardFill::Term& term : plan.terms) terms.push_back({source_base + term.first, term.count});
+    for (const auto& source : plan.sources) sources.push_back({source.cell, source.var_stride});
+    leaf_begin_.push_back(static_cast<std::int64_t>(cells.size()));
+  }
+  guard_cells_ = to_device("korch forest guard cells (device)", cells);
+  terms_ = to_device("korch forest guard-cell terms (device)", terms);
+  sources_ = to_device("korch forest guard-cell sources (device)", sources);
+}
+
+void ForestDeviceFill::run(std::int64_t begin, std::int64_t end, int first, int last) const {
+  std::lock_guard<std::mutex> lock(launching_);
+  fill_guard_cells(instance_, guard_cells_, terms_, sources_, begin, end, first, last);
+  instance_.fence();
+}
+
+void ForestDeviceFill::fill(int first, int end) const { run(0, leaf_begin_.back(), first, end); }
+
+void ForestDeviceFill::fill_leaf(int block, int first, int end) const {
+  run(leaf_begin_.at(static_cast<std::size_t>(block)), leaf_begin_.at(static_cast<std::size_t>(block) + 1), first, end);
+}
+
+void ForestDeviceFill::pack(int block, double* out) const {
+  const BlockArray& a = own_arrays_.at(static_cast<std::size_t>(block));
+  const StridedBox box{{a.extent[1], a.extent[2], a.extent[3]}, {a.stride[1], a.stride[2], a.stride[3]}};
+  std::lock_guard<std::mutex> lock(launching_);
+  for (int v = 0; v < n_vars_; ++v)
+    gather_strided(instance_, staging_.data() + v * box.cells(), a.data + v * a.stride[0], box);
+  Kokkos::deep_copy(
+      instance_,
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out, staging_.extent(0)),
+      staging_);
+  instance_.fence();
+}
+
+void ForestDeviceFill::unpack(const BlockKey& ghost, const double* in) const {
+  const Buffer& buffer = ghosts_.at(ghost);
+  std::lock_guard<std::mutex> lock(launching_);
+  Kokkos::deep_copy(
+      instance_, buffer,
+      Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(in, buffer.extent(0)));
+  instance_.fence();
+}
+
+}  // namespace detail
+}  // namespace korch
