@@ -232,6 +232,36 @@ TEST_CASE("ForestBlocks: 3-D leaves of a code on ranks, filled cell for cell as 
   }
 }
 
+TEST_CASE("ForestBlocks: ranks send each other only the cells their fills read, whole leaves for a custom boundary") {
+  const auto world = korch::Communicator::world();
+  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {true, false, true}, 1}, {6, 6, 6}, {2, 2, 2}, 2};
+  ForestMesh ref("reference", cube);
+  ref.set([](const std::array<double, 3>& x, int var) { return std::cos(5 * x[0]) + x[1] * x[2] + var; });
+  ref.adapt({{0, {0, 0, 0}}, {0, {1, 1, 1}}}, {});
+  ref.fill_guard_cells();
+  CodeLeaves code(ref, world.rank(), world.size());
+  ForestBlocks mesh(code.list, cube.forest, world);
+  const std::size_t boxes = mesh.ghost_values_sent();
+  int handed = 0;
+  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  // A custom boundary's fills may read any cell near a leaf: whole leaves travel.
+  const auto wall = [](int, const korch::ForestGuardFill::Cell& cell, int var) { return 0.25 * cell[1] - var; };
+  mesh.set_boundary(wall);
+  ref.set_boundary(wall);
+  ref.fill_guard_cells();
+  const std::size_t whole = mesh.ghost_values_sent();
+  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  const std::size_t leaf = 2 * 10 * 10 * 10;
+  CHECK(whole % leaf == 0);
+  if (world.size() > 1) {
+    CHECK(world.sum(static_cast<std::int64_t>(whole)) > 0);
+    // The faces' two layers of 6 x 6 cells, and less at edges and corners, of 10^3 stored cells.
+    CHECK(boxes * 3 < whole);  // 4752 of 22000 doubles on 2 ranks
+  }
+  mesh.set_boundary({});
+  CHECK(mesh.ghost_values_sent() == boxes);
+}
+
 TEST_CASE("ForestBlocks: a rank without leaves skips its cycles, the others fill without it") {
   const auto world = korch::Communicator::world();
   ForestMesh ref("reference", shape);

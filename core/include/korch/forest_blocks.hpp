@@ -55,7 +55,7 @@ class ForestBlocks : public ForestLeaves {
   // leaves not 2:1 balanced).
   void relist();
   // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow, which an empty
-  // function restores.
+  // function restores. Collective, as for ForestMesh::set_boundary.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
   // Fills the guard cells of this rank's leaves, every variable (collective). On a list of device
   // arrays the fill runs on the device, with the default outflow boundary; with a custom boundary
@@ -80,6 +80,7 @@ class ForestBlocks : public ForestLeaves {
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
   int ghost_messages_outstanding() const noexcept override;
+  std::size_t ghost_values_sent() const noexcept override;
   void finish_ghost_copies() override;
   void abandon_ghost_copies() noexcept override;
   // On a list of device arrays it fills as the last start_ghost_copies() chose: on the device, or on
@@ -104,8 +105,7 @@ class ForestBlocks : public ForestLeaves {
   std::string list_change() const;
   void check_unchanged() const;
   std::size_t block_values() const;
-  void pack(const BlockKey& leaf, double* out) const;
-  void unpack(const BlockKey& ghost, const double* in);
+  BlockArray ghost_array(const BlockKey& ghost);  // korch's copy of another rank's leaf (Grid's layout)
 
   BlockList& blocks_;
   ForestShape shape_;

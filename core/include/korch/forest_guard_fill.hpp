@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -84,6 +85,17 @@ class ForestGuardFill {
   double value_at(int level, const Cell& cell, int var) const;
   // The same for every variable at once into out[0 .. n_vars): the leaf is found once per cell.
   void values_at(int level, const Cell& cell, double* out) const;
+
+  // A box of a leaf's stored cells, guard cells included: indices [lo, hi) along i, j and k.
+  struct Box {
+    std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+    std::int64_t cells() const noexcept { return std::int64_t{hi[0] - lo[0]} * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+  };
+  using BoxesRead = std::unordered_map<BlockKey, Box, BlockKeyHash>;
+  // What the fills of `leaves` read of the leaves they read: per leaf read, the smallest box of its
+  // cells holding every cell the fills' plans read (plans are made now where missing). Empty when
+  // some guard cell has no plan (a custom boundary): a cell-by-cell fill may read any cell nearby.
+  std::optional<BoxesRead> cells_read(const std::vector<BlockKey>& leaves) const;
 
  private:
   friend class detail::ForestDeviceFill;  // runs the plans on the device (forest_device_fill.hpp)

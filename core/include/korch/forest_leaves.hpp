@@ -38,6 +38,9 @@ class ForestLeaves {
   virtual const std::vector<int>& leaves_without_ghosts() const noexcept = 0;
   virtual std::vector<int> wait_for_ghosts() = 0;
   virtual int ghost_messages_outstanding() const noexcept = 0;
+  // Doubles this rank sends to the others per fill: of each leaf another rank reads, the box of its
+  // cells that rank's fills read (whole leaves with a custom boundary).
+  virtual std::size_t ghost_values_sent() const noexcept = 0;
   virtual void finish_ghost_copies() = 0;
   virtual void abandon_ghost_copies() noexcept = 0;
   // One leaf's guard cells of variables first_var .. first_var + n_vars - 1 (n_vars < 0: through

@@ -122,7 +122,8 @@ class ForestMesh : public ForestLeaves {
   // Sets every leaf's interior cells to f(cell centre, var).
   void set(const Function& f);
   // Beyond non-periodic edges (ForestGuardFill::set_boundary); default outflow, which an empty
-  // function restores.
+  // function restores. Collective: a custom boundary's fills may read any cell near a leaf, so the
+  // ranks then copy whole leaves to each other, and only what the plans read again without one.
   void set_boundary(ForestGuardFill::BoundaryValue boundary);
   // Fills the guard cells of this rank's leaves (collective).
   void fill_guard_cells();
@@ -144,6 +145,7 @@ class ForestMesh : public ForestLeaves {
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
   int ghost_messages_outstanding() const noexcept override;
+  std::size_t ghost_values_sent() const noexcept override;
   void finish_ghost_copies() override;
   void abandon_ghost_copies() noexcept override;
   // The sum over every rank's leaves of a variable times the cell volume (collective; summed in rank
@@ -188,6 +190,7 @@ class ForestMesh : public ForestLeaves {
  private:
   void list_leaves();
   std::vector<double> fresh_block() const;
+  std::array<int, 3> stored_cells() const;  // per axis, guard cells included
   BlockArray array_of(std::vector<double>& data) const;
   // Old leaves whose data fill the new leaf `leaf` (itself, its old parent and the parent's
   // neighbours, or its old children).

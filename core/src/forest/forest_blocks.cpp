@@ -146,16 +146,15 @@ void ForestBlocks::relist() {
     fill_->set_block(leaves[i], own_arrays_.back());
     own_.push_back(leaves[i]);
   }
-  ghosts_->plan(*forest_, owners_, own_, block_values());
+  ghosts_->plan(*forest_, owners_, own_,
+                {cells_[0] + 2 * guard_[0], cells_[1] + 2 * guard_[1], cells_[2] + 2 * guard_[2]}, blocks_.n_vars());
   ghost_data_.clear();
-  const std::ptrdiff_t ni = cells_[0] + 2 * guard_[0], nj = cells_[1] + 2 * guard_[1], nk = cells_[2] + 2 * guard_[2];
   for (const auto& from : ghosts_->receives())
     for (const BlockKey& ghost : from) {
-      auto& copy = ghost_data_[ghost];
-      copy.assign(block_values(), 0.0);
-      fill_->set_block(ghost, BlockArray::of(copy.data(), IndexOrder::var_i_j_k, {blocks_.n_vars(), ni, nj, nk},
-                                             {ni * nj * nk, nj * nk, nk, 1}));
+      ghost_data_[ghost].assign(block_values(), 0.0);
+      fill_->set_block(ghost, ghost_array(ghost));
     }
+  ghosts_->limit(fill_->cells_read(own_));
   listed_stamp_ = blocks_.layout_stamp();
   ++version_;
 }
@@ -166,19 +165,10 @@ std::size_t ForestBlocks::block_values() const {
   return n;
 }
 
-// A leaf travels in korch::Grid's layout (variable slowest, k fastest), whatever the code's own.
-void ForestBlocks::pack(const BlockKey& leaf, double* out) const {
-  const BlockArray& a = own_arrays_.at(static_cast<std::size_t>(own_id_.at(leaf)));
-  for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
-    for (std::ptrdiff_t i = 0; i < a.extent[1]; ++i)
-      for (std::ptrdiff_t j = 0; j < a.extent[2]; ++j)
-        for (std::ptrdiff_t k = 0; k < a.extent[3]; ++k)
-          *out++ = a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
-}
-
-void ForestBlocks::unpack(const BlockKey& ghost, const double* in) {
-  auto& copy = ghost_data_.at(ghost);
-  std::copy_n(in, copy.size(), copy.begin());
+BlockArray ForestBlocks::ghost_array(const BlockKey& ghost) {
+  const std::ptrdiff_t ni = cells_[0] + 2 * guard_[0], nj = cells_[1] + 2 * guard_[1], nk = cells_[2] + 2 * guard_[2];
+  return BlockArray::of(ghost_data_.at(ghost).data(), IndexOrder::var_i_j_k, {blocks_.n_vars(), ni, nj, nk},
+                        {ni * nj * nk, nj * nk, nk, 1});
 }
 
 // Why the list is not the one relist() took (blocks, keys, arrays); empty when it is.
@@ -222,6 +212,7 @@ void ForestBlocks::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   fill_->set_boundary(boundary_);
   device_fill_.reset();
   device_fill_tried_ = fills_on_device_ = false;
+  ghosts_->limit(fill_->cells_read(own_));
 }
 
 BlockArray ForestBlocks::host_array(int b) const {
@@ -293,21 +284,32 @@ void ForestBlocks::start_ghost_copies(FillBy fill_by) {
   check_unchanged();
   fills_on_device_ = fill_by == FillBy::iterator && device_fill() != nullptr;
   claim_copies(fills_on_device_);
+  // Every copy travels in korch::Grid's layout (variable slowest, k fastest), whatever the code's own.
+  using Box = ForestGuardFill::Box;
   if (fills_on_device_)
-    ghosts_->start([this](const BlockKey& leaf, double* out) { device_fill_->pack(own_id_.at(leaf), out); });
+    ghosts_->start(
+        [this](const BlockKey& leaf, const Box& box, double* out) { device_fill_->pack(own_id_.at(leaf), box, out); });
   else
-    ghosts_->start([this](const BlockKey& leaf, double* out) { pack(leaf, out); });
+    ghosts_->start([this](const BlockKey& leaf, const Box& box, double* out) {
+      detail::pack_box(own_arrays_.at(static_cast<std::size_t>(own_id_.at(leaf))), box, out);
+    });
 }
 
 const std::vector<int>& ForestBlocks::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
 
 std::vector<int> ForestBlocks::wait_for_ghosts() {
+  using Box = ForestGuardFill::Box;
   if (fills_on_device_)
-    return ghosts_->wait([this](const BlockKey& ghost, const double* in) { device_fill_->unpack(ghost, in); });
-  return ghosts_->wait([this](const BlockKey& ghost, const double* in) { unpack(ghost, in); });
+    return ghosts_->wait(
+        [this](const BlockKey& ghost, const Box& box, const double* in) { device_fill_->unpack(ghost, box, in); });
+  return ghosts_->wait([this](const BlockKey& ghost, const Box& box, const double* in) {
+    detail::unpack_box(ghost_array(ghost), box, in);
+  });
 }
 
 int ForestBlocks::ghost_messages_outstanding() const noexcept { return ghosts_->outstanding(); }
+
+std::size_t ForestBlocks::ghost_values_sent() const noexcept { return ghosts_->values_sent(); }
 
 void ForestBlocks::finish_ghost_copies() { ghosts_->finish(); }
 

@@ -5,6 +5,8 @@
 
 #include <korch/backend/strided_copy.hpp>
 
+#include <utility>
+
 namespace korch {
 
 namespace {
@@ -72,6 +74,7 @@ ForestDeviceFill::ForestDeviceFill(const BlockForest& forest, std::array<int, 3>
                                    const std::vector<BlockArray>& own_arrays, const std::vector<BlockKey>& ghosts)
     : plans_(forest, cells, guard, n_vars), n_vars_(n_vars), own_arrays_(own_arrays) {
   const std::ptrdiff_t ni = cells[0] + 2 * guard[0], nj = cells[1] + 2 * guard[1], nk = cells[2] + 2 * guard[2];
+  ghost_stride_ = {nj * nk, nk, 1};
   staging_ = Buffer(std::string("korch forest leaf staging (device)"), static_cast<std::size_t>(n_vars * ni * nj * nk));
   for (std::size_t b = 0; b < own.size(); ++b) plans_.set_block(own[b], own_arrays[b]);
   for (const BlockKey& ghost : ghosts) {
@@ -133,25 +136,46 @@ void ForestDeviceFill::fill_leaf(int block, int first, int end) const {
   run(leaf_begin_.at(static_cast<std::size_t>(block)), leaf_begin_.at(static_cast<std::size_t>(block) + 1), first, end);
 }
 
-void ForestDeviceFill::pack(int block, double* out) const {
+namespace {
+
+// The box of one variable whose cell (0, 0, 0) is `data`, with strides along i, j and k.
+std::pair<std::int64_t, StridedBox> box_of(const ForestGuardFill::Box& box, const std::array<std::int64_t, 3>& stride) {
+  StridedBox strided;
+  std::int64_t first = 0;
+  for (int a = 0; a < 3; ++a) {
+    strided.extent[a] = box.hi[a] - box.lo[a];
+    strided.stride[a] = stride[a];
+    first += box.lo[a] * stride[a];
+  }
+  return {first, strided};
+}
+
+}  // namespace
+
+void ForestDeviceFill::pack(int block, const ForestGuardFill::Box& box, double* out) const {
   const BlockArray& a = own_arrays_.at(static_cast<std::size_t>(block));
-  const StridedBox box{{a.extent[1], a.extent[2], a.extent[3]}, {a.stride[1], a.stride[2], a.stride[3]}};
+  const auto [first, strided] = box_of(box, {a.stride[1], a.stride[2], a.stride[3]});
+  const std::int64_t n = strided.cells();
+  if (n == 0) return;
   std::lock_guard<std::mutex> lock(launching_);
   for (int v = 0; v < n_vars_; ++v)
-    gather_strided(instance_, staging_.data() + v * box.cells(), a.data + v * a.stride[0], box);
-  Kokkos::deep_copy(
-      instance_,
-      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out, staging_.extent(0)),
-      staging_);
+    gather_strided(instance_, staging_.data() + v * n, a.data + v * a.stride[0] + first, strided);
+  Kokkos::deep_copy(instance_, HostValues(out, static_cast<std::size_t>(n * n_vars_)),
+                    Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars_)));
   instance_.fence();
 }
 
-void ForestDeviceFill::unpack(const BlockKey& ghost, const double* in) const {
+void ForestDeviceFill::unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, const double* in) const {
   const Buffer& buffer = ghosts_.at(ghost);
+  const auto [first, strided] = box_of(box, ghost_stride_);
+  const std::int64_t n = strided.cells();
+  if (n == 0) return;
+  const std::int64_t var_stride = static_cast<std::int64_t>(buffer.extent(0)) / n_vars_;
   std::lock_guard<std::mutex> lock(launching_);
-  Kokkos::deep_copy(
-      instance_, buffer,
-      Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(in, buffer.extent(0)));
+  Kokkos::deep_copy(instance_, Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars_)),
+                    ConstHostValues(in, static_cast<std::size_t>(n * n_vars_)));
+  for (int v = 0; v < n_vars_; ++v)
+    scatter_strided(instance_, buffer.data() + v * var_stride + first, staging_.data() + v * n, strided);
   instance_.fence();
 }
 

@@ -57,10 +57,11 @@ class ForestDeviceFill {
   // Calls from several threads take turns.
   void fill(int first, int end) const;
   void fill_leaf(int block, int first, int end) const;
-  // Own leaf `block` into `out` (host memory) in korch::Grid's layout (variable slowest, k fastest);
-  // a copy of another rank's leaf from `in` (host memory, the same layout) into its device buffer.
-  void pack(int block, double* out) const;
-  void unpack(const BlockKey& ghost, const double* in) const;
+  // The box of own leaf `block` into `out` (host memory) as ForestGhosts::Pack orders it (variable
+  // by variable, k fastest); the box of a copy of another rank's leaf from `in` (host memory, the
+  // same order) into its device buffer.
+  void pack(int block, const ForestGuardFill::Box& box, double* out) const;
+  void unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, const double* in) const;
 
  private:
   using Buffer = Kokkos::View<double*, DeviceMemSpace>;
@@ -70,12 +71,15 @@ class ForestDeviceFill {
   ForestGuardFill plans_;  // over the device arrays: its plans hold device addresses
   int n_vars_;
   std::vector<BlockArray> own_arrays_;
+  std::array<std::int64_t, 3> ghost_stride_;  // along i, j, k in a ghost's buffer (Grid's layout)
   std::unordered_map<BlockKey, Buffer, BlockKeyHash> ghosts_;
   std::vector<std::int64_t> leaf_begin_;  // per block id and one more: its first guard cell
   Kokkos::View<GuardCell*, DeviceMemSpace> guard_cells_;
   Kokkos::View<Term*, DeviceMemSpace> terms_;
   Kokkos::View<Source*, DeviceMemSpace> sources_;
   Buffer staging_;  // one leaf, compact
+  using HostValues = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using ConstHostValues = Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   DeviceTaskSpace instance_;
   mutable std::mutex launching_;
   bool complete_ = true;

@@ -13,6 +13,22 @@
 
 namespace korch::detail {
 
+void pack_box(const BlockArray& a, const ForestGuardFill::Box& box, double* out) {
+  for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
+    for (int i = box.lo[0]; i < box.hi[0]; ++i)
+      for (int j = box.lo[1]; j < box.hi[1]; ++j)
+        for (int k = box.lo[2]; k < box.hi[2]; ++k)
+          *out++ = a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
+}
+
+void unpack_box(const BlockArray& a, const ForestGuardFill::Box& box, const double* in) {
+  for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
+    for (int i = box.lo[0]; i < box.hi[0]; ++i)
+      for (int j = box.lo[1]; j < box.hi[1]; ++j)
+        for (int k = box.lo[2]; k < box.hi[2]; ++k)
+          a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]] = *in++;
+}
+
 ForestGhosts::ForestGhosts(const Communicator& comm, std::string who) : comm_(comm), who_(std::move(who)) {}
 
 ForestGhosts::~ForestGhosts() { abandon(); }
@@ -21,7 +37,7 @@ ForestGhosts::~ForestGhosts() { abandon(); }
 // most half a block wide; prolongation's slopes reach one coarse cell beyond a coarser neighbour).
 // Being near is symmetric: the leaves this rank sends to a rank are those that read its leaves.
 void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owners, const std::vector<BlockKey>& own,
-                        std::size_t block_values) {
+                        std::array<int, 3> stored, int n_vars) {
   // The buffers below are where messages in flight land.
   if (in_flight_)
     throw Error(
@@ -29,7 +45,8 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
                     "finish_ghost_copies() before a regrid or a new list of leaves",
                     who_, comm_.rank()));
   const std::size_t ranks = static_cast<std::size_t>(comm_.size());
-  block_values_ = block_values;
+  whole_ = Box{{0, 0, 0}, stored};
+  n_vars_ = n_vars;
   sends_.assign(ranks, {});
   receives_.assign(ranks, {});
   waiters_.assign(ranks, {});
@@ -57,17 +74,65 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
   }
   for (int b = 0; b < static_cast<int>(own.size()); ++b)
     if (ranks_read_[static_cast<std::size_t>(b)] == 0) without_.push_back(b);
-  send_buffers_.assign(ranks, {});
-  receive_buffers_.assign(ranks, {});
+  send_boxes_.assign(ranks, {});
+  receive_boxes_.assign(ranks, {});
   for (std::size_t r = 0; r < ranks; ++r) {
     // Both sides order a message's leaves along the curve, whatever this rank's block order.
     std::sort(sends_[r].begin(), sends_[r].end(),
               [&](const BlockKey& a, const BlockKey& b) { return forest.leaf_index(a) < forest.leaf_index(b); });
     std::sort(receive_index[r].begin(), receive_index[r].end());
     for (int index : receive_index[r]) receives_[r].push_back(forest.leaves()[static_cast<std::size_t>(index)]);
-    send_buffers_[r].resize(sends_[r].size() * block_values_);
-    receive_buffers_[r].resize(receives_[r].size() * block_values_);
+    send_boxes_[r].assign(sends_[r].size(), whole_);
+    receive_boxes_[r].assign(receives_[r].size(), whole_);
   }
+  size_buffers();
+}
+
+// A leaf no fill of the receiving rank reads (near, but beyond every stencil) travels as an empty box.
+void ForestGhosts::limit(const std::optional<ForestGuardFill::BoxesRead>& reads) {
+  const std::size_t ranks = receives_.size();
+  std::vector<std::vector<double>> asks(ranks);
+  std::vector<std::size_t> sizes(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    for (std::size_t g = 0; g < receives_[r].size(); ++g) {
+      Box& box = receive_boxes_[r][g];
+      box = whole_;
+      if (reads) {
+        const auto found = reads->find(receives_[r][g]);
+        box = found == reads->end() ? Box{} : found->second;
+      }
+      for (int a = 0; a < 3; ++a) asks[r].insert(asks[r].end(), {double(box.lo[a]), double(box.hi[a])});
+    }
+    sizes[r] = sends_[r].size() * 6;
+  }
+  const auto told = swap_buffers(comm_, asks, sizes, 7304);
+  for (std::size_t r = 0; r < ranks; ++r)
+    for (std::size_t s = 0; s < sends_[r].size(); ++s)
+      for (int a = 0; a < 3; ++a) {
+        send_boxes_[r][s].lo[a] = static_cast<int>(told[r][s * 6 + 2 * static_cast<std::size_t>(a)]);
+        send_boxes_[r][s].hi[a] = static_cast<int>(told[r][s * 6 + 2 * static_cast<std::size_t>(a) + 1]);
+      }
+  size_buffers();
+}
+
+void ForestGhosts::size_buffers() {
+  const auto values = [this](const std::vector<Box>& boxes) {
+    std::size_t n = 0;
+    for (const Box& box : boxes) n += static_cast<std::size_t>(box.cells()) * static_cast<std::size_t>(n_vars_);
+    return n;
+  };
+  send_buffers_.assign(sends_.size(), {});
+  receive_buffers_.assign(receives_.size(), {});
+  for (std::size_t r = 0; r < sends_.size(); ++r) {
+    send_buffers_[r].resize(values(send_boxes_[r]));
+    receive_buffers_[r].resize(values(receive_boxes_[r]));
+  }
+}
+
+std::size_t ForestGhosts::values_sent() const noexcept {
+  std::size_t n = 0;
+  for (const auto& buffer : send_buffers_) n += buffer.size();
+  return n;
 }
 
 void ForestGhosts::start(const Pack& pack) {
@@ -85,9 +150,9 @@ void ForestGhosts::start(const Pack& pack) {
   for (std::size_t r = 0; r < sends_.size(); ++r) {
     if (sends_[r].empty()) continue;
     double* out = send_buffers_[r].data();
-    for (const BlockKey& leaf : sends_[r]) {
-      pack(leaf, out);
-      out += block_values_;
+    for (std::size_t s = 0; s < sends_[r].size(); ++s) {
+      pack(sends_[r][s], send_boxes_[r][s], out);
+      out += send_boxes_[r][s].cells() * n_vars_;
     }
     messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_buffers_[r].size());
   }
@@ -107,8 +172,12 @@ std::vector<int> ForestGhosts::wait(const Unpack& unpack) {
   if (!messages_) return ready;
   for (const int r : messages_->wait_some_receives()) {
     const auto& from = receives_[static_cast<std::size_t>(r)];
+    const auto& boxes = receive_boxes_[static_cast<std::size_t>(r)];
     const double* in = receive_buffers_[static_cast<std::size_t>(r)].data();
-    for (std::size_t g = 0; g < from.size(); ++g) unpack(from[g], in + g * block_values_);
+    for (std::size_t g = 0; g < from.size(); ++g) {
+      unpack(from[g], boxes[g], in);
+      in += boxes[g].cells() * n_vars_;
+    }
     for (const int b : waiters_[static_cast<std::size_t>(r)])
       if (--pending_[static_cast<std::size_t>(b)] == 0) ready.push_back(b);
   }

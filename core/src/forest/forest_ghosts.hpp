@@ -2,22 +2,31 @@
 // Internal: the copies of other ranks' leaves that this rank's guard fills read (ghosts), for any
 // adaptive mesh whose every rank holds the whole forest and knows each leaf's owner (ForestMesh,
 // ForestBlocks; docs/adaptive-mesh.md, "On ranks"). Planned once per list of leaves, exchanged per
-// fill, at once or in steps; every leaf travels whole, as `block_values` doubles that the mesh packs
-// and unpacks in an order both sides share.
+// fill, at once or in steps. A leaf travels as the box of its cells that the receiving rank's fills
+// read (limit()), or whole, each variable's box in korch::Grid's layout, which the mesh packs and
+// unpacks; both sides order a message's leaves along the curve.
 #pragma once
 
 #include <korch/block_forest.hpp>
 #include <korch/communicator.hpp>
+#include <korch/forest_guard_fill.hpp>
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace korch::detail {
 
 class PeerMessages;
+
+// A box of every variable of a leaf's host array into a message, in the order ForestGhosts::Pack
+// names, and back.
+void pack_box(const BlockArray& array, const ForestGuardFill::Box& box, double* out);
+void unpack_box(const BlockArray& array, const ForestGuardFill::Box& box, const double* in);
 
 class ForestGhosts {
  public:
@@ -27,17 +36,26 @@ class ForestGhosts {
   ForestGhosts(const ForestGhosts&) = delete;
   ForestGhosts& operator=(const ForestGhosts&) = delete;
 
+  using Box = ForestGuardFill::Box;
   // Works out who sends what from the replicated forest: `owners` per leaf index, `own` this
-  // rank's leaves in block id order. Throws korch::Error while copies are in flight.
+  // rank's leaves in block id order, each leaf `stored` cells per axis (guard cells included) of
+  // `n_vars` variables, whole until limit(). Throws korch::Error while copies are in flight.
   void plan(const BlockForest& forest, const std::vector<int>& owners, const std::vector<BlockKey>& own,
-            std::size_t block_values);
+            std::array<int, 3> stored, int n_vars);
+  // Each copy this rank receives limited to the box its fills read (`reads`, from
+  // ForestGuardFill::cells_read; empty: whole leaves), told to the ranks that send them: collective
+  // over the ranks that exchange leaves.
+  void limit(const std::optional<ForestGuardFill::BoxesRead>& reads);
+  // Doubles that the copies sent and received carry per exchange.
+  std::size_t values_sent() const noexcept;
   // Per rank: the leaves this rank receives from it (ghosts), in the order they arrive.
   const std::vector<std::vector<BlockKey>>& receives() const noexcept { return receives_; }
   // Blocks (ids ascending) whose fill reads no other rank's leaf.
   const std::vector<int>& without_ghosts() const noexcept { return without_; }
 
-  using Pack = std::function<void(const BlockKey& leaf, double* out)>;
-  using Unpack = std::function<void(const BlockKey& ghost, const double* in)>;
+  // The box's cells of every variable, variable by variable, each in korch::Grid's order (k fastest).
+  using Pack = std::function<void(const BlockKey& leaf, const Box& box, double* out)>;
+  using Unpack = std::function<void(const BlockKey& ghost, const Box& box, const double* in)>;
   // Posts the receives and sends this rank's leaves that other ranks read, packed by `pack`.
   void start(const Pack& pack);
   // Waits until a message arrived, unpacks its leaves and returns the blocks it completed.
@@ -50,8 +68,12 @@ class ForestGhosts {
  private:
   Communicator comm_;
   std::string who_;
-  std::size_t block_values_ = 0;
-  std::vector<std::vector<BlockKey>> sends_, receives_;  // per rank
+  void size_buffers();
+
+  Box whole_;
+  int n_vars_ = 1;
+  std::vector<std::vector<BlockKey>> sends_, receives_;       // per rank
+  std::vector<std::vector<Box>> send_boxes_, receive_boxes_;  // per rank, per leaf of the message
   std::vector<std::vector<double>> send_buffers_, receive_buffers_;
   std::vector<std::vector<int>> waiters_;  // per rank: this rank's blocks that read its leaves
   std::vector<int> ranks_read_;            // per block: how many other ranks own leaves it reads

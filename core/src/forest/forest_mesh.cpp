@@ -38,6 +38,11 @@ ForestMesh::ForestMesh(std::string name, const ForestMeshShape& shape, const Com
   list_leaves();
 }
 
+std::array<int, 3> ForestMesh::stored_cells() const {
+  return {shape_.cells[0] + 2 * shape_.guard[0], shape_.cells[1] + 2 * shape_.guard[1],
+          shape_.cells[2] + 2 * shape_.guard[2]};
+}
+
 std::vector<double> ForestMesh::fresh_block() const {
   std::size_t n = static_cast<std::size_t>(shape_.n_vars);
   for (int a = 0; a < 3; ++a) n *= static_cast<std::size_t>(shape_.cells[a] + 2 * shape_.guard[a]);
@@ -66,7 +71,7 @@ void ForestMesh::list_leaves() {
   for (int i = 0; i < forest_.n_leaves(); ++i)
     if (owners_[static_cast<std::size_t>(i)] == comm_.rank())
       own_.push_back(forest_.leaves()[static_cast<std::size_t>(i)]);
-  ghosts_->plan(forest_, owners_, own_, fresh_block().size());
+  ghosts_->plan(forest_, owners_, own_, stored_cells(), shape_.n_vars);
   ++version_;
   fill_->clear_blocks();
   for (const auto& from : ghosts_->receives())
@@ -108,6 +113,7 @@ void ForestMesh::list_leaves() {
     blocks->add(s, a);
   }
   blocks_ = std::move(blocks);
+  ghosts_->limit(fill_->cells_read(own_));
 }
 
 void ForestMesh::fill_guard_cells() {
@@ -147,6 +153,7 @@ void ForestMesh::set(const Function& f) {
 void ForestMesh::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   boundary_ = boundary;
   fill_->set_boundary(std::move(boundary));
+  ghosts_->limit(fill_->cells_read(own_));
 }
 
 double ForestMesh::total(int var) const {

@@ -27,16 +27,19 @@ void ForestMesh::exchange_ghost_leaves() {
 const std::vector<int>& ForestMesh::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
 
 void ForestMesh::start_ghost_copies(FillBy /*fill_by: host leaves, the same fill either way*/) {
-  const std::size_t block = fresh_block().size();
-  ghosts_->start([&](const BlockKey& leaf, double* out) { std::copy_n(data_.at(leaf).begin(), block, out); });
+  ghosts_->start([&](const BlockKey& leaf, const ForestGuardFill::Box& box, double* out) {
+    detail::pack_box(array_of(data_.at(leaf)), box, out);
+  });
 }
 
 int ForestMesh::ghost_messages_outstanding() const noexcept { return ghosts_->outstanding(); }
 
+std::size_t ForestMesh::ghost_values_sent() const noexcept { return ghosts_->values_sent(); }
+
 std::vector<int> ForestMesh::wait_for_ghosts() {
-  const std::size_t block = fresh_block().size();
-  return ghosts_->wait(
-      [&](const BlockKey& ghost, const double* in) { std::copy_n(in, block, data_.at(ghost).begin()); });
+  return ghosts_->wait([&](const BlockKey& ghost, const ForestGuardFill::Box& box, const double* in) {
+    detail::unpack_box(array_of(data_.at(ghost)), box, in);
+  });
 }
 
 void ForestMesh::finish_ghost_copies() { ghosts_->finish(); }
