@@ -9,7 +9,8 @@
 // Fill::on_hand_out fills a leaf's guard cells of variables [first_var, first_var + n_vars) on the
 // distributor's thread before handing it out, and before that those of every leaf of this rank
 // that reads it (within two neighbours): guard cells hold the values of the cycle's start even
-// where the cycle updates the filled variables in place. Fill::by_the_action leaves the fill to
+// where the cycle updates the filled variables in place (a code's leaves in device memory are filled
+// on the device, ForestBlocks). Fill::by_the_action leaves the fill to
 // the cycle's action (ForestMesh::fill_guard_cells(block, first_var, n_vars), spread over the
 // team's threads; ForestBlocks has the same call): the iterator only orders the leaves, and no action of the cycle may
 // write the variables the fills read (write the other state set, as korch-hydro does).

@@ -154,7 +154,7 @@ void ForestBlocks::relist() {
       ghost_data_[ghost].assign(block_values(), 0.0);
       fill_->set_block(ghost, ghost_array(ghost));
     }
-  ghosts_->limit(fill_->cells_read(own_));
+  ghosts_->limit(*fill_, own_);
   listed_stamp_ = blocks_.layout_stamp();
   ++version_;
 }
@@ -212,7 +212,7 @@ void ForestBlocks::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   fill_->set_boundary(boundary_);
   device_fill_.reset();
   device_fill_tried_ = fills_on_device_ = false;
-  ghosts_->limit(fill_->cells_read(own_));
+  ghosts_->limit(*fill_, own_);
 }
 
 BlockArray ForestBlocks::host_array(int b) const {

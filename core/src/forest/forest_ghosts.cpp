@@ -89,7 +89,9 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
 }
 
 // A leaf no fill of the receiving rank reads (near, but beyond every stencil) travels as an empty box.
-void ForestGhosts::limit(const std::optional<ForestGuardFill::BoxesRead>& reads) {
+void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own) {
+  if (comm_.size() == 1) return;
+  const std::optional<ForestGuardFill::BoxesRead> reads = fill.cells_read(own);
   const std::size_t ranks = receives_.size();
   std::vector<std::vector<double>> asks(ranks);
   std::vector<std::size_t> sizes(ranks);

@@ -42,10 +42,11 @@ class ForestGhosts {
   // `n_vars` variables, whole until limit(). Throws korch::Error while copies are in flight.
   void plan(const BlockForest& forest, const std::vector<int>& owners, const std::vector<BlockKey>& own,
             std::array<int, 3> stored, int n_vars);
-  // Each copy this rank receives limited to the box its fills read (`reads`, from
-  // ForestGuardFill::cells_read; empty: whole leaves), told to the ranks that send them: collective
-  // over the ranks that exchange leaves.
-  void limit(const std::optional<ForestGuardFill::BoxesRead>& reads);
+  // Each copy this rank receives limited to the box that the fills of `own` (its leaves) read
+  // (ForestGuardFill::cells_read; whole leaves where it cannot say), told to the ranks that send
+  // them: collective over the ranks that exchange leaves. Nothing on one process, where the fills
+  // then make their plans as they go.
+  void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own);
   // Doubles that the copies sent and received carry per exchange.
   std::size_t values_sent() const noexcept;
   // Per rank: the leaves this rank receives from it (ghosts), in the order they arrive.
