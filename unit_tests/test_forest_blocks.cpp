@@ -38,6 +38,8 @@ using korch::ForestBlocks;
 using korch::ForestFillIterator;
 using korch::ForestMesh;
 using korch::test::CodeLeaves;
+using korch::test::device_differences;
+using korch::test::device_leaves;
 
 // Periodic in x, outflow in y; guard cells half a block wide along y.
 const korch::ForestMeshShape shape{
@@ -174,6 +176,18 @@ TEST_CASE("ForestBlocks: a code's leaves in device memory get the same fill, on 
   }
   if (code.list.n_blocks() > 0)
     CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(0, 1, 2), doctest::Contains("give a range within 0 .. 1"), korch::Error);
+}
+
+TEST_CASE("ForestBlocks: leaves in Views of korch's device memory space are filled on the device, as on the host") {
+  const auto world = korch::Communicator::world();
+  ForestMesh ref("reference", shape);
+  follow_bump(ref, 0.6, 0.5);
+  korch::BlockList list("device leaves", shape.n_vars);
+  const auto views = device_leaves(ref, list, world.rank(), world.size());
+  ForestBlocks mesh(list, shape.forest, world);
+  mesh.fill_guard_cells();
+  CHECK(world.sum(device_differences(ref, mesh, views)) == 0);
+  if (list.n_blocks() > 0) CHECK(list.device_residency()->transfers().total() == 0);
 }
 
 TEST_CASE("ForestBlocks: with a custom boundary a code's device leaves are filled on the host copies, the same bits") {

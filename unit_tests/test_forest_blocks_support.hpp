@@ -9,6 +9,8 @@
 #include <korch/forest_blocks.hpp>
 #include <korch/forest_mesh.hpp>
 
+#include <Kokkos_Core.hpp>
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -83,5 +85,55 @@ struct CodeLeaves {
     return wrong;
   }
 };
+
+using DeviceLeaf = Kokkos::View<double****, Kokkos::LayoutLeft, DeviceMemSpace>;
+
+// Every leaf of `ref` owned by this rank (round robin) as a Fortran-ordered View in korch's device
+// memory space, interior cells copied from the reference, guard cells NaN.
+inline std::vector<DeviceLeaf> device_leaves(const ForestMesh& ref, BlockList& list, int rank, int ranks) {
+  std::vector<DeviceLeaf> views;
+  const auto& s = ref.shape();
+  const std::array<int, 3> n{s.cells[0] + 2 * s.guard[0], s.cells[1] + 2 * s.guard[1], s.cells[2] + 2 * s.guard[2]};
+  for (int leaf = 0; leaf < ref.forest().n_leaves(); ++leaf) {
+    if (leaf % ranks != rank) continue;
+    views.emplace_back("leaf", n[0], n[1], n[2], s.n_vars);
+    auto host = Kokkos::create_mirror_view(views.back());
+    const BlockArray& r = ref.array(leaf);
+    for (int v = 0; v < s.n_vars; ++v)
+      for (int k = 0; k < n[2]; ++k)
+        for (int j = 0; j < n[1]; ++j)
+          for (int i = 0; i < n[0]; ++i) {
+            const bool interior = i >= s.guard[0] && i < s.guard[0] + s.cells[0] && j >= s.guard[1] &&
+                                  j < s.guard[1] + s.cells[1] && k >= s.guard[2] && k < s.guard[2] + s.cells[2];
+            host(i, j, k, v) = interior ? r.data[v * r.stride[0] + i * r.stride[1] + j * r.stride[2] + k * r.stride[3]]
+                                        : std::numeric_limits<double>::quiet_NaN();
+          }
+    Kokkos::deep_copy(views.back(), host);
+    BlockShape shape;
+    shape.cells = s.cells;
+    shape.guard = s.guard;
+    const BlockKey& key = ref.forest().leaves()[static_cast<std::size_t>(leaf)];
+    shape.level = key.level;
+    for (int a = 0; a < 3; ++a) shape.index[a] = static_cast<int>(key.position[a]);
+    list.add(shape, BlockArray::on_device(views.back(), IndexOrder::i_j_k_var));
+  }
+  return views;
+}
+
+// Cells of the views (guard cells too, copied back to the host) whose bits differ from the reference.
+inline int device_differences(const ForestMesh& ref, const ForestBlocks& mesh, const std::vector<DeviceLeaf>& views) {
+  int wrong = 0;
+  for (std::size_t b = 0; b < views.size(); ++b) {
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, views[b]);
+    const BlockArray& r = ref.array(ref.forest().leaf_index(mesh.own_leaves()[b]));
+    for (int v = 0; v < static_cast<int>(host.extent(3)); ++v)
+      for (int k = 0; k < static_cast<int>(host.extent(2)); ++k)
+        for (int j = 0; j < static_cast<int>(host.extent(1)); ++j)
+          for (int i = 0; i < static_cast<int>(host.extent(0)); ++i)
+            wrong +=
+                !(host(i, j, k, v) == r.data[v * r.stride[0] + i * r.stride[1] + j * r.stride[2] + k * r.stride[3]]);
+  }
+  return wrong;
+}
 
 }  // namespace korch::test
