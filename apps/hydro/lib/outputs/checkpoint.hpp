@@ -20,12 +20,10 @@
 // checkpoint's run.
 #pragma once
 
-#include <korch/communicator.hpp>
 #include <korch/error.hpp>
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -77,13 +75,5 @@ void check_restart_options(const CheckpointContent& content, const Options& opti
 // checkpoint; stop_signal() is that signal (0: none yet).
 void catch_stop_signals();
 int stop_signal() noexcept;
-
-// After step `steps` (time `time`) of a run: the checkpoint every --checkpoint-every steps, and once
-// a stop signal reached any rank (all stop at the same step: a signal may reach the ranks at
-// different moments) the checkpoint, `stopping`, then Interrupted naming how to continue. `write`
-// writes a checkpoint to `path`.
-void checkpoint_after_step(const Options& options, const Communicator& comm, int steps, double time,
-                           const std::string& path, const std::function<void(const std::string&)>& write,
-                           const std::function<void()>& stopping);
 
 }  // namespace korch::hydro

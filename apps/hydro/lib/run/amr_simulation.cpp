@@ -5,6 +5,7 @@
 
 #include "amr_hydro.hpp"
 #include "checkpoint.hpp"
+#include "checkpoint_after_step.hpp"
 #include "configuration_names.hpp"
 #include "forest_conduction.hpp"
 #include "hydro_operation.hpp"

@@ -9,6 +9,7 @@
 #include "hydro_routines.hpp"
 
 #include "checkpoint.hpp"
+#include "checkpoint_after_step.hpp"
 #include "initial_state.hpp"
 #include "physical_state.hpp"
 #include "plot_writer.hpp"
