@@ -138,7 +138,8 @@ void ForestDeviceFill::fill_leaf(int block, int first, int end) const {
 
 namespace {
 
-// The box of one variable whose cell (0, 0, 0) is `data`, with strides along i, j and k.
+// A box as a strided copy sees it: its first cell's offset from cell (0, 0, 0) of a variable, and
+// its extents with the array's strides along i, j and k.
 std::pair<std::int64_t, StridedBox> box_of(const ForestGuardFill::Box& box, const std::array<std::int64_t, 3>& stride) {
   StridedBox strided;
   std::int64_t first = 0;
