@@ -5,6 +5,7 @@
 // must never keep items from running when no caller comes to wait(); nor must a thread that naps
 // there instead of sleeping until woken (docs/thread-team.md, "Nap on a contended core").
 #include "core_contention.hpp"
+#include "thread_team_internals.hpp"
 
 #include "test_thread_team_support.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -149,6 +151,7 @@ TEST_CASE(
   const Spinner spinner(busy_cpu);
   TeamOptions options;
   options.contended_nap = 100ms;  // long, so that a nap that ignored its events would show
+  options.naps_per_cycle = 0;     // ... although the cycles are short
   std::unique_ptr<ThreadTeam> team = team_on_core(busy_cpu, "napping", 2, options);
   std::atomic<int> calls{0};
   const ActionRoutine routine = counting_routine(calls);
@@ -169,5 +172,35 @@ TEST_CASE(
   const auto t0 = std::chrono::steady_clock::now();
   team.reset();  // its threads nap: the terminate signal wakes them, the destructor does not wait
   CHECK(std::chrono::steady_clock::now() - t0 < 100ms);
+}
+
+TEST_CASE(
+    "A team of short cycles does not nap on a busy core: a caller that does not wait sees its items run at once") {
+  const int busy_cpu = first_allowed_cpu();
+  const Spinner spinner(busy_cpu);
+  TeamOptions options;
+  options.contended_nap = 100ms;  // a nap would delay the items by tens of milliseconds
+  std::unique_ptr<ThreadTeam> team = team_on_core(busy_cpu, "short cycles", 2, options);
+  REQUIRE(options.naps_per_cycle > 0);  // the default: the cycles below are far shorter than naps
+  std::atomic<int> calls{0};
+  const ActionRoutine routine = counting_routine(calls);
+  std::vector<std::chrono::steady_clock::duration> delays;
+  const auto until = std::chrono::steady_clock::now() + 500ms;
+  for (int round = 0; round < 30 || std::chrono::steady_clock::now() < until; ++round) {
+    // Waited cycles give evidence and are timed; the cycle below never is (it lasts until the test
+    // has seen its items run, a long cycle), so that a round fills one timing period.
+    for (std::uint64_t c = 1; c < korch::detail::tiny_items_timed_every; ++c) waited_cycle(*team, routine, 2, 7);
+    const int before = calls.load();
+    const auto t0 = std::chrono::steady_clock::now();
+    team->start_cycle(routine, 2);
+    for (int i = 0; i < 3; ++i) team->enqueue(item(i));
+    CHECK(eventually([&] { return calls.load() == before + 3; }));
+    if (round > 0) delays.push_back(std::chrono::steady_clock::now() - t0);  // the first timed cycle started threads
+    team->close_queue();
+    watched_wait(*team);
+  }
+  // The threads slept until woken: the items waited for a wake-up on the busy core (a scheduler
+  // slice at worst), never for the end of a nap of up to 100 ms.
+  CHECK(*std::max_element(delays.begin(), delays.end()) < 60ms);
 }
 #endif

@@ -68,6 +68,7 @@ struct Config {
       // event left to a nap's end would show as a slow suite, and a lost one as a hang.
       const int nap = uni(0, 2);
       options.contended_nap = std::chrono::microseconds(nap == 0 ? 0 : nap == 1 ? 1000 : 3000);
+      options.naps_per_cycle = 0;  // naps however short this suite's cycles
       teams.push_back(std::make_unique<ThreadTeam>("t" + std::to_string(round) + "." + std::to_string(i),
                                                    static_cast<unsigned>(n_max[i]), options));
     }

@@ -128,6 +128,7 @@ struct TeamOptions {
   bool waiter_works = true;                       // a caller in wait() runs queued items of its cycle
   bool waiter_joins = false;                      // ... and may stand in for an Idle thread of the team
   std::chrono::microseconds contended_nap{1000};  // on a contended core, longest sleep without a wake-up; 0: off
+  unsigned naps_per_cycle = 4;  // ... only in a team whose cycles last at least this many naps; 0: any
 };
 
 // Thread safety: every call may be made from any thread; each is one atomic transition of the team.

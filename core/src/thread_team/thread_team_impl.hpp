@@ -155,6 +155,8 @@ class ThreadTeam::Impl {
   std::chrono::nanoseconds passed_on_item_time_{0};
   // When start_cycle made it RunningOpen, in the cycles that are timed (see detail::tiny_item_time).
   std::chrono::steady_clock::time_point cycle_started_{};
+  // The last timed cycle's length, from start_cycle to its end (see may_nap); 0 before the first.
+  std::chrono::nanoseconds recent_cycle_time_{0};
   std::exception_ptr first_cause_;
   std::exception_ptr pending_error_;  // a finished cycle's error not yet collected by wait()
 

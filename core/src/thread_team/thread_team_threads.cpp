@@ -171,10 +171,14 @@ constexpr std::chrono::microseconds item_worth_a_wakeup{30};
 
 // Whether the thread, about to sleep, naps instead (TeamOptions::contended_nap, docs/thread-team.md,
 // "Nap on a contended core"): its core is contended, and a caller in wait() can take its events.
-// A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again.
+// A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again. Only
+// where the team's cycles are long (TeamOptions::naps_per_cycle): a thread napping when a cycle
+// starts joins it when the nap ends, and a nap as long as a short cycle leaves it to the caller.
 bool ThreadTeam::Impl::may_nap(const Worker& w) const {
+  const bool cycles_long = options_.naps_per_cycle == 0 || recent_cycle_time_.count() == 0 ||
+                           recent_cycle_time_ >= options_.naps_per_cycle * options_.contended_nap;
   return options_.contended_nap.count() > 0 && options_.waiter_works && !options_.waiter_joins &&
-         work_publishers_.empty() && thread_publishers_.empty() && w.naps_in_vain < max_naps_in_vain &&
+         work_publishers_.empty() && thread_publishers_.empty() && w.naps_in_vain < max_naps_in_vain && cycles_long &&
          w.contention.contended(detail::PollClock::now());
 }
 

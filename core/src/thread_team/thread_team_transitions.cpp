@@ -266,9 +266,11 @@ void ThreadTeam::Impl::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent 
   }
   last_report_ = report_;
   if (cycle_started_ != detail::PollClock::time_point{}) {
-    const bool tiny_items =
-        report_.processed > 0 && detail::PollClock::now() - cycle_started_ < report_.processed * detail::tiny_item_time;
+    const std::chrono::nanoseconds took = detail::PollClock::now() - cycle_started_;
+    const std::uint64_t items = report_.processed;
+    const bool tiny_items = items > 0 && took < items * detail::tiny_item_time;
     for (const auto& w : workers_) w->tiny_items.store(tiny_items, std::memory_order_relaxed);
+    recent_cycle_time_ = took;
   }
   if (waiter_ != nullptr) {
     waiter_->error = error;
