@@ -276,6 +276,54 @@ TEST_CASE("ForestBlocks: ranks send each other only the cells their fills read, 
   CHECK(mesh.ghost_values_sent() == boxes);
 }
 
+TEST_CASE("ForestBlocks: a leaf a rank reads only through means travels as one sum per coarse cell, same bits") {
+  const auto world = korch::Communicator::world();
+  const korch::ForestMeshShape plane{{2, {2, 2, 1}, {true, false, false}, 1}, {8, 6, 1}, {2, 2, 0}, 3};
+  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {false, true, true}, 1}, {6, 6, 6}, {2, 1, 2}, 2};
+  for (const korch::ForestMeshShape& s : {plane, cube}) {
+    CAPTURE(s.forest.dims);
+    ForestMesh ref("reference", s);
+    ref.set([](const std::array<double, 3>& x, int var) { return std::sin(7 * x[0] + var) * (1 + x[1]) - x[2]; });
+    ref.adapt({{0, {0, 0, 0}}}, {});
+    ref.fill_guard_cells();
+    // The refined root's leaves on rank 0, the roots spread over the other ranks, which then read
+    // rank 0's leaves only as the means of their cells.
+    const auto fine_first = [](const BlockKey& leaf, int ranks) {
+      if (leaf.level > 0 || ranks == 1) return 0;
+      return 1 + static_cast<int>(leaf.position[0] + 2 * leaf.position[1] + 4 * leaf.position[2]) % (ranks - 1);
+    };
+    CodeLeaves code(ref, world.rank(), world.size(), fine_first);
+    ForestBlocks mesh(code.list, s.forest, world);
+    int handed = 0;
+    CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+    CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::by_the_action, handed) == 0);
+    // What each rank's fills read of rank 0's leaves: groups of 2^dims cells, sent as their sums.
+    korch::ForestGuardFill fill(ref.forest(), s.cells, s.guard, s.n_vars);
+    std::vector<std::vector<BlockKey>> held(static_cast<std::size_t>(world.size()));
+    for (int i = 0; i < ref.forest().n_leaves(); ++i) {
+      const BlockKey& leaf = ref.forest().leaves()[static_cast<std::size_t>(i)];
+      fill.set_block(leaf, ref.array(i));
+      // On one process: what the roots read, as another rank would.
+      if (world.size() > 1 || leaf.level == 0)
+        held[static_cast<std::size_t>(fine_first(leaf, world.size()))].push_back(leaf);
+    }
+    std::int64_t sums = 0, cells = 0;
+    for (int r = world.size() > 1 ? 1 : 0; r < world.size(); ++r) {
+      const auto reads = fill.cells_read(held[static_cast<std::size_t>(r)]);
+      REQUIRE(reads.has_value());
+      for (const auto& [leaf, box] : *reads)
+        if (leaf.level > 0) {
+          CHECK(box.group == 1 << s.forest.dims);
+          sums += box.values();
+          cells += box.cells();
+        }
+    }
+    CHECK(sums > 0);
+    CHECK(sums * (1 << s.forest.dims) == cells);
+    if (world.size() > 1 && world.rank() == 0) CHECK(mesh.ghost_values_sent() == std::size_t(sums * s.n_vars));
+  }
+}
+
 TEST_CASE("ForestBlocks: a rank without leaves skips its cycles, the others fill without it") {
   const auto world = korch::Communicator::world();
   ForestMesh ref("reference", shape);

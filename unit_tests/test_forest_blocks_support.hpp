@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -26,8 +27,16 @@ struct CodeLeaves {
   int first_rank = 0;   // ranks below it hold no leaf
   bool device = false;  // listed as device arrays (BlockArray::on_device; host memory where the device is the host)
 
+  // Who holds a leaf, given the number of ranks; empty: spread by index (owner_of).
+  using Owner = std::function<int(const BlockKey& leaf, int ranks)>;
+  Owner owner;
+
   CodeLeaves(const ForestMesh& ref, int rank, int ranks, int first = 0, bool on_device = false)
       : list("code leaves", ref.shape().n_vars), first_rank(first), device(on_device) {
+    relist(ref, rank, ranks);
+  }
+  CodeLeaves(const ForestMesh& ref, int rank, int ranks, Owner who)
+      : list("code leaves", ref.shape().n_vars), owner(std::move(who)) {
     relist(ref, rank, ranks);
   }
 
@@ -45,7 +54,8 @@ struct CodeLeaves {
     list.clear();
     const auto& leaves = ref.forest().leaves();
     for (int index = static_cast<int>(leaves.size()) - 1; index >= 0; --index) {
-      if (owner_of(index, ranks) != rank) continue;
+      const int holder = owner ? owner(leaves[static_cast<std::size_t>(index)], ranks) : owner_of(index, ranks);
+      if (holder != rank) continue;
       storage.emplace_back(static_cast<std::size_t>(pad * n[1] * n[2] * vars),
                            std::numeric_limits<double>::quiet_NaN());
       const BlockArray& r = ref.array(index);

@@ -87,14 +87,20 @@ class ForestGuardFill {
   void values_at(int level, const Cell& cell, double* out) const;
 
   // A box of a leaf's stored cells, guard cells included: indices [lo, hi) along i, j and k.
+  // `group` 2^dims: the fills read the box's cells only as means of the 2^dims cells inside a
+  // coarser cell (the leaf is finer than the reader), so the box can travel as one sum per coarse
+  // cell (docs/adaptive-mesh.md, "On ranks"); lo and hi are then even distances from the interior.
   struct Box {
     std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};
+    int group = 1;
     std::int64_t cells() const noexcept { return std::int64_t{hi[0] - lo[0]} * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
+    std::int64_t values() const noexcept { return cells() / group; }  // per variable, as it travels
   };
   using BoxesRead = std::unordered_map<BlockKey, Box, BlockKeyHash>;
   // What the fills of `leaves` read of the leaves they read: per leaf read, the smallest box of its
-  // cells holding every cell the fills' plans read (plans are made now where missing). Empty when
-  // some guard cell has no plan (a custom boundary): a cell-by-cell fill may read any cell nearby.
+  // cells holding every cell the fills' plans read (plans are made now where missing), with the
+  // group of a leaf read only through means. Empty when some guard cell has no plan (a custom
+  // boundary): a cell-by-cell fill may read any cell nearby.
   std::optional<BoxesRead> cells_read(const std::vector<BlockKey>& leaves) const;
 
  private:

@@ -4,6 +4,9 @@
 #include "forest_fill_plan.hpp"
 
 #include <korch/backend/strided_copy.hpp>
+#include <korch/error.hpp>
+
+#include <fmt/format.h>
 
 #include <utility>
 
@@ -139,8 +142,11 @@ void ForestDeviceFill::fill_leaf(int block, int first, int end) const {
 namespace {
 
 // A box as a strided copy sees it: its first cell's offset from cell (0, 0, 0) of a variable, and
-// its extents with the array's strides along i, j and k.
+// its extents with the array's strides along i, j and k. Every cell travels: device leaves' boxes
+// are not summed (ForestGhosts::limit).
 std::pair<std::int64_t, StridedBox> box_of(const ForestGuardFill::Box& box, const std::array<std::int64_t, 3>& stride) {
+  if (box.group != 1)
+    throw Error(fmt::format("a ghost box of device leaves travels as sums of {} cells (an internal error)", box.group));
   StridedBox strided;
   std::int64_t first = 0;
   for (int a = 0; a < 3; ++a) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace korch {
 
@@ -342,8 +343,10 @@ std::optional<ForestGuardFill::BoxesRead> ForestGuardFill::cells_read(const std:
   std::unordered_map<const double*, BlockKey> key_of;  // a leaf's data -> the leaf
   for (const auto& [key, data] : blocks_) key_of.emplace(data.array.data, key);
   BoxesRead boxes;
-  const auto read = [&](const double* leaf, const double* cell) {
+  std::unordered_set<BlockKey, BlockKeyHash> read_alone;  // a cell of the leaf is read itself, not in a mean
+  const auto read = [&](const double* leaf, const double* cell, bool in_mean) {
     const BlockKey& key = key_of.at(leaf);
+    if (!in_mean) read_alone.insert(key);
     const std::array<int, 3> at = stored_index(blocks_.at(key).array, cell - leaf);
     const auto found = boxes.try_emplace(key, Box{at, {at[0] + 1, at[1] + 1, at[2] + 1}});
     if (found.second) return;
@@ -353,14 +356,22 @@ std::optional<ForestGuardFill::BoxesRead> ForestGuardFill::cells_read(const std:
       box.hi[a] = std::max(box.hi[a], at[a] + 1);
     }
   };
+  const int group = 1 << forest_.shape().dims;
+  std::vector<bool> in_mean;
   for (const BlockKey& leaf : leaves) {
     const LeafPlan& plan = plan_of(leaf, blocks_.at(leaf));
     if (!plan.slow.empty()) return std::nullopt;
-    for (const LeafPlan::Source& source : plan.sources) read(source.leaf, source.cell);
+    in_mean.assign(plan.sources.size(), false);
+    for (const Term& term : plan.terms)
+      if (term.count == group)
+        for (int c = 0; c < group; ++c) in_mean[static_cast<std::size_t>(term.first + c)] = true;
+    for (std::size_t s = 0; s < plan.sources.size(); ++s) read(plan.sources[s].leaf, plan.sources[s].cell, in_mean[s]);
     for (const LeafPlan::Copy& copy : plan.copies)
       for (int r = 0; r < copy.rows; ++r)
-        for (int n = 0; n < copy.count; ++n) read(copy.source.leaf, copy.source.cell + r * copy.step + n);
+        for (int n = 0; n < copy.count; ++n) read(copy.source.leaf, copy.source.cell + r * copy.step + n, false);
   }
+  for (auto& [key, box] : boxes)
+    if (read_alone.count(key) == 0) box.group = group;
   return boxes;
 }
 

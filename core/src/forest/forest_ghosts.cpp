@@ -13,20 +13,65 @@
 
 namespace korch::detail {
 
+namespace {
+
+// A box of groups (Box::group) steps 2 along the axes the leaf spans (those of the forest's dims,
+// the first ones), 1 beyond; its cell c of a group lies bit a of c further along axis a, the order
+// in which the fill's means add them (ForestGuardFill::term_of).
+struct Groups {
+  std::array<int, 3> step{1, 1, 1};
+  std::array<std::ptrdiff_t, 8> offset{};  // of each cell of a group, from its first
+  int size = 1;
+  Groups(const BlockArray& a, const ForestGuardFill::Box& box) {
+    if (box.group == 1) return;
+    int axes = 0;
+    for (int d = 0; d < 3; ++d)
+      if (a.extent[d + 1] > 1) {
+        step[d] = 2;
+        ++axes;
+      }
+    size = 1 << axes;
+    if (size != box.group || box.cells() % size != 0)
+      throw Error(
+          fmt::format("ghost box [{}, {}) x [{}, {}) x [{}, {}) of groups of {} cells does not fit a leaf "
+                      "spanning {} axes (an internal error)",
+                      box.lo[0], box.hi[0], box.lo[1], box.hi[1], box.lo[2], box.hi[2], box.group, axes));
+    for (int c = 0; c < size; ++c)
+      for (int d = 0; d < axes; ++d) offset[static_cast<std::size_t>(c)] += ((c >> d) & 1) * a.stride[d + 1];
+  }
+};
+
+}  // namespace
+
+// A box of groups travels as each group's sum, added from 0 in the means' order: the receiver's
+// mean then adds the sum and -0.0s (x + -0.0 is x) and divides, the bits a mean of the cells gives.
 void pack_box(const BlockArray& a, const ForestGuardFill::Box& box, double* out) {
+  const Groups g(a, box);
   for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
-    for (int i = box.lo[0]; i < box.hi[0]; ++i)
-      for (int j = box.lo[1]; j < box.hi[1]; ++j)
-        for (int k = box.lo[2]; k < box.hi[2]; ++k)
-          *out++ = a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]];
+    for (int i = box.lo[0]; i < box.hi[0]; i += g.step[0])
+      for (int j = box.lo[1]; j < box.hi[1]; j += g.step[1])
+        for (int k = box.lo[2]; k < box.hi[2]; k += g.step[2]) {
+          const double* first = a.data + v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3];
+          if (g.size == 1) {
+            *out++ = *first;
+            continue;
+          }
+          double sum = 0.0;
+          for (int c = 0; c < g.size; ++c) sum += first[g.offset[static_cast<std::size_t>(c)]];
+          *out++ = sum;
+        }
 }
 
 void unpack_box(const BlockArray& a, const ForestGuardFill::Box& box, const double* in) {
+  const Groups g(a, box);
   for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
-    for (int i = box.lo[0]; i < box.hi[0]; ++i)
-      for (int j = box.lo[1]; j < box.hi[1]; ++j)
-        for (int k = box.lo[2]; k < box.hi[2]; ++k)
-          a.data[v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3]] = *in++;
+    for (int i = box.lo[0]; i < box.hi[0]; i += g.step[0])
+      for (int j = box.lo[1]; j < box.hi[1]; j += g.step[1])
+        for (int k = box.lo[2]; k < box.hi[2]; k += g.step[2]) {
+          double* first = a.data + v * a.stride[0] + i * a.stride[1] + j * a.stride[2] + k * a.stride[3];
+          *first = *in++;
+          for (int c = 1; c < g.size; ++c) first[g.offset[static_cast<std::size_t>(c)]] = -0.0;
+        }
 }
 
 ForestGhosts::ForestGhosts(const Communicator& comm, std::string who) : comm_(comm), who_(std::move(who)) {}
@@ -89,7 +134,7 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
 }
 
 // A leaf no fill of the receiving rank reads (near, but beyond every stencil) travels as an empty box.
-void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own) {
+void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums) {
   if (comm_.size() == 1) return;
   const std::optional<ForestGuardFill::BoxesRead> reads = fill.cells_read(own);
   const std::size_t ranks = receives_.size();
@@ -102,25 +147,31 @@ void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey
       if (reads) {
         const auto found = reads->find(receives_[r][g]);
         box = found == reads->end() ? Box{} : found->second;
+        if (!sums) box.group = 1;
       }
       for (int a = 0; a < 3; ++a) asks[r].insert(asks[r].end(), {double(box.lo[a]), double(box.hi[a])});
+      asks[r].push_back(double(box.group));
     }
-    sizes[r] = sends_[r].size() * 6;
+    sizes[r] = sends_[r].size() * 7;
   }
   const auto told = swap_buffers(comm_, asks, sizes, 7304);
   for (std::size_t r = 0; r < ranks; ++r)
-    for (std::size_t s = 0; s < sends_[r].size(); ++s)
+    for (std::size_t s = 0; s < sends_[r].size(); ++s) {
+      const double* ask = &told[r][s * 7];
+      Box& box = send_boxes_[r][s];
       for (int a = 0; a < 3; ++a) {
-        send_boxes_[r][s].lo[a] = static_cast<int>(told[r][s * 6 + 2 * static_cast<std::size_t>(a)]);
-        send_boxes_[r][s].hi[a] = static_cast<int>(told[r][s * 6 + 2 * static_cast<std::size_t>(a) + 1]);
+        box.lo[a] = static_cast<int>(ask[2 * a]);
+        box.hi[a] = static_cast<int>(ask[2 * a + 1]);
       }
+      box.group = static_cast<int>(ask[6]);
+    }
   size_buffers();
 }
 
 void ForestGhosts::size_buffers() {
   const auto values = [this](const std::vector<Box>& boxes) {
     std::size_t n = 0;
-    for (const Box& box : boxes) n += static_cast<std::size_t>(box.cells()) * static_cast<std::size_t>(n_vars_);
+    for (const Box& box : boxes) n += static_cast<std::size_t>(box.values()) * static_cast<std::size_t>(n_vars_);
     return n;
   };
   send_buffers_.assign(sends_.size(), {});
@@ -154,7 +205,7 @@ void ForestGhosts::start(const Pack& pack) {
     double* out = send_buffers_[r].data();
     for (std::size_t s = 0; s < sends_[r].size(); ++s) {
       pack(sends_[r][s], send_boxes_[r][s], out);
-      out += send_boxes_[r][s].cells() * n_vars_;
+      out += send_boxes_[r][s].values() * n_vars_;
     }
     messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_buffers_[r].size());
   }
@@ -178,7 +229,7 @@ std::vector<int> ForestGhosts::wait(const Unpack& unpack) {
     const double* in = receive_buffers_[static_cast<std::size_t>(r)].data();
     for (std::size_t g = 0; g < from.size(); ++g) {
       unpack(from[g], boxes[g], in);
-      in += boxes[g].cells() * n_vars_;
+      in += boxes[g].values() * n_vars_;
     }
     for (const int b : waiters_[static_cast<std::size_t>(r)])
       if (--pending_[static_cast<std::size_t>(b)] == 0) ready.push_back(b);

@@ -24,7 +24,8 @@ namespace korch::detail {
 class PeerMessages;
 
 // A box of every variable of a leaf's host array into a message, in the order ForestGhosts::Pack
-// names, and back.
+// names, and back; a box of groups (Box::group) as one sum per group, unpacked into the group's
+// first cell, the others -0.0: only a host fill's means may read it then.
 void pack_box(const BlockArray& array, const ForestGuardFill::Box& box, double* out);
 void unpack_box(const BlockArray& array, const ForestGuardFill::Box& box, const double* in);
 
@@ -44,9 +45,10 @@ class ForestGhosts {
             std::array<int, 3> stored, int n_vars);
   // Each copy this rank receives limited to the box that the fills of `own` (its leaves) read
   // (ForestGuardFill::cells_read; whole leaves where it cannot say), told to the ranks that send
-  // them: collective over the ranks that exchange leaves. Nothing on one process, where the fills
-  // then make their plans as they go.
-  void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own);
+  // them: collective over the ranks that exchange leaves. With `sums`, a box read only through
+  // means travels as one sum per coarse cell (Box::group; pack_box and unpack_box, for a host
+  // fill's replay). Nothing on one process, where the fills then make their plans as they go.
+  void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums);
   // Doubles that the copies sent and received carry per exchange.
   std::size_t values_sent() const noexcept;
   // Per rank: the leaves this rank receives from it (ghosts), in the order they arrive.
@@ -54,7 +56,8 @@ class ForestGhosts {
   // Blocks (ids ascending) whose fill reads no other rank's leaf.
   const std::vector<int>& without_ghosts() const noexcept { return without_; }
 
-  // The box's cells of every variable, variable by variable, each in korch::Grid's order (k fastest).
+  // The box's cells (or groups' sums) of every variable, variable by variable, each in korch::Grid's
+  // order (k fastest).
   using Pack = std::function<void(const BlockKey& leaf, const Box& box, double* out)>;
   using Unpack = std::function<void(const BlockKey& ghost, const Box& box, const double* in)>;
   // Posts the receives and sends this rank's leaves that other ranks read, packed by `pack`.
