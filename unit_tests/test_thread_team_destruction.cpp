@@ -42,13 +42,16 @@ long settled_thread_count() {
 }
 
 // Whether the process is back to at most `n` threads within a generous deadline (the threads that
-// were not waited for still need a core to end).
+// were not waited for still need a core to end). A read while threads end may miss one that still
+// runs, so two reads in a row must find at most `n`.
 bool threads_return_to(long n) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (threads_of_this_process() > n && std::chrono::steady_clock::now() < deadline) {
+  int in_a_row = 0;
+  while (in_a_row < 2 && std::chrono::steady_clock::now() < deadline) {
+    in_a_row = threads_of_this_process() <= n ? in_a_row + 1 : 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return threads_of_this_process() <= n;
+  return in_a_row == 2;
 }
 
 TeamOptions sleeping_threads() {
