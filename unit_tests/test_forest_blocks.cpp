@@ -40,6 +40,7 @@ using korch::ForestMesh;
 using korch::test::CodeLeaves;
 using korch::test::device_differences;
 using korch::test::device_leaves;
+using korch::test::fill_cycle;
 
 // Periodic in x, outflow in y; guard cells half a block wide along y.
 const korch::ForestMeshShape shape{
@@ -58,27 +59,6 @@ void follow_bump(ForestMesh& ref, double cx, double cy) {
   ref.fill_guard_cells();
 }
 
-// One cycle over the code's list with the iterator; returns the cells of this process's leaves
-// that differ from the reference, summed over the ranks, and counts the leaves handed out.
-int cycle(ForestBlocks& mesh, CodeLeaves& code, const ForestMesh& ref, ForestFillIterator::Fill fill, int& handed) {
-  std::atomic<int> seen{0};
-  korch::Bundle bundle("fill only");
-  bundle.add(std::move(korch::TypedAction("look")
-                           .on_box([&](const korch::ActionContext&, const auto& box) {
-                             if (fill == ForestFillIterator::Fill::by_the_action) mesh.fill_guard_cells(box.block_id());
-                             ++seen;
-                           })
-                           .reads_guard_cells(1)));
-  korch::Runtime runtime;
-  ForestFillIterator leaves(mesh, 0, -1, fill);
-  runtime.execute(bundle, korch::configurations::get("cpu_only", {"look"}), code.list, &leaves);
-  handed = seen.load();
-  int wrong = 0;
-  for (int b = 0; b < code.list.n_blocks(); ++b)
-    wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
-  return static_cast<int>(korch::Communicator::world().sum(wrong));
-}
-
 }  // namespace
 
 TEST_CASE("ForestBlocks: a code's own leaves get korch's fill across levels, also after its own regrid") {
@@ -93,7 +73,7 @@ TEST_CASE("ForestBlocks: a code's own leaves get korch's fill across levels, als
 
   for (const auto fill : {ForestFillIterator::Fill::on_hand_out, ForestFillIterator::Fill::by_the_action}) {
     int handed = 0;
-    CHECK(cycle(mesh, code, ref, fill, handed) == 0);
+    CHECK(fill_cycle(mesh, code, ref, fill, handed) == 0);
     CHECK(handed == code.list.n_blocks());
   }
 
@@ -103,11 +83,11 @@ TEST_CASE("ForestBlocks: a code's own leaves get korch's fill across levels, als
   REQUIRE(ref.forest().leaves() != before);
   code.relist(ref, world.rank(), world.size());
   int handed = 0;
-  CHECK_THROWS_WITH_AS(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed),
+  CHECK_THROWS_WITH_AS(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed),
                        doctest::Contains("call relist()"), korch::Error);
   mesh.relist();
   CHECK(mesh.forest().leaves() == ref.forest().leaves());
-  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
   CHECK(handed == code.list.n_blocks());
   // The whole fill between cycles gives the same bits.
   for (int b = 0; b < code.list.n_blocks(); ++b)
@@ -146,7 +126,7 @@ TEST_CASE("ForestBlocks: a code's leaves in device memory get the same fill, on 
   for (const auto fill : {ForestFillIterator::Fill::on_hand_out, ForestFillIterator::Fill::by_the_action}) {
     for (int b = 0; b < code.list.n_blocks(); ++b) code.at(b, 0, 0, 0, 0) = -7.0;  // a corner guard cell
     int handed = 0;
-    CHECK(cycle(mesh, code, ref, fill, handed) == 0);
+    CHECK(fill_cycle(mesh, code, ref, fill, handed) == 0);
     CHECK(handed == code.list.n_blocks());
   }
   // Between cycles: the whole fill reads the arrays as the code left them (an interior cell it
@@ -208,7 +188,7 @@ TEST_CASE("ForestBlocks: with a custom boundary a code's device leaves are fille
   mesh.set_boundary(wall);
   int handed = 0;
   const std::uint64_t before = staged(code);
-  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
   if (code.list.n_blocks() > 0) CHECK(staged(code) > before);  // the host copies were claimed
   // The default boundary again: the fill goes back to the device.
   mesh.set_boundary({});
@@ -241,86 +221,8 @@ TEST_CASE("ForestBlocks: 3-D leaves of a code on ranks, filled cell for cell as 
     CodeLeaves code(ref, world.rank(), world.size(), 0, device);
     ForestBlocks mesh(code.list, cube.forest, world);
     int handed = 0;
-    CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
     CHECK(handed == code.list.n_blocks());
-  }
-}
-
-TEST_CASE("ForestBlocks: ranks send each other only the cells their fills read, whole leaves for a custom boundary") {
-  const auto world = korch::Communicator::world();
-  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {true, false, true}, 1}, {6, 6, 6}, {2, 2, 2}, 2};
-  ForestMesh ref("reference", cube);
-  ref.set([](const std::array<double, 3>& x, int var) { return std::cos(5 * x[0]) + x[1] * x[2] + var; });
-  ref.adapt({{0, {0, 0, 0}}, {0, {1, 1, 1}}}, {});
-  ref.fill_guard_cells();
-  CodeLeaves code(ref, world.rank(), world.size());
-  ForestBlocks mesh(code.list, cube.forest, world);
-  const std::size_t boxes = mesh.ghost_values_sent();
-  int handed = 0;
-  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
-  // A custom boundary's fills may read any cell near a leaf: whole leaves travel.
-  const auto wall = [](int, const korch::ForestGuardFill::Cell& cell, int var) { return 0.25 * cell[1] - var; };
-  mesh.set_boundary(wall);
-  ref.set_boundary(wall);
-  ref.fill_guard_cells();
-  const std::size_t whole = mesh.ghost_values_sent();
-  CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
-  const std::size_t leaf = 2 * 10 * 10 * 10;
-  CHECK(whole % leaf == 0);
-  if (world.size() > 1) {
-    CHECK(world.sum(static_cast<std::int64_t>(whole)) > 0);
-    // The faces' two layers of 6 x 6 cells, and less at edges and corners, of 10^3 stored cells.
-    CHECK(boxes * 3 < whole);  // 4752 of 22000 doubles on 2 ranks
-  }
-  mesh.set_boundary({});
-  CHECK(mesh.ghost_values_sent() == boxes);
-}
-
-TEST_CASE("ForestBlocks: a leaf a rank reads only through means travels as one sum per coarse cell, same bits") {
-  const auto world = korch::Communicator::world();
-  const korch::ForestMeshShape plane{{2, {2, 2, 1}, {true, false, false}, 1}, {8, 6, 1}, {2, 2, 0}, 3};
-  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {false, true, true}, 1}, {6, 6, 6}, {2, 1, 2}, 2};
-  for (const korch::ForestMeshShape& s : {plane, cube}) {
-    CAPTURE(s.forest.dims);
-    ForestMesh ref("reference", s);
-    ref.set([](const std::array<double, 3>& x, int var) { return std::sin(7 * x[0] + var) * (1 + x[1]) - x[2]; });
-    ref.adapt({{0, {0, 0, 0}}}, {});
-    ref.fill_guard_cells();
-    // The refined root's leaves on rank 0, the roots spread over the other ranks, which then read
-    // rank 0's leaves only as the means of their cells.
-    const auto fine_first = [](const BlockKey& leaf, int ranks) {
-      if (leaf.level > 0 || ranks == 1) return 0;
-      return 1 + static_cast<int>(leaf.position[0] + 2 * leaf.position[1] + 4 * leaf.position[2]) % (ranks - 1);
-    };
-    CodeLeaves code(ref, world.rank(), world.size(), fine_first);
-    ForestBlocks mesh(code.list, s.forest, world);
-    int handed = 0;
-    CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
-    CHECK(cycle(mesh, code, ref, ForestFillIterator::Fill::by_the_action, handed) == 0);
-    // What each rank's fills read of rank 0's leaves: groups of 2^dims cells, sent as their sums.
-    korch::ForestGuardFill fill(ref.forest(), s.cells, s.guard, s.n_vars);
-    std::vector<std::vector<BlockKey>> held(static_cast<std::size_t>(world.size()));
-    for (int i = 0; i < ref.forest().n_leaves(); ++i) {
-      const BlockKey& leaf = ref.forest().leaves()[static_cast<std::size_t>(i)];
-      fill.set_block(leaf, ref.array(i));
-      // On one process: what the roots read, as another rank would.
-      if (world.size() > 1 || leaf.level == 0)
-        held[static_cast<std::size_t>(fine_first(leaf, world.size()))].push_back(leaf);
-    }
-    std::int64_t sums = 0, cells = 0;
-    for (int r = world.size() > 1 ? 1 : 0; r < world.size(); ++r) {
-      const auto reads = fill.cells_read(held[static_cast<std::size_t>(r)]);
-      REQUIRE(reads.has_value());
-      for (const auto& [leaf, box] : *reads)
-        if (leaf.level > 0) {
-          CHECK(box.group == 1 << s.forest.dims);
-          sums += box.values();
-          cells += box.cells();
-        }
-    }
-    CHECK(sums > 0);
-    CHECK(sums * (1 << s.forest.dims) == cells);
-    if (world.size() > 1 && world.rank() == 0) CHECK(mesh.ghost_values_sent() == std::size_t(sums * s.n_vars));
   }
 }
 

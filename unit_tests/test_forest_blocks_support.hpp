@@ -6,11 +6,18 @@
 #pragma once
 
 #include <korch/block_list.hpp>
+#include <korch/bundle.hpp>
+#include <korch/communicator.hpp>
+#include <korch/configurations/builtin.hpp>
 #include <korch/forest_blocks.hpp>
+#include <korch/forest_fill_iterator.hpp>
 #include <korch/forest_mesh.hpp>
+#include <korch/runtime.hpp>
+#include <korch/typed_action.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -95,6 +102,28 @@ struct CodeLeaves {
     return wrong;
   }
 };
+
+// One cycle over the code's list with the iterator; returns the cells of this process's leaves
+// that differ from the reference, summed over the ranks, and counts the leaves handed out.
+inline int fill_cycle(ForestBlocks& mesh, CodeLeaves& code, const ForestMesh& ref, ForestFillIterator::Fill fill,
+                      int& handed) {
+  std::atomic<int> seen{0};
+  Bundle bundle("fill only");
+  bundle.add(std::move(TypedAction("look")
+                           .on_box([&](const ActionContext&, const auto& box) {
+                             if (fill == ForestFillIterator::Fill::by_the_action) mesh.fill_guard_cells(box.block_id());
+                             ++seen;
+                           })
+                           .reads_guard_cells(1)));
+  Runtime runtime;
+  ForestFillIterator leaves(mesh, 0, -1, fill);
+  runtime.execute(bundle, configurations::get("cpu_only", {"look"}), code.list, &leaves);
+  handed = seen.load();
+  int wrong = 0;
+  for (int b = 0; b < code.list.n_blocks(); ++b)
+    wrong += code.differences(b, ref, mesh.own_leaves()[static_cast<std::size_t>(b)]);
+  return static_cast<int>(Communicator::world().sum(wrong));
+}
 
 using DeviceLeaf = Kokkos::View<double****, Kokkos::LayoutLeft, DeviceMemSpace>;
 

@@ -95,12 +95,21 @@ class ForestGuardFill {
     int group = 1;
     std::int64_t cells() const noexcept { return std::int64_t{hi[0] - lo[0]} * (hi[1] - lo[1]) * (hi[2] - lo[2]); }
     std::int64_t values() const noexcept { return cells() / group; }  // per variable, as it travels
+    bool empty() const noexcept { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
   };
-  using BoxesRead = std::unordered_map<BlockKey, Box, BlockKeyHash>;
-  // What the fills of `leaves` read of the leaves they read: per leaf read, the smallest box of its
-  // cells holding every cell the fills' plans read (plans are made now where missing), with the
-  // group of a leaf read only through means. Empty when some guard cell has no plan (a custom
-  // boundary): a cell-by-cell fill may read any cell nearby.
+  // What some leaves' fills read of one leaf, as two boxes that a copy of it needs, written in turn:
+  // `sums` (group 2^dims, or empty) holds the groups read only through means, `cells` (group 1, or
+  // empty) every cell read one by one. A group of `sums` that meets `cells` lies inside it, so the
+  // cells written second leave each group whole: its sum or its cells. When one box costs no more
+  // than two, `cells` is the box of all and `sums` is empty.
+  struct Read {
+    Box sums, cells;
+    Box bounds() const noexcept;  // the smallest box holding both, of single cells
+  };
+  using BoxesRead = std::unordered_map<BlockKey, Read, BlockKeyHash>;
+  // What the fills of `leaves` read of the leaves they read, per leaf read (plans are made now
+  // where missing). Empty when some guard cell has no plan (a custom boundary): a cell-by-cell fill
+  // may read any cell nearby.
   std::optional<BoxesRead> cells_read(const std::vector<BlockKey>& leaves) const;
 
  private:

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace korch {
 
@@ -319,60 +318,6 @@ void ForestGuardFill::replay(const LeafPlan& plan, const BlockKey& leaf, const B
     for (int var = first_var; var < end_var; ++var)
       array.data[var * array.stride[0] + cell.at] = values[static_cast<std::size_t>(var)];
   }
-}
-
-namespace {
-
-// The stored cell (i, j, k) at `offset` doubles from variable 0 of cell (0, 0, 0): the largest
-// stride first, axes of one cell left at 0 (their stride may equal another's).
-std::array<int, 3> stored_index(const BlockArray& array, std::ptrdiff_t offset) {
-  std::array<int, 3> axis{0, 1, 2};
-  std::sort(axis.begin(), axis.end(), [&](int a, int b) { return array.stride[a + 1] > array.stride[b + 1]; });
-  std::array<int, 3> index{0, 0, 0};
-  for (const int a : axis) {
-    if (array.extent[a + 1] < 2) continue;
-    index[a] = static_cast<int>(offset / array.stride[a + 1]);
-    offset -= index[a] * array.stride[a + 1];
-  }
-  return index;
-}
-
-}  // namespace
-
-std::optional<ForestGuardFill::BoxesRead> ForestGuardFill::cells_read(const std::vector<BlockKey>& leaves) const {
-  std::unordered_map<const double*, BlockKey> key_of;  // a leaf's data -> the leaf
-  for (const auto& [key, data] : blocks_) key_of.emplace(data.array.data, key);
-  BoxesRead boxes;
-  std::unordered_set<BlockKey, BlockKeyHash> read_alone;  // a cell of the leaf is read itself, not in a mean
-  const auto read = [&](const double* leaf, const double* cell, bool in_mean) {
-    const BlockKey& key = key_of.at(leaf);
-    if (!in_mean) read_alone.insert(key);
-    const std::array<int, 3> at = stored_index(blocks_.at(key).array, cell - leaf);
-    const auto found = boxes.try_emplace(key, Box{at, {at[0] + 1, at[1] + 1, at[2] + 1}});
-    if (found.second) return;
-    Box& box = found.first->second;
-    for (int a = 0; a < 3; ++a) {
-      box.lo[a] = std::min(box.lo[a], at[a]);
-      box.hi[a] = std::max(box.hi[a], at[a] + 1);
-    }
-  };
-  const int group = 1 << forest_.shape().dims;
-  std::vector<bool> in_mean;
-  for (const BlockKey& leaf : leaves) {
-    const LeafPlan& plan = plan_of(leaf, blocks_.at(leaf));
-    if (!plan.slow.empty()) return std::nullopt;
-    in_mean.assign(plan.sources.size(), false);
-    for (const Term& term : plan.terms)
-      if (term.count == group)
-        for (int c = 0; c < group; ++c) in_mean[static_cast<std::size_t>(term.first + c)] = true;
-    for (std::size_t s = 0; s < plan.sources.size(); ++s) read(plan.sources[s].leaf, plan.sources[s].cell, in_mean[s]);
-    for (const LeafPlan::Copy& copy : plan.copies)
-      for (int r = 0; r < copy.rows; ++r)
-        for (int n = 0; n < copy.count; ++n) read(copy.source.leaf, copy.source.cell + r * copy.step + n, false);
-  }
-  for (auto& [key, box] : boxes)
-    if (read_alone.count(key) == 0) box.group = group;
-  return boxes;
 }
 
 }  // namespace korch

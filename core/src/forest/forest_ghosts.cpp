@@ -90,7 +90,7 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
                     "finish_ghost_copies() before a regrid or a new list of leaves",
                     who_, comm_.rank()));
   const std::size_t ranks = static_cast<std::size_t>(comm_.size());
-  whole_ = Box{{0, 0, 0}, stored};
+  whole_ = {Box{}, Box{{0, 0, 0}, stored}};
   n_vars_ = n_vars;
   sends_.assign(ranks, {});
   receives_.assign(ranks, {});
@@ -133,45 +133,51 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
   size_buffers();
 }
 
-// A leaf no fill of the receiving rank reads (near, but beyond every stencil) travels as an empty box.
+// A leaf no fill of the receiving rank reads (near, but beyond every stencil) travels as empty boxes.
 void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums) {
   if (comm_.size() == 1) return;
   const std::optional<ForestGuardFill::BoxesRead> reads = fill.cells_read(own);
   const std::size_t ranks = receives_.size();
+  constexpr std::size_t kPerBox = 7, kPerLeaf = 2 * kPerBox;  // lo, hi and group of each box
   std::vector<std::vector<double>> asks(ranks);
   std::vector<std::size_t> sizes(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
     for (std::size_t g = 0; g < receives_[r].size(); ++g) {
-      Box& box = receive_boxes_[r][g];
-      box = whole_;
+      LeafBoxes& boxes = receive_boxes_[r][g];
+      boxes = whole_;
       if (reads) {
         const auto found = reads->find(receives_[r][g]);
-        box = found == reads->end() ? Box{} : found->second;
-        if (!sums) box.group = 1;
+        boxes = LeafBoxes{};
+        if (found != reads->end())
+          boxes = sums ? LeafBoxes{found->second.sums, found->second.cells} : LeafBoxes{Box{}, found->second.bounds()};
       }
-      for (int a = 0; a < 3; ++a) asks[r].insert(asks[r].end(), {double(box.lo[a]), double(box.hi[a])});
-      asks[r].push_back(double(box.group));
+      for (const Box& box : boxes) {
+        for (int a = 0; a < 3; ++a) asks[r].insert(asks[r].end(), {double(box.lo[a]), double(box.hi[a])});
+        asks[r].push_back(double(box.group));
+      }
     }
-    sizes[r] = sends_[r].size() * 7;
+    sizes[r] = sends_[r].size() * kPerLeaf;
   }
   const auto told = swap_buffers(comm_, asks, sizes, 7304);
   for (std::size_t r = 0; r < ranks; ++r)
-    for (std::size_t s = 0; s < sends_[r].size(); ++s) {
-      const double* ask = &told[r][s * 7];
-      Box& box = send_boxes_[r][s];
-      for (int a = 0; a < 3; ++a) {
-        box.lo[a] = static_cast<int>(ask[2 * a]);
-        box.hi[a] = static_cast<int>(ask[2 * a + 1]);
+    for (std::size_t s = 0; s < sends_[r].size(); ++s)
+      for (std::size_t n = 0; n < 2; ++n) {
+        const double* ask = &told[r][s * kPerLeaf + n * kPerBox];
+        Box& box = send_boxes_[r][s][n];
+        for (int a = 0; a < 3; ++a) {
+          box.lo[a] = static_cast<int>(ask[2 * a]);
+          box.hi[a] = static_cast<int>(ask[2 * a + 1]);
+        }
+        box.group = static_cast<int>(ask[6]);
       }
-      box.group = static_cast<int>(ask[6]);
-    }
   size_buffers();
 }
 
 void ForestGhosts::size_buffers() {
-  const auto values = [this](const std::vector<Box>& boxes) {
+  const auto values = [this](const std::vector<LeafBoxes>& leaves) {
     std::size_t n = 0;
-    for (const Box& box : boxes) n += static_cast<std::size_t>(box.values()) * static_cast<std::size_t>(n_vars_);
+    for (const LeafBoxes& boxes : leaves)
+      for (const Box& box : boxes) n += static_cast<std::size_t>(box.values()) * static_cast<std::size_t>(n_vars_);
     return n;
   };
   send_buffers_.assign(sends_.size(), {});
@@ -203,10 +209,12 @@ void ForestGhosts::start(const Pack& pack) {
   for (std::size_t r = 0; r < sends_.size(); ++r) {
     if (sends_[r].empty()) continue;
     double* out = send_buffers_[r].data();
-    for (std::size_t s = 0; s < sends_[r].size(); ++s) {
-      pack(sends_[r][s], send_boxes_[r][s], out);
-      out += send_boxes_[r][s].values() * n_vars_;
-    }
+    for (std::size_t s = 0; s < sends_[r].size(); ++s)
+      for (const Box& box : send_boxes_[r][s]) {
+        if (box.empty()) continue;
+        pack(sends_[r][s], box, out);
+        out += box.values() * n_vars_;
+      }
     messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_buffers_[r].size());
   }
 }
@@ -227,10 +235,12 @@ std::vector<int> ForestGhosts::wait(const Unpack& unpack) {
     const auto& from = receives_[static_cast<std::size_t>(r)];
     const auto& boxes = receive_boxes_[static_cast<std::size_t>(r)];
     const double* in = receive_buffers_[static_cast<std::size_t>(r)].data();
-    for (std::size_t g = 0; g < from.size(); ++g) {
-      unpack(from[g], boxes[g], in);
-      in += boxes[g].values() * n_vars_;
-    }
+    for (std::size_t g = 0; g < from.size(); ++g)
+      for (const Box& box : boxes[g]) {
+        if (box.empty()) continue;
+        unpack(from[g], box, in);
+        in += box.values() * n_vars_;
+      }
     for (const int b : waiters_[static_cast<std::size_t>(r)])
       if (--pending_[static_cast<std::size_t>(b)] == 0) ready.push_back(b);
   }

@@ -2,9 +2,9 @@
 // Internal: the copies of other ranks' leaves that this rank's guard fills read (ghosts), for any
 // adaptive mesh whose every rank holds the whole forest and knows each leaf's owner (ForestMesh,
 // ForestBlocks; docs/adaptive-mesh.md, "On ranks"). Planned once per list of leaves, exchanged per
-// fill, at once or in steps. A leaf travels as the box of its cells that the receiving rank's fills
-// read (limit()), or whole, each variable's box in korch::Grid's layout, which the mesh packs and
-// unpacks; both sides order a message's leaves along the curve.
+// fill, at once or in steps. A leaf travels as the boxes of it that the receiving rank's fills read
+// (limit(): its groups' sums, then its cells), or whole, each variable's box in korch::Grid's layout,
+// which the mesh packs and unpacks; both sides order a message's leaves along the curve.
 #pragma once
 
 #include <korch/block_forest.hpp>
@@ -43,11 +43,12 @@ class ForestGhosts {
   // `n_vars` variables, whole until limit(). Throws korch::Error while copies are in flight.
   void plan(const BlockForest& forest, const std::vector<int>& owners, const std::vector<BlockKey>& own,
             std::array<int, 3> stored, int n_vars);
-  // Each copy this rank receives limited to the box that the fills of `own` (its leaves) read
+  // Each copy this rank receives limited to the boxes that the fills of `own` (its leaves) read
   // (ForestGuardFill::cells_read; whole leaves where it cannot say), told to the ranks that send
-  // them: collective over the ranks that exchange leaves. With `sums`, a box read only through
-  // means travels as one sum per coarse cell (Box::group; pack_box and unpack_box, for a host
-  // fill's replay). Nothing on one process, where the fills then make their plans as they go.
+  // them: collective over the ranks that exchange leaves. With `sums`, groups read only through
+  // means travel as one sum per coarse cell (Box::group; pack_box and unpack_box, for a host
+  // fill's replay); without, one box of cells per leaf. Nothing on one process, where the fills
+  // then make their plans as they go.
   void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums);
   // Doubles that the copies sent and received carry per exchange.
   std::size_t values_sent() const noexcept;
@@ -57,7 +58,7 @@ class ForestGhosts {
   const std::vector<int>& without_ghosts() const noexcept { return without_; }
 
   // The box's cells (or groups' sums) of every variable, variable by variable, each in korch::Grid's
-  // order (k fastest).
+  // order (k fastest). A leaf's boxes are packed, and unpacked, in turn: its sums, then its cells.
   using Pack = std::function<void(const BlockKey& leaf, const Box& box, double* out)>;
   using Unpack = std::function<void(const BlockKey& ghost, const Box& box, const double* in)>;
   // Posts the receives and sends this rank's leaves that other ranks read, packed by `pack`.
@@ -74,10 +75,11 @@ class ForestGhosts {
   std::string who_;
   void size_buffers();
 
-  Box whole_;
+  using LeafBoxes = std::array<Box, 2>;  // ForestGuardFill::Read's sums, then cells
+  LeafBoxes whole_;
   int n_vars_ = 1;
-  std::vector<std::vector<BlockKey>> sends_, receives_;       // per rank
-  std::vector<std::vector<Box>> send_boxes_, receive_boxes_;  // per rank, per leaf of the message
+  std::vector<std::vector<BlockKey>> sends_, receives_;             // per rank
+  std::vector<std::vector<LeafBoxes>> send_boxes_, receive_boxes_;  // per rank, per leaf of the message
   std::vector<std::vector<double>> send_buffers_, receive_buffers_;
   std::vector<std::vector<int>> waiters_;  // per rank: this rank's blocks that read its leaves
   std::vector<int> ranks_read_;            // per block: how many other ranks own leaves it reads

@@ -241,6 +241,12 @@ std::string AmrSimulation::summary() const {
       share(phases_.flux_correction), share(phases_.time_step), share(phases_.regrid));
   if (options_.conduction > 0)
     out += fmt::format("  conduction (CG on the composite mesh) {:.1f} %\n", share(phases_.conduction));
+  if (comm_.size() > 1) {
+    // What the last leaves' guard fill copies between ranks (docs/adaptive-mesh.md, "On ranks").
+    const std::int64_t sent = comm_.sum(static_cast<std::int64_t>(mesh_->ghost_values_sent()));
+    out += fmt::format("  guard-cell copies between ranks: {} doubles per fill ({:.3f} per leaf cell)\n", sent,
+                       static_cast<double>(sent) / (leaves * cells_per_leaf));
+  }
   static const char* names[] = {"mass", "x-momentum", "y-momentum", "z-momentum", "energy"};
   for (int v = 0; v < n_cons; ++v) {
     if (v >= 1 && v <= 3 && v > options_.dim) continue;

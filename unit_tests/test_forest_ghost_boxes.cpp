@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// What travels between ranks for ForestBlocks' fills (docs/adaptive-mesh.md, "On ranks"): only the
+// cells the receiving rank's fills read; groups of fine cells it reads only through a coarser cell's
+// mean as their sums, beside the cells it reads one by one; whole leaves for a custom boundary. The
+// guard cells stay bit for bit those of korch's own fill on one process, on 1 to 4 ranks.
+#include <doctest/doctest.h>
+
+#include <korch/communicator.hpp>
+#include <korch/forest_fill_iterator.hpp>
+#include <korch/forest_guard_fill.hpp>
+
+#include "test_forest_blocks_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+// Named after the file: unity builds compile several suite files as one translation unit.
+namespace test_forest_ghost_boxes {
+
+namespace {
+
+using korch::BlockKey;
+using korch::ForestBlocks;
+using korch::ForestFillIterator;
+using korch::ForestMesh;
+using korch::test::CodeLeaves;
+using korch::test::fill_cycle;
+
+// One root refined: its lower children on rank 0; its upper children and the root beside it along
+// x on rank 1, which reads rank 0's children cell by cell (beside its own children) and through
+// means (beside its root); the other roots spread over the ranks.
+int split(const BlockKey& leaf, int ranks) {
+  if (ranks == 1) return 0;
+  if (leaf.level > 0) return leaf.position[1] == 0 ? 0 : 1;
+  const int root = static_cast<int>(leaf.position[0] + 2 * leaf.position[1] + 4 * leaf.position[2]);
+  return root == 1 ? 1 : root % ranks;
+}
+
+// What the fills of the leaves rank `r` holds under `split` read, on `ranks` ranks (any number on
+// this process).
+std::optional<korch::ForestGuardFill::BoxesRead> reads_of(korch::ForestGuardFill& fill, const ForestMesh& ref, int r,
+                                                          int ranks) {
+  std::vector<BlockKey> held;
+  for (int i = 0; i < ref.forest().n_leaves(); ++i) {
+    const BlockKey& leaf = ref.forest().leaves()[static_cast<std::size_t>(i)];
+    fill.set_block(leaf, ref.array(i));
+    if (split(leaf, ranks) == r) held.push_back(leaf);
+  }
+  return fill.cells_read(held);
+}
+
+}  // namespace
+
+TEST_CASE("ForestBlocks: ranks send each other only the cells their fills read, whole leaves for a custom boundary") {
+  const auto world = korch::Communicator::world();
+  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {true, false, true}, 1}, {6, 6, 6}, {2, 2, 2}, 2};
+  ForestMesh ref("reference", cube);
+  ref.set([](const std::array<double, 3>& x, int var) { return std::cos(5 * x[0]) + x[1] * x[2] + var; });
+  ref.adapt({{0, {0, 0, 0}}, {0, {1, 1, 1}}}, {});
+  ref.fill_guard_cells();
+  CodeLeaves code(ref, world.rank(), world.size());
+  ForestBlocks mesh(code.list, cube.forest, world);
+  const std::size_t boxes = mesh.ghost_values_sent();
+  int handed = 0;
+  CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  // A custom boundary's fills may read any cell near a leaf: whole leaves travel.
+  const auto wall = [](int, const korch::ForestGuardFill::Cell& cell, int var) { return 0.25 * cell[1] - var; };
+  mesh.set_boundary(wall);
+  ref.set_boundary(wall);
+  ref.fill_guard_cells();
+  const std::size_t whole = mesh.ghost_values_sent();
+  CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  const std::size_t leaf = 2 * 10 * 10 * 10;
+  CHECK(whole % leaf == 0);
+  if (world.size() > 1) {
+    CHECK(world.sum(static_cast<std::int64_t>(whole)) > 0);
+    // The faces' two layers of 6 x 6 cells, and less at edges and corners, of 10^3 stored cells.
+    CHECK(boxes * 4 < whole);  // 3720 of 22000 doubles on 2 ranks
+  }
+  mesh.set_boundary({});
+  CHECK(mesh.ghost_values_sent() == boxes);
+}
+
+TEST_CASE("ForestBlocks: a leaf a rank reads only through means travels as one sum per coarse cell, same bits") {
+  const auto world = korch::Communicator::world();
+  const korch::ForestMeshShape plane{{2, {2, 2, 1}, {true, false, false}, 1}, {8, 6, 1}, {2, 2, 0}, 3};
+  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {false, true, true}, 1}, {6, 6, 6}, {2, 1, 2}, 2};
+  for (const korch::ForestMeshShape& s : {plane, cube}) {
+    CAPTURE(s.forest.dims);
+    ForestMesh ref("reference", s);
+    ref.set([](const std::array<double, 3>& x, int var) { return std::sin(7 * x[0] + var) * (1 + x[1]) - x[2]; });
+    ref.adapt({{0, {0, 0, 0}}}, {});
+    ref.fill_guard_cells();
+    // The refined root's leaves on rank 0, the roots spread over the other ranks, which then read
+    // rank 0's leaves only as the means of their cells.
+    const auto fine_first = [](const BlockKey& leaf, int ranks) {
+      if (leaf.level > 0 || ranks == 1) return 0;
+      return 1 + static_cast<int>(leaf.position[0] + 2 * leaf.position[1] + 4 * leaf.position[2]) % (ranks - 1);
+    };
+    CodeLeaves code(ref, world.rank(), world.size(), fine_first);
+    ForestBlocks mesh(code.list, s.forest, world);
+    int handed = 0;
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::by_the_action, handed) == 0);
+    // What each rank's fills read of rank 0's leaves: groups of 2^dims cells, sent as their sums.
+    korch::ForestGuardFill fill(ref.forest(), s.cells, s.guard, s.n_vars);
+    std::vector<std::vector<BlockKey>> held(static_cast<std::size_t>(world.size()));
+    for (int i = 0; i < ref.forest().n_leaves(); ++i) {
+      const BlockKey& leaf = ref.forest().leaves()[static_cast<std::size_t>(i)];
+      fill.set_block(leaf, ref.array(i));
+      // On one process: what the roots read, as another rank would.
+      if (world.size() > 1 || leaf.level == 0)
+        held[static_cast<std::size_t>(fine_first(leaf, world.size()))].push_back(leaf);
+    }
+    std::int64_t sums = 0, cells = 0;
+    for (int r = world.size() > 1 ? 1 : 0; r < world.size(); ++r) {
+      const auto reads = fill.cells_read(held[static_cast<std::size_t>(r)]);
+      REQUIRE(reads.has_value());
+      for (const auto& [leaf, read] : *reads)
+        if (leaf.level > 0) {
+          CHECK(read.cells.empty());
+          CHECK(read.sums.group == 1 << s.forest.dims);
+          sums += read.sums.values();
+          cells += read.sums.cells();
+        }
+    }
+    CHECK(sums > 0);
+    CHECK(sums * (1 << s.forest.dims) == cells);
+    if (world.size() > 1 && world.rank() == 0) CHECK(mesh.ghost_values_sent() == std::size_t(sums * s.n_vars));
+  }
+}
+
+TEST_CASE("ForestBlocks: a finer leaf read cell by cell and through means travels as those cells and sums, same bits") {
+  const auto world = korch::Communicator::world();
+  // Odd guard widths: the cells read one by one end an odd distance into the finer leaf.
+  const korch::ForestMeshShape plane{{2, {2, 2, 1}, {false, true, false}, 1}, {8, 6, 1}, {3, 1, 0}, 2};
+  const korch::ForestMeshShape cube{{3, {2, 2, 2}, {true, false, false}, 1}, {6, 6, 6}, {1, 3, 2}, 2};
+  for (const korch::ForestMeshShape& s : {plane, cube}) {
+    CAPTURE(s.forest.dims);
+    ForestMesh ref("reference", s);
+    ref.set([](const std::array<double, 3>& x, int var) { return std::cos(6 * x[0] - var) * (2 + x[1]) + x[2]; });
+    ref.adapt({{0, {0, 0, 0}}}, {});
+    ref.fill_guard_cells();
+    CodeLeaves code(ref, world.rank(), world.size(), split);
+    ForestBlocks mesh(code.list, s.forest, world);
+    int handed = 0;
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::by_the_action, handed) == 0);
+
+    // What each other rank's fills read of rank 0's leaves (on one process: as on two ranks).
+    const int ranks = std::max(2, world.size());
+    korch::ForestGuardFill fill(ref.forest(), s.cells, s.guard, s.n_vars);
+    std::int64_t travels = 0;
+    for (int r = 1; r < ranks; ++r) {
+      const auto reads = reads_of(fill, ref, r, ranks);
+      REQUIRE(reads.has_value());
+      for (const auto& [leaf, read] : *reads)
+        if (split(leaf, ranks) == 0) travels += read.sums.values() + read.cells.values();
+      if (r > 1) continue;
+      // The child below rank 1's children and beside its root: its sums and its cells, fewer values
+      // than the box of both, each group whole on one side.
+      const auto mixed = reads->find(BlockKey{1, {1, 0, 0}});
+      REQUIRE(mixed != reads->end());
+      const korch::ForestGuardFill::Read& read = mixed->second;
+      CHECK(read.sums.group == 1 << s.forest.dims);
+      CHECK(read.cells.group == 1);
+      CHECK(read.sums.values() > 0);
+      CHECK(read.cells.values() > 0);
+      CHECK(read.sums.values() + read.cells.values() < read.bounds().values());
+      for (int a = 0; a < s.forest.dims; ++a) {
+        CHECK((read.sums.lo[a] - s.guard[a]) % 2 == 0);
+        CHECK((read.sums.hi[a] - s.guard[a]) % 2 == 0);
+        CHECK((read.cells.lo[a] - s.guard[a]) % 2 == 0);
+        CHECK((read.cells.hi[a] - s.guard[a]) % 2 == 0);
+      }
+    }
+    if (world.size() > 1 && world.rank() == 0) CHECK(mesh.ghost_values_sent() == std::size_t(travels * s.n_vars));
+  }
+}
+
+// A coarse cell's fine cells may lie in two leaves then: no group travels as its sum.
+TEST_CASE("ForestBlocks: with an odd number of cells per block the copies carry cells only, same bits") {
+  const auto world = korch::Communicator::world();
+  const korch::ForestMeshShape odd{{2, {2, 2, 1}, {true, false, false}, 1}, {7, 6, 1}, {3, 2, 0}, 2};
+  ForestMesh ref("reference", odd);
+  ref.set([](const std::array<double, 3>& x, int var) { return std::sin(5 * x[1] + var) - x[0] * x[0]; });
+  ref.adapt({{0, {0, 0, 0}}}, {});
+  ref.fill_guard_cells();
+  CodeLeaves code(ref, world.rank(), world.size(), split);
+  ForestBlocks mesh(code.list, odd.forest, world);
+  int handed = 0;
+  CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+  CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::by_the_action, handed) == 0);
+  korch::ForestGuardFill fill(ref.forest(), odd.cells, odd.guard, odd.n_vars);
+  const auto reads = reads_of(fill, ref, 1, std::max(2, world.size()));
+  REQUIRE(reads.has_value());
+  CHECK(reads->count(BlockKey{1, {1, 0, 0}}) == 1);
+  for (const auto& [leaf, read] : *reads) CHECK(read.sums.empty());
+}
+
+}  // namespace test_forest_ghost_boxes
