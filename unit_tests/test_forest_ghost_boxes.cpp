@@ -5,15 +5,23 @@
 // guard cells stay bit for bit those of korch's own fill on one process, on 1 to 4 ranks.
 #include <doctest/doctest.h>
 
+#include <korch/bundle.hpp>
 #include <korch/communicator.hpp>
+#include <korch/configurations/builtin.hpp>
+#include <korch/error.hpp>
 #include <korch/forest_fill_iterator.hpp>
 #include <korch/forest_guard_fill.hpp>
+#include <korch/runtime.hpp>
+#include <korch/typed_action.hpp>
 
 #include "test_forest_blocks_support.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -199,6 +207,76 @@ TEST_CASE("ForestBlocks: with an odd number of cells per block the copies carry 
   REQUIRE(reads.has_value());
   CHECK(reads->count(BlockKey{1, {1, 0, 0}}) == 1);
   for (const auto& [leaf, read] : *reads) CHECK(read.sums.empty());
+}
+
+// Copies carry the variables the cycle fills; a fill that would read another variable of a copy
+// (as the last copies left it) is refused, and ranks that start copies of different variables stop
+// with an error rather than read part of a message.
+TEST_CASE("ForestBlocks: the copies carry only the variables the cycle fills, and a fill of others is refused") {
+  const auto world = korch::Communicator::world();
+  const korch::ForestMeshShape three{{2, {2, 2, 1}, {true, true, false}, 1}, {8, 6, 1}, {2, 3, 0}, 3};
+  ForestMesh ref("reference", three);
+  ref.set([](const std::array<double, 3>& x, int var) { return std::sin(3 * x[0] + x[1] + var); });
+  ref.adapt({{0, {0, 0, 0}}}, {});
+  ref.fill_guard_cells();
+  CodeLeaves code(ref, world.rank(), world.size(), split);
+  ForestBlocks mesh(code.list, three.forest, world);
+  const std::size_t every = mesh.ghost_values_sent();
+  std::atomic<int> seen{0};
+  korch::Bundle bundle("fill variable 1");
+  bundle.add(std::move(korch::TypedAction("fill")
+                           .on_box([&](const korch::ActionContext&, const auto& box) {
+                             mesh.fill_guard_cells(box.block_id(), 1, 1);
+                             ++seen;
+                           })
+                           .reads_guard_cells(1)));
+  korch::Runtime runtime;
+  ForestFillIterator leaves(mesh, 1, 1, ForestFillIterator::Fill::by_the_action);
+  runtime.execute(bundle, korch::configurations::get("cpu_only", {"fill"}), code.list, &leaves);
+  CHECK(seen.load() == code.list.n_blocks());
+  CHECK(mesh.ghost_values_sent() * 3 == every);
+  // Variable 1 of every cell, guard cells too, as the reference fills it.
+  int wrong = 0;
+  for (int b = 0; b < code.list.n_blocks(); ++b) {
+    const korch::BlockArray& r = ref.array(ref.forest().leaf_index(mesh.own_leaves()[static_cast<std::size_t>(b)]));
+    for (int j = 0; j < code.n[1]; ++j)
+      for (int i = 0; i < code.n[0]; ++i)
+        wrong += code.at(b, 1, i, j, 0) != r.data[r.stride[0] + i * r.stride[1] + j * r.stride[2]];
+  }
+  CHECK(world.sum(wrong) == 0);
+
+  const std::vector<int>& alone = mesh.leaves_without_ghosts();
+  for (int b = 0; b < code.list.n_blocks(); ++b) {
+    if (std::find(alone.begin(), alone.end(), b) != alone.end()) {
+      CHECK_NOTHROW(mesh.fill_guard_cells(b, 0, 3));  // reads no copy
+      continue;
+    }
+    CHECK_NOTHROW(mesh.fill_guard_cells(b, 1, 1));
+    CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(b, 0, 2), doctest::Contains("hold variables 1 .. 1 only"), korch::Error);
+  }
+  if (world.size() < 2) return;
+  // Rank 0 copies variable 2, the others variables 0 and 1: the messages do not fit.
+  REQUIRE(setenv("KORCH_MESSAGE_WAIT_SECONDS", "5", 1) == 0);
+  std::string error;
+  try {
+    if (world.rank() == 0)
+      mesh.start_ghost_copies(ForestBlocks::FillBy::action, 2, 1);
+    else
+      mesh.start_ghost_copies(ForestBlocks::FillBy::action, 0, 2);
+    while (mesh.ghost_messages_outstanding() > 0) mesh.wait_for_ghosts();
+    mesh.finish_ghost_copies();
+  } catch (const korch::Error& e) {
+    error = e.what();
+    mesh.abandon_ghost_copies();
+  }
+  REQUIRE(unsetenv("KORCH_MESSAGE_WAIT_SECONDS") == 0);
+  CHECK(world.sum(error.empty() ? 0 : 1) > 0);
+  if (!error.empty())
+    CHECK_MESSAGE(error.find("every rank takes part in each exchange alike") != std::string::npos, error);
+  world.barrier();
+  // The next exchange of the same variables everywhere is whole again.
+  runtime.execute(bundle, korch::configurations::get("cpu_only", {"fill"}), code.list, &leaves);
+  CHECK(mesh.ghost_values_sent() * 3 == every);
 }
 
 }  // namespace test_forest_ghost_boxes

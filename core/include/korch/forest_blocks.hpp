@@ -76,7 +76,7 @@ class ForestBlocks : public ForestLeaves {
   // boundary is the default, the cycle's fills run on the device arrays, which it first makes valid
   // (every variable); otherwise it makes korch's host copies of this rank's leaves valid, which the
   // fills of the cycle then read and write, and the cycle's end writes them back.
-  void start_ghost_copies(FillBy fill_by = FillBy::action) override;
+  void start_ghost_copies(FillBy fill_by = FillBy::action, int first_var = 0, int n_vars = -1) override;
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
   int ghost_messages_outstanding() const noexcept override;

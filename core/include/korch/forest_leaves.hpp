@@ -33,13 +33,17 @@ class ForestLeaves {
   // hands a leaf out (ForestFillIterator::Fill::on_hand_out), or the cycle's action, on the team's
   // threads. ForestBlocks fills a code's device leaves on the device in the first case.
   enum class FillBy { iterator, action };
-  // The copies of other ranks' leaves in steps (ForestMesh documents the order of these calls).
-  virtual void start_ghost_copies(FillBy fill_by) = 0;
+  // The copies of other ranks' leaves in steps (ForestMesh documents the order of these calls), of
+  // variables first_var .. first_var + n_vars - 1 (n_vars < 0: through the last), the same on every
+  // rank: until the next start, a fill of a leaf that reads other ranks' leaves may read only
+  // those variables (fill_guard_cells throws korch::Error naming the range otherwise).
+  virtual void start_ghost_copies(FillBy fill_by = FillBy::action, int first_var = 0, int n_vars = -1) = 0;
   virtual const std::vector<int>& leaves_without_ghosts() const noexcept = 0;
   virtual std::vector<int> wait_for_ghosts() = 0;
   virtual int ghost_messages_outstanding() const noexcept = 0;
-  // Doubles this rank sends to the others per fill: of each leaf another rank reads, the box of its
-  // cells that rank's fills read (whole leaves with a custom boundary).
+  // Doubles this rank sends to the others per fill of the last start_ghost_copies()'s variables
+  // (every variable before the first): of each leaf another rank reads, the boxes of its cells that
+  // rank's fills read (whole leaves with a custom boundary).
   virtual std::size_t ghost_values_sent() const noexcept = 0;
   virtual void finish_ghost_copies() = 0;
   virtual void abandon_ghost_copies() noexcept = 0;

@@ -141,7 +141,7 @@ class ForestMesh : public ForestLeaves {
   // ghost_messages_outstanding() is 0, finish_ghost_copies() waits for the sends.
   // abandon_ghost_copies() drops the copies of a failed cycle. exchange_ghost_leaves() does it all.
   // Throws korch::Error naming the call made out of this order.
-  void start_ghost_copies(FillBy fill_by = FillBy::action) override;
+  void start_ghost_copies(FillBy fill_by = FillBy::action, int first_var = 0, int n_vars = -1) override;
   const std::vector<int>& leaves_without_ghosts() const noexcept override;
   std::vector<int> wait_for_ghosts() override;
   int ghost_messages_outstanding() const noexcept override;

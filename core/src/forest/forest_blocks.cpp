@@ -268,6 +268,7 @@ void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const 
     if (first_var < 0 || end > blocks_.n_vars() || first_var >= end)
       throw Error(fmt::format("ForestBlocks over {}: variables {} .. {} of {}; give a range within 0 .. {}",
                               blocks_.source_name(), first_var, end - 1, blocks_.n_vars(), blocks_.n_vars() - 1));
+    ghosts_->check_carried(block, first_var, end);
     device_fill_->fill_leaf(block, first_var, end);
     return;
   }
@@ -278,22 +279,26 @@ void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const 
                     "reads korch's host copies, which start_ghost_copies() makes valid; fill inside a cycle over a "
                     "ForestFillIterator, or call fill_guard_cells() between cycles",
                     blocks_.source_name(), block));
+  ghosts_->check_carried(block, first_var, n_vars < 0 ? blocks_.n_vars() : first_var + n_vars);
   fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
 }
 
-void ForestBlocks::start_ghost_copies(FillBy fill_by) {
+void ForestBlocks::start_ghost_copies(FillBy fill_by, int first_var, int n_vars) {
   check_unchanged();
   fills_on_device_ = fill_by == FillBy::iterator && device_fill() != nullptr;
   claim_copies(fills_on_device_);
   // Every copy travels in korch::Grid's layout (variable slowest, k fastest), whatever the code's own.
   using Box = ForestGuardFill::Box;
   if (fills_on_device_)
-    ghosts_->start(
-        [this](const BlockKey& leaf, const Box& box, double* out) { device_fill_->pack(own_id_.at(leaf), box, out); });
+    ghosts_->start([this](const BlockKey& leaf, const Box& box, int first, int n,
+                          double* out) { device_fill_->pack(own_id_.at(leaf), box, first, n, out); },
+                   first_var, n_vars);
   else
-    ghosts_->start([this](const BlockKey& leaf, const Box& box, double* out) {
-      detail::pack_box(own_arrays_.at(static_cast<std::size_t>(own_id_.at(leaf))), box, out);
-    });
+    ghosts_->start(
+        [this](const BlockKey& leaf, const Box& box, int first, int n, double* out) {
+          detail::pack_box(own_arrays_.at(static_cast<std::size_t>(own_id_.at(leaf))), box, first, n, out);
+        },
+        first_var, n_vars);
 }
 
 const std::vector<int>& ForestBlocks::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
@@ -301,10 +306,11 @@ const std::vector<int>& ForestBlocks::leaves_without_ghosts() const noexcept { r
 std::vector<int> ForestBlocks::wait_for_ghosts() {
   using Box = ForestGuardFill::Box;
   if (fills_on_device_)
-    return ghosts_->wait(
-        [this](const BlockKey& ghost, const Box& box, const double* in) { device_fill_->unpack(ghost, box, in); });
-  return ghosts_->wait([this](const BlockKey& ghost, const Box& box, const double* in) {
-    detail::unpack_box(ghost_array(ghost), box, in);
+    return ghosts_->wait([this](const BlockKey& ghost, const Box& box, int first, int n, const double* in) {
+      device_fill_->unpack(ghost, box, first, n, in);
+    });
+  return ghosts_->wait([this](const BlockKey& ghost, const Box& box, int first, int n, const double* in) {
+    detail::unpack_box(ghost_array(ghost), box, first, n, in);
   });
 }
 

@@ -159,30 +159,31 @@ std::pair<std::int64_t, StridedBox> box_of(const ForestGuardFill::Box& box, cons
 
 }  // namespace
 
-void ForestDeviceFill::pack(int block, const ForestGuardFill::Box& box, double* out) const {
+void ForestDeviceFill::pack(int block, const ForestGuardFill::Box& box, int first_var, int n_vars, double* out) const {
   const BlockArray& a = own_arrays_.at(static_cast<std::size_t>(block));
   const auto [first, strided] = box_of(box, {a.stride[1], a.stride[2], a.stride[3]});
   const std::int64_t n = strided.cells();
   if (n == 0) return;
   std::lock_guard<std::mutex> lock(launching_);
-  for (int v = 0; v < n_vars_; ++v)
-    gather_strided(instance_, staging_.data() + v * n, a.data + v * a.stride[0] + first, strided);
-  Kokkos::deep_copy(instance_, HostValues(out, static_cast<std::size_t>(n * n_vars_)),
-                    Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars_)));
+  for (int v = 0; v < n_vars; ++v)
+    gather_strided(instance_, staging_.data() + v * n, a.data + (first_var + v) * a.stride[0] + first, strided);
+  Kokkos::deep_copy(instance_, HostValues(out, static_cast<std::size_t>(n * n_vars)),
+                    Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars)));
   instance_.fence();
 }
 
-void ForestDeviceFill::unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, const double* in) const {
+void ForestDeviceFill::unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, int first_var, int n_vars,
+                              const double* in) const {
   const Buffer& buffer = ghosts_.at(ghost);
   const auto [first, strided] = box_of(box, ghost_stride_);
   const std::int64_t n = strided.cells();
   if (n == 0) return;
   const std::int64_t var_stride = static_cast<std::int64_t>(buffer.extent(0)) / n_vars_;
   std::lock_guard<std::mutex> lock(launching_);
-  Kokkos::deep_copy(instance_, Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars_)),
-                    ConstHostValues(in, static_cast<std::size_t>(n * n_vars_)));
-  for (int v = 0; v < n_vars_; ++v)
-    scatter_strided(instance_, buffer.data() + v * var_stride + first, staging_.data() + v * n, strided);
+  Kokkos::deep_copy(instance_, Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars)),
+                    ConstHostValues(in, static_cast<std::size_t>(n * n_vars)));
+  for (int v = 0; v < n_vars; ++v)
+    scatter_strided(instance_, buffer.data() + (first_var + v) * var_stride + first, staging_.data() + v * n, strided);
   instance_.fence();
 }
 

@@ -57,11 +57,12 @@ class ForestDeviceFill {
   // Calls from several threads take turns.
   void fill(int first, int end) const;
   void fill_leaf(int block, int first, int end) const;
-  // The box of own leaf `block` into `out` (host memory) as ForestGhosts::Pack orders it (variable
-  // by variable, k fastest); the box of a copy of another rank's leaf from `in` (host memory, the
-  // same order) into its device buffer.
-  void pack(int block, const ForestGuardFill::Box& box, double* out) const;
-  void unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, const double* in) const;
+  // The box of variables first_var .. first_var + n_vars - 1 of own leaf `block` into `out` (host
+  // memory) as ForestGhosts::Pack orders it (variable by variable, k fastest); the box of a copy of
+  // another rank's leaf from `in` (host memory, the same order) into its device buffer.
+  void pack(int block, const ForestGuardFill::Box& box, int first_var, int n_vars, double* out) const;
+  void unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, int first_var, int n_vars,
+              const double* in) const;
 
  private:
   using Buffer = Kokkos::View<double*, DeviceMemSpace>;

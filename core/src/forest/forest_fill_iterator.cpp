@@ -45,7 +45,9 @@ void ForestFillIterator::begin(const DataSource& source) {
   queued_.assign(n, 0);
   ready_.clear();
   early_ = 0;
-  mesh_.start_ghost_copies(fill_ == Fill::on_hand_out ? ForestLeaves::FillBy::iterator : ForestLeaves::FillBy::action);
+  // Only the variables this cycle fills travel.
+  mesh_.start_ghost_copies(fill_ == Fill::on_hand_out ? ForestLeaves::FillBy::iterator : ForestLeaves::FillBy::action,
+                           first_, count_);
   for (const int b : mesh_.leaves_without_ghosts()) mark_complete(b);
 }
 

@@ -45,9 +45,9 @@ struct Groups {
 
 // A box of groups travels as each group's sum, added from 0 in the means' order: the receiver's
 // mean then adds the sum and -0.0s (x + -0.0 is x) and divides, the bits a mean of the cells gives.
-void pack_box(const BlockArray& a, const ForestGuardFill::Box& box, double* out) {
+void pack_box(const BlockArray& a, const ForestGuardFill::Box& box, int first_var, int n_vars, double* out) {
   const Groups g(a, box);
-  for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
+  for (std::ptrdiff_t v = first_var; v < first_var + n_vars; ++v)
     for (int i = box.lo[0]; i < box.hi[0]; i += g.step[0])
       for (int j = box.lo[1]; j < box.hi[1]; j += g.step[1])
         for (int k = box.lo[2]; k < box.hi[2]; k += g.step[2]) {
@@ -62,9 +62,9 @@ void pack_box(const BlockArray& a, const ForestGuardFill::Box& box, double* out)
         }
 }
 
-void unpack_box(const BlockArray& a, const ForestGuardFill::Box& box, const double* in) {
+void unpack_box(const BlockArray& a, const ForestGuardFill::Box& box, int first_var, int n_vars, const double* in) {
   const Groups g(a, box);
-  for (std::ptrdiff_t v = 0; v < a.extent[0]; ++v)
+  for (std::ptrdiff_t v = first_var; v < first_var + n_vars; ++v)
     for (int i = box.lo[0]; i < box.hi[0]; i += g.step[0])
       for (int j = box.lo[1]; j < box.hi[1]; j += g.step[1])
         for (int k = box.lo[2]; k < box.hi[2]; k += g.step[2]) {
@@ -92,6 +92,8 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
   const std::size_t ranks = static_cast<std::size_t>(comm_.size());
   whole_ = {Box{}, Box{{0, 0, 0}, stored}};
   n_vars_ = n_vars;
+  first_carried_ = 0;
+  n_carried_ = n_vars;
   sends_.assign(ranks, {});
   receives_.assign(ranks, {});
   waiters_.assign(ranks, {});
@@ -173,28 +175,48 @@ void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey
   size_buffers();
 }
 
+// Buffers for every variable; a message carries those of its exchange (values per variable times them).
 void ForestGhosts::size_buffers() {
-  const auto values = [this](const std::vector<LeafBoxes>& leaves) {
+  const auto values = [](const std::vector<LeafBoxes>& leaves) {
     std::size_t n = 0;
     for (const LeafBoxes& boxes : leaves)
-      for (const Box& box : boxes) n += static_cast<std::size_t>(box.values()) * static_cast<std::size_t>(n_vars_);
+      for (const Box& box : boxes) n += static_cast<std::size_t>(box.values());
     return n;
   };
+  send_values_.assign(sends_.size(), 0);
+  receive_values_.assign(receives_.size(), 0);
   send_buffers_.assign(sends_.size(), {});
   receive_buffers_.assign(receives_.size(), {});
   for (std::size_t r = 0; r < sends_.size(); ++r) {
-    send_buffers_[r].resize(values(send_boxes_[r]));
-    receive_buffers_[r].resize(values(receive_boxes_[r]));
+    send_values_[r] = values(send_boxes_[r]);
+    receive_values_[r] = values(receive_boxes_[r]);
+    send_buffers_[r].resize(send_values_[r] * static_cast<std::size_t>(n_vars_));
+    receive_buffers_[r].resize(receive_values_[r] * static_cast<std::size_t>(n_vars_));
   }
 }
 
 std::size_t ForestGhosts::values_sent() const noexcept {
   std::size_t n = 0;
-  for (const auto& buffer : send_buffers_) n += buffer.size();
+  for (const std::size_t values : send_values_) n += values * static_cast<std::size_t>(n_carried_);
   return n;
 }
 
-void ForestGhosts::start(const Pack& pack) {
+void ForestGhosts::check_carried(int block, int first_var, int end_var) const {
+  if (block < 0 || block >= static_cast<int>(ranks_read_.size()) || ranks_read_[static_cast<std::size_t>(block)] == 0)
+    return;
+  if (first_var >= first_carried_ && end_var <= first_carried_ + n_carried_) return;
+  throw Error(
+      fmt::format("{} on rank {}: block {}'s fill of variables {} .. {} reads other ranks' leaves, but their copies "
+                  "hold variables {} .. {} only: start the copies (start_ghost_copies, ForestFillIterator) with "
+                  "the variables the cycle's fills read",
+                  who_, comm_.rank(), block, first_var, end_var - 1, first_carried_, first_carried_ + n_carried_ - 1));
+}
+
+void ForestGhosts::start(const Pack& pack, int first_var, int n_vars) {
+  if (n_vars < 0) n_vars = n_vars_ - first_var;
+  if (first_var < 0 || n_vars < 1 || first_var + n_vars > n_vars_)
+    throw Error(fmt::format("{} on rank {}: start_ghost_copies() of variables {} .. {}; give a range within 0 .. {}",
+                            who_, comm_.rank(), first_var, first_var + n_vars - 1, n_vars_ - 1));
   if (in_flight_)
     throw Error(
         fmt::format("{} on rank {}: start_ghost_copies() while copies are in flight: call finish_ghost_copies() "
@@ -202,20 +224,22 @@ void ForestGhosts::start(const Pack& pack) {
                     who_, comm_.rank()));
   pending_ = ranks_read_;
   in_flight_ = true;
+  first_carried_ = first_var;
+  n_carried_ = n_vars;
   for (std::size_t r = 0; r < receives_.size(); ++r)
     if (!receives_[r].empty())
-      messages_->receive(static_cast<int>(r), receive_buffers_[r].data(), receive_buffers_[r].size(),
-                         static_cast<int>(r));
+      messages_->receive(static_cast<int>(r), receive_buffers_[r].data(),
+                         receive_values_[r] * static_cast<std::size_t>(n_vars), static_cast<int>(r));
   for (std::size_t r = 0; r < sends_.size(); ++r) {
     if (sends_[r].empty()) continue;
     double* out = send_buffers_[r].data();
     for (std::size_t s = 0; s < sends_[r].size(); ++s)
       for (const Box& box : send_boxes_[r][s]) {
         if (box.empty()) continue;
-        pack(sends_[r][s], box, out);
-        out += box.values() * n_vars_;
+        pack(sends_[r][s], box, first_var, n_vars, out);
+        out += box.values() * n_vars;
       }
-    messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_buffers_[r].size());
+    messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_values_[r] * static_cast<std::size_t>(n_vars));
   }
 }
 
@@ -238,8 +262,8 @@ std::vector<int> ForestGhosts::wait(const Unpack& unpack) {
     for (std::size_t g = 0; g < from.size(); ++g)
       for (const Box& box : boxes[g]) {
         if (box.empty()) continue;
-        unpack(from[g], box, in);
-        in += box.values() * n_vars_;
+        unpack(from[g], box, first_carried_, n_carried_, in);
+        in += box.values() * n_carried_;
       }
     for (const int b : waiters_[static_cast<std::size_t>(r)])
       if (--pending_[static_cast<std::size_t>(b)] == 0) ready.push_back(b);

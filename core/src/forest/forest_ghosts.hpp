@@ -23,11 +23,11 @@ namespace korch::detail {
 
 class PeerMessages;
 
-// A box of every variable of a leaf's host array into a message, in the order ForestGhosts::Pack
-// names, and back; a box of groups (Box::group) as one sum per group, unpacked into the group's
-// first cell, the others -0.0: only a host fill's means may read it then.
-void pack_box(const BlockArray& array, const ForestGuardFill::Box& box, double* out);
-void unpack_box(const BlockArray& array, const ForestGuardFill::Box& box, const double* in);
+// A box of variables first_var .. first_var + n_vars - 1 of a leaf's host array into a message, in
+// the order ForestGhosts::Pack names, and back; a box of groups (Box::group) as one sum per group,
+// unpacked into the group's first cell, the others -0.0: only a host fill's means may read it then.
+void pack_box(const BlockArray& array, const ForestGuardFill::Box& box, int first_var, int n_vars, double* out);
+void unpack_box(const BlockArray& array, const ForestGuardFill::Box& box, int first_var, int n_vars, const double* in);
 
 class ForestGhosts {
  public:
@@ -50,19 +50,26 @@ class ForestGhosts {
   // fill's replay); without, one box of cells per leaf. Nothing on one process, where the fills
   // then make their plans as they go.
   void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums);
-  // Doubles that the copies sent and received carry per exchange.
+  // Doubles that the copies this rank sends carry per exchange of the last start()'s variables.
   std::size_t values_sent() const noexcept;
   // Per rank: the leaves this rank receives from it (ghosts), in the order they arrive.
   const std::vector<std::vector<BlockKey>>& receives() const noexcept { return receives_; }
   // Blocks (ids ascending) whose fill reads no other rank's leaf.
   const std::vector<int>& without_ghosts() const noexcept { return without_; }
 
-  // The box's cells (or groups' sums) of every variable, variable by variable, each in korch::Grid's
-  // order (k fastest). A leaf's boxes are packed, and unpacked, in turn: its sums, then its cells.
-  using Pack = std::function<void(const BlockKey& leaf, const Box& box, double* out)>;
-  using Unpack = std::function<void(const BlockKey& ghost, const Box& box, const double* in)>;
-  // Posts the receives and sends this rank's leaves that other ranks read, packed by `pack`.
-  void start(const Pack& pack);
+  // The box's cells (or groups' sums) of variables first_var .. first_var + n_vars - 1, variable by
+  // variable, each in korch::Grid's order (k fastest). A leaf's boxes are packed, and unpacked, in
+  // turn: its sums, then its cells.
+  using Pack = std::function<void(const BlockKey& leaf, const Box& box, int first_var, int n_vars, double* out)>;
+  using Unpack =
+      std::function<void(const BlockKey& ghost, const Box& box, int first_var, int n_vars, const double* in)>;
+  // Posts the receives and sends this rank's leaves that other ranks read, packed by `pack`: of
+  // variables first_var .. first_var + n_vars - 1 (n_vars < 0: through the last), the same on every
+  // rank. Throws korch::Error for a range outside the leaves' variables.
+  void start(const Pack& pack, int first_var = 0, int n_vars = -1);
+  // Throws korch::Error when own leaf `block` reads other ranks' leaves and the copies in place (the
+  // last start()'s; every variable before the first) lack one of variables [first_var, end_var).
+  void check_carried(int block, int first_var, int end_var) const;
   // Waits until a message arrived, unpacks its leaves and returns the blocks it completed.
   std::vector<int> wait(const Unpack& unpack);
   int outstanding() const noexcept;
@@ -78,8 +85,10 @@ class ForestGhosts {
   using LeafBoxes = std::array<Box, 2>;  // ForestGuardFill::Read's sums, then cells
   LeafBoxes whole_;
   int n_vars_ = 1;
+  int first_carried_ = 0, n_carried_ = 1;                           // the variables of the last start()
   std::vector<std::vector<BlockKey>> sends_, receives_;             // per rank
   std::vector<std::vector<LeafBoxes>> send_boxes_, receive_boxes_;  // per rank, per leaf of the message
+  std::vector<std::size_t> send_values_, receive_values_;           // per rank: per variable
   std::vector<std::vector<double>> send_buffers_, receive_buffers_;
   std::vector<std::vector<int>> waiters_;  // per rank: this rank's blocks that read its leaves
   std::vector<int> ranks_read_;            // per block: how many other ranks own leaves it reads

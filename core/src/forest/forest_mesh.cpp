@@ -123,6 +123,7 @@ void ForestMesh::fill_guard_cells() {
 
 void ForestMesh::fill_guard_cells(int block, int first_var, int n_vars) const {
   array(block);  // names a bad block
+  ghosts_->check_carried(block, first_var, n_vars < 0 ? shape_.n_vars : first_var + n_vars);
   fill_->fill_leaf(own_[static_cast<std::size_t>(block)], first_var, n_vars);
 }
 

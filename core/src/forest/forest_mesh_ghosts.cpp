@@ -26,10 +26,11 @@ void ForestMesh::exchange_ghost_leaves() {
 
 const std::vector<int>& ForestMesh::leaves_without_ghosts() const noexcept { return ghosts_->without_ghosts(); }
 
-void ForestMesh::start_ghost_copies(FillBy /*fill_by: host leaves, the same fill either way*/) {
-  ghosts_->start([&](const BlockKey& leaf, const ForestGuardFill::Box& box, double* out) {
-    detail::pack_box(array_of(data_.at(leaf)), box, out);
-  });
+void ForestMesh::start_ghost_copies(FillBy /*fill_by: host leaves, the same fill either way*/, int first_var,
+                                    int n_vars) {
+  ghosts_->start([&](const BlockKey& leaf, const ForestGuardFill::Box& box, int first, int n,
+                     double* out) { detail::pack_box(array_of(data_.at(leaf)), box, first, n, out); },
+                 first_var, n_vars);
 }
 
 int ForestMesh::ghost_messages_outstanding() const noexcept { return ghosts_->outstanding(); }
@@ -37,8 +38,8 @@ int ForestMesh::ghost_messages_outstanding() const noexcept { return ghosts_->ou
 std::size_t ForestMesh::ghost_values_sent() const noexcept { return ghosts_->values_sent(); }
 
 std::vector<int> ForestMesh::wait_for_ghosts() {
-  return ghosts_->wait([&](const BlockKey& ghost, const ForestGuardFill::Box& box, const double* in) {
-    detail::unpack_box(array_of(data_.at(ghost)), box, in);
+  return ghosts_->wait([&](const BlockKey& ghost, const ForestGuardFill::Box& box, int first, int n, const double* in) {
+    detail::unpack_box(array_of(data_.at(ghost)), box, first, n, in);
   });
 }
 

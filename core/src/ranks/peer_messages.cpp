@@ -5,6 +5,8 @@
 #include <korch/config.hpp>
 #include <korch/error.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -19,6 +21,7 @@ struct PeerMessages::Requests {
   std::vector<MPI_Request> recv, send;
   std::vector<int> recv_id;    // the caller's id of recv[i]
   std::vector<int> recv_rank;  // the rank recv[i] comes from
+  std::vector<int> recv_n;     // the doubles recv[i] expects
 #endif
 };
 
@@ -48,7 +51,11 @@ double message_wait_limit() {
 PeerMessages::PeerMessages(const Communicator& comm, std::string who)
     : comm_(comm), who_(std::move(who)), requests_(std::make_unique<Requests>()) {
 #if KORCH_HAVE_MPI
-  if (comm_.uses_mpi()) check(MPI_Comm_dup(mpi_comm(comm_), &requests_->comm), "MPI_Comm_dup");
+  if (comm_.uses_mpi()) {
+    check(MPI_Comm_dup(mpi_comm(comm_), &requests_->comm), "MPI_Comm_dup");
+    // A message longer than its receive is an error to report (wait_some_receives), not an abort.
+    check(MPI_Comm_set_errhandler(requests_->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  }
 #endif
 }
 
@@ -84,10 +91,12 @@ void PeerMessages::receive(int rank, double* data, std::size_t n, int id) {
     r.recv.clear();
     r.recv_id.clear();
     r.recv_rank.clear();
+    r.recv_n.clear();
   }
   r.recv.emplace_back();
   r.recv_id.push_back(id);
   r.recv_rank.push_back(rank);
+  r.recv_n.push_back(static_cast<int>(n));
   ++outstanding_;
   check(MPI_Irecv(data, static_cast<int>(n), MPI_DOUBLE, rank, 0, r.comm, &r.recv.back()), "MPI_Irecv");
 #else
@@ -118,13 +127,14 @@ std::vector<int> PeerMessages::wait_some_receives() {
   auto& r = *requests_;
   if (outstanding_ == 0) return arrived;
   std::vector<int> done(r.recv.size());
-  int n_done = 0;
+  std::vector<MPI_Status> statuses(r.recv.size());
+  int n_done = 0, rc = MPI_SUCCESS;
   auto pause = std::chrono::microseconds(5);
   const double limit = message_wait_limit();
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    check(MPI_Testsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), MPI_STATUSES_IGNORE),
-          "MPI_Testsome");
+    rc = MPI_Testsome(static_cast<int>(r.recv.size()), r.recv.data(), &n_done, done.data(), statuses.data());
+    if (rc != MPI_ERR_IN_STATUS) check(rc, "MPI_Testsome");
     if (n_done != 0) break;
     if (limit > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit)
       throw_stalled(limit);
@@ -138,8 +148,23 @@ std::vector<int> PeerMessages::wait_some_receives() {
     return arrived;
   }
   outstanding_ -= n_done;
-  for (int i = 0; i < n_done; ++i)
-    arrived.push_back(r.recv_id[static_cast<std::size_t>(done[static_cast<std::size_t>(i)])]);
+  for (int i = 0; i < n_done; ++i) {
+    const auto k = static_cast<std::size_t>(done[static_cast<std::size_t>(i)]);
+    const MPI_Status& status = statuses[static_cast<std::size_t>(i)];
+    // The statuses' error fields are set only when some receive failed.
+    const int error = rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : MPI_SUCCESS;
+    int count = r.recv_n[k] + 1;  // longer than its receive: by how much MPI does not say
+    if (error == MPI_SUCCESS) check(MPI_Get_count(&status, MPI_DOUBLE, &count), "MPI_Get_count");
+    if (error != MPI_ERR_TRUNCATE) check(error, "a receive");
+    // A shorter message leaves part of the buffer as the last exchange left it: never read that.
+    if (count != r.recv_n[k])
+      throw Error::format(
+          "{} on rank {}: the message from rank {} carried {} doubles where {} were expected: every rank takes "
+          "part in each exchange alike (the same leaves, the same variables)",
+          who_, comm_.rank(), r.recv_rank[k],
+          count > r.recv_n[k] ? fmt::format("more than {}", r.recv_n[k]) : std::to_string(count), r.recv_n[k]);
+    arrived.push_back(r.recv_id[k]);
+  }
 #endif
   return arrived;
 }
