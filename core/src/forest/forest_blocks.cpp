@@ -154,8 +154,8 @@ void ForestBlocks::relist() {
       ghost_data_[ghost].assign(block_values(), 0.0);
       fill_->set_block(ghost, ghost_array(ghost));
     }
-  // Device leaves' copies are filled by the device fill, whose replay takes every cell.
-  ghosts_->limit(*fill_, own_, !blocks_.on_device());
+  // The host fill's plans say what travels; the device fill's plans read the same cells.
+  ghosts_->limit(*fill_, own_);
   listed_stamp_ = blocks_.layout_stamp();
   ++version_;
 }
@@ -213,7 +213,7 @@ void ForestBlocks::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   fill_->set_boundary(boundary_);
   device_fill_.reset();
   device_fill_tried_ = fills_on_device_ = false;
-  ghosts_->limit(*fill_, own_, !blocks_.on_device());
+  ghosts_->limit(*fill_, own_);
 }
 
 BlockArray ForestBlocks::host_array(int b) const {

@@ -141,32 +141,85 @@ void ForestDeviceFill::fill_leaf(int block, int first, int end) const {
 
 namespace {
 
-// A box as a strided copy sees it: its first cell's offset from cell (0, 0, 0) of a variable, and
-// its extents with the array's strides along i, j and k. Every cell travels: device leaves' boxes
-// are not summed (ForestGhosts::limit).
-std::pair<std::int64_t, StridedBox> box_of(const ForestGuardFill::Box& box, const std::array<std::int64_t, 3>& stride) {
-  if (box.group != 1)
-    throw Error(fmt::format("a ghost box of device leaves travels as sums of {} cells (an internal error)", box.group));
-  StridedBox strided;
+// A box as the device copies see it: its first cell's offset from cell (0, 0, 0) of a variable,
+// and its extents and strides along i, j and k, in groups for a box of groups (Box::group): a group
+// spans 2 cells along each of the forest's first log2(group) axes, its cells lying offset[c] from
+// its first in the order the fill's means add them (as pack_box sums them on the host).
+struct DeviceBox {
   std::int64_t first = 0;
+  StridedBox box;  // of groups (single cells when group is 1)
+  Kokkos::Array<std::int64_t, 8> offset{};
+  int group = 1;
+};
+
+DeviceBox device_box(const ForestGuardFill::Box& box, const std::array<std::int64_t, 3>& stride) {
+  DeviceBox d;
+  d.group = box.group;
+  int axes = 0;
+  while ((1 << axes) < box.group) ++axes;
   for (int a = 0; a < 3; ++a) {
-    strided.extent[a] = box.hi[a] - box.lo[a];
-    strided.stride[a] = stride[a];
-    first += box.lo[a] * stride[a];
+    const int step = a < axes ? 2 : 1;
+    d.box.extent[a] = (box.hi[a] - box.lo[a]) / step;
+    d.box.stride[a] = stride[a] * step;
+    d.first += box.lo[a] * stride[a];
   }
-  return {first, strided};
+  for (int c = 0; c < d.group; ++c)
+    for (int a = 0; a < axes; ++a) d.offset[c] += ((c >> a) & 1) * stride[a];
+  return d;
+}
+
+// compact <- the sum of each group, added from 0 in the means' order.
+void gather_group_sums(const DeviceTaskSpace& instance, double* compact, const double* strided, const DeviceBox& d) {
+  const std::int64_t nj = d.box.extent[1], nk = d.box.extent[2];
+  const std::int64_t si = d.box.stride[0], sj = d.box.stride[1], sk = d.box.stride[2];
+  const Kokkos::Array<std::int64_t, 8> offset = d.offset;
+  const int size = d.group;
+  Kokkos::parallel_for(
+      "korch gather of group sums (device)",
+      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, d.box.cells()),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const std::int64_t k = c % nk, j = (c / nk) % nj, i = c / (nj * nk);
+        const double* first = strided + i * si + j * sj + k * sk;
+        double sum = 0.0;
+        for (int g = 0; g < 8; ++g)  // a fixed count: at most 2^3 cells per group
+          if (g < size) sum += first[offset[g]];
+        compact[c] = sum;
+      });
+}
+
+// Each group's sum into its first cell, -0.0 into the others: a mean of them gives the sum's bits.
+void scatter_group_sums(const DeviceTaskSpace& instance, double* strided, const double* compact, const DeviceBox& d) {
+  const std::int64_t nj = d.box.extent[1], nk = d.box.extent[2];
+  const std::int64_t si = d.box.stride[0], sj = d.box.stride[1], sk = d.box.stride[2];
+  const Kokkos::Array<std::int64_t, 8> offset = d.offset;
+  const int size = d.group;
+  Kokkos::parallel_for(
+      "korch scatter of group sums (device)",
+      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, d.box.cells()),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const std::int64_t k = c % nk, j = (c / nk) % nj, i = c / (nj * nk);
+        double* first = strided + i * si + j * sj + k * sk;
+        first[0] = compact[c];
+        for (int g = 1; g < 8; ++g)
+          if (g < size) first[offset[g]] = -0.0;
+      });
 }
 
 }  // namespace
 
 void ForestDeviceFill::pack(int block, const ForestGuardFill::Box& box, int first_var, int n_vars, double* out) const {
   const BlockArray& a = own_arrays_.at(static_cast<std::size_t>(block));
-  const auto [first, strided] = box_of(box, {a.stride[1], a.stride[2], a.stride[3]});
-  const std::int64_t n = strided.cells();
+  const DeviceBox d = device_box(box, {a.stride[1], a.stride[2], a.stride[3]});
+  const std::int64_t n = d.box.cells();
   if (n == 0) return;
   std::lock_guard<std::mutex> lock(launching_);
-  for (int v = 0; v < n_vars; ++v)
-    gather_strided(instance_, staging_.data() + v * n, a.data + (first_var + v) * a.stride[0] + first, strided);
+  for (int v = 0; v < n_vars; ++v) {
+    const double* from = a.data + (first_var + v) * a.stride[0] + d.first;
+    if (d.group == 1)
+      gather_strided(instance_, staging_.data() + v * n, from, d.box);
+    else
+      gather_group_sums(instance_, staging_.data() + v * n, from, d);
+  }
   Kokkos::deep_copy(instance_, HostValues(out, static_cast<std::size_t>(n * n_vars)),
                     Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars)));
   instance_.fence();
@@ -175,15 +228,20 @@ void ForestDeviceFill::pack(int block, const ForestGuardFill::Box& box, int firs
 void ForestDeviceFill::unpack(const BlockKey& ghost, const ForestGuardFill::Box& box, int first_var, int n_vars,
                               const double* in) const {
   const Buffer& buffer = ghosts_.at(ghost);
-  const auto [first, strided] = box_of(box, ghost_stride_);
-  const std::int64_t n = strided.cells();
+  const DeviceBox d = device_box(box, ghost_stride_);
+  const std::int64_t n = d.box.cells();
   if (n == 0) return;
   const std::int64_t var_stride = static_cast<std::int64_t>(buffer.extent(0)) / n_vars_;
   std::lock_guard<std::mutex> lock(launching_);
   Kokkos::deep_copy(instance_, Kokkos::subview(staging_, std::make_pair(std::int64_t{0}, n * n_vars)),
                     ConstHostValues(in, static_cast<std::size_t>(n * n_vars)));
-  for (int v = 0; v < n_vars; ++v)
-    scatter_strided(instance_, buffer.data() + (first_var + v) * var_stride + first, staging_.data() + v * n, strided);
+  for (int v = 0; v < n_vars; ++v) {
+    double* to = buffer.data() + (first_var + v) * var_stride + d.first;
+    if (d.group == 1)
+      scatter_strided(instance_, to, staging_.data() + v * n, d.box);
+    else
+      scatter_group_sums(instance_, to, staging_.data() + v * n, d);
+  }
   instance_.fence();
 }
 

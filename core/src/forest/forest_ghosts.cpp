@@ -136,7 +136,7 @@ void ForestGhosts::plan(const BlockForest& forest, const std::vector<int>& owner
 }
 
 // A leaf no fill of the receiving rank reads (near, but beyond every stencil) travels as empty boxes.
-void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums) {
+void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own) {
   if (comm_.size() == 1) return;
   const std::optional<ForestGuardFill::BoxesRead> reads = fill.cells_read(own);
   const std::size_t ranks = receives_.size();
@@ -150,8 +150,7 @@ void ForestGhosts::limit(const ForestGuardFill& fill, const std::vector<BlockKey
       if (reads) {
         const auto found = reads->find(receives_[r][g]);
         boxes = LeafBoxes{};
-        if (found != reads->end())
-          boxes = sums ? LeafBoxes{found->second.sums, found->second.cells} : LeafBoxes{Box{}, found->second.bounds()};
+        if (found != reads->end()) boxes = {found->second.sums, found->second.cells};
       }
       for (const Box& box : boxes) {
         for (int a = 0; a < 3; ++a) asks[r].insert(asks[r].end(), {double(box.lo[a]), double(box.hi[a])});

@@ -25,7 +25,8 @@ class PeerMessages;
 
 // A box of variables first_var .. first_var + n_vars - 1 of a leaf's host array into a message, in
 // the order ForestGhosts::Pack names, and back; a box of groups (Box::group) as one sum per group,
-// unpacked into the group's first cell, the others -0.0: only a host fill's means may read it then.
+// unpacked into the group's first cell, the others -0.0: only the fills' means may read it then
+// (ForestDeviceFill does the same on the device).
 void pack_box(const BlockArray& array, const ForestGuardFill::Box& box, int first_var, int n_vars, double* out);
 void unpack_box(const BlockArray& array, const ForestGuardFill::Box& box, int first_var, int n_vars, const double* in);
 
@@ -45,11 +46,10 @@ class ForestGhosts {
             std::array<int, 3> stored, int n_vars);
   // Each copy this rank receives limited to the boxes that the fills of `own` (its leaves) read
   // (ForestGuardFill::cells_read; whole leaves where it cannot say), told to the ranks that send
-  // them: collective over the ranks that exchange leaves. With `sums`, groups read only through
-  // means travel as one sum per coarse cell (Box::group; pack_box and unpack_box, for a host
-  // fill's replay); without, one box of cells per leaf. Nothing on one process, where the fills
-  // then make their plans as they go.
-  void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own, bool sums);
+  // them: collective over the ranks that exchange leaves. Groups read only through means travel as
+  // one sum per coarse cell (Box::group; pack_box and unpack_box, and their device kernels). Nothing
+  // on one process, where the fills then make their plans as they go.
+  void limit(const ForestGuardFill& fill, const std::vector<BlockKey>& own);
   // Doubles that the copies this rank sends carry per exchange of the last start()'s variables.
   std::size_t values_sent() const noexcept;
   // Per rank: the leaves this rank receives from it (ghosts), in the order they arrive.

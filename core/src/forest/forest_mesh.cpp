@@ -113,7 +113,7 @@ void ForestMesh::list_leaves() {
     blocks->add(s, a);
   }
   blocks_ = std::move(blocks);
-  ghosts_->limit(*fill_, own_, true);  // host leaves: a box read through means travels as sums
+  ghosts_->limit(*fill_, own_);
 }
 
 void ForestMesh::fill_guard_cells() {
@@ -154,7 +154,7 @@ void ForestMesh::set(const Function& f) {
 void ForestMesh::set_boundary(ForestGuardFill::BoundaryValue boundary) {
   boundary_ = boundary;
   fill_->set_boundary(std::move(boundary));
-  ghosts_->limit(*fill_, own_, true);
+  ghosts_->limit(*fill_, own_);
 }
 
 double ForestMesh::total(int var) const {
