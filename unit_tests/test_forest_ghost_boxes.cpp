@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <string>
 #include <optional>
+#include <random>
 #include <vector>
 
 // Named after the file: unity builds compile several suite files as one translation unit.
@@ -277,6 +278,64 @@ TEST_CASE("ForestBlocks: the copies carry only the variables the cycle fills, an
   // The next exchange of the same variables everywhere is whole again.
   runtime.execute(bundle, korch::configurations::get("cpu_only", {"fill"}), code.list, &leaves);
   CHECK(mesh.ghost_values_sent() * 3 == every);
+}
+
+// Random forests, shapes and owners: whatever mix of cells and sums the boxes take, the guard cells
+// are those of the fill on one process. Every rank draws the same cases (one seed).
+TEST_CASE("ForestBlocks: random forests, block shapes and owners fill as one process does") {
+  const auto world = korch::Communicator::world();
+  std::mt19937 random(20261201);
+  const auto draw = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(random); };
+  int sums_only = 0, mixed = 0;  // leaves another rank reads only through means, or also cell by cell
+  for (int trial = 0; trial < 12; ++trial) {
+    korch::ForestMeshShape s;
+    s.forest.dims = trial % 2 == 0 ? 2 : 3;
+    s.forest.max_level = 2;
+    s.n_vars = 2;
+    for (int a = 0; a < 3; ++a) {
+      const bool used = a < s.forest.dims;
+      s.forest.roots[a] = used ? draw(1, 2) : 1;
+      s.forest.periodic[a] = used && draw(0, 1) == 1;
+      s.cells[a] = used ? (s.forest.dims == 2 ? draw(4, 9) : draw(4, 6)) : 1;
+      s.guard[a] = used ? draw(1, s.cells[a] / 2) : 0;
+    }
+    CAPTURE(trial);
+    ForestMesh ref("reference", s);
+    ref.set([](const std::array<double, 3>& x, int var) { return std::cos(4 * x[0] - 3 * x[1] + var) + x[2] * x[0]; });
+    for (int round = 0; round < 2; ++round) {
+      std::vector<BlockKey> refine;
+      for (const BlockKey& leaf : ref.forest().leaves())
+        if (draw(0, 2) == 0) refine.push_back(leaf);
+      ref.adapt(refine, {});
+    }
+    ref.fill_guard_cells();
+    const unsigned salt = static_cast<unsigned>(draw(0, 1 << 20));
+    const auto owner = [salt](const BlockKey& leaf, int ranks) {
+      const std::uint64_t h = korch::BlockKeyHash{}(leaf) ^ salt;
+      return static_cast<int>((h * 0x9E3779B97F4A7C15ull >> 33) % static_cast<std::uint64_t>(ranks));
+    };
+    CodeLeaves code(ref, world.rank(), world.size(), owner);
+    ForestBlocks mesh(code.list, s.forest, world);
+    int handed = 0;
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::on_hand_out, handed) == 0);
+    CHECK(fill_cycle(mesh, code, ref, ForestFillIterator::Fill::by_the_action, handed) == 0);
+    // How the leaves would travel among 3 ranks (on this process): sums only, or sums and cells.
+    korch::ForestGuardFill fill(ref.forest(), s.cells, s.guard, s.n_vars);
+    std::vector<std::vector<BlockKey>> held(3);
+    for (int i = 0; i < ref.forest().n_leaves(); ++i) {
+      const BlockKey& leaf = ref.forest().leaves()[static_cast<std::size_t>(i)];
+      fill.set_block(leaf, ref.array(i));
+      held[static_cast<std::size_t>(owner(leaf, 3))].push_back(leaf);
+    }
+    for (int r = 0; r < 3; ++r) {
+      const auto reads = fill.cells_read(held[static_cast<std::size_t>(r)]);
+      REQUIRE(reads.has_value());
+      for (const auto& [leaf, read] : *reads)
+        if (owner(leaf, 3) != r && !read.sums.empty()) ++(read.cells.empty() ? sums_only : mixed);
+    }
+  }
+  CHECK(sums_only > 0);
+  CHECK(mixed > 0);
 }
 
 }  // namespace test_forest_ghost_boxes

@@ -225,20 +225,27 @@ void ForestGhosts::start(const Pack& pack, int first_var, int n_vars) {
   in_flight_ = true;
   first_carried_ = first_var;
   n_carried_ = n_vars;
-  for (std::size_t r = 0; r < receives_.size(); ++r)
-    if (!receives_[r].empty())
-      messages_->receive(static_cast<int>(r), receive_buffers_[r].data(),
-                         receive_values_[r] * static_cast<std::size_t>(n_vars), static_cast<int>(r));
-  for (std::size_t r = 0; r < sends_.size(); ++r) {
-    if (sends_[r].empty()) continue;
-    double* out = send_buffers_[r].data();
-    for (std::size_t s = 0; s < sends_[r].size(); ++s)
-      for (const Box& box : send_boxes_[r][s]) {
-        if (box.empty()) continue;
-        pack(sends_[r][s], box, first_var, n_vars, out);
-        out += box.values() * n_vars;
-      }
-    messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_values_[r] * static_cast<std::size_t>(n_vars));
+  // A pack that fails (a device error, say) drops the copies: the next start finds none in flight,
+  // and the ranks waiting for this one's messages stop with an error naming it.
+  try {
+    for (std::size_t r = 0; r < receives_.size(); ++r)
+      if (!receives_[r].empty())
+        messages_->receive(static_cast<int>(r), receive_buffers_[r].data(),
+                           receive_values_[r] * static_cast<std::size_t>(n_vars), static_cast<int>(r));
+    for (std::size_t r = 0; r < sends_.size(); ++r) {
+      if (sends_[r].empty()) continue;
+      double* out = send_buffers_[r].data();
+      for (std::size_t s = 0; s < sends_[r].size(); ++s)
+        for (const Box& box : send_boxes_[r][s]) {
+          if (box.empty()) continue;
+          pack(sends_[r][s], box, first_var, n_vars, out);
+          out += box.values() * n_vars;
+        }
+      messages_->send(static_cast<int>(r), send_buffers_[r].data(), send_values_[r] * static_cast<std::size_t>(n_vars));
+    }
+  } catch (...) {
+    abandon();
+    throw;
   }
 }
 
