@@ -98,10 +98,11 @@ class ForestGuardFill {
     bool empty() const noexcept { return hi[0] <= lo[0] || hi[1] <= lo[1] || hi[2] <= lo[2]; }
   };
   // What some leaves' fills read of one leaf, as two boxes that a copy of it needs, written in turn:
-  // `sums` (group 2^dims, or empty) holds the groups read only through means, `cells` (group 1, or
+  // `sums` (group 2^dims, or empty) holds the groups read through means, `cells` (group 1, or
   // empty) every cell read one by one. A group of `sums` that meets `cells` lies inside it, so the
   // cells written second leave each group whole: its sum or its cells. When one box costs no more
-  // than two, `cells` is the box of all and `sums` is empty.
+  // than two, or a block has an odd number of cells along an axis (a group may then straddle two
+  // leaves), `cells` is the box of all and `sums` is empty.
   struct Read {
     Box sums, cells;
     Box bounds() const noexcept;  // the smallest box holding both, of single cells
