@@ -203,6 +203,7 @@ std::size_t ForestGhosts::values_sent() const noexcept {
 void ForestGhosts::check_carried(int block, int first_var, int end_var) const {
   if (block < 0 || block >= static_cast<int>(ranks_read_.size()) || ranks_read_[static_cast<std::size_t>(block)] == 0)
     return;
+  if (first_var < 0 || end_var > n_vars_ || first_var >= end_var) return;  // the fill names a bad range
   if (first_var >= first_carried_ && end_var <= first_carried_ + n_carried_) return;
   throw Error(
       fmt::format("{} on rank {}: block {}'s fill of variables {} .. {} reads other ranks' leaves, but their copies "
