@@ -255,6 +255,9 @@ TEST_CASE("ForestBlocks: the copies carry only the variables the cycle fills, an
     CHECK_NOTHROW(mesh.fill_guard_cells(b, 1, 1));
     CHECK_THROWS_WITH_AS(mesh.fill_guard_cells(b, 0, 2), doctest::Contains("hold variables 1 .. 1 only"), korch::Error);
   }
+  CHECK_THROWS_WITH_AS(mesh.start_ghost_copies(ForestBlocks::FillBy::action, 2, 2),
+                       doctest::Contains("variables 2 .. 3; give a range within 0 .. 2"), korch::Error);
+  CHECK(mesh.ghost_messages_outstanding() == 0);
   if (world.size() < 2) return;
   // Rank 0 copies variable 2, the others variables 0 and 1: the messages do not fit.
   REQUIRE(setenv("KORCH_MESSAGE_WAIT_SECONDS", "5", 1) == 0);

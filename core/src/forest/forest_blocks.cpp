@@ -285,6 +285,7 @@ void ForestBlocks::fill_guard_cells(int block, int first_var, int n_vars) const 
 
 void ForestBlocks::start_ghost_copies(FillBy fill_by, int first_var, int n_vars) {
   check_unchanged();
+  ghosts_->vars_counted(first_var, n_vars);  // a bad range changes nothing below
   fills_on_device_ = fill_by == FillBy::iterator && device_fill() != nullptr;
   claim_copies(fills_on_device_);
   // Every copy travels in korch::Grid's layout (variable slowest, k fastest), whatever the code's own.

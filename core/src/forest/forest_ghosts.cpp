@@ -212,11 +212,16 @@ void ForestGhosts::check_carried(int block, int first_var, int end_var) const {
                   who_, comm_.rank(), block, first_var, end_var - 1, first_carried_, first_carried_ + n_carried_ - 1));
 }
 
-void ForestGhosts::start(const Pack& pack, int first_var, int n_vars) {
+int ForestGhosts::vars_counted(int first_var, int n_vars) const {
   if (n_vars < 0) n_vars = n_vars_ - first_var;
   if (first_var < 0 || n_vars < 1 || first_var + n_vars > n_vars_)
     throw Error(fmt::format("{} on rank {}: start_ghost_copies() of variables {} .. {}; give a range within 0 .. {}",
                             who_, comm_.rank(), first_var, first_var + n_vars - 1, n_vars_ - 1));
+  return n_vars;
+}
+
+void ForestGhosts::start(const Pack& pack, int first_var, int n_vars) {
+  n_vars = vars_counted(first_var, n_vars);
   if (in_flight_)
     throw Error(
         fmt::format("{} on rank {}: start_ghost_copies() while copies are in flight: call finish_ghost_copies() "

@@ -67,6 +67,9 @@ class ForestGhosts {
   // variables first_var .. first_var + n_vars - 1 (n_vars < 0: through the last), the same on every
   // rank. Throws korch::Error for a range outside the leaves' variables.
   void start(const Pack& pack, int first_var = 0, int n_vars = -1);
+  // The count of variables first_var .. first_var + n_vars - 1 (n_vars < 0: through the last);
+  // throws korch::Error for a range outside the leaves' variables.
+  int vars_counted(int first_var, int n_vars) const;
   // Throws korch::Error when own leaf `block` reads other ranks' leaves and the copies in place (the
   // last start()'s; every variable before the first) lack one of variables [first_var, end_var).
   void check_carried(int block, int first_var, int end_var) const;
