@@ -225,6 +225,12 @@ TEST_CASE("Packet: each direction is one contiguous range; the device copy is a 
   }
   Grid before = g.clone();
   DataMover{MoveDirection::device_to_device}(p, spaces.device());
+  // The moved packet's metadata names its new buffer, for kernels that read it there.
+  auto moved = Kokkos::View<PacketEntryMeta*, DeviceMemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+      const_cast<PacketEntryMeta*>(p.device_entries()), 2);
+  auto moved_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), moved);
+  CHECK(moved_h(1).device_address[1] == reinterpret_cast<std::uintptr_t>(p.device_var(1, 1).data()));
+  CHECK(moved_h(1).device_address[1] != reinterpret_cast<std::uintptr_t>(d1.data()));
   DataMover{MoveDirection::device_to_host}(p, spaces.device());
   Unpacker()(p);
   CHECK(p.state() == DataPacket::State::unpacked);

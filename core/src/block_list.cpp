@@ -9,10 +9,14 @@
 
 namespace korch {
 
-BlockList::BlockList(std::string name, int n_vars) : name_(std::move(name)), n_vars_(n_vars) {
+BlockList::BlockList(std::string name, int n_vars, int n_face_vars)
+    : name_(std::move(name)), n_vars_(n_vars), n_face_vars_(n_face_vars) {
   if (n_vars < 1)
     throw Error::format("block list '{}': n_vars is {}: a block list needs at least one variable", excerpt(name_),
                         n_vars);
+  if (n_face_vars < 0)
+    throw Error::format("block list '{}': n_face_vars is {}: use 0 (no face variables) or more", excerpt(name_),
+                        n_face_vars);
 }
 
 void BlockList::check_shape(const BlockShape& shape) const {
@@ -81,28 +85,64 @@ void BlockList::check_array(const BlockShape& shape, const BlockArray& array) co
         "{}: block {} is an array in {} memory but the list's blocks are in {} memory: keep one list per memory "
         "(BlockArray::of for host arrays, BlockArray::on_device for device arrays)",
         source_name(), id, array.device ? "device" : "host", array.device ? "host" : "device");
-  if (array.data == nullptr)
-    throw Error::format("{}: block {} has no data: give the address of its cell (var 0, i 0, j 0, k 0)", source_name(),
-                        id);
-  if (array.extent == std::array<std::ptrdiff_t, 4>{0, 0, 0, 0})
-    throw Error::format(
-        "{}: block {} gives no extents: make its BlockArray with BlockArray::of(view, order) or "
-        "BlockArray::of(data, order, extents, strides), so that korch can check them against its shape",
-        source_name(), id);
   const std::array<std::ptrdiff_t, 4> needed{n_vars_, shape.cells[0] + 2 * shape.guard[0],
                                              shape.cells[1] + 2 * shape.guard[1], shape.cells[2] + 2 * shape.guard[2]};
-  if (array.extent != needed)
+  check_layout(fmt::format("block {}", id), array, needed,
+               fmt::format("(cells {} x {} x {} with {} x {} x {} guard cells per side, {} variables): give "
+                           "BlockShape the array's cells and guard cells, the list as many variables as the array "
+                           "holds (or a Kokkos::subview of the variables it should see), and the View's index order",
+                           shape.cells[0], shape.cells[1], shape.cells[2], shape.guard[0], shape.guard[1],
+                           shape.guard[2], n_vars_));
+}
+
+void BlockList::check_faces(const BlockShape& shape, const FaceArrays& faces) const {
+  static const char* axis_name[3] = {"x", "y", "z"};
+  const int id = n_blocks();
+  for (int a = 0; a < 3; ++a) {
+    const BlockArray& face = faces[static_cast<std::size_t>(a)];
+    const std::string what = fmt::format("block {}'s faces across {}", id, axis_name[a]);
+    const bool extends = shape.cells[a] + 2 * shape.guard[a] > 1;
+    if (!extends) {
+      if (face.data != nullptr)
+        throw Error::format(
+            "{}: {} are given, but the block stores one cell along {}, so it has no faces across it: leave that "
+            "face array empty",
+            source_name(), what, axis_name[a]);
+      continue;
+    }
+    if (face.device)
+      throw Error::format(
+          "{}: {} are an array in device memory: face arrays are host memory (BlockArray::of), the packets carry "
+          "them to the device",
+          source_name(), what);
+    std::array<std::ptrdiff_t, 4> needed{n_face_vars_, shape.cells[0] + 2 * shape.guard[0],
+                                         shape.cells[1] + 2 * shape.guard[1], shape.cells[2] + 2 * shape.guard[2]};
+    needed[static_cast<std::size_t>(a) + 1] += 1;
+    check_layout(what, face, needed,
+                 fmt::format("({} face variables over one more face than the block stores cells along {}): give "
+                             "the list as many face variables as the array holds and the View's index order",
+                             n_face_vars_, axis_name[a]));
+  }
+}
+
+// An array's address, extents and strides: within the limits, and no two values sharing memory.
+void BlockList::check_layout(const std::string& what, const BlockArray& array,
+                             const std::array<std::ptrdiff_t, 4>& needed, const std::string& fix) const {
+  if (array.data == nullptr)
+    throw Error::format("{}: {} has no data: give the address of its value (var 0, i 0, j 0, k 0)", source_name(),
+                        what);
+  if (array.extent == std::array<std::ptrdiff_t, 4>{0, 0, 0, 0})
     throw Error::format(
-        "{}: block {} is an array of extents {} but its shape needs {} (cells {} x {} x {} with {} x {} x {} "
-        "guard cells per side, {} variables): give BlockShape the array's cells and guard cells, the list "
-        "as many variables as the array holds (or a Kokkos::subview of the variables it should see), and "
-        "the View's index order",
-        source_name(), id, quadruple(array.extent), quadruple(needed), shape.cells[0], shape.cells[1], shape.cells[2],
-        shape.guard[0], shape.guard[1], shape.guard[2], n_vars_);
+        "{}: {} gives no extents: make its BlockArray with BlockArray::of(view, order) or "
+        "BlockArray::of(data, order, extents, strides), so that korch can check them against its shape",
+        source_name(), what);
+  if (array.extent != needed)
+    throw Error::format("{}: {} is an array of extents {} but its shape needs {} {}", source_name(), what,
+                        quadruple(array.extent), quadruple(needed), fix);
   for (int r = 0; r < 4; ++r)
     if (array.stride[static_cast<std::size_t>(r)] < 1)
-      throw Error::format("{}: block {} has stride {} along {}: strides count doubles and are at least 1",
-                          source_name(), id, array.stride[static_cast<std::size_t>(r)], index_name[r]);
+      throw Error::format("{}: {} has stride {} along {}: strides count doubles and are at least 1", source_name(),
+                          what, array.stride[static_cast<std::size_t>(r)], index_name[r]);
   // The last value's offset, within max_values (the extents are within the shape's limits).
   std::int64_t last = 0;
   for (int r = 0; r < 4; ++r) {
@@ -110,12 +150,12 @@ void BlockList::check_array(const BlockShape& shape, const BlockArray& array) co
     const std::int64_t steps = array.extent[ru] - 1;
     if (steps > 0 && array.stride[ru] > (max_values - last) / steps)
       throw Error::format(
-          "{}: block {} has strides {} for extents {}: its last value lies more than {} values past its "
-          "first; give the array's strides in doubles",
-          source_name(), id, quadruple(array.stride), quadruple(array.extent), max_values);
+          "{}: {} has strides {} for extents {}: its last value lies more than {} values past its first; give the "
+          "array's strides in doubles",
+          source_name(), what, quadruple(array.stride), quadruple(array.extent), max_values);
     last += steps * array.stride[ru];
   }
-  // Strides under which two cells share memory: in increasing stride order, each stride must step
+  // Strides under which two values share memory: in increasing stride order, each stride must step
   // over everything the smaller ones span (indices of extent 1 span nothing).
   std::array<int, 4> order{0, 1, 2, 3};
   std::sort(order.begin(), order.end(), [&](int a, int b) {
@@ -128,17 +168,32 @@ void BlockList::check_array(const BlockShape& shape, const BlockArray& array) co
     if (array.extent[ru] < 2) continue;
     if (array.stride[ru] < spanned)
       throw Error::format(
-          "{}: block {} has strides {} for extents {}: its cells along {} overlap those along {}; give the "
-          "array's strides in doubles",
-          source_name(), id, quadruple(array.stride), quadruple(array.extent), index_name[r], index_name[spanning]);
+          "{}: {} has strides {} for extents {}: its values along {} overlap those along {}; give the array's "
+          "strides in doubles",
+          source_name(), what, quadruple(array.stride), quadruple(array.extent), index_name[r], index_name[spanning]);
     spanned = array.stride[ru] * array.extent[ru];
     spanning = r;
   }
 }
 
 int BlockList::add(const BlockShape& shape, const BlockArray& array) {
+  if (n_face_vars_ > 0)
+    throw Error::format(
+        "{}: block {} is added without faces, but the list has {} face variables: give its face arrays "
+        "(add(shape, array, faces))",
+        source_name(), n_blocks(), n_face_vars_);
+  return add(shape, array, FaceArrays{});
+}
+
+int BlockList::add(const BlockShape& shape, const BlockArray& array, const FaceArrays& faces) {
   check_shape(shape);
   check_array(shape, array);
+  if (n_face_vars_ == 0 && (faces[0].data || faces[1].data || faces[2].data))
+    throw Error::format(
+        "{}: block {} is given face arrays, but the list has no face variables: give the list its count "
+        "(BlockList(name, n_vars, n_face_vars))",
+        source_name(), n_blocks());
+  if (n_face_vars_ > 0) check_faces(shape, faces);
   const int id = n_blocks();
   Entry e;
   e.meta.id = id;
@@ -155,6 +210,7 @@ int BlockList::add(const BlockShape& shape, const BlockArray& array) {
   }
   e.tiles = tile_interior(e.meta.interior, shape.tile_cells);
   e.array = array;
+  e.faces = faces;
   e.leaf = shape.leaf;
   if (array.device) {
     if (!residency_) residency_ = std::make_unique<BlockListResidency>(source_name(), n_vars_);
@@ -200,6 +256,16 @@ BlockView BlockList::block_view(int id) const {
   }
   return BlockView(data,
                    Kokkos::LayoutStride(n(n_vars_), s(0), n(st.hi[0]), s(1), n(st.hi[1]), s(2), n(st.hi[2]), s(3)));
+}
+
+BlockView BlockList::face_view(int id, int axis) const {
+  const BlockMeta& m = block_with_faces(*this, id, axis);
+  const BlockArray& a = entry(id).faces[static_cast<std::size_t>(axis)];
+  const Box faces = face_box(m.stored, axis);
+  const auto n = [](int x) { return static_cast<std::size_t>(x); };
+  const auto s = [&](int r) { return static_cast<std::size_t>(a.stride[static_cast<std::size_t>(r)]); };
+  return BlockView(a.data, Kokkos::LayoutStride(n(n_face_vars_), s(0), n(faces.hi[0]), s(1), n(faces.hi[1]), s(2),
+                                                n(faces.hi[2]), s(3)));
 }
 
 void BlockList::synchronize() const {

@@ -26,4 +26,14 @@ std::vector<Box> tile_interior(const Box& interior, const std::array<int, 3>& ti
   return tiles;
 }
 
+Box face_box(const Box& cells, int axis) noexcept {
+  Box faces = cells;
+  faces.hi[axis] += 1;
+  return faces;
+}
+
+bool has_faces_across(const BlockMeta& meta, int axis) noexcept {
+  return axis >= 0 && axis < 3 && meta.stored.extent(axis) > 1;
+}
+
 }  // namespace korch

@@ -154,13 +154,17 @@ TeamConfig read_team(const std::string& label, const json& object, const std::st
   return t;
 }
 
-// A helper's "variables": the grid variables its packets copy and the scratch ones they carry.
+// A helper's "variables": the grid variables its packets copy, the scratch ones they carry and the
+// face variables they copy.
 void read_variables(const std::string& label, const json& object, const std::string& path, HelperConfig& h) {
   Reader vr(label, object, path);
   h.variables.copy_in = vr.variable_indices("copy_in");
   h.variables.copy_in_out = vr.variable_indices("copy_in_out");
   h.variables.copy_out = vr.variable_indices("copy_out");
   h.variables.scratch = vr.count<int>("scratch", 0);
+  h.variables.face_copy_in = vr.variable_indices("face_copy_in");
+  h.variables.face_copy_in_out = vr.variable_indices("face_copy_in_out");
+  h.variables.face_copy_out = vr.variable_indices("face_copy_out");
   vr.finish();
 }
 
@@ -293,6 +297,12 @@ std::string Configuration::to_json() const {
                       {"copy_in_out", h.variables.copy_in_out},
                       {"copy_out", h.variables.copy_out},
                       {"scratch", h.variables.scratch}};
+    const auto add_faces = [&](const char* key, const std::vector<int>& faces) {
+      if (!faces.empty()) j["variables"][key] = faces;
+    };
+    add_faces("face_copy_in", h.variables.face_copy_in);
+    add_faces("face_copy_in_out", h.variables.face_copy_in_out);
+    add_faces("face_copy_out", h.variables.face_copy_out);
     if (h.kind == HelperKind::router) {
       j["fraction"] = h.fraction;
       j["to"] = h.to;

@@ -4,6 +4,8 @@
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
 
+#include "box_copy.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,6 +48,9 @@ DataPacket::DataPacket(const DataSource& grid, DataType type, PacketVariables va
   }
   if (vars_.copy_in.empty() && vars_.copy_in_out.empty() && vars_.copy_out.empty()) {
     for (int v = 0; v < grid.n_vars(); ++v) vars_.copy_in_out.push_back(v);
+    // Nothing named at all: the face variables travel both ways too.
+    if (vars_.face_copy_in.empty() && vars_.face_copy_in_out.empty() && vars_.face_copy_out.empty())
+      for (int v = 0; v < grid.n_face_vars(); ++v) vars_.face_copy_in_out.push_back(v);
   }
   if (vars_.scratch < 0) throw Error::format("data packet: scratch is {}: use 0 or more", vars_.scratch);
   section_of_.assign(static_cast<std::size_t>(grid.n_vars()), -1);
@@ -68,6 +73,7 @@ DataPacket::DataPacket(const DataSource& grid, DataType type, PacketVariables va
     }
   }
   n_section_vars_[3] = vars_.scratch;
+  place_face_variables();
   if (type_ == DataType::packet_of_blocks) residency_ = source_->device_residency();
   if (residency_) {
     reads_ = vars_.copy_in;
@@ -119,6 +125,7 @@ void DataPacket::append(int block, int tile, const Box& box, const Box& interior
     m.delta[d] = bm.delta[d];
   }
   m.var_stride = m.n_cells;
+  add_entry_faces(bm, box);
   entries_.push_back(m);
 }
 
@@ -182,56 +189,6 @@ double* DataPacket::entry_pointer(double* base, std::size_t i, int section, int 
   return base + e.offset[section] + static_cast<std::size_t>(slot) * static_cast<std::size_t>(e.n_cells);
 }
 
-namespace {
-// Copies box `m` of the variables `vars` between a block's storage and a packed array, in the
-// order (var, i, j, k). A source's block may have any strides; where k is contiguous, rows along k
-// are memcpy's, and where the box spans whole j-k planes of a LayoutRight block (korch::Grid's
-// blocks with their guard cells), one range per variable (this runs on the packing thread, on the
-// path to the device).
-template <bool ToPacket>
-void copy_box(const DataSource& source, const PacketEntryMeta& m, const std::vector<int>& vars, double* packed) {
-  const auto data = source.block_view(m.block);
-  const std::size_t ni = static_cast<std::size_t>(m.hi[0] - m.lo[0]);
-  const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1]);
-  const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2]);
-  if (ni == 0 || nj == 0 || nk == 0 || vars.empty()) return;
-  auto copy = [](double* block, double* packet, std::size_t n) {
-    if constexpr (ToPacket) {
-      std::memcpy(packet, block, n * sizeof(double));
-    } else {
-      std::memcpy(block, packet, n * sizeof(double));
-    }
-  };
-  const std::size_t ej = data.extent(2), ek = data.extent(3);
-  const bool rows = data.stride(3) == 1;
-  const bool whole_planes = rows && data.stride(2) == ek && data.stride(1) == ej * ek && m.lo[1] == 0 &&
-                            static_cast<std::size_t>(m.hi[1]) == ej && m.lo[2] == 0 &&
-                            static_cast<std::size_t>(m.hi[2]) == ek;
-  for (int v : vars) {
-    if (whole_planes) {
-      copy(&data(v, m.lo[0], 0, 0), packed, ni * nj * nk);
-      packed += ni * nj * nk;
-      continue;
-    }
-    for (int i = m.lo[0]; i < m.hi[0]; ++i)
-      for (int j = m.lo[1]; j < m.hi[1]; ++j, packed += nk) {
-        if (rows) {
-          copy(&data(v, i, j, m.lo[2]), packed, nk);
-          continue;
-        }
-        double* row = packed;
-        for (int k = m.lo[2]; k < m.hi[2]; ++k, ++row) {
-          if constexpr (ToPacket) {
-            *row = data(v, i, j, k);
-          } else {
-            data(v, i, j, k) = *row;
-          }
-        }
-      }
-  }
-}
-}  // namespace
-
 void DataPacket::pack() {
   require(State::building, "pack()");
   if (entries_.empty()) throw Error::format("{}: pack() on an empty packet: add blocks or tiles first", describe());
@@ -243,10 +200,8 @@ void DataPacket::pack() {
     // A resident packet's data sections are empty where its entries point at the blocks' device
     // copies; a gathered entry has room for its variables in the first.
     for (std::size_t i = 0; i < entries_.size(); ++i) {
-      auto& e = entries_[i];
-      const int stored_vars = !residency_ || s == 3 ? n_section_vars_[s] : s == 0 && gathered_[i] ? gathered_vars_ : 0;
-      e.offset[s] = at;
-      at += static_cast<std::size_t>(stored_vars) * static_cast<std::size_t>(e.n_cells);
+      entries_[i].offset[s] = at;
+      at += entry_doubles(i, s);
     }
     at = (at + 7) / 8 * 8;
   }
@@ -256,9 +211,11 @@ void DataPacket::pack() {
   auto* base = static_cast<double*>(host_.data());
   for (std::size_t i = 0; i < entries_.size() && !residency_; ++i) {
     const auto& e = entries_[i];
-    copy_box<true>(*source_, e, vars_.copy_in, base + e.offset[0]);
-    copy_box<true>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
+    const auto cells = source_->block_view(e.block);
+    detail::copy_box<true>(cells, detail::entry_box(e), vars_.copy_in, base + e.offset[0]);
+    detail::copy_box<true>(cells, detail::entry_box(e), vars_.copy_in_out, base + e.offset[1]);
   }
+  copy_faces(true);
   state_ = State::packed;
 }
 
@@ -273,7 +230,7 @@ void DataPacket::copy_to_device(const DeviceTaskSpace& instance) {
   }
   set_device_addresses(dev);
   std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
-  copy_to_device_async(instance, dev, base, (residency_ ? section_begin_[0] : section_begin_[2]) * sizeof(double));
+  copy_to_device_async(instance, dev, base, device_bound_end() * sizeof(double));
   if (residency_) gather_on_device(instance, true, reads_);
   state_ = State::on_device;
 }
@@ -291,6 +248,7 @@ void DataPacket::set_device_addresses(double* device_buffer) {
       e.device_address[s] = reinterpret_cast<std::uintptr_t>(address);
     }
     e.var_stride = in_place ? layout.stride[0] : e.n_cells;
+    set_face_addresses(i, device_buffer);
   }
 }
 
@@ -321,6 +279,10 @@ void DataPacket::move_on_device(const DeviceTaskSpace& instance) {
   instance.fence();  // the source buffer goes back to the pool below
   device_ = std::move(target);
   set_device_addresses(static_cast<double*>(device_.data()));
+  // The copied metadata still names the old buffer: kernels that read it (PacketPack) need the new.
+  auto* base = static_cast<double*>(host_.data());
+  std::memcpy(base, entries_.data(), entries_.size() * sizeof(PacketEntryMeta));
+  copy_to_device_async(instance, device_.data(), base, section_begin_[0] * sizeof(double));
 }
 
 void DataPacket::copy_to_host(const DeviceTaskSpace& instance) {
@@ -333,8 +295,10 @@ void DataPacket::copy_to_host(const DeviceTaskSpace& instance) {
     }
     residency_->end_device_use(block_ids(), reads_, writes_);
     held_on_device_ = false;
-    state_ = State::on_host;
-    return;
+    if (!has_faces()) {
+      state_ = State::on_host;
+      return;
+    }
   }
   auto* dev = static_cast<char*>(device_.data());
   auto* host = static_cast<char*>(host_.data());
@@ -348,10 +312,12 @@ void DataPacket::unpack() {
   device_.release();
   auto* base = static_cast<double*>(host_.data());
   for (const auto& e : entries_) {
-    if (residency_) break;  // nothing to copy: the source brings its blocks back when the host asks
-    copy_box<false>(*source_, e, vars_.copy_in_out, base + e.offset[1]);
-    copy_box<false>(*source_, e, vars_.copy_out, base + e.offset[2]);
+    if (residency_) break;  // no cells to copy: the source brings its blocks back when the host asks
+    const auto cells = source_->block_view(e.block);
+    detail::copy_box<false>(cells, detail::entry_box(e), vars_.copy_in_out, base + e.offset[1]);
+    detail::copy_box<false>(cells, detail::entry_box(e), vars_.copy_out, base + e.offset[2]);
   }
+  copy_faces(false);
   host_.release();
   state_ = State::unpacked;
 }
@@ -369,8 +335,11 @@ void DataPacket::release() noexcept {
   if (state_ != State::unpacked) state_ = State::released;
 }
 
-std::size_t DataPacket::bytes_to_device() const noexcept {
-  return (residency_ ? section_begin_[0] : section_begin_[2]) * sizeof(double) + staged_bytes_;
+std::size_t DataPacket::bytes_to_device() const noexcept { return device_bound_end() * sizeof(double) + staged_bytes_; }
+
+// A resident packet sends its metadata alone, unless it carries faces, which follow the cells.
+std::size_t DataPacket::device_bound_end() const noexcept {
+  return residency_ && !has_faces() ? section_begin_[0] : section_begin_[2];
 }
 
 std::pair<int, int> DataPacket::device_place(int var) const noexcept {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/data_source.hpp>
+#include <korch/error.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -21,6 +22,30 @@ DataSource& DataSource::operator=(const DataSource& other) noexcept {
 }
 
 bool DataSource::is_leaf(int) const { return true; }
+
+BlockView DataSource::face_view(int id, int axis) const {
+  (void)block_with_faces(*this, id, axis);  // throws: this source keeps no faces
+  return {};
+}
+
+const BlockMeta& block_with_faces(const DataSource& source, int id, int axis) {
+  static const char* axis_name[3] = {"x", "y", "z"};
+  if (source.n_face_vars() < 1)
+    throw Error::format(
+        "the {} has no face variables: give the source face variables (GridSpec::n_face_vars, "
+        "BlockList(name, n_vars, n_face_vars)) to read faces",
+        source.source_name());
+  if (axis < 0 || axis > 2)
+    throw Error::format("the {}: faces across axis {} asked of block {}: use axis 0 (x), 1 (y) or 2 (z)",
+                        source.source_name(), axis, id);
+  const BlockMeta& m = source.block(id);
+  if (!has_faces_across(m, axis))
+    throw Error::format(
+        "the {}: block {} has no faces across {}: it stores one cell along {} (no guard cells there); read the "
+        "axes it extends along",
+        source.source_name(), id, axis_name[axis], axis_name[axis]);
+  return m;
+}
 
 void DataSource::new_layout() noexcept { stamp_ = fresh_stamp(); }
 

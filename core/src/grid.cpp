@@ -50,17 +50,20 @@ std::size_t check_grid_size(const GridSpec& spec, std::uint64_t memory_limit) {
     blocks = static_cast<std::int64_t>(spec.owned_blocks.size());
   }
   // Bytes in long double first: the exact product may not fit 64 bits, its estimate always does.
-  long double estimate = static_cast<long double>(blocks) * spec.n_vars * sizeof(double);
-  for (int d = 0; d < 3; ++d)
-    estimate *= static_cast<long double>(spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0));
+  long double stored[3];
+  for (int d = 0; d < 3; ++d) stored[d] = spec.block_cells[d] + (d < spec.guard_dims ? 2 * guard : 0);
+  long double values = spec.n_vars * stored[0] * stored[1] * stored[2];
+  for (int a = 0; a < 3; ++a)  // face variables across each axis the blocks extend along
+    if (stored[a] > 1) values += spec.n_face_vars * stored[0] * stored[1] * stored[2] / stored[a] * (stored[a] + 1);
+  const long double estimate = static_cast<long double>(blocks) * values * sizeof(double);
   const std::uint64_t limit = memory_limit > 0 ? memory_limit : (std::uint64_t{1} << 62);
   if (estimate > static_cast<long double>(limit))
     throw Error::format(
-        "grid: {} x {} x {} blocks of {} x {} x {} cells (+ guard cells) with {} variables need {:.4g} bytes, more "
-        "than "
-        "the limit of {} bytes{}",
+        "grid: {} x {} x {} blocks of {} x {} x {} cells (+ guard cells) with {} variables ({} on faces) need "
+        "{:.4g} bytes, more than the limit of {} bytes{}",
         spec.blocks[0], spec.blocks[1], spec.blocks[2], spec.block_cells[0], spec.block_cells[1], spec.block_cells[2],
-        spec.n_vars, static_cast<double>(estimate), limit, memory_limit > 0 ? " (this machine's physical memory)" : "");
+        spec.n_vars, spec.n_face_vars, static_cast<double>(estimate), limit,
+        memory_limit > 0 ? " (this machine's physical memory)" : "");
   return static_cast<std::size_t>(estimate);
 }
 
@@ -86,6 +89,8 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
     throw Error::format("grid: guard_dims is {}: use 1 (x), 2 (x, y) or 3 (x, y, z)", spec_.guard_dims);
   }
   if (spec_.n_vars < 1) throw Error::format("grid: n_vars is {}: the grid needs at least one variable", spec_.n_vars);
+  if (spec_.n_face_vars < 0)
+    throw Error::format("grid: n_face_vars is {}: use 0 (no face variables) or more", spec_.n_face_vars);
 
   const std::size_t bytes = check_grid_size(spec_, physical_memory_bytes());
 
@@ -100,6 +105,7 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
   } catch (const std::exception& e) {
     throw Error::format("grid: cannot allocate {} bytes for {} blocks: {}", bytes, n_blocks, e.what());
   }
+  allocate_faces(n_blocks, bytes);
   doubles_per_block_ = static_cast<std::size_t>(spec_.n_vars) * static_cast<std::size_t>(ext[0]) *
                        static_cast<std::size_t>(ext[1]) * static_cast<std::size_t>(ext[2]);
   for (std::size_t id = 0; id < n_blocks; ++id) {
@@ -127,6 +133,29 @@ Grid::Grid(GridSpec spec) : spec_(spec) {
   }
   tile_boxes_ = tile_interior(interior, spec_.tile_cells);
   if (spec_.resident) residency_ = std::make_shared<GridResidency>(data_);
+}
+
+void Grid::allocate_faces(std::size_t n_blocks, std::size_t bytes) {
+  const auto ext = stored_extent();
+  for (int a = 0; a < 3 && spec_.n_face_vars > 0; ++a) {
+    if (ext[a] < 2) continue;  // no faces across an axis the blocks do not extend along
+    std::array<std::size_t, 3> faces{};
+    for (int d = 0; d < 3; ++d) faces[d] = static_cast<std::size_t>(ext[d] + (d == a ? 1 : 0));
+    try {
+      faces_[a] = HostData("korch grid faces", n_blocks, static_cast<std::size_t>(spec_.n_face_vars), faces[0],
+                           faces[1], faces[2]);
+    } catch (const std::exception& e) {
+      throw Error::format("grid: cannot allocate {} bytes for {} blocks: {}", bytes, n_blocks, e.what());
+    }
+  }
+}
+
+BlockView Grid::face_view(int id, int axis) const {
+  (void)block_with_faces(*this, id, axis);
+  const HostData& f = faces_[axis];
+  const std::size_t sk = f.stride(4), sj = f.stride(3), si = f.stride(2), sv = f.stride(1);
+  return BlockView(&f(static_cast<std::size_t>(id), 0, 0, 0, 0),
+                   Kokkos::LayoutStride(f.extent(1), sv, f.extent(2), si, f.extent(3), sj, f.extent(4), sk));
 }
 
 DeviceResidency* Grid::device_residency() const noexcept { return residency_.get(); }
@@ -217,6 +246,8 @@ Grid Grid::clone() const {
   Grid g(spec_);
   if (residency_) residency_->make_all_host_valid(false);
   Kokkos::deep_copy(g.data_, data_);  // the copy's residency starts valid on the host alone
+  for (std::size_t a = 0; a < 3; ++a)
+    if (faces_[a].data() != nullptr) Kokkos::deep_copy(g.faces_[a], faces_[a]);
   return g;
 }
 

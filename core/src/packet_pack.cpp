@@ -20,9 +20,17 @@ PacketPack::PacketPack(const DataPacket& packet)
         "on_box for this action",
         packet.describe(), max_variables, n_vars);
   }
+  if (packet.source().n_face_vars() > max_variables) {
+    throw Error::format(
+        "{}: a PacketPack addresses at most {} face variables and the source has {}: use on_packet_entry or "
+        "on_box for this action",
+        packet.describe(), max_variables, packet.source().n_face_vars());
+  }
   for (int v = 0; v < max_variables; ++v) {
     const auto [section, slot] = packet.device_place(v);
     place_[v] = section < 0 ? -1 : section * slot_range + slot;
+    const auto [face_section, face_slot] = packet.face_place(v);
+    face_place_[v] = face_section < 0 ? -1 : face_section * slot_range + face_slot;
   }
   for (std::size_t e = 0; e < packet.size(); ++e) {
     const PacketEntryMeta& m = packet.entry(e);

@@ -30,6 +30,9 @@ class Block : public DataItem {
   BlockView view() const { return source_->block_view(block_); }
   // The same on a korch::Grid, in the grid's LayoutRight type.
   Grid::BlockData data() const { return grid().block_data(block_); }
+  // The block's face variables across `axis` (var, i, j, k) over face_box(meta().stored, axis)
+  // (DataSource::face_view); throws korch::Error when the source keeps none there.
+  BlockView face_view(int axis) const { return source_->face_view(block_, axis); }
   // Every tile of this block, in tile order (the splitter's block -> tiles step).
   std::vector<std::shared_ptr<Tile>> tiles() const;
 

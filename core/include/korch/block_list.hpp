@@ -118,8 +118,15 @@ struct BlockShape {
 
 class BlockList : public DataSource {
  public:
-  // Throws korch::Error when n_vars < 1.
-  BlockList(std::string name, int n_vars);
+  // A block's face arrays, one per axis (x, y, z): across an axis the block extends along, the
+  // array of n_face_vars variables over the faces of its stored cells (one more than the stored
+  // cells along that axis; face i is the low face of cell i); across another axis none (no data).
+  // Host memory, in any layout, also for a list of device arrays (docs/data-sources.md).
+  using FaceArrays = std::array<BlockArray, 3>;
+
+  // n_face_vars: face-centred variables per block (0: none). Throws korch::Error when n_vars < 1 or
+  // n_face_vars < 0.
+  BlockList(std::string name, int n_vars, int n_face_vars = 0);
 
   // Limits of a block, checked in 64 bits: cells stored per direction, guard cells included (box
   // coordinates are int, and tile loops add a tile's size to one); values of the array (n_vars times
@@ -135,6 +142,10 @@ class BlockList : public DataSource {
   // strides below 1 or strides under which two cells share memory, a device array in a list of
   // host arrays or the other way round.
   int add(const BlockShape& shape, const BlockArray& array);
+  // The same for a list with face variables: `faces` holds the block's face arrays (FaceArrays),
+  // checked like its cells (extents n_face_vars and the faces' counts, strides, host memory); a
+  // face array given across an axis the block does not extend along is an error too.
+  int add(const BlockShape& shape, const BlockArray& array, const FaceArrays& faces);
   // The checks of add() on the shape alone, for the block that add() would append next.
   void check_shape(const BlockShape& shape) const;
   // Forgets every block (the arrays stay the code's).
@@ -149,6 +160,9 @@ class BlockList : public DataSource {
   // valid first; the device array is marked stale, as the caller may write the copy, until the
   // cycle ends (or synchronize()).
   BlockView block_view(int id) const override;
+  int n_face_vars() const noexcept override { return n_face_vars_; }
+  // The code's own face array of the block across `axis` (no copy, also in a list of device arrays).
+  BlockView face_view(int id, int axis) const override;
   bool is_leaf(int id) const override;
   // The code's array of a block, as add() took it. Throws korch::Error naming a bad id.
   const BlockArray& array(int id) const { return entry(id).array; }
@@ -168,13 +182,18 @@ class BlockList : public DataSource {
     BlockMeta meta;
     std::vector<Box> tiles;
     BlockArray array;
+    FaceArrays faces;
     bool leaf;
   };
   const Entry& entry(int id) const;
   void check_array(const BlockShape& shape, const BlockArray& array) const;
+  void check_faces(const BlockShape& shape, const FaceArrays& faces) const;
+  void check_layout(const std::string& what, const BlockArray& array, const std::array<std::ptrdiff_t, 4>& needed,
+                    const std::string& fix) const;
   void check_sizes(const BlockShape& shape) const;
   std::string name_;
   int n_vars_;
+  int n_face_vars_;
   std::vector<Entry> blocks_;
   std::unique_ptr<BlockListResidency> residency_;  // a list of device arrays
 };

@@ -33,6 +33,13 @@ struct BlockMeta {
   Box stored;                               // interior plus guard cells
 };
 
+// The faces of a box of cells across `axis`: face i is the low face of cell i, so the box's cells
+// are bounded by faces lo .. hi of that axis, both included (docs/data-sources.md, "Face variables").
+Box face_box(const Box& cells, int axis) noexcept;
+// Whether a block has faces across `axis`: it extends along the axis (stores more than one cell
+// there). A 2-D block (one cell in z, no guard cells there) has faces across x and y only.
+bool has_faces_across(const BlockMeta& meta, int axis) noexcept;
+
 // Tiles of size `tile_cells` (0: whole extent) covering `interior`, x fastest; the last tile in a
 // direction is cut short at the interior's edge.
 std::vector<Box> tile_interior(const Box& interior, const std::array<int, 3>& tile_cells);

@@ -19,6 +19,7 @@
 #include <korch/action_context.hpp>
 #include <korch/backend/spaces.hpp>
 #include <korch/backend/thread_spaces.hpp>
+#include <korch/error.hpp>
 #include <korch/data_item.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/grid.hpp>
@@ -50,6 +51,7 @@ class BoxView {
   using execution_space = std::conditional_t<in_packet, DeviceTaskSpace, HostTaskSpace>;
   using var_type = std::conditional_t<in_packet, DataPacket::DeviceVar,
                                       std::conditional_t<Source == BoxSource::grid, HostCellVar, StridedCellVar>>;
+  using face_type = std::conditional_t<in_packet, DataPacket::DeviceVar, StridedCellVar>;
 
   // A tile's box or a block's interior (grid and strided views); `source` is a korch::Grid for a
   // grid view.
@@ -64,6 +66,7 @@ class BoxView {
         tile_(tile),
         box_(box),
         stored_(block.stored),
+        interior_(block.interior),
         level_(block.level),
         delta_(block.delta) {
     static_assert(!in_packet, "a packet view is made from a PacketEntry");
@@ -79,6 +82,7 @@ class BoxView {
         tile_(entry.tile_index()),
         box_(entry.interior()),
         stored_(entry.stored()),
+        interior_(entry.interior()),
         level_(entry.level()),
         delta_{entry.meta().delta[0], entry.meta().delta[1], entry.meta().delta[2]} {}
 
@@ -130,6 +134,30 @@ class BoxView {
       return var_type(grid.block_pointer(block_) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
     }
   }
+  // Face variable `var` across `axis` (DataSource::face_view; a packet's face_copy_* lists), indexed
+  // like box(): face i is the low face of cell i, so the faces bounding box() are faces(axis).
+  // Throws korch::Error naming the face variable or axis the item does not carry.
+  face_type face(int axis, int var) const {
+    if constexpr (in_packet) {
+      return entry_->face(axis, var);
+    } else {
+      const BlockView faces = source_->face_view(block_, axis);
+      if (var < 0 || var >= static_cast<int>(faces.extent(0)))
+        throw Error::format("the {}: face variable {} asked of block {}: it has face variables 0..{}",
+                            source_->source_name(), var, block_, faces.extent(0) - 1);
+      return Kokkos::subview(faces, var, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+    }
+  }
+  Box faces(int axis) const noexcept { return face_box(box_, axis); }
+  // The faces this box writes without racing its neighbours: a tile of a host block shares its
+  // high face with the next tile, which other threads may be writing, so a tile owns its high face
+  // only at the block interior's high edge; a block and a packet entry (its own copy) own all of
+  // faces(axis).
+  Box owned_faces(int axis) const noexcept {
+    Box owned = faces(axis);
+    if (box_.hi[axis] < interior_.hi[axis]) owned.hi[axis] -= 1;
+    return owned;
+  }
   // The thread's own instance for this box's memory: launch the box's kernels on it.
   const execution_space& space() const noexcept {
     if constexpr (in_packet)
@@ -149,6 +177,7 @@ class BoxView {
   int tile_;
   Box box_;
   Box stored_;
+  Box interior_;  // the block's interior (host views), the entry's (packet views)
   int level_;
   std::array<double, 3> delta_;
 };

@@ -28,6 +28,12 @@
 // hold the entry metadata and scratch variables, and, for a block whose device array is not laid
 // out as korch packs (each variable LayoutRight over the stored box), a device-side copy of its
 // variables, gathered before the action and scattered back after it without leaving the device.
+//
+// Face variables (PacketVariables::face_copy_*, DataSource::face_view) travel in the same sections,
+// after each entry's cells: per variable, the faces across each axis the block has faces across,
+// each LayoutRight over face_box(entry's box, axis). A packet of tiles carries the faces bounding
+// each tile (two tiles share the face between them). Faces live in host memory in every source, so
+// a resident packet carries them through its buffer too (docs/data-packets.md, "Face variables").
 #pragma once
 
 #include <korch/backend/memory_pool.hpp>
@@ -42,6 +48,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -65,6 +72,12 @@ struct PacketEntryMeta {
   std::int64_t var_stride;          // doubles from one variable of the entry to the next at its device addresses
   std::uint64_t offset[4];          // first double of the entry in each section, from the buffer start
   std::uint64_t device_address[4];  // the same on the device (valid once on the device)
+  // Face variables (valid once on the device): in section s the entry's faces start at
+  // face_address[s]; one variable's faces take face_stride doubles, those across axis a starting
+  // face_offset[a] into them (-1: the block has no faces across a).
+  std::uint64_t face_address[3];
+  std::int64_t face_stride;
+  std::int64_t face_offset[3];
 };
 
 class DataPacket : public DataItem {
@@ -118,6 +131,15 @@ class DataPacket : public DataItem {
   DeviceVar device_scratch(std::size_t i, int scratch) const;
   // The same on the pinned host buffer (states packed and on_host).
   HostVar host_var(std::size_t i, int var) const;
+  // Face variable `var` of entry i across `axis`, over face_box of the entry's box in entry-local
+  // indices: on the device (state on_device; face_copy_in ones read-only by contract) and on the
+  // pinned host buffer (states packed and on_host). Throws korch::Error naming a face variable the
+  // packet does not carry or an axis the entry's block has no faces across.
+  DeviceVar device_face(std::size_t i, int axis, int var) const;
+  HostVar host_face(std::size_t i, int axis, int var) const;
+  // Whether the packet carries face variable `var`; where it lies: (section, slot), or (-1, -1).
+  bool carries_face(int var) const noexcept;
+  std::pair<int, int> face_place(int var) const noexcept;
 
   // Where variable `var` is stored: (section, slot), or (-1, -1) when the packet does not carry it.
   std::pair<int, int> variable_place(int var) const noexcept;
@@ -145,6 +167,16 @@ class DataPacket : public DataItem {
   double* entry_pointer(double* base, std::size_t i, int section, int slot) const;
   void append(int block, int tile, const Box& box, const Box& interior);
   void set_device_addresses(double* device_buffer);
+  // Faces (data_packet_faces.cpp).
+  void place_face_variables();
+  void add_entry_faces(const BlockMeta& block, const Box& box);
+  int cell_vars_stored(std::size_t i, int section) const noexcept;
+  std::size_t entry_doubles(std::size_t i, int section) const noexcept;
+  double* face_pointer(double* base, std::size_t i, int axis, int var) const;
+  void set_face_addresses(std::size_t i, double* device_buffer);
+  void copy_faces(bool to_packet);
+  bool has_faces() const noexcept { return n_section_faces_[0] + n_section_faces_[1] + n_section_faces_[2] > 0; }
+  std::size_t device_bound_end() const noexcept;  // in doubles: the copy to the device ends here
 
   void gather_on_device(const DeviceTaskSpace& instance, bool to_packet, const std::vector<int>& vars) const;
 
@@ -161,6 +193,12 @@ class DataPacket : public DataItem {
   std::vector<int> section_of_;  // per grid variable: section or -1
   std::vector<int> slot_of_;
   int n_section_vars_[4] = {0, 0, 0, 0};
+  std::vector<int> face_section_of_;  // per face variable: section or -1
+  std::vector<int> face_slot_of_;
+  int n_section_faces_[3] = {0, 0, 0};
+  // Per entry, the faces it stores of one face variable across each axis (0: none), and their sum.
+  std::vector<std::array<std::size_t, 3>> face_counts_;
+  std::vector<std::size_t> faces_per_var_;
   MemoryPool* pinned_pool_;
   MemoryPool* device_pool_;
   std::vector<PacketEntryMeta> entries_;

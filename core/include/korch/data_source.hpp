@@ -47,6 +47,13 @@ class DataSource {
   virtual const std::vector<Box>& tiles_of(int id) const = 0;
   // The block's cells, guard cells included: extents (n_vars, stored extents).
   virtual BlockView block_view(int id) const = 0;
+  // Face-centred variables (docs/data-sources.md, "Face variables"): how many each block holds on
+  // its faces across every axis it extends along (has_faces_across), 0 for none; and one block's
+  // faces across `axis` as a BlockView (var, i, j, k) over face_box(stored, axis), in block-local
+  // indices (face i is the low face of cell i). face_view throws korch::Error naming the source,
+  // the block and the axis when the block has no faces there.
+  virtual int n_face_vars() const { return 0; }
+  virtual BlockView face_view(int id, int axis) const;
   // False for a block that a finer block covers (a source with levels); LeafBlocks skips it.
   virtual bool is_leaf(int id) const;
   // This source as a korch::Grid, or nullptr for any other kind (what as_grid() and the routines'
@@ -77,6 +84,9 @@ class DataSource {
 int narrowest_guard(const DataSource& source);
 // The levels of the source's blocks, ascending, each once.
 std::vector<int> levels_of(const DataSource& source);
+// The block whose faces across `axis` face_view() is asked for, after checking that the source has
+// face variables and the block faces there; throws korch::Error naming what is missing.
+const BlockMeta& block_with_faces(const DataSource& source, int id, int axis);
 // Tiles per block, averaged over the blocks (0 for a source without blocks).
 double mean_tiles_per_block(const DataSource& source);
 

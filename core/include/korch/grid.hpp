@@ -37,7 +37,10 @@ struct GridSpec {
   // would otherwise store, pack and move 5 planes for its 1 interior plane).
   int guard_dims = 3;
   int n_vars = 1;  // cell-centred variables
-  int level = 0;   // refinement level index (metadata)
+  // Face-centred variables (docs/data-sources.md, "Face variables"): kept on the faces across each
+  // axis the blocks extend along, in host memory (a resident grid's packets carry them).
+  int n_face_vars = 0;
+  int level = 0;  // refinement level index (metadata)
   std::array<double, 3> domain_lo{0.0, 0.0, 0.0};
   std::array<double, 3> domain_hi{1.0, 1.0, 1.0};
   std::array<int, 3> tile_cells{0, 0, 0};  // tile size; 0 in a direction: the whole block
@@ -82,6 +85,9 @@ class Grid : public DataSource {
   // Every block has the same tiles (tile_boxes()).
   const std::vector<Box>& tiles_of(int id) const override;
   BlockView block_view(int id) const override;
+  int n_face_vars() const noexcept override { return spec_.n_face_vars; }
+  // The block's faces across `axis`: (var, i, j, k), LayoutRight over face_box(stored, axis).
+  BlockView face_view(int id, int axis) const override;
   const std::vector<BlockMeta>& blocks() const noexcept { return meta_; }
 
   // Tiles of every block (identical tiling for every block).
@@ -136,7 +142,9 @@ class Grid : public DataSource {
   GridSpec spec_;
   std::vector<BlockMeta> meta_;
   std::vector<Box> tile_boxes_;
+  void allocate_faces(std::size_t n_blocks, std::size_t bytes);
   HostData data_;
+  std::array<HostData, 3> faces_;  // per axis (block, var, i, j, k); empty without faces across it
   std::size_t doubles_per_block_ = 0;
   // Shared by copies of the grid, which share its storage too.
   std::shared_ptr<GridResidency> residency_;

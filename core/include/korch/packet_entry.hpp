@@ -37,6 +37,11 @@ class PacketEntry {
   // A variable of the entry on the device (the packet must be on the device), indexed entry-local.
   DataPacket::DeviceVar var(int var) const { return packet_->device_var(index_, var); }
   DataPacket::DeviceVar scratch(int scratch) const { return packet_->device_scratch(index_, scratch); }
+  // A face variable of the entry across `axis` on the device, indexed entry-local over
+  // face_box(stored(), axis) (face i is the low face of cell i), and the faces bounding the cells
+  // to update: face_box(interior(), axis).
+  DataPacket::DeviceVar face(int axis, int var) const { return packet_->device_face(index_, axis, var); }
+  Box faces(int axis) const noexcept { return face_box(interior_, axis); }
 
  private:
   DataPacket* packet_;

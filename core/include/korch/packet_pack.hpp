@@ -30,7 +30,7 @@ class PacketPack {
   static constexpr int max_variables = 64;
 
   // The packet must be on the device; throws korch::Error otherwise, or when the source has more
-  // variables than max_variables.
+  // variables, or face variables, than max_variables.
   explicit PacketPack(const DataPacket& packet);
 
   KOKKOS_INLINE_FUNCTION int size() const noexcept { return n_entries_; }
@@ -63,6 +63,44 @@ class PacketPack {
            j < m.interior_hi[1] - m.lo[1] && k >= m.interior_lo[2] - m.lo[2] && k < m.interior_hi[2] - m.lo[2];
   }
 
+  // Face variables (docs/data-packets.md, "Face variables"): whether the packet carries face
+  // variable `var` (check it on the host), a policy (entry, i, j, k) over every entry's faces
+  // across any axis (the largest entry's stored cells plus one in each direction), whether entry e
+  // has face (i, j, k) across `axis`, and whether that face bounds a cell the action updates.
+  bool carries_face(int var) const noexcept { return var >= 0 && var < max_variables && face_place_[var] >= 0; }
+  template <class Space>
+  Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>> face_policy(const Space& space) const {
+    return Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>>(space, {0, 0, 0, 0},
+                                                         {n_entries_, extent_[0] + 1, extent_[1] + 1, extent_[2] + 1});
+  }
+  KOKKOS_INLINE_FUNCTION bool stores_face(int e, int axis, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    const int at[3] = {i, j, k};
+    if (m.face_offset[axis] < 0) return false;
+    for (int d = 0; d < 3; ++d)
+      if (at[d] < 0 || at[d] >= m.hi[d] - m.lo[d] + (d == axis ? 1 : 0)) return false;
+    return true;
+  }
+  KOKKOS_INLINE_FUNCTION bool bounds_update(int e, int axis, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    const int at[3] = {i, j, k};
+    if (m.face_offset[axis] < 0) return false;
+    for (int d = 0; d < 3; ++d)
+      if (at[d] < m.interior_lo[d] - m.lo[d] || at[d] >= m.interior_hi[d] - m.lo[d] + (d == axis ? 1 : 0)) return false;
+    return true;
+  }
+  // Face variable `var` of entry e across `axis` at entry-local face (i, j, k): face i is the low
+  // face of cell i.
+  KOKKOS_INLINE_FUNCTION double& face(int e, int axis, int var, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    const int place = face_place_[var];
+    const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1] + (axis == 1 ? 1 : 0));
+    const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2] + (axis == 2 ? 1 : 0));
+    double* const data = reinterpret_cast<double*>(m.face_address[place / slot_range]) +
+                         static_cast<std::int64_t>(place % slot_range) * m.face_stride + m.face_offset[axis];
+    return data[(static_cast<std::size_t>(i) * nj + static_cast<std::size_t>(j)) * nk + static_cast<std::size_t>(k)];
+  }
+
   // Variable `var` of entry e at entry-local (i, j, k).
   KOKKOS_INLINE_FUNCTION double& operator()(int e, int var, int i, int j, int k) const noexcept {
     const PacketEntryMeta& m = entries_[e];
@@ -81,7 +119,8 @@ class PacketPack {
   const DataSource* source_;
   int n_entries_;
   int extent_[3];
-  Kokkos::Array<int, max_variables> place_;  // per variable; -1: not carried
+  Kokkos::Array<int, max_variables> place_;       // per variable; -1: not carried
+  Kokkos::Array<int, max_variables> face_place_;  // per face variable; -1: not carried
 };
 
 }  // namespace korch

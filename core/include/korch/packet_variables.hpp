@@ -8,12 +8,17 @@
 
 namespace korch {
 
-// All empty: every variable copy-in-out.
+// Cell variables: all three lists empty means every variable copy-in-out. Face variables
+// (DataSource::n_face_vars, docs/data-packets.md "Face variables") travel where listed, and all
+// copy-in-out when no list, of cells or of faces, names any variable.
 struct PacketVariables {
   std::vector<int> copy_in;
   std::vector<int> copy_in_out;
   std::vector<int> copy_out;
   int scratch = 0;  // scratch variables per entry (device only, never transferred)
+  std::vector<int> face_copy_in;
+  std::vector<int> face_copy_in_out;
+  std::vector<int> face_copy_out;
 };
 
 }  // namespace korch

@@ -30,6 +30,17 @@ class Tile : public DataItem {
   BlockView view() const { return source_->block_view(block_); }
   // The same on a korch::Grid, in the grid's LayoutRight type.
   Grid::BlockData data() const { return grid().block_data(block_); }
+  // The whole block's face variables across `axis` (DataSource::face_view), and the faces that
+  // bound this tile's cells there: face_box(box(), axis), both ends included, so neighbouring
+  // tiles share the face between them. Of those, the tile owns (writes without racing the next
+  // tile's thread) its high face only at the block interior's high edge: owned_faces(axis).
+  BlockView face_view(int axis) const { return source_->face_view(block_, axis); }
+  Box faces(int axis) const noexcept { return face_box(box_, axis); }
+  Box owned_faces(int axis) const {
+    Box owned = faces(axis);
+    if (box_.hi[axis] < block_meta().interior.hi[axis]) owned.hi[axis] -= 1;
+    return owned;
+  }
 
  private:
   const DataSource* source_;

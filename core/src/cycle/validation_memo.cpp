@@ -15,8 +15,9 @@ bool same(const TeamConfig& a, const TeamConfig& b) {
 }
 
 bool same(const PacketVariables& a, const PacketVariables& b) {
-  const auto& [copy_in, copy_in_out, copy_out, scratch] = a;
-  return copy_in == b.copy_in && copy_in_out == b.copy_in_out && copy_out == b.copy_out && scratch == b.scratch;
+  const auto& [copy_in, copy_in_out, copy_out, scratch, face_copy_in, face_copy_in_out, face_copy_out] = a;
+  return copy_in == b.copy_in && copy_in_out == b.copy_in_out && copy_out == b.copy_out && scratch == b.scratch &&
+         face_copy_in == b.face_copy_in && face_copy_in_out == b.face_copy_in_out && face_copy_out == b.face_copy_out;
 }
 
 bool same(const HelperConfig& a, const HelperConfig& b) {

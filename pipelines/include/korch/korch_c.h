@@ -93,6 +93,14 @@ typedef struct korch_item {
   int32_t guard[3];
   int32_t lo[3]; /* inclusive, Fortran numbering (interior 1..n) */
   int32_t hi[3];
+  /* Face variables (korch_blocks_create_with_faces): face_data[a] is the block's faces across axis a
+   * from its low guard corner (NULL across an axis the block has no faces across, or in a list
+   * without face variables), laid out as the code gave them, with face_stride[a] (var, i, j, k) in
+   * doubles. Face i across an axis is the low face of cell i, so in the Fortran numbering the faces
+   * bounding the cells lo..hi along that axis are lo..hi+1. */
+  int32_t n_face_vars;
+  double* face_data[3];
+  int64_t face_stride[3][4];
 } korch_item;
 
 typedef int (*korch_action_fn)(const korch_item* item, double* data, void* user);
@@ -137,6 +145,16 @@ int korch_blocks_add_global(korch_blocks* blocks, const korch_block_shape* shape
  * global_id: as korch_blocks_add_global, or -1 for the block's id in this list. */
 int korch_blocks_add_device(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id,
                             double* device_data, const int64_t extent[4], int32_t order, int32_t* id);
+/* A list whose blocks also hold n_face_vars variables on their faces (docs/c-api.md, "Face
+ * variables"): fluxes, face-centred fields. Blocks are then added with korch_blocks_add_with_faces. */
+int korch_blocks_create_with_faces(const char* name, int32_t n_vars, int32_t n_face_vars, korch_blocks** out);
+/* A host block and its face arrays: face_data[a] the faces across axis a (x, y, z), an array of the
+ * cells' shape with one more face along a and n_face_vars in place of n_vars, given as
+ * face_extent[4 * a .. 4 * a + 3] in `order`; NULL (extents ignored) across an axis along which the
+ * block stores one cell. global_id: as korch_blocks_add_global, or -1 for the block's id in this list. */
+int korch_blocks_add_with_faces(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
+                                const int64_t extent[4], double* const face_data[3], const int64_t face_extent[12],
+                                int32_t order, int32_t* id);
 /* Forgets every block (the arrays stay the code's; blocks in device memory get what routines wrote
  * first), so that a code that changed its mesh lists the new blocks with korch_blocks_add*: ids
  * start at 0 again, and the next korch_execute runs the new blocks. An exchange made before is

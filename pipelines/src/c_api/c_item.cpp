@@ -26,7 +26,8 @@ struct InsideRoutine {
 
 // The item as the C API describes it: lo and hi inclusive, in the numbering where the block's
 // interior is 1..n (block-local index - guard + 1).
-korch_item describe(const DataSource& source, int block, int tile, const Box& box, const BlockView& view) {
+korch_item describe(const DataSource& source, int block, int tile, const Box& box, const BlockView& view,
+                    const BlockView* faces) {
   const auto& m = source.block(block);
   korch_item c{};
   for (int r = 0; r < 4; ++r) c.stride[r] = static_cast<int64_t>(view.stride(r));
@@ -42,6 +43,13 @@ korch_item describe(const DataSource& source, int block, int tile, const Box& bo
   c.tile = tile;
   c.level = m.level;
   c.n_vars = source.n_vars();
+  c.n_face_vars = source.n_face_vars();
+  for (int a = 0; a < 3 && c.n_face_vars > 0; ++a) {
+    if (!has_faces_across(m, a)) continue;
+    const BlockView f = faces != nullptr ? faces[a] : source.face_view(block, a);
+    c.face_data[a] = f.data();
+    for (int r = 0; r < 4; ++r) c.face_stride[a][r] = static_cast<int64_t>(f.stride(r));
+  }
   return c;
 }
 

@@ -28,8 +28,10 @@ const std::string* routine_running() noexcept;
 void refuse_inside_routine(const char* fix);
 
 // The C API's description of a tile, block or packet entry `box` (block-local) of `block`, whose
-// cells the routine gets laid out as `view`.
-korch_item describe(const DataSource& source, int block, int tile, const Box& box, const BlockView& view);
+// cells the routine gets laid out as `view`, and its faces as `faces` (per axis; null: the source's
+// own face arrays).
+korch_item describe(const DataSource& source, int block, int tile, const Box& box, const BlockView& view,
+                    const BlockView* faces = nullptr);
 // Runs `call`, a C or Fortran routine of `name` (refuse_inside_routine applies inside it); returns
 // its status, and in `message` what it gave korch_routine_message (excerpted).
 int call_user_routine(const std::string& name, const std::function<int()>& call, std::string& message);

@@ -27,7 +27,7 @@ namespace korch::c_api {
 
 struct BlocksObject : HandleObject {
   static constexpr HandleKind kind = HandleKind::blocks;
-  BlocksObject(const std::string& name, int n_vars) : list(name, n_vars) {
+  BlocksObject(const std::string& name, int n_vars, int n_face_vars = 0) : list(name, n_vars, n_face_vars) {
     label = "korch_blocks '" + excerpt(name) + "'";
   }
   BlockList list;

@@ -19,6 +19,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -43,10 +44,10 @@ constexpr bool device_readable_by_host = Kokkos::SpaceAccessibility<Kokkos::Host
   return last + 1;
 }
 
-// Copies variable `var` of an entry between the packet's array (entry-local LayoutRight over the
-// entry's box) and the block-shaped buffer `view` (block-local indices).
-[[maybe_unused]] void copy_entry_var(const PacketEntryMeta& e, double* packed, const BlockView& view, int var,
-                                     bool into_view) {
+// Copies variable `var` of an entry between the packet's array (entry-local LayoutRight over `e`,
+// the entry's box or its faces across one axis) and the block-shaped buffer `view` (block-local
+// indices).
+[[maybe_unused]] void copy_entry_var(const Box& e, double* packed, const BlockView& view, int var, bool into_view) {
   const int n1 = e.hi[1] - e.lo[1], n2 = e.hi[2] - e.lo[2];
   for (int i = e.lo[0]; i < e.hi[0]; ++i)
     for (int j = e.lo[1]; j < e.hi[1]; ++j)
@@ -60,6 +61,51 @@ constexpr bool device_readable_by_host = Kokkos::SpaceAccessibility<Kokkos::Host
         }
       }
 }
+
+[[maybe_unused]] Box stored_box(const PacketEntryMeta& e) {
+  Box box;
+  for (int d = 0; d < 3; ++d) {
+    box.lo[d] = e.lo[d];
+    box.hi[d] = e.hi[d];
+  }
+  return box;
+}
+
+// Whether a variable in this section goes back to the host.
+[[maybe_unused]] bool written(int section) {
+  return section == static_cast<int>(PacketSection::copy_in_out) ||
+         section == static_cast<int>(PacketSection::copy_out);
+}
+
+// The face variables a packet carries of one entry, copied into buffers laid out as the code's own
+// face arrays of the block (NaN where the packet holds nothing), and back after the routine.
+struct EntryFaces {
+  EntryFaces(const DataPacket& p, std::size_t n) : packet(p), entry(n) {
+    const DataSource& source = packet.source();
+    const PacketEntryMeta& e = packet.entry(n);
+    for (int a = 0; a < 3 && source.n_face_vars() > 0; ++a) {
+      if (!has_faces_across(source.block(e.block), a)) continue;
+      const BlockView own = source.face_view(e.block, a);
+      auto& buffer = buffers[static_cast<std::size_t>(a)];
+      buffer.assign(span_of(own), std::numeric_limits<double>::quiet_NaN());
+      views[a] = BlockView(buffer.data(), own.layout());
+      for (int v = 0; v < source.n_face_vars(); ++v)
+        if (packet.carries_face(v))
+          copy_entry_var(face_box(stored_box(e), a), packet.device_face(n, a, v).data(), views[a], v, true);
+    }
+  }
+  void copy_back() const {
+    const PacketEntryMeta& e = packet.entry(entry);
+    for (int a = 0; a < 3; ++a)
+      for (int v = 0; v < packet.source().n_face_vars() && views[a].data() != nullptr; ++v)
+        if (written(packet.face_place(v).first))
+          copy_entry_var(face_box(stored_box(e), a), packet.device_face(entry, a, v).data(), views[a], v, false);
+  }
+  const DataPacket& packet;
+  std::size_t entry;
+  std::array<std::vector<double>, 3> buffers;
+  BlockView views[3];
+};
 
 // The entry's own memory in the packet, when the packet stores it as the block's own layout: a whole
 // block whose every variable the packet carries one after the other at the block's variable stride,
@@ -96,26 +142,26 @@ void run_on_packet(const std::string& name, korch_action_fn function, void* user
     const DataSource& source = packet.source();
     for (std::size_t n = 0; n < packet.size(); ++n) {
       const PacketEntryMeta& e = packet.entry(n);
+      const Box stored = stored_box(e);
       const BlockView own = source.block_view(e.block);
       double* const packed = in_place(packet, n, own);
       if (packed == nullptr) buffer.assign(span_of(own), std::numeric_limits<double>::quiet_NaN());
       const BlockView view(packed != nullptr ? packed : buffer.data(), own.layout());
       for (int v = 0; v < source.n_vars() && packed == nullptr; ++v)
-        if (packet.variable_place(v).first >= 0) copy_entry_var(e, packet.device_var(n, v).data(), view, v, true);
+        if (packet.variable_place(v).first >= 0) copy_entry_var(stored, packet.device_var(n, v).data(), view, v, true);
+      EntryFaces faces(packet, n);
       Box box;
       for (int d = 0; d < 3; ++d) {
         box.lo[d] = e.interior_lo[d];
         box.hi[d] = e.interior_hi[d];
       }
-      const korch_item item = describe(source, e.block, e.tile, box, view);
+      const korch_item item = describe(source, e.block, e.tile, box, view, faces.views);
       call_routine(name, function, user, item, view.data(),
                    packet.describe() + (e.tile < 0 ? ", block " : ", a tile of block ") + std::to_string(e.block));
-      for (int v = 0; v < source.n_vars() && packed == nullptr; ++v) {
-        const int section = packet.variable_place(v).first;
-        if (section == static_cast<int>(PacketSection::copy_in_out) ||
-            section == static_cast<int>(PacketSection::copy_out))
-          copy_entry_var(e, packet.device_var(n, v).data(), view, v, false);
-      }
+      for (int v = 0; v < source.n_vars() && packed == nullptr; ++v)
+        if (written(packet.variable_place(v).first))
+          copy_entry_var(stored, packet.device_var(n, v).data(), view, v, false);
+      faces.copy_back();
     }
   }
 }

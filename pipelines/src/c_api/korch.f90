@@ -55,6 +55,9 @@ module korch
     integer(c_int32_t) :: guard(3)
     integer(c_int32_t) :: lo(3)       ! the cells to update, inclusive, interior numbered 1..n
     integer(c_int32_t) :: hi(3)
+    integer(c_int32_t) :: n_face_vars ! face variables (korch_blocks_create with n_face_vars)
+    type(c_ptr) :: face_data(3)       ! the faces across x, y, z (c_null_ptr: none), as given
+    integer(c_int64_t) :: face_stride(4, 3)  ! (var, i, j, k) in doubles, per axis
   end type
 
   type, bind(c) :: c_options
@@ -149,6 +152,26 @@ module korch
       integer(c_int32_t), value :: global_id
       type(c_ptr), value :: data
       integer(c_int64_t), intent(in) :: extent(4)
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), intent(out) :: id
+    end function
+    integer(c_int) function c_blocks_create_with_faces(name, n_vars, n_face_vars, out) &
+        bind(c, name="korch_blocks_create_with_faces")
+      import :: c_int, c_char, c_int32_t, c_ptr
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t), value :: n_vars, n_face_vars
+      type(c_ptr), intent(out) :: out
+    end function
+    integer(c_int) function c_blocks_add_with_faces(blocks, shape, global_id, data, extent, face_data, face_extent, &
+        order, id) bind(c, name="korch_blocks_add_with_faces")
+      import :: c_int, c_ptr, c_block_shape, c_int64_t, c_int32_t
+      type(c_ptr), value :: blocks
+      type(c_block_shape), intent(in) :: shape
+      integer(c_int32_t), value :: global_id
+      type(c_ptr), value :: data
+      integer(c_int64_t), intent(in) :: extent(4)
+      type(c_ptr), intent(in) :: face_data(3)
+      integer(c_int64_t), intent(in) :: face_extent(4, 3)
       integer(c_int32_t), value :: order
       integer(c_int32_t), intent(out) :: id
     end function
@@ -281,15 +304,23 @@ contains
     status = c_finalize()
   end function
 
-  integer function korch_blocks_create(name, n_vars, blocks) result(status)
+  ! n_face_vars: variables on the blocks' faces (fluxes, face-centred fields); the blocks then come
+  ! with their face arrays (korch_add_block's face_x, face_y, face_z).
+  integer function korch_blocks_create(name, n_vars, blocks, n_face_vars) result(status)
     character(len=*), intent(in) :: name
     integer, intent(in) :: n_vars
     type(korch_blocks), intent(out) :: blocks
-    status = c_blocks_create(c_string(name), int(n_vars, c_int32_t), blocks%handle)
+    integer, intent(in), optional :: n_face_vars
+    if (present(n_face_vars)) then
+      status = c_blocks_create_with_faces(c_string(name), int(n_vars, c_int32_t), int(n_face_vars, c_int32_t), &
+                                          blocks%handle)
+    else
+      status = c_blocks_create(c_string(name), int(n_vars, c_int32_t), blocks%handle)
+    end if
   end function
 
   integer function add_block(blocks, data, extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
-      device, position) result(status)
+      device, position, face_data, face_extent) result(status)
     type(korch_blocks), intent(in) :: blocks
     type(c_ptr), intent(in) :: data
     integer(c_int64_t), intent(in) :: extent(4)
@@ -301,6 +332,8 @@ contains
     integer, intent(in), optional :: global_id
     logical, intent(in), optional :: device
     integer, intent(in), optional :: position(3)
+    type(c_ptr), intent(in), optional :: face_data(3)
+    integer(c_int64_t), intent(in), optional :: face_extent(4, 3)
     type(c_block_shape) :: s
     integer(c_int32_t) :: added, global
     s%cells = cells
@@ -322,6 +355,11 @@ contains
     added = -1
     global = -1
     if (present(global_id)) global = int(global_id, c_int32_t)
+    if (present(face_data)) then
+      status = c_blocks_add_with_faces(blocks%handle, s, global, data, extent, face_data, face_extent, 0_c_int32_t, added)
+      if (present(id)) id = added
+      return
+    end if
     if (present(device)) then
       if (device) then
         status = c_blocks_add_device(blocks%handle, s, global, data, extent, 0_c_int32_t, added)
@@ -338,8 +376,10 @@ contains
   end function
 
   ! A 3-D block u(nx+2gx, ny+2gy, nz+2gz, nvar); its shape is checked against cells, guard and nvar.
+  ! In a list with face variables, its faces too: face_x(nx+2gx+1, ny+2gy, nz+2gz, n_face_vars),
+  ! face_y and face_z likewise with the extra face along y and z.
   integer function add_block_3d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
-      position) result(status)
+      position, face_x, face_y, face_z) result(status)
     type(korch_blocks), intent(in) :: blocks
     real(c_double), intent(inout), target, contiguous :: u(:, :, :, :)
     integer, intent(in) :: cells(3), guard(3)
@@ -349,13 +389,37 @@ contains
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
     integer, intent(in), optional :: position(3)
+    real(c_double), intent(inout), target, contiguous, optional :: face_x(:, :, :, :), face_y(:, :, :, :), &
+                                                                   face_z(:, :, :, :)
+    type(c_ptr) :: faces(3)
+    integer(c_int64_t) :: face_extent(4, 3)
+    if (.not. (present(face_x) .or. present(face_y) .or. present(face_z))) then
+      status = add_block(blocks, c_loc(u), int(shape(u), c_int64_t), cells, guard, level, leaf, tile_cells, lo_coord, &
+                         delta, id, global_id, position=position)
+      return
+    end if
+    faces = c_null_ptr
+    face_extent = 0
+    if (present(face_x)) then
+      faces(1) = c_loc(face_x)
+      face_extent(:, 1) = int(shape(face_x), c_int64_t)
+    end if
+    if (present(face_y)) then
+      faces(2) = c_loc(face_y)
+      face_extent(:, 2) = int(shape(face_y), c_int64_t)
+    end if
+    if (present(face_z)) then
+      faces(3) = c_loc(face_z)
+      face_extent(:, 3) = int(shape(face_z), c_int64_t)
+    end if
     status = add_block(blocks, c_loc(u), int(shape(u), c_int64_t), cells, guard, level, leaf, tile_cells, lo_coord, &
-                       delta, id, global_id, position=position)
+                       delta, id, global_id, position=position, face_data=faces, face_extent=face_extent)
   end function
 
-  ! A 2-D block u(nx+2gx, ny+2gy, nvar): cells(3) and guard(3) must be 1 and 0.
+  ! A 2-D block u(nx+2gx, ny+2gy, nvar): cells(3) and guard(3) must be 1 and 0. In a list with face
+  ! variables, its faces too: face_x(nx+2gx+1, ny+2gy, n_face_vars) and face_y(nx+2gx, ny+2gy+1, ...).
   integer function add_block_2d(blocks, u, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
-      position) result(status)
+      position, face_x, face_y) result(status)
     type(korch_blocks), intent(in) :: blocks
     real(c_double), intent(inout), target, contiguous :: u(:, :, :)
     integer, intent(in) :: cells(3), guard(3)
@@ -365,10 +429,30 @@ contains
     integer, intent(out), optional :: id
     integer, intent(in), optional :: global_id
     integer, intent(in), optional :: position(3)
+    real(c_double), intent(inout), target, contiguous, optional :: face_x(:, :, :), face_y(:, :, :)
     integer(c_int64_t) :: extent(4)
+    type(c_ptr) :: faces(3)
+    integer(c_int64_t) :: face_extent(4, 3)
     extent = [int(size(u, 1), c_int64_t), int(size(u, 2), c_int64_t), 1_c_int64_t, int(size(u, 3), c_int64_t)]
+    if (.not. (present(face_x) .or. present(face_y))) then
+      status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, &
+                         global_id, position=position)
+      return
+    end if
+    faces = c_null_ptr
+    face_extent = 0
+    if (present(face_x)) then
+      faces(1) = c_loc(face_x)
+      face_extent(:, 1) = [int(size(face_x, 1), c_int64_t), int(size(face_x, 2), c_int64_t), 1_c_int64_t, &
+                           int(size(face_x, 3), c_int64_t)]
+    end if
+    if (present(face_y)) then
+      faces(2) = c_loc(face_y)
+      face_extent(:, 2) = [int(size(face_y, 1), c_int64_t), int(size(face_y, 2), c_int64_t), 1_c_int64_t, &
+                           int(size(face_y, 3), c_int64_t)]
+    end if
     status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
-                       position=position)
+                       position=position, face_data=faces, face_extent=face_extent)
   end function
 
   ! A block whose array u(nx+2gx, ny+2gy, nz+2gz, n_vars) is in device memory: `data` is its device

@@ -16,6 +16,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -63,35 +65,40 @@ using korch::c_api::object_of;
 using korch::c_api::require;
 using korch::c_api::require_text;
 
-// The array strides of a block in `order`, after checking the declared extent against the shape.
+// The array strides of a block's cells (axis -1) or of its faces across `axis` in `order`, after
+// checking the declared extent against the shape.
 korch::BlockArray block_array(const korch::BlockList& list, const korch_block_shape& s, double* data,
-                              const int64_t extent[4], int32_t order, bool device) {
-  if (data == nullptr)
-    throw korch::Error::format("{}: the block's data is NULL: pass the block's array", list.source_name());
+                              const int64_t extent[4], int32_t order, bool device, int axis = -1) {
+  static const char* axis_name[3] = {"x", "y", "z"};
+  const std::string what = axis < 0 ? fmt::format("block {}", list.n_blocks())
+                                    : fmt::format("block {}'s faces across {}", list.n_blocks(), axis_name[axis]);
+  if (data == nullptr) throw korch::Error::format("{}: {}: the data is NULL: pass the array", list.source_name(), what);
   if (extent == nullptr) throw korch::Error::format("{}: extent is NULL: pass the array's shape", list.source_name());
   if (order != KORCH_FORTRAN_ORDER && order != KORCH_C_ORDER)
     throw korch::Error::format("{}: order is {}: use KORCH_FORTRAN_ORDER ({}) or KORCH_C_ORDER ({})",
                                list.source_name(), order, static_cast<int>(KORCH_FORTRAN_ORDER),
                                static_cast<int>(KORCH_C_ORDER));
-  const int64_t want[3] = {int64_t{s.cells[0]} + 2 * s.guard[0], int64_t{s.cells[1]} + 2 * s.guard[1],
-                           int64_t{s.cells[2]} + 2 * s.guard[2]};
+  int64_t want[3] = {int64_t{s.cells[0]} + 2 * s.guard[0], int64_t{s.cells[1]} + 2 * s.guard[1],
+                     int64_t{s.cells[2]} + 2 * s.guard[2]};
+  if (axis >= 0) want[axis] += 1;  // one more face than cells along the axis
+  const int64_t n = axis < 0 ? list.n_vars() : list.n_face_vars();
   const bool fortran = order == KORCH_FORTRAN_ORDER;
   // Fortran: (i, j, k, var); C: (var, i, j, k).
-  const int64_t expected[4] = {fortran ? want[0] : list.n_vars(), fortran ? want[1] : want[0],
-                               fortran ? want[2] : want[1], fortran ? list.n_vars() : want[2]};
+  const int64_t expected[4] = {fortran ? want[0] : n, fortran ? want[1] : want[0], fortran ? want[2] : want[1],
+                               fortran ? n : want[2]};
   if (!std::equal(expected, expected + 4, extent))
     throw korch::Error::format(
-        "{}: block {} is an array of shape ({}, {}, {}, {}) but its shape says ({}, {}, {}, {}) ({}: cells {} x {} x "
-        "{} "
-        "with {} x {} x {} guard cells per side and {} variables)",
-        list.source_name(), list.n_blocks(), extent[0], extent[1], extent[2], extent[3], expected[0], expected[1],
-        expected[2], expected[3], fortran ? "i, j, k, var" : "var, i, j, k", s.cells[0], s.cells[1], s.cells[2],
-        s.guard[0], s.guard[1], s.guard[2], list.n_vars());
+        "{}: {} is an array of shape ({}, {}, {}, {}) but its shape says ({}, {}, {}, {}) ({}: cells {} x {} x {} "
+        "with {} x {} x {} guard cells per side{} and {} {}variables)",
+        list.source_name(), what, extent[0], extent[1], extent[2], extent[3], expected[0], expected[1], expected[2],
+        expected[3], fortran ? "i, j, k, var" : "var, i, j, k", s.cells[0], s.cells[1], s.cells[2], s.guard[0],
+        s.guard[1], s.guard[2], axis < 0 ? "" : ", one more face than cells along the axis", n,
+        axis < 0 ? "" : "face ");
   korch::BlockArray a;
   a.data = data;
   a.device = device;
-  a.extent = {list.n_vars(), static_cast<std::ptrdiff_t>(want[0]), static_cast<std::ptrdiff_t>(want[1]),
-              static_cast<std::ptrdiff_t>(want[2])};
+  a.extent = {static_cast<std::ptrdiff_t>(n), static_cast<std::ptrdiff_t>(want[0]),
+              static_cast<std::ptrdiff_t>(want[1]), static_cast<std::ptrdiff_t>(want[2])};
   if (fortran) {
     a.stride = {static_cast<std::ptrdiff_t>(want[0] * want[1] * want[2]), 1, static_cast<std::ptrdiff_t>(want[0]),
                 static_cast<std::ptrdiff_t>(want[0] * want[1])};
@@ -102,9 +109,33 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
   return a;
 }
 
+// The face arrays of a block (none across an axis along which it stores one cell).
+korch::BlockList::FaceArrays face_arrays(const korch::BlockList& list, const korch_block_shape& s,
+                                         double* const face_data[3], const int64_t face_extent[12], int32_t order) {
+  korch::BlockList::FaceArrays faces;
+  if (list.n_face_vars() == 0)
+    throw korch::Error::format(
+        "{}: block {} comes with face arrays, but the list has no face variables: create it with "
+        "korch_blocks_create_with_faces",
+        list.source_name(), list.n_blocks());
+  if (face_data == nullptr)
+    throw korch::Error::format(
+        "{}: block {} comes without face arrays, but the list has {} face variables: add it with "
+        "korch_blocks_add_with_faces",
+        list.source_name(), list.n_blocks(), list.n_face_vars());
+  if (face_extent == nullptr)
+    throw korch::Error::format("{}: face_extent is NULL: pass the shapes of the block's face arrays",
+                               list.source_name());
+  for (int a = 0; a < 3; ++a)
+    if (s.cells[a] + 2 * s.guard[a] > 1 || face_data[a] != nullptr)
+      faces[static_cast<std::size_t>(a)] = block_array(list, s, face_data[a], face_extent + 4 * a, order, false, a);
+  return faces;
+}
+
 // Appends a block after checking its shape, then its array against the shape.
 void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
-               const int64_t extent[4], int32_t order, int32_t* id, bool device = false) {
+               const int64_t extent[4], int32_t order, int32_t* id, bool device = false,
+               double* const* face_data = nullptr, const int64_t* face_extent = nullptr) {
   const Lease changing = korch::c_api::lease<BlocksObject>(blocks, "blocks", Lease::exclusive, "change");
   auto& list = object_of<BlocksObject>(changing).list;
   const auto& s = require(shape, "shape", "describe the block in a korch_block_shape");
@@ -121,7 +152,10 @@ void add_block(korch_blocks* blocks, const korch_block_shape* shape, int32_t glo
   k.leaf = s.leaf != 0;
   k.global_id = global_id;
   list.check_shape(k);  // the shape's own fields first (their errors name them), then the array
-  const int added = list.add(k, block_array(list, s, data, extent, order, device));
+  const korch::BlockArray cells = block_array(list, s, data, extent, order, device);
+  const int added = list.n_face_vars() == 0 && face_data == nullptr
+                        ? list.add(k, cells)
+                        : list.add(k, cells, face_arrays(list, s, face_data, face_extent, order));
   if (id) *id = added;
 }
 
@@ -184,6 +218,32 @@ int korch_blocks_create(const char* name, int32_t n_vars, korch_blocks** out) {
     *out = nullptr;
     *out = korch::c_api::make_handle<BlocksObject, korch_blocks>(
         std::make_shared<BlocksObject>(require_text(name, "name"), n_vars));
+  });
+}
+
+int korch_blocks_create_with_faces(const char* name, int32_t n_vars, int32_t n_face_vars, korch_blocks** out) {
+  return guarded("korch_blocks_create_with_faces", [&] {
+    require(out, "out", "pass the address of a korch_blocks pointer");
+    *out = nullptr;
+    *out = korch::c_api::make_handle<BlocksObject, korch_blocks>(
+        std::make_shared<BlocksObject>(require_text(name, "name"), n_vars, n_face_vars));
+  });
+}
+
+int korch_blocks_add_with_faces(korch_blocks* blocks, const korch_block_shape* shape, int32_t global_id, double* data,
+                                const int64_t extent[4], double* const face_data[3], const int64_t face_extent[12],
+                                int32_t order, int32_t* id) {
+  return guarded("korch_blocks_add_with_faces", [&] {
+    if (global_id < -1)
+      throw korch::Error::format(
+          "global_id is {}: give every block of every rank its own id, 0 or more, or -1 for the block's id in this "
+          "list",
+          global_id);
+    if (face_data == nullptr)
+      throw korch::Error(
+          "face_data is NULL: pass the block's three face arrays (NULL across an axis along which it stores one "
+          "cell)");
+    add_block(blocks, shape, global_id, data, extent, order, id, false, face_data, face_extent);
   });
 }
 

@@ -36,6 +36,9 @@ std::string carried(const PacketVariables& v) {
   add("out", v.copy_out);
   if (out.empty()) out = "every variable in-out";
   if (v.scratch > 0) out += fmt::format(", {} scratch", v.scratch);
+  add("faces in", v.face_copy_in);
+  add("faces in-out", v.face_copy_in_out);
+  add("faces out", v.face_copy_out);
   return "carries " + out;
 }
 
