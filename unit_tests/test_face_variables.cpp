@@ -332,6 +332,7 @@ TEST_CASE("Face variables: shapes, lists and axes that do not fit are errors nam
   faces[1].stride[2] = 1;  // rows overlap
   CHECK(contains(error_of([&] { list.add(code.shape(0), cells, faces); }), "overlap"));
   CHECK(list.n_blocks() == 0);
+  CHECK(contains(error_of([&] { (void)list.face_view(0, 0); }), "the list has no blocks; add them first"));
   list.add(code.shape(0), cells, code.faces(0));
   CHECK(contains(error_of([&] { (void)list.face_view(0, 2); }), "no faces across z"));
   CHECK(contains(error_of([&] { (void)list.face_view(0, 3); }), "use axis 0 (x), 1 (y) or 2 (z)"));

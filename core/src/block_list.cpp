@@ -236,7 +236,9 @@ void BlockList::clear() {
 
 const BlockList::Entry& BlockList::entry(int id) const {
   if (id < 0 || id >= n_blocks())
-    throw Error::format("{}: block {} does not exist: the list has blocks 0..{}", source_name(), id, n_blocks() - 1);
+    throw Error::format("{}: block {} does not exist: {}", source_name(), id,
+                        n_blocks() == 0 ? std::string("the list has no blocks; add them first")
+                                        : fmt::format("the list has blocks 0..{}", n_blocks() - 1));
   return blocks_[static_cast<std::size_t>(id)];
 }
 
