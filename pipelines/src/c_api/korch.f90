@@ -400,18 +400,9 @@ contains
     end if
     faces = c_null_ptr
     face_extent = 0
-    if (present(face_x)) then
-      faces(1) = c_loc(face_x)
-      face_extent(:, 1) = int(shape(face_x), c_int64_t)
-    end if
-    if (present(face_y)) then
-      faces(2) = c_loc(face_y)
-      face_extent(:, 2) = int(shape(face_y), c_int64_t)
-    end if
-    if (present(face_z)) then
-      faces(3) = c_loc(face_z)
-      face_extent(:, 3) = int(shape(face_z), c_int64_t)
-    end if
+    if (present(face_x)) call put_face(faces, face_extent, 1, c_loc(face_x), int(shape(face_x), c_int64_t))
+    if (present(face_y)) call put_face(faces, face_extent, 2, c_loc(face_y), int(shape(face_y), c_int64_t))
+    if (present(face_z)) call put_face(faces, face_extent, 3, c_loc(face_z), int(shape(face_z), c_int64_t))
     status = add_block(blocks, c_loc(u), int(shape(u), c_int64_t), cells, guard, level, leaf, tile_cells, lo_coord, &
                        delta, id, global_id, position=position, face_data=faces, face_extent=face_extent)
   end function
@@ -433,7 +424,7 @@ contains
     integer(c_int64_t) :: extent(4)
     type(c_ptr) :: faces(3)
     integer(c_int64_t) :: face_extent(4, 3)
-    extent = [int(size(u, 1), c_int64_t), int(size(u, 2), c_int64_t), 1_c_int64_t, int(size(u, 3), c_int64_t)]
+    extent = extent_2d(shape(u))
     if (.not. (present(face_x) .or. present(face_y))) then
       status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, &
                          global_id, position=position)
@@ -441,18 +432,29 @@ contains
     end if
     faces = c_null_ptr
     face_extent = 0
-    if (present(face_x)) then
-      faces(1) = c_loc(face_x)
-      face_extent(:, 1) = [int(size(face_x, 1), c_int64_t), int(size(face_x, 2), c_int64_t), 1_c_int64_t, &
-                           int(size(face_x, 3), c_int64_t)]
-    end if
-    if (present(face_y)) then
-      faces(2) = c_loc(face_y)
-      face_extent(:, 2) = [int(size(face_y, 1), c_int64_t), int(size(face_y, 2), c_int64_t), 1_c_int64_t, &
-                           int(size(face_y, 3), c_int64_t)]
-    end if
+    if (present(face_x)) call put_face(faces, face_extent, 1, c_loc(face_x), extent_2d(shape(face_x)))
+    if (present(face_y)) call put_face(faces, face_extent, 2, c_loc(face_y), extent_2d(shape(face_y)))
     status = add_block(blocks, c_loc(u), extent, cells, guard, level, leaf, tile_cells, lo_coord, delta, id, global_id, &
                        position=position, face_data=faces, face_extent=face_extent)
+  end function
+
+  ! One face array's address and its extents (i, j, k, var) into add_block's arguments.
+  subroutine put_face(faces, face_extent, axis, data, extent)
+    type(c_ptr), intent(inout) :: faces(3)
+    integer(c_int64_t), intent(inout) :: face_extent(4, 3)
+    integer, intent(in) :: axis
+    type(c_ptr), intent(in) :: data
+    integer(c_int64_t), intent(in) :: extent(4)
+    faces(axis) = data
+    face_extent(:, axis) = extent
+  end subroutine
+
+  ! The extents (i, j, k, var) of a 2-D array (i, j, var).
+  function extent_2d(array_shape) result(extent)
+    integer, intent(in) :: array_shape(3)
+    integer(c_int64_t) :: extent(4)
+    extent = [int(array_shape(1), c_int64_t), int(array_shape(2), c_int64_t), 1_c_int64_t, &
+              int(array_shape(3), c_int64_t)]
   end function
 
   ! A block whose array u(nx+2gx, ny+2gy, nz+2gz, n_vars) is in device memory: `data` is its device
