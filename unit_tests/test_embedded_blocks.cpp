@@ -323,7 +323,7 @@ TEST_CASE("Embedded blocks: shapes that do not match the code's arrays are refus
   // Declared guard width 1 for arrays with 2.
   s.guard = {1, 1, 0};
   CHECK_THROWS_WITH_AS(list.add(s, mesh.array(0)),
-                       doctest::Contains("block 0 is an array of extents (var 4, i 20, j 16, k 1) but its shape needs "
+                       doctest::Contains("block 0 has extents (var 4, i 20, j 16, k 1) but its shape needs "
                                          "(var 4, i 18, j 14, k 1)"),
                        Error);
   // Five variables declared for arrays of four.

@@ -321,7 +321,7 @@ TEST_CASE("Face variables: shapes, lists and axes that do not fit are errors nam
   CHECK(contains(error_of([&] { list.add(code.shape(0), cells); }), "give its face arrays"));
   auto faces = code.faces(0);
   std::swap(faces[0], faces[1]);
-  CHECK(contains(error_of([&] { list.add(code.shape(0), cells, faces); }), "block 0's faces across x"));
+  CHECK(contains(error_of([&] { list.add(code.shape(0), cells, faces); }), "block 0's face array across x"));
   faces = code.faces(0);
   faces[2] = faces[1];
   CHECK(contains(error_of([&] { list.add(code.shape(0), cells, faces); }), "no faces across it"));

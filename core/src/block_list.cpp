@@ -100,19 +100,19 @@ void BlockList::check_faces(const BlockShape& shape, const FaceArrays& faces) co
   const int id = n_blocks();
   for (int a = 0; a < 3; ++a) {
     const BlockArray& face = faces[static_cast<std::size_t>(a)];
-    const std::string what = fmt::format("block {}'s faces across {}", id, axis_name[a]);
+    const std::string what = fmt::format("block {}'s face array across {}", id, axis_name[a]);
     const bool extends = shape.cells[a] + 2 * shape.guard[a] > 1;
     if (!extends) {
       if (face.data != nullptr)
         throw Error::format(
-            "{}: {} are given, but the block stores one cell along {}, so it has no faces across it: leave that "
+            "{}: {} is given, but the block stores one cell along {}, so it has no faces across it: leave that "
             "face array empty",
             source_name(), what, axis_name[a]);
       continue;
     }
     if (face.device)
       throw Error::format(
-          "{}: {} are an array in device memory: face arrays are host memory (BlockArray::of), the packets carry "
+          "{}: {} is in device memory: face arrays are host memory (BlockArray::of), the packets carry "
           "them to the device",
           source_name(), what);
     std::array<std::ptrdiff_t, 4> needed{n_face_vars_, shape.cells[0] + 2 * shape.guard[0],
@@ -137,8 +137,8 @@ void BlockList::check_layout(const std::string& what, const BlockArray& array,
         "BlockArray::of(data, order, extents, strides), so that korch can check them against its shape",
         source_name(), what);
   if (array.extent != needed)
-    throw Error::format("{}: {} is an array of extents {} but its shape needs {} {}", source_name(), what,
-                        quadruple(array.extent), quadruple(needed), fix);
+    throw Error::format("{}: {} has extents {} but its shape needs {} {}", source_name(), what, quadruple(array.extent),
+                        quadruple(needed), fix);
   for (int r = 0; r < 4; ++r)
     if (array.stride[static_cast<std::size_t>(r)] < 1)
       throw Error::format("{}: {} has stride {} along {}: strides count doubles and are at least 1", source_name(),

@@ -117,7 +117,7 @@ program test_fortran_faces
   call check(index(korch_last_error(), "korch_blocks_add_with_faces") > 0, "naming the fix: " // korch_last_error())
   call check(korch_add_block(blocks, u1, cells=[nx(1), ny, 1], guard=[g, g, 0], face_x=wrong, face_y=fy1) /= korch_ok, &
              "faces of the cells' shape are refused")
-  call check(index(korch_last_error(), "faces across x") > 0, "naming the axis: " // korch_last_error())
+  call check(index(korch_last_error(), "face array across x") > 0, "naming the axis: " // korch_last_error())
   call check(korch_blocks_create("plain", 2, plain) == korch_ok, "korch_blocks_create")
   call check(korch_add_block(plain, u1, cells=[nx(1), ny, 1], guard=[g, g, 0], face_x=fx1, face_y=fy1) /= korch_ok, &
              "faces in a list without face variables are refused")

@@ -71,7 +71,7 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
                               const int64_t extent[4], int32_t order, bool device, int axis = -1) {
   static const char* axis_name[3] = {"x", "y", "z"};
   const std::string what = axis < 0 ? fmt::format("block {}", list.n_blocks())
-                                    : fmt::format("block {}'s faces across {}", list.n_blocks(), axis_name[axis]);
+                                    : fmt::format("block {}'s face array across {}", list.n_blocks(), axis_name[axis]);
   if (data == nullptr) throw korch::Error::format("{}: {}: the data is NULL: pass the array", list.source_name(), what);
   if (extent == nullptr) throw korch::Error::format("{}: extent is NULL: pass the array's shape", list.source_name());
   if (order != KORCH_FORTRAN_ORDER && order != KORCH_C_ORDER)
@@ -88,7 +88,7 @@ korch::BlockArray block_array(const korch::BlockList& list, const korch_block_sh
                                fortran ? n : want[2]};
   if (!std::equal(expected, expected + 4, extent))
     throw korch::Error::format(
-        "{}: {} is an array of shape ({}, {}, {}, {}) but its shape says ({}, {}, {}, {}) ({}: cells {} x {} x {} "
+        "{}: {} has shape ({}, {}, {}, {}) but the block's shape says ({}, {}, {}, {}) ({}: cells {} x {} x {} "
         "with {} x {} x {} guard cells per side{} and {} {}variables)",
         list.source_name(), what, extent[0], extent[1], extent[2], extent[3], expected[0], expected[1], expected[2],
         expected[3], fortran ? "i, j, k, var" : "var, i, j, k", s.cells[0], s.cells[1], s.cells[2], s.guard[0],
