@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Dataflow regions and enumeration: region numbering on hand-made graphs (the design's two rules),
-// compile errors, parent buffers that fill (flush + BLOCK, unblock on release), nested
-// enumeration whose inner flushes stay inside the inner region, debug checks as korch::Error.
+// Dataflow regions and enumeration at run time: parent buffers that fill (flush + BLOCK, unblock on
+// release), nested enumeration whose inner flushes stay inside the inner region, debug checks as
+// korch::Error.
 #include <doctest/doctest.h>
 
 #include <korch/dataflow.hpp>
 #include "record_nodes.hpp"
 #include <korch/error.hpp>
 
+#include "test_dataflow_graphs.hpp"
+#include "test_error_support.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -22,77 +24,15 @@
 namespace test_dataflow_regions {
 
 namespace df = korch::dataflow;
+using korch::test::error_of;
+using test_dataflow_graphs::ints;
+using test_dataflow_graphs::label;
+using test_dataflow_graphs::number;
+using test_dataflow_graphs::opts;
+using test_dataflow_graphs::Range;
+using test_dataflow_graphs::Sum;
 
 namespace {
-
-// ---- int graphs for region numbering -------------------------------------------------------
-struct Range {  // parent p -> p % 4 elements p*10 + i
-  using parent_type = int;
-  using element_type = int;
-  KOKKOS_INLINE_FUNCTION int count(const int& p) const { return (p < 0 ? -p : p) % 4; }
-  KOKKOS_INLINE_FUNCTION int element(const int& p, int i) const { return p * 10 + i; }
-};
-struct Sum {  // per parent: parent + sum of elements
-  using input_type = int;
-  using parent_type = int;
-  using accumulator_type = int;
-  using output_type = int;
-  KOKKOS_INLINE_FUNCTION int init(const int& p) const { return p; }
-  KOKKOS_INLINE_FUNCTION void add(int& acc, const int& x) const { acc += x; }
-  KOKKOS_INLINE_FUNCTION int finish(const int&, const int& acc) const { return acc; }
-};
-struct Pass {
-  using input_type = int;
-  using outputs = df::Outputs<df::Out<int, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
-    emit(x);
-  }
-};
-struct Split {
-  using input_type = int;
-  using outputs = df::Outputs<df::Out<int, 1>, df::Out<int, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
-    if (x % 2)
-      emit(x);
-    else
-      emit(df::channel<1>, x);
-  }
-};
-struct ToDouble {
-  using input_type = int;
-  using outputs = df::Outputs<df::Out<double, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
-    emit(static_cast<double>(x));
-  }
-};
-
-Kokkos::View<int*> ints(int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  Kokkos::View<int*> d("ints", n);
-  auto h = Kokkos::create_mirror_view(d);
-  for (int i = 0; i < n; ++i) h(i) = static_cast<int>(rng() % 1000);
-  Kokkos::deep_copy(d, h);
-  return d;
-}
-
-int number(const df::CompiledGraph& g, const std::string& head) {
-  for (const auto& r : g.regions)
-    if (r.name == head) return r.number;
-  return -1;
-}
-int label(const df::CompiledGraph& g, const std::string& node) { return g.label[g.index_of(node)]; }
-
-std::string compile_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const korch::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // ---- the record parser: records -> fields -> characters ------------------------------------
 using korch::dataflow::demo::Char;
@@ -246,14 +186,6 @@ struct Two {  // declares one output per input, emits two
   }
 };
 
-df::Options opts(int width, double scale, int instances) {
-  df::Options o;
-  o.vector_width = width;
-  o.queue_scale = scale;
-  o.instances = instances;
-  return o;
-}
-
 auto nested_graph(const Corpus& c, int field_buffer, int char_buffer) {
   return df::graph("parser")
       .source("records", df::from_view(c.drecords))
@@ -267,142 +199,6 @@ auto nested_graph(const Corpus& c, int field_buffer, int char_buffer) {
 }
 
 }  // namespace
-
-TEST_CASE("Regions: a region contained in another gets a higher number") {
-  auto d = ints(10, 1);
-  auto g = df::graph("nested")
-               .source("in", df::from_view(d))
-               .enumerate("e1", Range{}, "in")
-               .enumerate("e2", Range{}, "e1")
-               .aggregate("a2", Sum{}, "e2", "e2")
-               .aggregate("a1", Sum{}, "a2", "e1")
-               .sink<int>("out", "a1", 100)
-               .compile();
-  CHECK(number(g, "e1") == 1);
-  CHECK(number(g, "e2") == 2);
-  CHECK(label(g, "in") == 0);
-  CHECK(label(g, "e1") == 1);
-  CHECK(label(g, "e2") == 2);
-  CHECK(label(g, "a2") == 2);
-  CHECK(label(g, "a1") == 1);
-  CHECK(label(g, "out") == 0);
-}
-
-TEST_CASE(
-    "Regions: a region disjoint from one whose head precedes it gets a lower number (the "
-    "seed's FIXME rule), so the upstream region's flush stops at its terminal") {
-  auto d = ints(10, 1);
-  auto g = df::graph("sequence")
-               .source("in", df::from_view(d))
-               .enumerate("e1", Range{}, "in")
-               .aggregate("a1", Sum{}, "e1", "e1")
-               .node("mid", Pass{}, "a1")
-               .enumerate("e2", Range{}, "mid")
-               .aggregate("a2", Sum{}, "e2", "e2")
-               .sink<int>("out", "a2", 100)
-               .compile();
-  CHECK(number(g, "e2") < number(g, "e1"));
-  CHECK(number(g, "e2") >= 1);
-  CHECK(label(g, "mid") == 0);
-  // directly adjacent: e2 heads right after a1
-  auto h = df::graph("adjacent")
-               .source("in", df::from_view(d))
-               .enumerate("e1", Range{}, "in")
-               .aggregate("a1", Sum{}, "e1", "e1")
-               .enumerate("e2", Range{}, "a1")
-               .aggregate("a2", Sum{}, "e2", "e2")
-               .sink<int>("out", "a2", 100)
-               .compile();
-  CHECK(number(h, "e2") == 1);
-  CHECK(number(h, "e1") == 2);
-  CHECK(label(h, "a1") == 2);
-  CHECK(label(h, "e2") == 1);
-}
-
-TEST_CASE("Regions: two sequential regions nested in a third satisfy both rules") {
-  auto d = ints(10, 1);
-  auto g = df::graph("siblings")
-               .source("in", df::from_view(d))
-               .enumerate("e1", Range{}, "in")
-               .enumerate("e2", Range{}, "e1")
-               .aggregate("a2", Sum{}, "e2", "e2")
-               .enumerate("e3", Range{}, "a2")
-               .aggregate("a3", Sum{}, "e3", "e3")
-               .aggregate("a1", Sum{}, "a3", "e1")
-               .sink<int>("out", "a1", 100)
-               .compile();
-  const int n1 = number(g, "e1"), n2 = number(g, "e2"), n3 = number(g, "e3");
-  CHECK(n1 < n2);
-  CHECK(n1 < n3);
-  CHECK(n3 < n2);
-  CHECK(g.regions[n1].terminals == std::vector<int>{g.index_of("a1")});
-  CHECK(g.regions[n2].members.size() == 2);  // e2, a2
-}
-
-TEST_CASE("Regions: a region reaching two sinks through a router has two terminal nodes") {
-  auto d = ints(10, 1);
-  auto g = df::graph("branches")
-               .source("in", df::from_view(d))
-               .enumerate("e1", Range{}, "in")
-               .node("split", Split{}, "e1", {"odd", "even"})
-               .sink<int>("odd", "split.odd", 100)
-               .sink<int>("even", "split.even", 100)
-               .compile();
-  CHECK(g.regions[1].terminals.size() == 2);
-  CHECK(label(g, "odd") == 1);
-}
-
-TEST_CASE("Regions: overlapping regions are rejected with an error naming both") {
-  auto d = ints(10, 1);
-  const std::string e = compile_error([&] {
-    df::graph("overlap")
-        .source("in", df::from_view(d))
-        .enumerate("e1", Range{}, "in")
-        .enumerate("e2", Range{}, "e1")
-        .aggregate("a1", Sum{}, "e2", "e1")
-        .aggregate("a2", Sum{}, "a1", "e2")
-        .sink<int>("out", "a2", 100)
-        .compile();
-  });
-  CHECK(e.find("overlap") != std::string::npos);
-  CHECK(e.find("'e1'") != std::string::npos);
-  CHECK(e.find("'e2'") != std::string::npos);
-}
-
-TEST_CASE("Graph compiler: invalid graphs are rejected with errors that name the fix") {
-  auto d = ints(10, 1);
-  auto src = df::graph("bad").source("in", df::from_view(d));
-  CHECK(compile_error([&] {
-          src.enumerate("e1", Range{}, "in")
-              .aggregate("a1", Sum{}, "e1", "e1")
-              .aggregate("a1b", Sum{}, "a1", "e1")
-              .sink<int>("out", "a1b", 1)
-              .compile();
-        }).find("not inside") != std::string::npos);
-  CHECK(compile_error([&] {
-          src.node("p", Pass{}, "in").aggregate("a", Sum{}, "p", "p").sink<int>("o", "a", 1).compile();
-        }).find("not an enumerate node") != std::string::npos);
-  CHECK(compile_error([&] {
-          src.node("p", ToDouble{}, "in").node("q", Pass{}, "p").sink<int>("o", "q", 1).compile();
-        }).find("make the types equal") != std::string::npos);
-  CHECK(compile_error([&] {
-          src.node("s", Split{}, "in").sink<int>("o", "s.out0", 1).compile();
-        }).find("not connected") != std::string::npos);
-  CHECK(compile_error([&] { src.node("s", Split{}, "in").sink<int>("o", "s", 1).compile(); }).find("name one") !=
-        std::string::npos);
-  CHECK(compile_error([&] {
-          src.node("p", Pass{}, "in").sink<int>("o", "p", 1).sink<int>("o2", "p", 1).compile();
-        }).find("already feeds") != std::string::npos);
-  CHECK(compile_error([&] { src.sink<int>("o", "nowhere", 1).compile(); }).find("not a node defined before it") !=
-        std::string::npos);
-  CHECK(compile_error([&] { src.sink<int>("in", "in", 1).compile(); }).find("two nodes are named") !=
-        std::string::npos);
-  CHECK(compile_error([&] { df::graph("nosource").sink<int>("o", "x", 1).compile(); }).find("must be the source") !=
-        std::string::npos);
-  CHECK(compile_error([&] {
-          df::make_pipeline(src.sink<int>("o", "in", 10), opts(4, 0.5, 1));
-        }).find("below the minimum") != std::string::npos);
-}
 
 TEST_CASE(
     "Regions: sequential disjoint regions run correctly (flush of the first stops at its "
@@ -536,7 +332,7 @@ TEST_CASE("Debug checks: emitting more than the declared maximum is reported as 
   Kokkos::View<int*> d("d", 50);
   auto g = df::graph("liar").source("in", df::from_view(d)).node("two", Two{}, "in").sink<int>("out", "two", 100);
   auto p = df::make_pipeline(g, opts(4, 2.0, 1));
-  const std::string e = compile_error([&] { p.run(); });
+  const std::string e = error_of([&] { p.run(); });
   CHECK(e.find("declares") != std::string::npos);
   CHECK(e.find("'two'") != std::string::npos);
 }
@@ -545,7 +341,7 @@ TEST_CASE("Debug checks: a sink over its capacity is reported as korch::Error") 
   Kokkos::View<int*> d("d", 50);
   auto g = df::graph("small").source("in", df::from_view(d)).sink<int>("out", "in", 10);
   auto p = df::make_pipeline(g, opts(4, 2.0, 2));
-  CHECK(compile_error([&] { p.run(); }).find("capacity") != std::string::npos);
+  CHECK(error_of([&] { p.run(); }).find("capacity") != std::string::npos);
 }
 
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)

@@ -9,6 +9,8 @@
 #include <korch/dataflow.hpp>
 #include <korch/error.hpp>
 
+#include "test_dataflow_graphs.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -21,6 +23,9 @@
 namespace test_dataflow_signals {
 
 namespace df = korch::dataflow;
+using test_dataflow_graphs::Pass;  // no handler: forwards every signal
+using test_dataflow_graphs::Range;
+using test_dataflow_graphs::Sum;
 
 namespace {
 
@@ -50,16 +55,6 @@ struct KeepAndMark {
     if (x % 3 == 1) return;
     emit(x);
     if (x % 5 == 0) emit.raise(df::UserSignal::make(AFTER, Mark{x, x * x, x / 2.0}));
-  }
-};
-
-// no handler: forwards every signal
-struct Pass {
-  using input_type = int;
-  using outputs = df::Outputs<df::Out<int, 1>>;
-  template <class Emit>
-  KOKKOS_INLINE_FUNCTION void operator()(const int& x, Emit& emit) const {
-    emit(x);
   }
 };
 
@@ -229,21 +224,6 @@ TEST_CASE(
 }
 
 namespace {
-struct Range {  // parent p -> p % 4 elements p*10 + i
-  using parent_type = int;
-  using element_type = int;
-  KOKKOS_INLINE_FUNCTION int count(const int& p) const { return p % 4; }
-  KOKKOS_INLINE_FUNCTION int element(const int& p, int i) const { return p * 10 + i; }
-};
-struct Sum {  // per parent: parent + sum of elements
-  using input_type = int;
-  using parent_type = int;
-  using accumulator_type = int;
-  using output_type = int;
-  KOKKOS_INLINE_FUNCTION int init(const int& p) const { return p; }
-  KOKKOS_INLINE_FUNCTION void add(int& acc, const int& x) const { acc += x; }
-  KOKKOS_INLINE_FUNCTION int finish(const int&, const int& acc) const { return acc; }
-};
 int range_sum(int p) {
   int acc = p;
   for (int i = 0; i < p % 4; ++i) acc += p * 10 + i;
