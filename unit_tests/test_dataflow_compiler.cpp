@@ -15,6 +15,7 @@
 // Named after the file: unity builds compile several suite files as one translation unit.
 namespace test_dataflow_compiler {
 
+namespace df = korch::dataflow;
 using korch::test::error_of;
 using test_dataflow_graphs::ints;
 using test_dataflow_graphs::label;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// Grid substrate, data items, memory pools, data packets, helpers and distributors.
+// Grid substrate, data items, memory pools, data packets, splitters and aggregators (the
+// distributors and the item cache: test_runtime_distribution.cpp).
 #include "test_error_support.hpp"
 #include "test_runtime_support.hpp"
 
@@ -7,38 +8,22 @@
 #include <korch/backend/memory_pool.hpp>
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/data_mover.hpp>
-#include <korch/distributor.hpp>
-#include <korch/item_cache.hpp>
 #include <korch/splitter.hpp>
 #include <korch/unpacker.hpp>
 
-#include <algorithm>
-#include <numeric>
-#include <optional>
-#include <random>
-#include <set>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 using namespace korch;
 using namespace korch::test;
 
-namespace {
-GridSpec small_spec(std::array<int, 3> tile = {4, 4, 4}) {
-  GridSpec s;
-  s.block_cells = {8, 8, 4};
-  s.blocks = {2, 2, 1};
-  s.guard = 1;
-  s.n_vars = 3;
-  s.level = 2;
-  s.tile_cells = tile;
-  return s;
-}
-}  // namespace
-
 TEST_CASE("Grid: tiles partition every block's interior exactly once") {
   for (auto tile : {std::array<int, 3>{4, 4, 4}, std::array<int, 3>{3, 5, 0}, std::array<int, 3>{0, 0, 0}}) {
-    Grid g(small_spec(tile));
+    Grid g(small_tiled_spec(tile));
     std::vector<int> hits(static_cast<std::size_t>(10 * 10 * 6), 0);
     for (const auto& b : g.tile_boxes())
       for (int i = b.lo[0]; i < b.hi[0]; ++i)
@@ -53,13 +38,13 @@ TEST_CASE("Grid: tiles partition every block's interior exactly once") {
           CHECK(hits[static_cast<std::size_t>((i * 10 + j) * 6 + k)] == (interior ? 1 : 0));
         }
   }
-  Grid whole(small_spec({0, 0, 0}));
+  Grid whole(small_tiled_spec({0, 0, 0}));
   CHECK(whole.tiles_per_block() == 1);
   CHECK(whole.tile_box(0) == whole.block(0).interior);
 }
 
 TEST_CASE("Grid: metadata carries the level, deltas and contiguous block storage; bad specs name the field") {
-  Grid g(small_spec());
+  Grid g(small_tiled_spec());
   CHECK(g.n_blocks() == 4);
   CHECK(g.block(3).level == 2);
   CHECK(g.block(1).delta[0] == doctest::Approx(1.0 / 16));
@@ -67,7 +52,7 @@ TEST_CASE("Grid: metadata carries the level, deltas and contiguous block storage
   CHECK(all_tiles(g).size() == 16);
   CHECK(all_blocks(g).size() == 4);
   CHECK(Block(g, 2).tiles().size() == 4);
-  auto bad = small_spec();
+  auto bad = small_tiled_spec();
   bad.n_vars = 0;
   CHECK_THROWS_WITH_AS(Grid{bad}, doctest::Contains("n_vars"), Error);
   CHECK_THROWS_WITH_AS(g.block(9), doctest::Contains("block 9 does not exist"), Error);
@@ -75,7 +60,7 @@ TEST_CASE("Grid: metadata carries the level, deltas and contiguous block storage
 }
 
 TEST_CASE("Grid: guard_dims leaves the directions after the first guard_dims without guard cells") {
-  GridSpec s = small_spec({4, 4, 0});
+  GridSpec s = small_tiled_spec({4, 4, 0});
   s.block_cells = {8, 8, 1};
   s.guard = 2;
   s.guard_dims = 2;
@@ -172,7 +157,7 @@ TEST_CASE("Pool: concurrent acquire and release balance") {
 }
 
 TEST_CASE("Packet: each direction is one contiguous range; the device copy is a distinct allocation") {
-  Grid g(small_spec());
+  Grid g(small_tiled_spec());
   fill_pattern(g);
   MemoryPool pinned("p", PoolMemory::pinned_host), device("d", PoolMemory::device);
   PacketVariables vars;
@@ -250,7 +235,7 @@ TEST_CASE("Packet: each direction is one contiguous range; the device copy is a 
 }
 
 TEST_CASE("Packet: tile boxes are packed cell by cell and unpacked into exactly their box") {
-  Grid g(small_spec({3, 5, 0}));  // tiles that are neither whole planes nor aligned
+  Grid g(small_tiled_spec({3, 5, 0}));  // tiles that are neither whole planes nor aligned
   fill_pattern(g);
   const Grid before = g.clone();
   MemoryPool pinned("p", PoolMemory::pinned_host), device("d", PoolMemory::device);
@@ -306,7 +291,7 @@ TEST_CASE("Packet: tile boxes are packed cell by cell and unpacked into exactly 
 }
 
 TEST_CASE("Packet: release is safe early, buffers return when the last owner drops the packet") {
-  Grid g(small_spec());
+  Grid g(small_tiled_spec());
   MemoryPool pinned("p", PoolMemory::pinned_host), device("d", PoolMemory::device);
   {
     auto p = std::make_shared<DataPacket>(g, DataType::packet_of_tiles, PacketVariables{}, pinned, device);
@@ -335,7 +320,7 @@ TEST_CASE("Packet: release is safe early, buffers return when the last owner dro
 }
 
 TEST_CASE("Splitter: packets split into their blocks and tiles only once unpacked") {
-  Grid g(small_spec());
+  Grid g(small_tiled_spec());
   MemoryPool pinned("p", PoolMemory::pinned_host), device("d", PoolMemory::device);
   DataPacket p(g, DataType::packet_of_blocks, {}, pinned, device);
   p.add_block(2);
@@ -355,7 +340,7 @@ TEST_CASE("Splitter: packets split into their blocks and tiles only once unpacke
 }
 
 TEST_CASE("Aggregator: tiles of one block always land in one packet; incomplete blocks are an error at flush") {
-  Grid g(small_spec());
+  Grid g(small_tiled_spec());
   MemoryPool pinned("p", PoolMemory::pinned_host), device("d", PoolMemory::device);
   Aggregator agg("agg", g, DataType::tile, DataType::packet_of_tiles, 2, {}, pinned, device);
   std::vector<std::shared_ptr<DataItem>> out;
@@ -380,167 +365,4 @@ TEST_CASE("Aggregator: tiles of one block always land in one packet; incomplete 
   out.clear();
   rest.clear();
   CHECK(pinned.outstanding_bytes() == 0);
-}
-
-TEST_CASE("Distributor: action parallel puts every item exactly once into each pipeline") {
-  Grid g(small_spec());
-  std::vector<std::string> a, b;
-  ActionParallelDistributor d(
-      {DistributorTarget{
-           "tiles", DataType::tile, [&](std::shared_ptr<DataItem> it) { a.push_back(it->describe()); }, {}, {}},
-       DistributorTarget{
-           "blocks", DataType::block, [&](std::shared_ptr<DataItem> it) { b.push_back(it->describe()); }, {}, {}}});
-  d.distribute(g);
-  CHECK(a.size() == 16);
-  CHECK(b.size() == 4);
-  CHECK(std::set<std::string>(a.begin(), a.end()).size() == 16);
-  CHECK(std::set<std::string>(b.begin(), b.end()).size() == 4);
-}
-
-TEST_CASE("Distributor: data parallel sends each block to exactly one pipeline, by static fraction or queue depth") {
-  GridSpec s = small_spec();
-  s.blocks = {4, 4, 1};
-  Grid g(s);
-  std::vector<int> owner(16, -1);
-  std::vector<int> count(2, 0);
-  auto push = [&](int i) {
-    return [&, i](std::shared_ptr<DataItem> it) {
-      const int b = static_cast<Block&>(*it).block_id();
-      CHECK(owner[static_cast<std::size_t>(b)] == -1);
-      owner[static_cast<std::size_t>(b)] = i;
-      ++count[static_cast<std::size_t>(i)];
-    };
-  };
-  DataParallelDistributor stat({DistributorTarget{"a", DataType::block, push(0), {}, {}},
-                                DistributorTarget{"b", DataType::block, push(1), {}, {}}},
-                               DistributionPolicy::fixed_fraction, {1, 3});
-  stat.distribute(g);
-  CHECK(count[0] == 4);
-  CHECK(count[1] == 12);
-  std::fill(owner.begin(), owner.end(), -1);
-  count = {0, 0};
-  DataParallelDistributor dyn(
-      {DistributorTarget{"a", DataType::block, push(0), [&] { return static_cast<std::size_t>(count[0]); }, {}},
-       DistributorTarget{"b", DataType::block, push(1), [] { return std::size_t{1000}; }, {}}},
-      DistributionPolicy::queue_depth);
-  dyn.distribute(g);
-  CHECK(count[0] > count[1]);
-  CHECK(count[0] + count[1] == 16);
-}
-
-namespace {
-// Every block once, in the order given.
-class GivenOrder : public BlockIterator {
- public:
-  explicit GivenOrder(std::vector<int> order) : order_(std::move(order)) {}
-  void begin(const DataSource&) override { at_ = 0; }
-  std::optional<int> next() override { return at_ < order_.size() ? std::optional<int>(order_[at_++]) : std::nullopt; }
-
- private:
-  std::vector<int> order_;
-  std::size_t at_ = 0;
-};
-}  // namespace
-
-TEST_CASE("Distributor: with an iterator's own order of every block, each block keeps its fixed-fraction pipeline") {
-  GridSpec s = small_spec();
-  s.blocks = {4, 4, 1};
-  Grid g(s);
-  std::vector<int> owner(16, -1);
-  auto push = [&](int i) {
-    return [&, i](std::shared_ptr<DataItem> it) {
-      owner[static_cast<std::size_t>(static_cast<Block&>(*it).block_id())] = i;
-    };
-  };
-  DataParallelDistributor d({DistributorTarget{"a", DataType::block, push(0), {}, {}},
-                             DistributorTarget{"b", DataType::block, push(1), {}, {}}},
-                            DistributionPolicy::fixed_fraction, {1, 3});
-  d.distribute(g);  // ascending ids
-  const std::vector<int> in_id_order = owner;
-  std::vector<int> order(16);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937 random(5);
-  for (int cycle = 0; cycle < 4; ++cycle) {
-    std::shuffle(order.begin(), order.end(), random);
-    GivenOrder given(order);
-    std::fill(owner.begin(), owner.end(), -1);
-    d.distribute(g, nullptr, nullptr, &given);
-    CHECK(owner == in_id_order);
-  }
-  CHECK(std::count(in_id_order.begin(), in_id_order.end(), 0) == 4);
-}
-
-TEST_CASE("Distributor: batched targets get every item once, in order, in batches that double from one block") {
-  GridSpec s = small_spec();
-  s.blocks = {4, 4, 2};
-  Grid g(s);  // 32 blocks of 4 tiles
-  for (auto policy : {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth}) {
-    std::vector<std::vector<std::size_t>> batches(2);
-    std::vector<std::vector<std::pair<int, int>>> got(2);
-    auto batch_push = [&](std::size_t i) {
-      return [&, i](std::vector<std::shared_ptr<DataItem>> items) {
-        batches[i].push_back(items.size());
-        for (auto& it : items) {
-          const auto& t = static_cast<Tile&>(*it);
-          got[i].emplace_back(t.block_id(), t.tile_index());
-        }
-      };
-    };
-    auto single = [](std::shared_ptr<DataItem>) { FAIL("push_batch is given: push must not be used"); };
-    DataParallelDistributor d({DistributorTarget{"a", DataType::tile, single, {}, batch_push(0)},
-                               DistributorTarget{"b", DataType::tile, single, {}, batch_push(1)}},
-                              policy, {}, RoutingUnit::tile);
-    const auto counts = d.distribute(g);
-    CHECK(counts[0][0] + counts[0][1] == 128);
-    std::set<std::pair<int, int>> all;
-    for (std::size_t i = 0; i < 2; ++i) {
-      CHECK(counts[0][i] == got[i].size());
-      CHECK(std::is_sorted(got[i].begin(), got[i].end()));  // block-major order kept per target
-      all.insert(got[i].begin(), got[i].end());
-      REQUIRE(!batches[i].empty());
-      CHECK(batches[i].front() <= 4);  // the first items go out after the first block
-      for (auto n : batches[i]) CHECK(n <= Distributor::kMaxBatch);
-      if (policy == DistributionPolicy::fixed_fraction) {
-        CHECK(batches[i].size() < 16);  // far fewer pushes than items
-      } else {
-        CHECK(*std::max_element(batches[i].begin(), batches[i].end()) <= 4);  // fresh depths each block
-      }
-    }
-    CHECK(all.size() == 128);
-  }
-  CHECK_THROWS_WITH_AS(DataParallelDistributor({DistributorTarget{"mute", DataType::tile, {}, {}, {}}},
-                                               DistributionPolicy::fixed_fraction),
-                       doctest::Contains("target 'mute' of group 0 has neither push nor push_batch"), Error);
-}
-
-TEST_CASE("ItemCache: reuses items nobody holds, replaces held ones, and forgets a different grid") {
-  Grid g(small_spec());
-  ItemCache cache;
-  CHECK_THROWS_WITH_AS(cache.tile(0, 0), doctest::Contains("bind"), Error);
-  cache.bind(g);
-  auto t = cache.tile(1, 2);
-  CHECK(t->block_id() == 1);
-  CHECK(t->tile_index() == 2);
-  CHECK(&t->grid() == &g);
-  const Tile* first = t.get();
-  auto held = cache.tile(1, 2);  // still held by `t`: a new item
-  CHECK(held.get() != first);
-  t.reset();
-  const Tile* second = held.get();
-  held.reset();
-  CHECK(cache.tile(1, 2).get() == second);  // nobody holds it: the same item again
-  const Block* b = cache.block(3).get();
-  CHECK(cache.block(3).get() == b);
-  CHECK(cache.block(3)->block_id() == 3);
-  CHECK_THROWS_WITH_AS(cache.tile(9, 0), doctest::Contains("block"), Error);
-  CHECK_THROWS_WITH_AS(cache.tile(0, 99), doctest::Contains("tile 99"), Error);
-
-  Grid other(small_spec({0, 0, 0}));  // another grid, another tiling
-  cache.bind(other);
-  auto whole = cache.tile(1, 0);
-  CHECK(&whole->grid() == &other);
-  CHECK(whole->box() == other.tile_box(0));
-  cache.bind(g);
-  CHECK(&cache.tile(1, 2)->grid() == &g);
-  CHECK(cache.tile(1, 2)->box() == g.tile_box(2));
 }

@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -21,6 +22,18 @@
 #include <vector>
 
 namespace korch::test {
+
+// Four blocks of 8 x 8 x 4 cells (one guard cell, 3 variables, level 2) in tiles of `tile`.
+inline GridSpec small_tiled_spec(std::array<int, 3> tile = {4, 4, 4}) {
+  GridSpec s;
+  s.block_cells = {8, 8, 4};
+  s.blocks = {2, 2, 1};
+  s.guard = 1;
+  s.n_vars = 3;
+  s.level = 2;
+  s.tile_cells = tile;
+  return s;
+}
 
 // v[out] = a * v[in] + b * v[out] + c on the interior of whatever item it gets.
 struct Affine {
