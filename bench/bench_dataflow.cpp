@@ -2,11 +2,13 @@
 // Dataflow pipelines vs. stage-at-a-time kernels. Prints items/s and lane utilization
 // (items consumed / (runs x vector width)) for a filter chain and an expander, and the ratio to a
 // baseline that runs each stage as its own Kokkos kernel over the whole array with a compaction
-// (scan) between stages - both measured in this run. Never asserts on time.
+// (scan) between stages - both measured in this run - and the pipeline's instances in global
+// memory against team scratch (docs/dataflow.md, "Instance memory"). Never asserts on time.
 //
 //   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]  (--help)
 #include "bench_command_lines.hpp"
 #include <korch/dataflow.hpp>
+#include <korch/error.hpp>
 #include "record_nodes.hpp"
 #include <korch/cli/program.hpp>
 
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 namespace df = korch::dataflow;
@@ -84,15 +87,60 @@ double now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 using Args = korch::bench::DataflowBenchArgs;
 using FlagView = Kokkos::View<int*, Exec::memory_space>;
 
-// Best seconds of `repeats` runs of `pipe`; `st` keeps the last run's statistics.
-template <class Pipeline>
-double best_run(Pipeline& pipe, int repeats, df::RunStats& st) {
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    st = pipe.run();
-    best = std::min(best, st.seconds);
+// A graph's pipeline with its instances in global memory and in team scratch (when one instance
+// fits there), run alternately in the same process: the best seconds of each, and what
+// InstanceMemory::automatic chooses, with that choice's statistics and output size.
+struct MemoryTimes {
+  double global = 1e30;
+  double scratch = -1;  // -1: one instance does not fit the space's team scratch
+  bool automatic_scratch = false;
+  long long bytes = 0;  // one instance's state
+  int instances = 0;
+  df::RunStats st;
+  std::size_t out_items = 0;
+  double automatic() const { return automatic_scratch ? scratch : global; }
+  const char* automatic_name() const { return automatic_scratch ? "team scratch" : "global memory"; }
+};
+
+template <class Graph>
+MemoryTimes time_pipelines(const Graph& g, df::Options opt, int repeats) {
+  MemoryTimes t;
+  opt.instance_memory = df::InstanceMemory::global;
+  auto global = df::make_pipeline<Exec>(g, opt);
+  std::optional<decltype(global)> scratch;
+  opt.instance_memory = df::InstanceMemory::team_scratch;
+  try {
+    scratch.emplace(g, opt);
+  } catch (const korch::Error&) {
   }
-  return best;
+  opt.instance_memory = df::InstanceMemory::automatic;
+  t.automatic_scratch = df::make_pipeline<Exec>(g, opt).team_scratch();
+  t.bytes = global.instance_bytes();
+  t.instances = global.instances();
+  for (int r = 0; r < repeats; ++r) {
+    const df::RunStats in_global = global.run();
+    t.global = std::min(t.global, in_global.seconds);
+    if (!t.automatic_scratch) t.st = in_global;
+    if (!scratch) continue;
+    const df::RunStats in_scratch = scratch->run();
+    t.scratch = t.scratch < 0 ? in_scratch.seconds : std::min(t.scratch, in_scratch.seconds);
+    if (t.automatic_scratch) t.st = in_scratch;
+  }
+  t.out_items = (t.automatic_scratch ? *scratch : global).template output<std::uint32_t>("out").values.size();
+  return t;
+}
+
+// The pipeline's lines: the automatic choice against the baseline, then the two memories.
+void print_pipeline(const MemoryTimes& t, long long n, double base_best) {
+  std::printf("  dataflow pipeline (%d instances, %s): %8.3f ms  %8.2f Mitems/s\n", t.instances, t.automatic_name(),
+              t.automatic() * 1e3, n / t.automatic() / 1e6);
+  std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / t.automatic());
+  if (t.scratch < 0)
+    std::printf("  instance memory (%lld bytes per instance): global %.3f ms; team scratch: does not fit\n", t.bytes,
+                t.global * 1e3);
+  else
+    std::printf("  instance memory (%lld bytes per instance): global %.3f ms, team scratch %.3f ms, ratio %.2f\n",
+                t.bytes, t.global * 1e3, t.scratch * 1e3, t.global / t.scratch);
 }
 
 // The input items: mix(i) for i < n.
@@ -140,19 +188,15 @@ void bench_filter_chain(const U32View& input, long long n, const Stage (&stages)
                .node("f3", FilterNode{stages[2]}, "f2")
                .node("f4", FilterNode{stages[3]}, "f3")
                .sink<std::uint32_t>("out", "f4", static_cast<std::size_t>(n));
-  auto pipe = df::make_pipeline<Exec>(g, opt);
-  df::RunStats st;
-  const double pipe_best = best_run(pipe, repeats, st);
-  const auto out = pipe.output<std::uint32_t>("out");
+  const MemoryTimes t = time_pipelines(g, opt, repeats);
+  const df::RunStats& st = t.st;
   std::printf(
       "\nfilter chain (4 stages, selectivities 0.9 0.7 0.5 0.8): %lld -> %lld items "
       "(pipeline %zu)\n",
-      n, base_out, out.values.size());
+      n, base_out, t.out_items);
   std::printf("  baseline (kernel + scan compaction per stage): %8.3f ms  %8.2f Mitems/s\n", base_best * 1e3,
               n / base_best / 1e6);
-  std::printf("  dataflow pipeline (%d instances):              %8.3f ms  %8.2f Mitems/s\n", pipe.instances(),
-              pipe_best * 1e3, n / pipe_best / 1e6);
-  std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
+  print_pipeline(t, n, base_best);
   std::printf("  lane utilization: filters %.3f (", st.utilization(df::NodeKind::Map));
   for (const char* name : {"f1", "f2", "f3", "f4"}) std::printf(" %s %.3f", name, st.node(name).utilization);
   std::printf(" ), sink %.3f\n", st.node("out").utilization);
@@ -208,19 +252,15 @@ void bench_expander(const U32View& input, long long n, const Stage& filter, cons
                 .node("expand", ExpandNode{}, "in")
                 .node("filter", FilterNode{filter}, "expand")
                 .sink<std::uint32_t>("out", "filter", static_cast<std::size_t>(expanded));
-  auto epipe = df::make_pipeline<Exec>(ge, opt);
-  df::RunStats st;
-  const double pipe_best = best_run(epipe, repeats, st);
-  const auto eout = epipe.output<std::uint32_t>("out");
+  const MemoryTimes t = time_pipelines(ge, opt, repeats);
+  const df::RunStats& st = t.st;
   std::printf(
       "\nexpander (0..16 per item, then a 0.5 filter): %lld -> %lld -> %lld items "
       "(pipeline %zu)\n",
-      ne, expanded, base_out, eout.values.size());
+      ne, expanded, base_out, t.out_items);
   std::printf("  baseline (count scan + expand kernel + compaction): %8.3f ms  %8.2f Mitems/s\n", base_best * 1e3,
               ne / base_best / 1e6);
-  std::printf("  dataflow pipeline (%d instances):                   %8.3f ms  %8.2f Mitems/s\n", epipe.instances(),
-              pipe_best * 1e3, ne / pipe_best / 1e6);
-  std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / pipe_best);
+  print_pipeline(t, ne, base_best);
   std::printf("  lane utilization: expand %.3f, filter %.3f, both %.3f, sink %.3f\n", st.node("expand").utilization,
               st.node("filter").utilization, st.utilization(df::NodeKind::Map), st.node("out").utilization);
 }

@@ -380,4 +380,72 @@ TEST_CASE("Enumeration: multi-lane teams run the nested parser like one-lane tea
     }
 }
 
+// The statistics that one instance's run makes the same wherever its state lives.
+void check_same_stats(const df::RunStats& a, const df::RunStats& b) {
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    CAPTURE(a.nodes[i].name);
+    CHECK(a.nodes[i].firings == b.nodes[i].firings);
+    CHECK(a.nodes[i].runs == b.nodes[i].runs);
+    CHECK(a.nodes[i].lanes == b.nodes[i].lanes);
+    CHECK(a.nodes[i].signals == b.nodes[i].signals);
+    CHECK(a.nodes[i].flushes == b.nodes[i].flushes);
+    CHECK(a.nodes[i].blocks == b.nodes[i].blocks);
+  }
+}
+
+TEST_CASE("Instance memory: the nested parser runs the same in team scratch as in global memory") {
+  const int threads = static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency());
+  const Corpus c = make_corpus(300, 17);
+  const auto ref = nested_reference(c);
+  for (int width : {1, 7, 32})
+    for (int buffer : {1, 8})
+      for (int team : {0, 2}) {
+        if (team > threads || (kDeviceBuild && team > 0)) continue;  // multi-lane host teams need threads
+        CAPTURE(width);
+        CAPTURE(buffer);
+        CAPTURE(team);
+        df::Options o = opts(width, 1.0, 1);  // one instance: the same firings in either memory
+        o.team_size = team;
+        o.instance_memory = df::InstanceMemory::global;
+        auto global = df::make_pipeline(nested_graph(c, buffer, buffer), o);
+        o.instance_memory = df::InstanceMemory::team_scratch;
+        auto scratch = df::make_pipeline(nested_graph(c, buffer, buffer), o);
+        CHECK_FALSE(global.team_scratch());
+        CHECK(scratch.team_scratch());
+        const df::RunStats in_global = global.run();
+        const df::RunStats in_scratch = scratch.run();
+        CHECK(in_scratch.team_scratch);
+        CHECK_FALSE(in_global.team_scratch);
+        check_records(scratch.output<RecordSum>("out"), ref);
+        check_same_stats(in_global, in_scratch);
+        o.instances = 5;  // several instances, each its own scratch
+        auto many = df::make_pipeline(nested_graph(c, buffer, buffer), o);
+        many.run();
+        check_records(many.output<RecordSum>("out"), ref);
+      }
+}
+
+TEST_CASE("Instance memory: team scratch too small for one instance is an error naming both sizes") {
+  const Corpus c = make_corpus(10, 3);
+  df::Options o = opts(64, 64.0, 1);
+  o.instance_memory = df::InstanceMemory::team_scratch;
+  const std::string e = error_of([&] { df::make_pipeline(nested_graph(c, 64, 64), o); });
+  CHECK(e.find("dataflow pipeline 'parser': one instance needs") != std::string::npos);
+  CHECK(e.find("bytes of team scratch memory but") != std::string::npos);
+  CHECK(e.find("use InstanceMemory::global or automatic") != std::string::npos);
+  o.instance_memory = df::InstanceMemory::automatic;  // falls back to global memory
+  auto p = df::make_pipeline(nested_graph(c, 64, 64), o);
+  CHECK_FALSE(p.team_scratch());
+  p.run();
+  check_records(p.output<RecordSum>("out"), nested_reference(c));
+}
+
+TEST_CASE("Instance memory: automatic keeps host instances in global memory" * doctest::skip(kDeviceBuild)) {
+  const Corpus c = make_corpus(10, 4);
+  auto p = df::make_pipeline(nested_graph(c, 2, 2), opts(4, 1.0, 2));
+  CHECK_FALSE(p.team_scratch());
+  CHECK(p.instance_bytes() > 0);
+}
+
 }  // namespace test_dataflow_regions

@@ -20,6 +20,18 @@ std::unique_ptr<cli::Program> dataflow_command_line(DataflowArgs& a) {
                    "pipeline instances (default: one per host thread, or per GPU team)", 1, 1 << 20)
       ->default_str("");
   cli::add_real(app, "--scale", a.opt.queue_scale, "queue capacity factor", 1.0);
+  app.add_option_function<std::string>(
+         "--instance-memory",
+         [&a](const std::string& v) {
+           a.opt.instance_memory = v == "global"         ? InstanceMemory::global
+                                   : v == "team_scratch" ? InstanceMemory::team_scratch
+                                                         : InstanceMemory::automatic;
+         },
+         "where each instance keeps its queues and state: team scratch on GPUs when it fits (automatic), "
+         "team_scratch, or global")
+      ->type_name("WHERE")
+      ->default_str("automatic")
+      ->check(cli::one_of({"automatic", "team_scratch", "global"}));
   cli::add_integer(app, "--buffer", a.buffer, "parent buffer slots of the enumerating nodes of parser and nested", 1,
                    1 << 20);
   for (const DemoName& d : demo_names) app.add_subcommand(d.name, d.help)->fallthrough();

@@ -224,6 +224,7 @@ case $name in
     for v in -2 0 two; do bad --instances --instances "$v"; done
     for v in nan inf 0.5 -1 4x; do bad --scale --scale "$v"; done
     bad --buffer --buffer 0
+    for v in scratch GLOBAL ""; do bad --instance-memory --instance-memory "$v"; done
     bad --threads filters --threads 2
     bad "unknown option or argument: bogus" bogus
     bad "unknown option or argument: bogus" filters bogus
@@ -234,6 +235,9 @@ case $name in
     [[ $(grep -m1 -n "^filter chain" "$tmp/out" | cut -d: -f1) -lt $(grep -m1 -n "^expander" "$tmp/out" | cut -d: -f1) ]] \
       || fail "[filters expander]: not in the order given"
     good --n 200 --width 32 --instances 2 --scale 2 route
+    good --n 300 --width 8 --instance-memory team_scratch filters parser
+    grep -q "state in team scratch" "$tmp/out" || fail "[--instance-memory team_scratch]: instances not in team scratch"
+    if grep -q "MISMATCH" "$tmp/out"; then fail "[--instance-memory team_scratch]: output differs from the reference"; fi
     run filters --help && ((rc == 0)) && head -n 1 "$tmp/out" | grep -q "^$name: " \
       || fail "[filters --help]: not the program's help"
     ;;

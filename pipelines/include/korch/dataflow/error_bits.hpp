@@ -16,7 +16,8 @@ enum ErrorBit : int {
   E_CLAIM = 32,           // at termination something was still queued, active or held
   E_NO_PARENT = 64,       // an aggregate received an item outside any open parent
   E_STALL = 128,          // a node stayed fireable without making progress
-  E_SIGNAL_LOG = 256      // a sink received more user signals than its log holds
+  E_SIGNAL_LOG = 256,     // a sink received more user signals than its log holds
+  E_SCRATCH = 512         // an instance's team scratch memory could not be had
 };
 
 namespace detail {
@@ -43,6 +44,9 @@ inline std::string describe_error_bits(int bits) {
   add(E_SIGNAL_LOG,
       "a sink received more user signals than its log holds (raise "
       "Options::signal_log)");
+  add(E_SCRATCH,
+      "the team scratch memory of an instance could not be had (use "
+      "InstanceMemory::global)");
   return what;
 }
 

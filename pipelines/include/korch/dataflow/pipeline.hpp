@@ -103,6 +103,7 @@ class Pipeline {
     ints = (ints + 15) / 16 * 16;
     k_.ints_per_instance = ints;
     k_.bytes_per_instance = static_cast<long long>(bytes);
+    choose_instance_memory();
     allocate(sinks);
   }
 
@@ -114,7 +115,9 @@ class Pipeline {
     Kokkos::deep_copy(k_.sig_counts, 0ULL);
     Kokkos::fence();
     const auto t0 = std::chrono::steady_clock::now();
-    Kokkos::parallel_for("korch::dataflow::" + graph_.name, typename kernel_type::policy(instances_, team_), k_);
+    typename kernel_type::policy policy(instances_, team_);
+    if (k_.in_scratch) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_request()));
+    Kokkos::parallel_for("korch::dataflow::" + graph_.name, policy, k_);
     Kokkos::fence();
     const auto t1 = std::chrono::steady_clock::now();
     auto err = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_.errors);
@@ -130,6 +133,7 @@ class Pipeline {
     st.instances = instances_;
     st.vector_width = W_;
     st.input_items = k_.n_input;
+    st.team_scratch = k_.in_scratch;
     st.nodes = node_stats();
     return st;
   }
@@ -188,6 +192,10 @@ class Pipeline {
   int vector_width() const { return W_; }
   int instances() const { return instances_; }
   int team_size() const { return team_; }
+  // whether each instance keeps its state in team scratch memory (Options::instance_memory)
+  bool team_scratch() const { return k_.in_scratch; }
+  // bytes of one instance's state: queues and buffers, ints, statistics
+  long long instance_bytes() const { return k_.scratch_bytes; }
   // capacity of the data queue in front of node `name`
   int queue_capacity(const std::string& name) const {
     const int i = graph_.index_of(name);
@@ -202,6 +210,37 @@ class Pipeline {
       throw Error::format("dataflow pipeline '{}': no sink named '{}': name a sink of the graph", graph_.name, name);
     return i;
   }
+
+  // The team scratch layout of one instance (arena, ints, statistics, wide scratch), and where the
+  // instances keep their state: team scratch when Options::instance_memory asks for it, or when it
+  // is automatic, the space is a GPU's and one instance fits the space's level-0 scratch.
+  void choose_instance_memory() {
+    long long off = k_.bytes_per_instance;
+    k_.scratch_state_off = off;
+    off += static_cast<long long>(detail::align64(static_cast<std::size_t>(k_.ints_per_instance) * sizeof(int)));
+    k_.scratch_stats_off = off;
+    off += static_cast<long long>(detail::align64(N * detail::ST_FIELDS * sizeof(long long)));
+    k_.scratch_wide_off = off;
+    k_.scratch_bytes = off + 8 * static_cast<long long>(sizeof(long long));
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+    const typename kernel_type::policy probe(1, team_);
+    const long long limit = probe.scratch_size_max(0);
+    const bool fits = scratch_request() <= limit;
+    switch (options_.instance_memory) {
+      case InstanceMemory::automatic: k_.in_scratch = !host && fits; break;
+      case InstanceMemory::global: k_.in_scratch = false; break;
+      case InstanceMemory::team_scratch:
+        if (!fits)
+          throw Error::format(
+              "dataflow pipeline '{}': one instance needs {} bytes of team scratch memory but {} gives a team at "
+              "most {}: use InstanceMemory::global or automatic, or lower the vector width or the queue scale",
+              graph_.name, scratch_request(), ExecSpace::name(), limit);
+        k_.in_scratch = true;
+        break;
+    }
+  }
+  // The team scratch a team asks for: the instance's block and room to align it to 64 bytes.
+  long long scratch_request() const { return k_.scratch_bytes + 64; }
 
   // Totals of the sink arenas: bytes of items, ints of origins.
   struct SinkSizes {
@@ -363,10 +402,12 @@ class Pipeline {
     const int instances = instances_;
     const std::size_t bytes = static_cast<std::size_t>(k_.bytes_per_instance);
     const std::string prefix = std::string("korch::dataflow::") + name;
+    // instances in team scratch need no rows of state and queues
+    const bool rows = !k_.in_scratch;
     k_.state = decltype(k_.state)(Kokkos::view_alloc(prefix + "::state", Kokkos::WithoutInitializing), instances,
-                                  k_.ints_per_instance);
+                                  rows ? k_.ints_per_instance : 0);
     k_.arena = decltype(k_.arena)(Kokkos::view_alloc(prefix + "::queues", Kokkos::WithoutInitializing),
-                                  static_cast<std::size_t>(instances) * bytes + 64);
+                                  rows ? static_cast<std::size_t>(instances) * bytes + 64 : 0);
     k_.stats = decltype(k_.stats)("korch::dataflow::stats", instances, N * detail::ST_FIELDS);
     k_.wide = decltype(k_.wide)("korch::dataflow::wide", instances, 8);
     k_.errors = decltype(k_.errors)("korch::dataflow::errors", 2);

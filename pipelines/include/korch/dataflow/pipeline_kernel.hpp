@@ -46,6 +46,7 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   using Base::flag;
   using Base::flushing;
   using Base::global_field;
+  using Base::in_scratch;
   using Base::ints_per_instance;
   using Base::n_input;
   using Base::nd;
@@ -59,6 +60,10 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
   using Base::qd;
   using Base::queue_fields;
   using Base::refcount;
+  using Base::scratch_bytes;
+  using Base::scratch_state_off;
+  using Base::scratch_stats_off;
+  using Base::scratch_wide_off;
   using Base::signals;
   using Base::stack_off;
   using Base::stat;
@@ -355,9 +360,11 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
 
   // --- the kernel: one pipeline instance per league member ---------------------------------
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& t) const {
-    const int r = t.league_rank();
-    const InstanceState in{arena.data() + static_cast<std::size_t>(r) * bytes_per_instance, &state(r, 0), &stats(r, 0),
-                           &wide(r, 0), r};
+    const InstanceState in = instance_memory(t);
+    if (in.arena == nullptr) {
+      Kokkos::single(Kokkos::PerTeam(t), [&]() { flag(E_SCRATCH, 0); });
+      return;
+    }
     Kokkos::single(Kokkos::PerTeam(t), [&]() { start_instance(in); });
     sync(t);
     for (;;) {
@@ -369,7 +376,26 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       dispatch(t, in, cur);
       sync(t);
     }
-    Kokkos::single(Kokkos::PerTeam(t), [&]() { check_claim(in); });
+    Kokkos::single(Kokkos::PerTeam(t), [&]() {
+      check_claim(in);
+      if (in_scratch)
+        for (int i = 0; i < N * ST_FIELDS; ++i) stats(in.rank, i) = in.stats[i];
+    });
+  }
+
+  // This league member's instance: its rows of the Views, or one block of team scratch memory
+  // (every lane of the team gets the same block). A null arena: the scratch was not there.
+  KOKKOS_INLINE_FUNCTION InstanceState instance_memory(const member_type& t) const {
+    const int r = t.league_rank();
+    if (!in_scratch)
+      return InstanceState{arena.data() + static_cast<std::size_t>(r) * bytes_per_instance, &state(r, 0), &stats(r, 0),
+                           &wide(r, 0), r};
+    // 64-byte aligned like a View's data, so that the arena's offsets keep every item aligned
+    char* base = static_cast<char*>(t.team_scratch(0).get_shmem_aligned(scratch_bytes, 64));
+    if (base == nullptr) return InstanceState{nullptr, nullptr, nullptr, nullptr, r};
+    return InstanceState{base, reinterpret_cast<int*>(base + scratch_state_off),
+                         reinterpret_cast<long long*>(base + scratch_stats_off),
+                         reinterpret_cast<long long*>(base + scratch_wide_off), r};
   }
 
   // Boss lane: an instance starts with zeroed state, no flush, no open parent; the source is

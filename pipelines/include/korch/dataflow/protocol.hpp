@@ -49,6 +49,12 @@ class PipelineProtocol {
   int stack_off = 0, node_off = 0, queue_off = 0, open_off = 0;
   int ints_per_instance = 0;
   long long bytes_per_instance = 0;
+  // Instance memory in team scratch (docs/dataflow.md, "Instance memory"): one block of
+  // scratch_bytes holds the arena, then the ints, the statistics and the wide scratch, at these
+  // byte offsets; the statistics are copied to `stats` at the end.
+  bool in_scratch = false;
+  long long scratch_bytes = 0;
+  long long scratch_state_off = 0, scratch_stats_off = 0, scratch_wide_off = 0;
   long long n_input = 0;
   int chunk = 1;
   Kokkos::Array<long long, (N > 0 ? N : 1)> sink_off;  // byte offset in sink arena

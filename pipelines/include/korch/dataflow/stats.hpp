@@ -28,6 +28,7 @@ struct RunStats {
   int instances = 0;
   int vector_width = 0;
   long long input_items = 0;
+  bool team_scratch = false;  // instances kept their state in team scratch memory (Options::instance_memory)
   std::vector<NodeStats> nodes;
   const NodeStats& node(const std::string& name) const {
     for (const auto& n : nodes)
