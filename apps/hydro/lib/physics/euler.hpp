@@ -284,6 +284,12 @@ struct EulerKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {
+    double U[5];
+    update(i, j, k, U);
+  }
+
+  // Writes the cell's new state and leaves it in U too, for a dt computed in the same pass.
+  KOKKOS_INLINE_FUNCTION void update(int i, int j, int k, double U[5]) const {
     double Wh[5], S[3][5];
     predict(i, j, k, Wh, S);
     const bool shock_here = strong_shock(i, j, k);
@@ -308,7 +314,10 @@ struct EulerKernel {
       const double l = p.dt / p.dx[d];
       for (int v = 0; v < 5; ++v) dU[v] -= l * (Fp[v] - Fm[v]);
     }
-    for (int v = 0; v < 5; ++v) unew[v](i, j, k) = u[v](i, j, k) + dU[v];
+    for (int v = 0; v < 5; ++v) {
+      U[v] = u[v](i, j, k) + dU[v];
+      unew[v](i, j, k) = U[v];
+    }
   }
 };
 

@@ -17,9 +17,13 @@ KOKKOS_INLINE_FUNCTION LayoutRightVar pack_var(const PacketPack& pack, int e, in
   return LayoutRightVar{&pack(e, var, 0, 0, 0), m.hi[1] - m.lo[1], m.hi[2] - m.lo[2]};
 }
 
-void launch_update(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
-  Kokkos::parallel_for(
-      "korch hydro update (packet)", pack.policy(space), KOKKOS_LAMBDA(int e, int i, int j, int k) {
+// The update of a packet's cells and, in the same pass, the smallest stable dt of their new state:
+// the cells are read once where a separate dt kernel would read the new state again.
+double launch_update(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
+  double dt = std::numeric_limits<double>::infinity();
+  Kokkos::parallel_reduce(
+      "korch hydro update (packet)", pack.policy(space),
+      KOKKOS_LAMBDA(int e, int i, int j, int k, double& m) {
         if (!pack.updates(e, i, j, k)) return;
         EulerKernel<LayoutRightVar> kernel;
         for (int v = 0; v < n_cons; ++v) {
@@ -27,18 +31,8 @@ void launch_update(const DeviceTaskSpace& space, const EulerParams p, const Pack
           kernel.unew[v] = pack_var(pack, e, p.next_state + v);
         }
         kernel.p = p;
-        kernel(i, j, k);
-      });
-}
-
-double packet_dt(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
-  double dt = std::numeric_limits<double>::infinity();
-  Kokkos::parallel_reduce(
-      "korch hydro dt (packet)", pack.policy(space),
-      KOKKOS_LAMBDA(int e, int i, int j, int k, double& m) {
-        if (!pack.updates(e, i, j, k)) return;
         double U[5];
-        for (int v = 0; v < n_cons; ++v) U[v] = pack(e, p.next_state + v, i, j, k);
+        kernel.update(i, j, k, U);
         const double t = cell_dt(U, p);
         m = t < m ? t : m;
       },
@@ -54,8 +48,7 @@ void update_pack(const DeviceTaskSpace& space, const StepParameters& P, const Pa
   for (int e = 0; e < pack.size(); ++e)
     if (P.fail_block >= 0 && grid.block(pack.host_entry(e).block).global_id == P.fail_block)
       throw Error::format("injected failure (--inject-failure {})", P.fail_block);
-  launch_update(space, P.euler, pack);
-  const double dt = packet_dt(space, P.euler, pack);
+  const double dt = launch_update(space, P.euler, pack);
   space.fence();
   // The step's dt is the smallest over every slot: the packet's goes to its first block's.
   if (P.box_dt)
