@@ -46,25 +46,27 @@ KOKKOS_INLINE_FUNCTION double device_minmod(double a, double b) {
 
 // Guard cells [begin, end) of the list, variables [first, last): a free function, as nvcc takes
 // device lambdas only there. Each prolongation finds its coarse cell's slopes itself (the host
-// finds them once per coarse cell: the same operations, so the same bits).
+// finds them once per coarse cell: the same operations, so the same bits). A thread per guard cell
+// fills all its variables, reading the cell's description once.
 void fill_guard_cells(const DeviceTaskSpace& instance, const GuardCells& cells, const Terms& terms,
                       const Sources& sources, std::int64_t begin, std::int64_t end, int first, int last) {
   const std::int64_t n = end - begin;
   if (n <= 0 || last <= first) return;
   Kokkos::parallel_for(
       "korch guard-cell fill across levels (device)",
-      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, n * (last - first)),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const GuardCell g = cells(begin + index % n);
-        const std::int64_t var = first + index / n;
-        const double centre = term_value(terms, sources, g.term, var);
-        double value = centre;
-        for (int a = 0; a < g.slopes; ++a) {
-          const double hi = term_value(terms, sources, g.term + 1 + 2 * a, var);
-          const double lo = term_value(terms, sources, g.term + 2 + 2 * a, var);
-          value += device_minmod(hi - centre, centre - lo) * ((g.above >> a) & 1u ? 0.25 : -0.25);
+      Kokkos::RangePolicy<DeviceTaskSpace, Kokkos::IndexType<std::int64_t>>(instance, 0, n),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const GuardCell g = cells(begin + c);
+        for (std::int64_t var = first; var < last; ++var) {
+          const double centre = term_value(terms, sources, g.term, var);
+          double value = centre;
+          for (int a = 0; a < g.slopes; ++a) {
+            const double hi = term_value(terms, sources, g.term + 1 + 2 * a, var);
+            const double lo = term_value(terms, sources, g.term + 2 + 2 * a, var);
+            value += device_minmod(hi - centre, centre - lo) * ((g.above >> a) & 1u ? 0.25 : -0.25);
+          }
+          g.cell[var * g.var_stride] = value;
         }
-        g.cell[var * g.var_stride] = value;
       });
 }
 

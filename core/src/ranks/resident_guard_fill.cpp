@@ -43,14 +43,18 @@ namespace {
 
 // The staging's device cells, variable-major (cell c of variable first + v at v * n + c), into its
 // device buffer, and back. Free functions: nvcc takes device lambdas only in accessible functions.
+// A thread per cell copies every variable of the fill: it reads the cell's block and offset once,
+// where a thread per (cell, variable) would read them once per variable (as many bytes as the
+// values themselves).
 void gather_cells(const Blocks& from_block, const Offsets& from_offset, const Buffer& buffer, const Bases& base,
                   const Offsets& stride, int first, int count) {
   const auto cells = static_cast<std::int64_t>(from_block.extent(0));
   Kokkos::parallel_for(
-      "korch guard-cell staging (device gather)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const std::int64_t c = index % cells;
-        buffer(index) = device_cell(base, stride, from_block(c), from_offset(c), first + index / cells);
+      "korch guard-cell staging (device gather)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const int block = from_block(c);
+        const std::int64_t offset = from_offset(c);
+        for (int v = 0; v < count; ++v) buffer(v * cells + c) = device_cell(base, stride, block, offset, first + v);
       });
 }
 
@@ -58,24 +62,25 @@ void scatter_cells(const Blocks& to_block, const Offsets& to_offset, const Buffe
                    const Offsets& stride, int first, int count) {
   const auto cells = static_cast<std::int64_t>(to_block.extent(0));
   Kokkos::parallel_for(
-      "korch guard-cell staging (device scatter)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells * count),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const std::int64_t c = index % cells;
-        device_cell(base, stride, to_block(c), to_offset(c), first + index / cells) = buffer(index);
+      "korch guard-cell staging (device scatter)", Kokkos::RangePolicy<DeviceExecSpace>(0, cells),
+      KOKKOS_LAMBDA(std::int64_t c) {
+        const int block = to_block(c);
+        const std::int64_t offset = to_offset(c);
+        for (int v = 0; v < count; ++v) device_cell(base, stride, block, offset, first + v) = buffer(v * cells + c);
       });
 }
 
-// One kernel over every copy between two device blocks and every variable of the fill.
+// One kernel over every copy between two device blocks, each thread one cell's variables.
 void copy_cells(const Blocks& dst_block, const Offsets& dst_offset, const Blocks& src_block, const Offsets& src_offset,
                 const Bases& base, const Offsets& stride, int first, int count) {
   const auto n = static_cast<std::int64_t>(dst_block.extent(0));
   if (n == 0) return;
   Kokkos::parallel_for(
-      "korch guard-cell fill (device)", Kokkos::RangePolicy<DeviceExecSpace>(0, n * count),
-      KOKKOS_LAMBDA(std::int64_t index) {
-        const std::int64_t c = index % n, var = first + index / n;
-        device_cell(base, stride, dst_block(c), dst_offset(c), var) =
-            device_cell(base, stride, src_block(c), src_offset(c), var);
+      "korch guard-cell fill (device)", Kokkos::RangePolicy<DeviceExecSpace>(0, n), KOKKOS_LAMBDA(std::int64_t c) {
+        const int to = dst_block(c), from = src_block(c);
+        const std::int64_t to_offset = dst_offset(c), from_offset = src_offset(c);
+        for (int v = 0; v < count; ++v)
+          device_cell(base, stride, to, to_offset, first + v) = device_cell(base, stride, from, from_offset, first + v);
       });
 }
 
