@@ -147,10 +147,13 @@ struct VariantTimes {
 // whole grid in device memory, guard fill, fluxes per direction over all blocks, update and time
 // step on the device, on its own copy of the state). On a GPU build two more references: the same
 // device kernel without the runtime, with the whole grid copied to the device and back each step
-// ("plain-device") and with the data kept on the device ("plain-dev-resident", kernels alone).
+// ("plain-device") and with the data kept on the device ("plain-dev-resident", kernels alone); and
+// the device configuration with its fused kernel ("device-fused") beside its face-flux kernels
+// ("device", the default; docs/benchmarks.md, "The device kernels").
 std::vector<std::string> bench_variants() {
   std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel", "plain-resident"};
   if (korch::device_is_accelerator) {
+    variants.push_back("device-fused");
     variants.push_back("plain-device");
     variants.push_back("plain-dev-resident");
   }
@@ -176,7 +179,9 @@ VariantTimes time_variants(const Args& args, const std::vector<std::string>& var
       } else if (variants[v].rfind("plain-dev", 0) == 0) {
         r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
       } else {
-        sim.set_configuration(korch::hydro::parse_configuration(variants[v]));
+        const bool fused = variants[v] == "device-fused";
+        sim.set_configuration(korch::hydro::parse_configuration(fused ? "device" : variants[v]));
+        sim.set_device_kernel(fused ? korch::hydro::DeviceKernel::fused : korch::hydro::DeviceKernel::faces);
         r = runtime_step(sim);
       }
       if (rep > 0) {  // the first round warms pools and caches
@@ -204,7 +209,7 @@ void print_variant_table(const std::vector<std::string>& variants, const Variant
     const double rate = static_cast<double>(n_cells) / r.update;
     // Variants whose kernels run on the GPU are measured against the device's triad.
     const bool on_device =
-        device_triad > 0.0 && (variants[v] == "device" || variants[v] == "split" ||
+        device_triad > 0.0 && (variants[v].rfind("device", 0) == 0 || variants[v] == "split" ||
                                (variants[v].rfind("plain-", 0) == 0 && variants[v] != "plain-kokkos"));
     const double limit = on_device ? device_triad : triad;
     std::printf(
@@ -223,10 +228,10 @@ void print_device_ratios(const std::vector<std::string>& variants, const Variant
   const double copies = median(times.upd[index("plain-device")]),
                resident = median(times.upd[index("plain-dev-resident")]),
                athenak = median(times.stp[index("plain-resident")]);
-  for (const char* name : {"device", "split"}) {
+  for (const char* name : {"device", "device-fused", "split"}) {
     const double t = median(times.upd[index(name)]);
     std::printf(
-        "  device ratio %-6s: plain-device/this %.3f, plain-dev-resident/this %.3f, plain-resident/this (whole "
+        "  device ratio %-12s: plain-device/this %.3f, plain-dev-resident/this %.3f, plain-resident/this (whole "
         "step) %.3f\n",
         name, copies / t, resident / t, athenak / median(times.stp[index(name)]));
   }

@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
   korch::hydro::Options options;
   korch::hydro::add_options(program.app(), options);
   program.add_note(
-      "Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks to device\n"
-      "teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
+      "Give --steps or --tmax, not both. --tile applies to host teams, --packet-blocks and\n"
+      "--device-kernel to device teams. With --host-parallel set OMP_WAIT_POLICY=passive.");
   const auto parse_rc = program.parse(argc, argv);
   std::string refused = parse_rc ? "its command line does not parse (that rank printed why)" : "";
   if (!parse_rc) {

@@ -12,6 +12,7 @@ PacketPack::PacketPack(const DataPacket& packet)
       host_entries_(packet.size() > 0 ? &packet.entry(0) : nullptr),
       source_(&packet.source()),
       n_entries_(static_cast<int>(packet.size())),
+      n_scratch_(packet.scratch_count()),
       extent_{0, 0, 0} {
   const int n_vars = packet.source().n_vars();
   if (n_vars > max_variables) {

@@ -121,6 +121,11 @@ case $name in
     bad "--config cpu_gpu_data_parallel" --plan --config split
     bad "--config cpu_gpu_data_parallel" --plan --config cpu_gpu_data_parallel
     bad --packet-blocks --config cpu_only --packet-blocks 2
+    bad --device-kernel --config device --device-kernel faster
+    bad --device-kernel --device-kernel fused
+    bad --device-kernel --plan --config device --device-kernel fused
+    bad --device-kernel --config device --max-level 1 --device-kernel faces
+    good "${small[@]}" --config device --device-kernel fused
     good "${small[@]}" --config cpu_gpu_data_parallel --tile 4
     good "${small[@]}" --plan --tile 8
     bad --packet-blocks --plan --packet-blocks 2

@@ -98,6 +98,8 @@ class DataPacket : public DataItem {
   DataType data_type() const noexcept { return type_; }
   State state() const noexcept { return state_; }
   const DataSource& source() const noexcept { return *source_; }
+  // Scratch variables per entry (PacketVariables::scratch): device_scratch's range.
+  int scratch_count() const noexcept { return n_section_vars_[3]; }
   // The source as a korch::Grid; throws korch::Error naming the source when it is another kind.
   const Grid& grid() const { return as_grid(*source_); }
   std::uint64_t id() const noexcept { return id_; }

@@ -101,6 +101,18 @@ class PacketPack {
     return data[(static_cast<std::size_t>(i) * nj + static_cast<std::size_t>(j)) * nk + static_cast<std::size_t>(k)];
   }
 
+  // Scratch variables (PacketVariables::scratch: device memory of the packet's own, never copied):
+  // how many each entry has (check it on the host), and scratch variable `s` of entry e at
+  // entry-local (i, j, k), over the same stored box as the entry's variables.
+  int scratch_count() const noexcept { return n_scratch_; }
+  KOKKOS_INLINE_FUNCTION double& scratch(int e, int s, int i, int j, int k) const noexcept {
+    const PacketEntryMeta& m = entries_[e];
+    const std::size_t nj = static_cast<std::size_t>(m.hi[1] - m.lo[1]);
+    const std::size_t nk = static_cast<std::size_t>(m.hi[2] - m.lo[2]);
+    double* const data = reinterpret_cast<double*>(m.device_address[3]) + static_cast<std::int64_t>(s) * m.n_cells;
+    return data[(static_cast<std::size_t>(i) * nj + static_cast<std::size_t>(j)) * nk + static_cast<std::size_t>(k)];
+  }
+
   // Variable `var` of entry e at entry-local (i, j, k).
   KOKKOS_INLINE_FUNCTION double& operator()(int e, int var, int i, int j, int k) const noexcept {
     const PacketEntryMeta& m = entries_[e];
@@ -118,6 +130,7 @@ class PacketPack {
   const PacketEntryMeta* host_entries_;       // the same on the host
   const DataSource* source_;
   int n_entries_;
+  int n_scratch_;
   int extent_[3];
   Kokkos::Array<int, max_variables> place_;       // per variable; -1: not carried
   Kokkos::Array<int, max_variables> face_place_;  // per face variable; -1: not carried

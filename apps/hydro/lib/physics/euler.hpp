@@ -30,6 +30,16 @@
 #define KORCH_HYDRO_UNROLL
 #endif
 
+// Unrolls a loop over directions completely in device code: with a constant
+// dimension (EulerKernel's Dim) every array the loop indexes is then indexed by constants and stays
+// in a GPU thread's registers instead of its local memory (docs/benchmarks.md, "The device
+// kernels"). Host compilers keep their own choice.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define KORCH_DIRECTIONS_UNROLL _Pragma("unroll")
+#else
+#define KORCH_DIRECTIONS_UNROLL
+#endif
+
 namespace korch::hydro {
 
 namespace math {
@@ -181,6 +191,7 @@ KOKKOS_INLINE_FUNCTION void face_flux(const double WL[5], const double WR[5], in
 // with the same bits.
 KOKKOS_INLINE_FUNCTION bool strong_shock_from(double pc, const double lo_d[3], const double hi_d[3], int dim) {
   double lo = pc, hi = pc;
+  KORCH_DIRECTIONS_UNROLL
   for (int d = 0; d < dim; ++d) {
     lo = lo_d[d] < lo ? lo_d[d] : lo;
     hi = lo_d[d] > hi ? lo_d[d] : hi;
@@ -203,6 +214,7 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
   for (int d = 0; d < dim; ++d) KORCH_HYDRO_UNROLL
   for (int v = 0; v < 5; ++v) S[d][v] = limit_slope(W[v] - Wm[d][v], Wp[d][v] - W[v], p.limiter);
   for (int v = 0; v < 5; ++v) Wh[v] = W[v];
+  KORCH_DIRECTIONS_UNROLL
   for (int d = 0; d < dim; ++d) {
     const double h = 0.5 * p.dt / p.dx[d];
     const double un = W[1 + d];
@@ -216,6 +228,7 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
   }
   // Positivity: a cell whose predicted face states are not physical falls back to first order.
   bool ok = (Wh[0] > 0.0) & (Wh[4] > 0.0);
+  KORCH_DIRECTIONS_UNROLL
   for (int d = 0; d < dim; ++d) {
     // Operands without calls: clang flags a bitwise & on comparisons whose operands call functions.
     const double rho_low = Wh[0] - 0.5 * math::fabs(S[d][0]);
@@ -228,11 +241,18 @@ KOKKOS_INLINE_FUNCTION void hancock_predict(const double W[5], const double Wm[3
 }
 
 // The update of one cell. View: a rank-3 (i, j, k) view type; u[v] old conserved, unew[v] new.
-template <class View>
+// Dim: the number of directions where a caller fixes it at compile time (1, 2 or 3; the device
+// kernels, docs/benchmarks.md "The device kernels"), or 0 to take p.dim.
+template <class View, int Dim = 0>
 struct EulerKernel {
+  static_assert(Dim >= 0 && Dim <= 3, "EulerKernel: Dim is 1, 2, 3, or 0 for p.dim");
   View u[5];
   View unew[5];
   EulerParams p;
+
+  // A constant where the caller gave one: the loops over directions then unroll, and the arrays
+  // they index stay in registers instead of a GPU thread's local memory.
+  KOKKOS_INLINE_FUNCTION int dim() const { return Dim > 0 ? Dim : p.dim; }
 
   KOKKOS_INLINE_FUNCTION void load(int i, int j, int k, double W[5]) const {
     double U[5];
@@ -250,22 +270,24 @@ struct EulerKernel {
   // its face neighbours, so a face's two cells need the block's second guard layer.
   KOKKOS_INLINE_FUNCTION bool strong_shock(int i, int j, int k) const {
     double lo_d[3], hi_d[3];
-    for (int d = 0; d < p.dim; ++d) {
+    KORCH_DIRECTIONS_UNROLL
+    for (int d = 0; d < dim(); ++d) {
       lo_d[d] = pressure(i - (d == 0), j - (d == 1), k - (d == 2));
       hi_d[d] = pressure(i + (d == 0), j + (d == 1), k + (d == 2));
     }
-    return strong_shock_from(pressure(i, j, k), lo_d, hi_d, p.dim);
+    return strong_shock_from(pressure(i, j, k), lo_d, hi_d, dim());
   }
 
   // Hancock-predicted primitive state (half step) and limited slopes of cell (i, j, k).
   KOKKOS_INLINE_FUNCTION void predict(int i, int j, int k, double Wh[5], double S[3][5]) const {
     double W[5], Wm[3][5], Wp[3][5];
     load(i, j, k, W);
-    for (int d = 0; d < p.dim; ++d) {
+    KORCH_DIRECTIONS_UNROLL
+    for (int d = 0; d < dim(); ++d) {
       load(i - (d == 0), j - (d == 1), k - (d == 2), Wm[d]);
       load(i + (d == 0), j + (d == 1), k + (d == 2), Wp[d]);
     }
-    hancock_predict(W, Wm, Wp, p, p.dim, Wh, S);
+    hancock_predict(W, Wm, Wp, p, dim(), Wh, S);
   }
 
   // The flux through the low face along d of cell (i, j, k), by the arithmetic operator() uses for
@@ -283,6 +305,12 @@ struct EulerKernel {
     face_flux(L, R, d, p.gamma, strong_shock(i, j, k) || strong_shock(i - di, j - dj, k - dk), F);
   }
 
+  // The same with the direction fixed at compile time (the device kernels: see dim()).
+  template <int D>
+  KOKKOS_INLINE_FUNCTION void low_face_flux(int i, int j, int k, double F[5]) const {
+    low_face_flux(i, j, k, D, F);
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {
     double U[5];
     update(i, j, k, U);
@@ -294,7 +322,8 @@ struct EulerKernel {
     predict(i, j, k, Wh, S);
     const bool shock_here = strong_shock(i, j, k);
     double dU[5] = {0, 0, 0, 0, 0};
-    for (int d = 0; d < p.dim; ++d) {
+    KORCH_DIRECTIONS_UNROLL
+    for (int d = 0; d < dim(); ++d) {
       const int di = d == 0, dj = d == 1, dk = d == 2;
       double Wn[5], Sn[3][5], L[5], R[5], Fm[5], Fp[5];
       // left face
@@ -327,14 +356,17 @@ constexpr double unphysical_dt = -1.0;
 
 // Largest stable dt of one cell: 1 / sum_d (|u_d| + c) / dx_d (times the CFL number elsewhere), or
 // unphysical_dt where the density or the pressure is not positive and finite or the dt is not
-// (a momentum or an energy that is not finite).
+// (a momentum or an energy that is not finite). Dim as for EulerKernel: 0 takes p.dim.
+template <int Dim = 0>
 KOKKOS_INLINE_FUNCTION double cell_dt(const double U[5], const EulerParams& p) {
+  const int dim = Dim > 0 ? Dim : p.dim;
   constexpr double largest = 1.7976931348623157e308;  // DBL_MAX: x <= largest is false for inf and NaN
   double W[5];
   cons_to_prim(U, W, p.gamma);
   const double c = math::sqrt(p.gamma * W[4] / W[0]);
   double s = 0.0;
-  for (int d = 0; d < p.dim; ++d) s += (math::fabs(W[1 + d]) + c) / p.dx[d];
+  KORCH_DIRECTIONS_UNROLL
+  for (int d = 0; d < dim; ++d) s += (math::fabs(W[1 + d]) + c) / p.dx[d];
   const double t = 1.0 / s;
   const bool physical = W[0] > 0 && W[0] <= largest && W[4] > 0 && W[4] <= largest && t > 0 && t <= largest;
   return physical ? t : unphysical_dt;

@@ -7,6 +7,7 @@
 #include "host_cells.hpp"
 #include "hydro_pack.hpp"
 #include "hydro_update.hpp"
+#include "static_dim.hpp"
 
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
@@ -23,10 +24,10 @@ namespace korch::hydro {
 
 namespace {
 
-template <class Space, class View>
-void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
-            const int hi[3]) {
-  EulerKernel<View> k;
+template <int Dim, class Space, class View>
+void launch_with_dim(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+                     const int hi[3]) {
+  EulerKernel<View, Dim> k;
   for (int v = 0; v < n_cons; ++v) {
     k.u[v] = vars[p.state + v];
     k.unew[v] = vars[p.next_state + v];
@@ -34,6 +35,12 @@ void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerPara
   k.p = p;
   using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
   Kokkos::parallel_for("korch hydro update", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+}
+
+template <class Space, class View>
+void launch(const Space& space, const View (&vars)[n_grid_vars], const EulerParams& p, const int lo[3],
+            const int hi[3]) {
+  with_static_dim(p.dim, [&](auto dim) { launch_with_dim<decltype(dim)::value>(space, vars, p, lo, hi); });
 }
 
 // A packet entry: on host-only builds the "device" is host memory, so the host version runs there

@@ -33,7 +33,8 @@ struct StepParameters {
   // [block * tiles_per_block + tile] (tile 0 for whole blocks); null: not wanted.
   double* box_dt = nullptr;
   int tiles_per_block = 1;
-  int fail_block = -1;  // the action throws on this global block (Options::inject_failure)
+  int fail_block = -1;                               // the action throws on this global block (Options::inject_failure)
+  DeviceKernel device_kernel = DeviceKernel::faces;  // device packets' kernels (update_pack)
 };
 
 // The hydro update of one item (Tile, Block or DataPacket of blocks), usable without the runtime

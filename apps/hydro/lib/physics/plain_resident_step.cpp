@@ -2,6 +2,7 @@
 #include "plain_resident_step.hpp"
 
 #include "layout_right_var.hpp"
+#include "static_dim.hpp"
 
 #include <korch/error.hpp>
 
@@ -17,8 +18,9 @@ using Policy4 = Kokkos::MDRangePolicy<DeviceExecSpace, Kokkos::Rank<4>>;
 // Captured by device lambdas (std::array's members are not device functions).
 Kokkos::Array<int, 3> device_array(const std::array<int, 3>& a) { return {a[0], a[1], a[2]}; }
 
-KOKKOS_INLINE_FUNCTION EulerKernel<LayoutRightVar> block_kernel(const Cells& cells, int b, const EulerParams& p) {
-  EulerKernel<LayoutRightVar> kernel;
+template <int Dim>
+KOKKOS_INLINE_FUNCTION EulerKernel<LayoutRightVar, Dim> block_kernel(const Cells& cells, int b, const EulerParams& p) {
+  EulerKernel<LayoutRightVar, Dim> kernel;
   const int nj = static_cast<int>(cells.extent(3)), nk = static_cast<int>(cells.extent(4));
   for (int v = 0; v < n_cons; ++v) {
     kernel.u[v] = LayoutRightVar{&cells(b, p.state + v, 0, 0, 0), nj, nk};
@@ -28,17 +30,18 @@ KOKKOS_INLINE_FUNCTION EulerKernel<LayoutRightVar> block_kernel(const Cells& cel
   return kernel;
 }
 
-// Every face along d of every block, each once: the face below cell (g + f) of the interior. A
+// Every face along D of every block, each once: the face below cell (g + f) of the interior. A
 // free function: nvcc takes device lambdas only in accessible functions.
+template <int Dim, int D>
 void face_fluxes(const Cells& cells, const Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>& flux,
-                 const Kokkos::Array<int, 3>& g, const EulerParams& p, int d) {
+                 const Kokkos::Array<int, 3>& g, const EulerParams& p) {
   Kokkos::parallel_for(
       "plain resident hydro fluxes",
       Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(flux.extent(0)), static_cast<std::int64_t>(flux.extent(2)),
                              static_cast<std::int64_t>(flux.extent(3)), static_cast<std::int64_t>(flux.extent(4))}),
       KOKKOS_LAMBDA(int b, int fi, int fj, int fk) {
         double F[5];
-        block_kernel(cells, b, p).low_face_flux(g[0] + fi, g[1] + fj, g[2] + fk, d, F);
+        block_kernel<Dim>(cells, b, p).template low_face_flux<D>(g[0] + fi, g[1] + fj, g[2] + fk, F);
         for (int v = 0; v < n_cons; ++v) flux(b, v, fi, fj, fk) = F[v];
       });
 }
@@ -126,7 +129,15 @@ void PlainResidentStep::update(const EulerParams& params) {
   EulerParams p = params;
   p.state = state_;
   p.next_state = other_set(state_);
-  for (int d = 0; d < dim_; ++d) face_fluxes(cells_, flux_[d], device_array(guard_), p, d);
+  if (p.dim != dim_)
+    throw Error::format("plain resident step: the step asks for {} directions, the grid has guard cells along {}",
+                        p.dim, dim_);
+  with_static_dim(dim_, [&](auto dim) {
+    constexpr int Dim = decltype(dim)::value;
+    face_fluxes<Dim, 0>(cells_, flux_[0], device_array(guard_), p);
+    if constexpr (Dim > 1) face_fluxes<Dim, 1>(cells_, flux_[1], device_array(guard_), p);
+    if constexpr (Dim > 2) face_fluxes<Dim, 2>(cells_, flux_[2], device_array(guard_), p);
+  });
   const Cells cells = cells_;
   const Faces fx = flux_[0], fy = flux_[1], fz = flux_[2];
   const auto g = device_array(guard_), n = device_array(interior_);

@@ -63,6 +63,21 @@ void add_config_option(CLI::App& app, Options& o) {
           "configuration"));
 }
 
+// How device packets are made and run: --packet-blocks and --device-kernel.
+void add_packet_options(CLI::App& app, Options& o) {
+  korch::cli::add_integer(app, "--packet-blocks", o.packet_blocks,
+                          "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel)",
+                          1);
+  app.add_option_function<std::string>(
+         "--device-kernel",
+         [&o](const std::string& v) { o.device_kernel = v == "fused" ? DeviceKernel::fused : DeviceKernel::faces; },
+         "device packets' kernels on CUDA and HIP builds: faces (a flux kernel per direction, then the update) or "
+         "fused (one kernel); the same results")
+      ->type_name("NAME")
+      ->default_str("faces")
+      ->check(korch::cli::one_of({"faces", "fused"}));
+}
+
 // The adaptive mesh's options.
 void validate_adaptive(const Options& o) {
   if (o.max_level < 0 || o.max_level > 8)
@@ -168,8 +183,7 @@ void add_options(CLI::App& app, Options& o) {
   add_integer(app, "--threads", o.threads, "threads per team", 1, 64);
   add_integer(app, "--tile", o.tile, "tile cells per direction on host teams (default: whole blocks)", 1)
       ->default_str("");
-  add_integer(app, "--packet-blocks", o.packet_blocks,
-              "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel)", 1);
+  add_packet_options(app, o);
   add_integer(app, "--blocks", o.blocks, "blocks per direction", 1);
   add_integer(app, "--cells-per-block", o.cells_per_block, "interior cells per block and direction", guard_cells);
   add_integer(app, "--steps", o.steps, "run N steps (default: run to --tmax)", 1)->default_str("");
@@ -269,6 +283,11 @@ void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && !o.operation.empty())
     throw Error(
         "option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
+  if (app.count("--device-kernel") > 0 &&
+      (o.config == HydroConfiguration::cpu || !o.operation.empty() || o.max_level > 0))
+    throw Error(
+        "option --device-kernel makes no sense with --config cpu_only (cpu), --plan, --operation or --max-level: only "
+        "the uniform grid's device packets run these kernels; leave it out");
   for (const char* option : {"--refine-above", "--derefine-below", "--regrid-every"})
     if (app.count(option) > 0 && o.max_level == 0)
       throw Error::format("option {} makes no sense without --max-level: the grid is uniform; give --max-level N",

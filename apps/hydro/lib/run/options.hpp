@@ -29,6 +29,7 @@ struct Options {
   unsigned threads = 2;                                 // threads per team
   int tile = 0;                                         // tile cells per direction; 0: whole block
   int packet_blocks = 2;                                // blocks per device packet
+  DeviceKernel device_kernel = DeviceKernel::faces;     // device packets' kernels on GPU builds
   int blocks = 4;                                       // blocks per direction
   int cells_per_block = 32;                             // interior cells per block per direction
   int steps = 0;                                        // 0: run to tmax

@@ -2,6 +2,8 @@
 // The hand-bundled step's runtime configuration (see runtime_configuration.hpp).
 #include "runtime_configuration.hpp"
 
+#include "hydro_pack.hpp"
+
 #include <korch/configurations/builtin.hpp>
 
 #include <string>
@@ -10,7 +12,8 @@ namespace korch::hydro {
 
 namespace {
 
-// The packets' variables: the hydro update reads the current state and writes the other set; the
+// The packets' variables: the hydro update reads the current state and writes the other set, and
+// on a GPU the uniform grid's face-flux kernels keep their fluxes in scratch (update_pack); the
 // diagnostics read the density alone.
 PacketVariables packet_variables(const Options& o, int state) {
   PacketVariables v;
@@ -22,6 +25,8 @@ PacketVariables packet_variables(const Options& o, int state) {
     v.copy_in.push_back(state + i);
     v.copy_out.push_back(other_set(state) + i);
   }
+  if (device_is_accelerator && o.max_level == 0 && o.device_kernel == DeviceKernel::faces)
+    v.scratch = face_flux_scratch(o.dim);
   return v;
 }
 

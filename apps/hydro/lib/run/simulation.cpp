@@ -107,6 +107,12 @@ void Simulation::set_configuration(HydroConfiguration configuration) {
   options_ = o;
 }
 
+void Simulation::set_device_kernel(DeviceKernel kernel) {
+  options_.device_kernel = kernel;
+  configurations_[0] = make_configuration(options_, 0);
+  configurations_[1] = make_configuration(options_, var_new);
+}
+
 std::array<int, 3> Simulation::global_cells() const noexcept {
   const auto& s = grid_->spec();
   return {s.blocks[0] * s.block_cells[0], s.blocks[1] * s.block_cells[1], s.blocks[2] * s.block_cells[2]};
@@ -250,6 +256,7 @@ StepParameters Simulation::step_parameters(double dt) {
   sp.box_dt = box_dt_.data();
   sp.tiles_per_block = grid_->tiles_per_block();
   sp.fail_block = steps_ == 0 ? options_.inject_failure : -1;
+  sp.device_kernel = options_.device_kernel;
   return sp;
 }
 

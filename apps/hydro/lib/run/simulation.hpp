@@ -65,6 +65,8 @@ class Simulation {
   // Switches the configuration for the following steps; the benchmark interleaves configurations
   // on one Runtime with it.
   void set_configuration(HydroConfiguration configuration);
+  // Switches the device packets' kernels (Options::device_kernel) for the following steps.
+  void set_device_kernel(DeviceKernel kernel);
   double time() const noexcept { return time_; }
   int steps_done() const noexcept { return steps_; }
   std::array<int, 3> global_cells() const noexcept;
