@@ -37,6 +37,9 @@ std::vector<std::uint64_t> host_hashes(const Options& o, int steps) {
 
 Options sedov_run(HydroConfiguration config) {
   Options o;
+  // The halves of the built-in: shares by throughput would move blocks between the sides whenever
+  // the measured rates change them (docs/configurations.md, "Distribution by throughput").
+  o.split_even = config == HydroConfiguration::split;
   o.blocks = 3;
   o.cells_per_block = 12;
   o.threads = 1;

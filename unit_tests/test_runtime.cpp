@@ -351,7 +351,8 @@ TEST_CASE("JSON: configurations round-trip; bad JSON names the offending field")
   for (const auto& named : {std::pair<const char*, DistributionPolicy>{"static", DistributionPolicy::fixed_fraction},
                             {"dynamic", DistributionPolicy::queue_depth},
                             {"fixed_fraction", DistributionPolicy::fixed_fraction},
-                            {"queue_depth", DistributionPolicy::queue_depth}}) {
+                            {"queue_depth", DistributionPolicy::queue_depth},
+                            {"throughput", DistributionPolicy::throughput}}) {
     const char* word = named.first;
     const DistributionPolicy policy = named.second;
     CAPTURE(word);

@@ -68,20 +68,6 @@ TEST_CASE("Distributor: data parallel sends each block to exactly one pipeline, 
   CHECK(count[0] + count[1] == 16);
 }
 
-namespace {
-// Every block once, in the order given.
-class GivenOrder : public BlockIterator {
- public:
-  explicit GivenOrder(std::vector<int> order) : order_(std::move(order)) {}
-  void begin(const DataSource&) override { at_ = 0; }
-  std::optional<int> next() override { return at_ < order_.size() ? std::optional<int>(order_[at_++]) : std::nullopt; }
-
- private:
-  std::vector<int> order_;
-  std::size_t at_ = 0;
-};
-}  // namespace
-
 TEST_CASE("Distributor: with an iterator's own order of every block, each block keeps its fixed-fraction pipeline") {
   GridSpec s = small_tiled_spec();
   s.blocks = {4, 4, 1};

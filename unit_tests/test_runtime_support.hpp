@@ -6,6 +6,7 @@
 
 #include <korch/action_metadata.hpp>
 #include <korch/block.hpp>
+#include <korch/block_iterator.hpp>
 #include <korch/bundle.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/grid.hpp>
@@ -18,10 +19,23 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace korch::test {
+
+// Every block once, in the order given.
+class GivenOrder : public BlockIterator {
+ public:
+  explicit GivenOrder(std::vector<int> order) : order_(std::move(order)) {}
+  void begin(const DataSource&) override { at_ = 0; }
+  std::optional<int> next() override { return at_ < order_.size() ? std::optional<int>(order_[at_++]) : std::nullopt; }
+
+ private:
+  std::vector<int> order_;
+  std::size_t at_ = 0;
+};
 
 // Four blocks of 8 x 8 x 4 cells (one guard cell, 3 variables, level 2) in tiles of `tile`.
 inline GridSpec small_tiled_spec(std::array<int, 3> tile = {4, 4, 4}) {

@@ -34,7 +34,12 @@ const char* to_string(DistributorKind k) noexcept {
   return "?";
 }
 const char* to_string(DistributionPolicy p) noexcept {
-  return p == DistributionPolicy::fixed_fraction ? "fixed_fraction" : "queue_depth";
+  switch (p) {
+    case DistributionPolicy::fixed_fraction: return "fixed_fraction";
+    case DistributionPolicy::queue_depth: return "queue_depth";
+    case DistributionPolicy::throughput: return "throughput";
+  }
+  return "?";
 }
 const char* to_string(RoutingUnit u) noexcept { return u == RoutingUnit::block ? "block" : "tile"; }
 

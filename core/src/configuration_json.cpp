@@ -213,7 +213,8 @@ DistributorGroup read_distributor_group(const std::string& label, const json& ob
   } else if (policy == "dynamic") {
     group.policy = DistributionPolicy::queue_depth;
   } else {
-    static const DistributionPolicy policies[] = {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth};
+    static const DistributionPolicy policies[] = {DistributionPolicy::fixed_fraction, DistributionPolicy::queue_depth,
+                                                  DistributionPolicy::throughput};
     group.policy = g.choice("policy", false, DistributionPolicy::fixed_fraction, policies);
   }
   const json& w = g.array("weights", false);

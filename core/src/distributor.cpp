@@ -43,6 +43,8 @@ Distributor::Distributor(DistributorConfig config, std::vector<std::vector<Distr
       }
     }
     credit_.emplace_back(targets_[g].size(), 0.0);
+    shares_.emplace_back(targets_[g].size(), 0);
+    rates_.emplace_back(targets_[g].size(), 0.0);
     counts_.emplace_back(targets_[g].size(), 0);
     pending_.emplace_back(targets_[g].size());
     next_batch_.emplace_back(targets_[g].size(), 1);
@@ -179,6 +181,7 @@ const Distributor::Counts& Distributor::distribute(const DataSource& grid, Trace
   if (cache) cache->bind(grid);
   for (std::size_t g = 0; g < targets_.size(); ++g) {
     std::fill(counts_[g].begin(), counts_[g].end(), 0);
+    std::fill(shares_[g].begin(), shares_[g].end(), 0);
     std::fill(next_batch_[g].begin(), next_batch_[g].end(), 1);
   }
   by_id_order_ = order != nullptr && order->covers_every_block();
@@ -225,11 +228,15 @@ void Distributor::distribute_blocks(const DataSource& grid, Trace* trace, ItemCa
     for (std::size_t g = 0; g < targets_.size(); ++g) {
       auto& pending = pending_[g];
       if (config_.groups[g].unit == RoutingUnit::tile && targets_[g].size() > 1) {
-        for (int t = 0, n = tiles_in(grid, b); t < n; ++t)
-          pending[choose(g, pending)].push_back(make_tile(grid, cache, b, t));
+        for (int t = 0, n = tiles_in(grid, b); t < n; ++t) {
+          const std::size_t i = choose(g, pending);
+          ++shares_[g][i];
+          pending[i].push_back(make_tile(grid, cache, b, t));
+        }
       } else {
-        const bool by_id = by_id_order_ && config_.groups[g].policy == DistributionPolicy::fixed_fraction;
+        const bool by_id = by_id_order_ && config_.groups[g].policy != DistributionPolicy::queue_depth;
         const std::size_t i = by_id ? pipeline_by_id(g, b, grid.n_blocks()) : choose(g, pending);
+        ++shares_[g][i];
         make_items(grid, cache, b, targets_[g][i].type, pending[i]);
       }
     }

@@ -61,9 +61,11 @@ enum class HelperKind {
 enum class MoveDirection { host_to_device, device_to_host, device_to_device };
 enum class DistributorKind { action_parallel, data_parallel, hybrid };
 // fixed_fraction: each pipeline of a group gets its weight's share of the blocks; queue_depth: each
-// block goes to the pipeline with the shortest queue. JSON uses the same words ("static" and
-// "dynamic" are read as synonyms).
-enum class DistributionPolicy { fixed_fraction, queue_depth };
+// block goes to the pipeline with the shortest queue; throughput: the weights at first, then each
+// pipeline the share that the rates measured in the cycles before let all finish soonest (a slow
+// pipeline may get none; docs/configurations.md, "Distribution by throughput"). JSON uses the same
+// words ("static" and "dynamic" are read as synonyms of the first two).
+enum class DistributionPolicy { fixed_fraction, queue_depth, throughput };
 enum class RoutingUnit { block, tile };
 
 const char* to_string(HelperKind kind) noexcept;

@@ -5,8 +5,9 @@
 // A distributor has groups. Every group gets every block of the grid (action parallel across
 // groups: each item exactly once into each group); inside a group each block (or, with unit tile,
 // each tile) goes to exactly one pipeline (data parallel), chosen by a fixed fraction (static:
-// smooth weighted round robin, deterministic) or by queue depth (dynamic: the pipeline whose entry
-// queue is shortest relative to its weight). For each block, the items for all groups are made
+// smooth weighted round robin, deterministic), by queue depth (dynamic: the pipeline whose entry
+// queue is shortest relative to its weight) or by throughput (a fixed fraction that observe() sets
+// from each pipeline's measured rate between cycles). For each block, the items for all groups are made
 // before the first of them is pushed (all copies are made before the first push).
 // ActionParallelDistributor and DataParallelDistributor are the two pure cases; a hybrid is a
 // Distributor with several groups, one of them data parallel.
@@ -63,6 +64,23 @@ class Distributor {
   // The round robin starts afresh, as in a distributor just made: a distributor kept from cycle to
   // cycle then hands out each cycle's blocks as a new one would.
   void restart_round_robin() noexcept;
+  // After a cycle: the seconds each pipeline of `group` took to finish what the last distribute()
+  // gave it (0 for one that got nothing). A throughput group sets its shares for the next cycles
+  // from the rates so measured (docs/configurations.md, "Distribution by throughput"); other
+  // groups ignore it. Returns whether the shares changed.
+  bool observe(std::size_t group, const std::vector<double>& seconds);
+  // What a throughput group has learned (its pipelines' rates, 0 where never measured, and its
+  // weights), and a new distributor's group starting from it: a runtime that alternates between
+  // configurations over the same teams carries the rates from one to the next. resume() ignores
+  // another policy's group and a state of another size.
+  struct Learned {
+    std::vector<double> rates, weights;
+  };
+  Learned learned(std::size_t group) const { return {rates_.at(group), config_.groups.at(group).weights}; }
+  void resume(std::size_t group, const Learned& state);
+  // The weights group g's round robin uses now (scaled so that the largest is 1; a throughput
+  // group's follow observe()).
+  const std::vector<double>& weights(std::size_t group) const { return config_.groups.at(group).weights; }
   const DistributorConfig& config() const noexcept { return config_; }
 
   static constexpr std::size_t kMaxBatch = 64;
@@ -85,6 +103,10 @@ class Distributor {
   std::vector<std::vector<std::size_t>> next_batch_;
   std::vector<std::vector<std::uint16_t>> by_id_;  // per group: pipeline per block id, made once per block count
   bool by_id_order_ = false;                       // this call hands blocks to pipeline_by_id
+  // Throughput groups: the blocks (tiles, for a group routing tiles) each pipeline got in the last
+  // distribute(), and its measured rate in them per second (0: not measured yet).
+  std::vector<std::vector<std::size_t>> shares_;
+  std::vector<std::vector<double>> rates_;
 };
 
 class ActionParallelDistributor : public Distributor {

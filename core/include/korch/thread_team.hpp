@@ -70,6 +70,10 @@ struct CycleReport {
   std::size_t wakeups = 0;
   std::size_t errors = 0;  // errors in this cycle; `error` describes the first
   std::string error;
+  // When the cycle ended for the team (its last item done and its queue closed, before wait()
+  // returns); the epoch before that. The runtime measures its pipelines with it
+  // (DistributionPolicy::throughput).
+  std::chrono::steady_clock::time_point finished{};
 };
 
 // The team's state at one instant, read in one critical section (consistent, never torn).

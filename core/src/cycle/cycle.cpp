@@ -5,6 +5,7 @@
 #include "declaration_check.hpp"
 #include "cycle_wiring.hpp"
 #include "node_team_names.hpp"
+#include "pipeline_times.hpp"
 
 #include <korch/backend/thread_spaces.hpp>
 #include <korch/distributor.hpp>
@@ -31,6 +32,7 @@ void Cycle::run(CycleResult& result) {
   if (all_started) distribute(result);
   close_entries(wiring.entries());
   drain(result, wiring);
+  observe_throughput(result);
   wiring.unwire(errors_);
   for (const auto& h : helpers_) result.transfers += h->transfers();
   helpers_.clear();
@@ -131,6 +133,10 @@ Distributor& Cycle::distributor() {
     }
   }
   auto made = std::make_unique<Distributor>(c_.distributor, std::move(targets));
+  for (std::size_t g = 0; g < c_.distributor.groups.size(); ++g) {
+    const auto learned = r_.validated.learned_throughput().find(group_entries(g));
+    if (learned != r_.validated.learned_throughput().end()) made->resume(g, learned->second);
+  }
   kept.entries = std::move(entries);
   kept.recorder = r_.recorder;
   kept.distributor = std::move(made);
@@ -139,6 +145,7 @@ Distributor& Cycle::distributor() {
 
 // On the calling thread: every block of the grid into the pipeline entries.
 void Cycle::distribute(CycleResult& result) {
+  distribution_started_ = std::chrono::steady_clock::now();
   try {
     const auto& counts = distributor().distribute(grid_, r_.trace, &r_.items, order_);
     for (std::size_t g = 0; g < counts.size(); ++g)
@@ -190,6 +197,26 @@ void Cycle::drain(CycleResult& result, const CycleWiring& wiring) {
     result.reports.push_back(NodeReport{name, n.team->last_cycle()});
     if (auto it = wiring.router_targets().find(name); it != wiring.router_targets().end()) close_entries(it->second);
   }
+}
+
+// A cycle that ran every item tells each throughput group how long its pipelines took; a failed
+// cycle's times say nothing of the rates.
+void Cycle::observe_throughput(const CycleResult& result) {
+  if (errors_.any() || distribution_started_ == std::chrono::steady_clock::time_point{}) return;
+  auto& kept = r_.validated.kept_distributor();
+  if (!kept.distributor) return;
+  for (std::size_t g = 0; g < c_.distributor.groups.size(); ++g) {
+    const DistributorGroup& group = c_.distributor.groups[g];
+    if (group.policy != DistributionPolicy::throughput) continue;
+    kept.distributor->observe(g, pipeline_seconds(c_, group, result.reports, distribution_started_));
+    r_.validated.learned_throughput()[group_entries(g)] = kept.distributor->learned(g);
+  }
+}
+
+std::vector<const ThreadTeam*> Cycle::group_entries(std::size_t g) const {
+  std::vector<const ThreadTeam*> entries;
+  for (const auto& p : c_.distributor.groups[g].pipelines) entries.push_back(nodes_.at(p).team);
+  return entries;
 }
 
 void Cycle::check_pools() {

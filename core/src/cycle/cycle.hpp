@@ -21,6 +21,7 @@
 #include <korch/runtime.hpp>
 #include <korch/trace.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,6 +66,9 @@ class Cycle {
   void connect_routers();
   void close_entries(const std::vector<ThreadTeam*>& entries);
   void drain(CycleResult& result, const CycleWiring& wiring);
+  void observe_throughput(const CycleResult& result);
+  // The teams group g of the distributor pushes into, in the order of its pipelines.
+  std::vector<const ThreadTeam*> group_entries(std::size_t g) const;
   void check_pools();
   void record_begin();
   // Publishers before subscribers (wait_order.hpp), kept by the validation memo.
@@ -78,6 +82,7 @@ class Cycle {
   CycleNodes& nodes_;  // the runtime's scratch (cycle_scratch.hpp)
   std::vector<std::unique_ptr<Helper>> helpers_;
   CycleErrors errors_;
+  std::chrono::steady_clock::time_point distribution_started_{};
 };
 
 }  // namespace korch::detail

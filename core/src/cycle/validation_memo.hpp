@@ -14,6 +14,7 @@
 #include <korch/record_replay.hpp>
 #include <korch/thread_team.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ class ValidationMemo {
     Recorder* recorder = nullptr;
   };
   KeptDistributor& kept_distributor() noexcept { return kept_distributor_; }
+  // What throughput groups learned, by their entry teams: kept for the runtime's life, across
+  // configurations, so that a code alternating configurations over the same teams keeps its rates.
+  using LearnedThroughput = std::map<std::vector<const ThreadTeam*>, Distributor::Learned>;
+  LearnedThroughput& learned_throughput() noexcept { return learned_throughput_; }
 
  private:
   bool valid_ = false;
@@ -53,6 +58,7 @@ class ValidationMemo {
   std::vector<std::string> declared_;
   std::vector<std::string> wait_order_;
   KeptDistributor kept_distributor_;
+  LearnedThroughput learned_throughput_;
 };
 
 // Field-by-field equality of configurations. Each struct is unpacked with a structured binding

@@ -264,6 +264,7 @@ void ThreadTeam::Impl::finish_cycle(std::unique_lock<std::mutex>& lk, TeamEvent 
     }
     first_cause_ = nullptr;
   }
+  report_.finished = std::chrono::steady_clock::now();
   last_report_ = report_;
   if (cycle_started_ != detail::PollClock::time_point{}) {
     const std::chrono::nanoseconds took = detail::PollClock::now() - cycle_started_;

@@ -82,10 +82,13 @@ std::string distributor_edges(const Configuration& c) {
     for (std::size_t i = 0; i < group.pipelines.size(); ++i) {
       std::string label = fmt::format("{}s, group {}", to_string(input_of(c, group.pipelines[i])), g);
       if (group.pipelines.size() > 1) {
+        const double weight = i < group.weights.size() ? group.weights[i] : 1.0;
         if (group.policy == DistributionPolicy::queue_depth)
           label += ", shortest queue";
+        else if (group.policy == DistributionPolicy::throughput)
+          label += fmt::format(", by throughput (weight {:.3g} at first)", weight);
         else
-          label += fmt::format(", weight {:.3g}", i < group.weights.size() ? group.weights[i] : 1.0);
+          label += fmt::format(", weight {:.3g}", weight);
       }
       out += fmt::format("  distributor -> {} [label={}];\n", quoted(group.pipelines[i]), quoted(label));
     }

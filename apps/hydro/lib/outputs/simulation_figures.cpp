@@ -120,6 +120,14 @@ std::uint64_t Simulation::state_hash() const {
 // The summary's lines on transfers: events, bytes by kind, and how much of them tasks overlapped.
 std::string Simulation::transfer_summary() const {
   std::string s;
+  // Where a group shares the blocks out (split), what each pipeline got in the last step.
+  const auto& shares = runtime_->last_distribution();
+  if (shares.size() > 1) {
+    std::string parts;
+    for (const auto& [pipeline, items] : shares)
+      parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", pipeline, items);
+    s += fmt::format("  {:<34} {:>14}  (items per pipeline, the last step)\n", "distribution", parts);
+  }
   s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
   // Outputs read since the last step (the final ones) count too.
   const auto pending = static_cast<double>(grid_->residency_transfers().total() - grid_moved_.total());

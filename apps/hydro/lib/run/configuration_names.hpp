@@ -14,7 +14,7 @@ namespace korch::hydro {
 enum class HydroConfiguration {
   cpu,             // cpu_only: tiles on the host team
   device,          // gpu_only: packets of blocks to the backend's device space
-  split,           // cpu_gpu_data_parallel: host tiles | device packets, blocks split by weight
+  split,           // cpu_gpu_data_parallel: host tiles | device packets, blocks split by throughput
   action_parallel  // cpu_gpu_action_parallel: hydro on host tiles | "diagnostics" on device packets
 };
 

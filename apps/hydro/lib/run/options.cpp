@@ -63,7 +63,8 @@ void add_config_option(CLI::App& app, Options& o) {
           "configuration"));
 }
 
-// How device packets are made and run: --packet-blocks and --device-kernel.
+// How device packets are made and run, and how split shares the blocks: --packet-blocks,
+// --device-kernel and --split-even.
 void add_packet_options(CLI::App& app, Options& o) {
   korch::cli::add_integer(app, "--packet-blocks", o.packet_blocks,
                           "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel)",
@@ -76,6 +77,9 @@ void add_packet_options(CLI::App& app, Options& o) {
       ->type_name("NAME")
       ->default_str("faces")
       ->check(korch::cli::one_of({"faces", "fused"}));
+  app.add_flag("--split-even", o.split_even,
+               "with --config split: half the blocks to each side every step (default: each side's share follows "
+               "the rate it was measured at in the steps before)");
 }
 
 // The adaptive mesh's options.
@@ -283,6 +287,10 @@ void check_options(const CLI::App& app, const Options& o) {
   if (app.count("--packet-blocks") > 0 && !o.operation.empty())
     throw Error(
         "option --packet-blocks makes no sense with --plan or --operation: the plan builds no packets; leave it out");
+  if (o.split_even && o.config != HydroConfiguration::split)
+    throw Error::format(
+        "option --split-even makes no sense with --config {}: only split shares the blocks; leave it out",
+        builtin_name(o.config));
   if (app.count("--device-kernel") > 0 &&
       (o.config == HydroConfiguration::cpu || !o.operation.empty() || o.max_level > 0))
     throw Error(

@@ -30,10 +30,11 @@ struct Options {
   int tile = 0;                                         // tile cells per direction; 0: whole block
   int packet_blocks = 2;                                // blocks per device packet
   DeviceKernel device_kernel = DeviceKernel::faces;     // device packets' kernels on GPU builds
-  int blocks = 4;                                       // blocks per direction
-  int cells_per_block = 32;                             // interior cells per block per direction
-  int steps = 0;                                        // 0: run to tmax
-  double tmax = 0.0;                                    // 0: the problem's default end time (when steps == 0)
+  bool split_even = false;   // split: half the blocks each side every step, not shares by throughput
+  int blocks = 4;            // blocks per direction
+  int cells_per_block = 32;  // interior cells per block per direction
+  int steps = 0;             // 0: run to tmax
+  double tmax = 0.0;         // 0: the problem's default end time (when steps == 0)
   Problem problem = Problem::sedov;
   int dim = 2;
   std::string out = "out";

@@ -106,7 +106,8 @@ std::string rank_disagreement(const Communicator& ranks, const Options& options,
   }
   return fmt::format(
       "the ranks of this run were given different options ({}): give every rank the same options "
-      "(only --threads, --tile, --packet-blocks, --device-kernel, --host-parallel and --quiet may differ)",
+      "(only --threads, --tile, --packet-blocks, --device-kernel, --split-even, --host-parallel and --quiet may "
+      "differ)",
       differ.empty() ? "the same values, but a different build of korch-hydro" : differ);
 }
 

@@ -2,7 +2,8 @@
 // Every rank of a korch-hydro run must run the same simulation: the options that shape the grid,
 // the physics, the number of steps or the end time and the outputs are compared over the ranks
 // before anything else talks to them (docs/ranks.md, "Ranks agree on the run"). Options that only
-// place the work on a rank (--threads, --tile, --packet-blocks, --device-kernel, --host-parallel, --quiet) may differ.
+// place the work on a rank (--threads, --tile, --packet-blocks, --device-kernel, --split-even, --host-parallel,
+// --quiet) may differ.
 #pragma once
 
 #include "options.hpp"

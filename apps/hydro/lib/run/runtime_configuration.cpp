@@ -34,6 +34,11 @@ PacketVariables packet_variables(const Options& o, int state) {
 
 Configuration make_configuration(const Options& o, int state) {
   Configuration c = configurations::get(builtin_name(o.config));
+  // split: the host's share of the blocks follows the rates measured in the cycles before, so that
+  // host teams add to what the device does instead of holding it up (docs/configurations.md,
+  // "Distribution by throughput"); --split-even keeps the built-in's halves.
+  if (o.config == HydroConfiguration::split && !o.split_even)
+    for (auto& g : c.distributor.groups) g.policy = DistributionPolicy::throughput;
   for (auto& t : c.teams) {
     const bool diagnostics = o.config == HydroConfiguration::action_parallel && t.type != DataType::tile;
     t.action = diagnostics ? "diagnostics" : "hydro";
