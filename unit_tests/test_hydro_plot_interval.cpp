@@ -71,7 +71,9 @@ TEST_CASE("hydro plot interval: a step past many plot times moves the schedule a
   PlotSchedule s(every(1e-9), 0, 0.0);
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(s.due(1, 10.0));  // 1e10 intervals later: one plot, found without walking over them
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100));
+  // Walking them would take tens of seconds; a loaded machine may hold this thread for a few
+  // scheduler slices.
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
   CHECK(s.max_dt(10.0) == doctest::Approx(1e-9).epsilon(1e-3));
   CHECK_FALSE(s.due(2, 10.0 + 0.5e-9));
   CHECK(s.due(3, 10.0 + 1e-9));
