@@ -30,11 +30,12 @@
 #define KORCH_HYDRO_UNROLL
 #endif
 
-// Unrolls a loop over directions completely in device code: with a constant
-// dimension (EulerKernel's Dim) every array the loop indexes is then indexed by constants and stays
-// in a GPU thread's registers instead of its local memory (docs/benchmarks.md, "The device
-// kernels"). Host compilers keep their own choice.
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+// Unrolls a loop over directions completely in nvcc's device code: with a constant dimension
+// (EulerKernel's Dim) every array the loop indexes is then indexed by constants and stays in a GPU
+// thread's registers instead of its local memory (docs/benchmarks.md, "The device kernels"). Host
+// compilers keep their own choice, and so does hipcc, whose clang unrolls loops of a constant trip
+// count by itself and, asked to, reports a run-time count (Dim 0) it cannot unroll as an error.
+#if defined(__CUDA_ARCH__)
 #define KORCH_DIRECTIONS_UNROLL _Pragma("unroll")
 #else
 #define KORCH_DIRECTIONS_UNROLL
