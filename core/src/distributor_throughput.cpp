@@ -73,8 +73,11 @@ bool Distributor::observe(std::size_t group, const std::vector<double>& seconds)
   // Pipelines never measured count at the mean rate of those measured, so that they get a share.
   double sum = 0;
   std::size_t measured = 0;
-  for (const double r : rates)
-    if (r > 0) sum += r, ++measured;
+  for (const double r : rates) {
+    if (!(r > 0)) continue;
+    sum += r;
+    ++measured;
+  }
   if (measured == 0) return false;
   std::vector<double> expected = rates;
   for (double& r : expected)
