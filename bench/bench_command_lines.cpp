@@ -37,6 +37,14 @@ std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& arg
   cli::add_integer(program->app(), "items", args.items, "input items", 1, 1LL << 30);
   cli::add_integer(program->app(), "width", args.width, "vector width, items per run", 1, 1024);
   cli::add_integer(program->app(), "repeats", args.repeats, "repetitions; the best is kept", 1);
+  cli::add_integer(program->app(), "--team-size", args.team_size,
+                   "lanes per pipeline instance (dataflow::Options::team_size; a power of two on GPUs; a width above "
+                   "it gives each lane several items per run); 0: the library's default",
+                   0, 1024);
+  cli::add_real(program->app(), "--queue-scale", args.queue_scale,
+                "queue capacity in upstream runs (dataflow::Options::queue_scale; smaller instances, more of them "
+                "resident per multiprocessor)",
+                1.0, 64.0);
   return program;
 }
 
@@ -53,6 +61,19 @@ void add_hydro_bench_arguments(CLI::App& app, HydroBenchArgs& args) {
 
 }  // namespace
 
+const std::vector<std::string>& hydro_bench_variant_names() {
+  static const std::vector<std::string> names = {"plain-kokkos",
+                                                 "cpu",
+                                                 "device",
+                                                 "split",
+                                                 "action-parallel",
+                                                 "plain-resident",
+                                                 "device-fused",
+                                                 "plain-device",
+                                                 "plain-dev-resident"};
+  return names;
+}
+
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-hydro",
@@ -60,6 +81,14 @@ std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
       "the same per-block kernel, and against a STREAM triad, measured in the same run.");
   CLI::App& app = program->app();
   add_hydro_bench_arguments(app, args);
+  app.add_option("--variants", args.variants,
+                 "comma list of the variants to time: " + join_names(hydro_bench_variant_names()) +
+                     "; the last three need a GPU build. The ratio columns divide the first variant's time "
+                     "(plain-kokkos when it is listed)")
+      ->type_name("LIST")
+      ->default_str("every variant of the build")
+      ->delimiter(',')
+      ->check(cli::one_of(hydro_bench_variant_names()));
   program->add_note("KORCH_BENCH_HYDRO_ACTIVE_OMP=1 keeps libgomp's spinning workers, for comparison.");
   return program;
 }

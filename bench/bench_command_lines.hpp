@@ -21,13 +21,18 @@ namespace korch::bench {
 struct DataflowBenchArgs {
   long long items = 4194304;
   int width = 64, repeats = 5;
+  int team_size = 0;         // 0: the library's default (one lane per item of a run on GPUs, 1 on hosts)
+  double queue_scale = 4.0;  // dataflow::Options::queue_scale
 };
 std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& args);
 
 struct HydroBenchArgs {
   unsigned threads = 2;
   int cells = 64, blocks = 4, steps = 10, dim = 2;
+  std::vector<std::string> variants;  // korch-bench-hydro --variants; empty: every variant of the build
 };
+// korch-bench-hydro's variants; the last three need a GPU build.
+const std::vector<std::string>& hydro_bench_variant_names();
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args);
 // korch-bench-hydro_plan: the same arguments.
 std::unique_ptr<cli::Program> hydro_plan_bench_command_line(HydroBenchArgs& args);

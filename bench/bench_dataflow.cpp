@@ -5,7 +5,8 @@
 // (scan) between stages - both measured in this run - and the pipeline's instances in global
 // memory against team scratch (docs/dataflow.md, "Instance memory"). Never asserts on time.
 //
-//   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]  (--help)
+//   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]
+//                        [--team-size N] [--queue-scale X]  (--help)
 #include "bench_command_lines.hpp"
 #include <korch/dataflow.hpp>
 #include <korch/error.hpp>
@@ -96,6 +97,7 @@ struct MemoryTimes {
   bool automatic_scratch = false;
   long long bytes = 0;  // one instance's state
   int instances = 0;
+  int team_size = 0;
   df::RunStats st;
   std::size_t out_items = 0;
   double automatic() const { return automatic_scratch ? scratch : global; }
@@ -117,6 +119,7 @@ MemoryTimes time_pipelines(const Graph& g, df::Options opt, int repeats) {
   t.automatic_scratch = df::make_pipeline<Exec>(g, opt).team_scratch();
   t.bytes = global.instance_bytes();
   t.instances = global.instances();
+  t.team_size = global.team_size();
   for (int r = 0; r < repeats; ++r) {
     const df::RunStats in_global = global.run();
     t.global = std::min(t.global, in_global.seconds);
@@ -132,8 +135,8 @@ MemoryTimes time_pipelines(const Graph& g, df::Options opt, int repeats) {
 
 // The pipeline's lines: the automatic choice against the baseline, then the two memories.
 void print_pipeline(const MemoryTimes& t, long long n, double base_best) {
-  std::printf("  dataflow pipeline (%d instances, %s): %8.3f ms  %8.2f Mitems/s\n", t.instances, t.automatic_name(),
-              t.automatic() * 1e3, n / t.automatic() / 1e6);
+  std::printf("  dataflow pipeline (%d instances of %d lanes, %s): %8.3f ms  %8.2f Mitems/s\n", t.instances,
+              t.team_size, t.automatic_name(), t.automatic() * 1e3, n / t.automatic() / 1e6);
   std::printf("  throughput ratio pipeline/baseline: %.2f\n", base_best / t.automatic());
   if (t.scratch < 0)
     std::printf("  instance memory (%lld bytes per instance): global %.3f ms; team scratch: does not fit\n", t.bytes,
@@ -268,13 +271,15 @@ void bench_expander(const U32View& input, long long n, const Stage& filter, cons
 int run(const Args& args) {
   const long long n = args.items;
   std::printf(
-      "korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, best "
+      "korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, queue scale %g, best "
       "of %d\n",
-      Exec::name(), static_cast<int>(Exec().concurrency()), n, args.width, args.repeats);
+      Exec::name(), static_cast<int>(Exec().concurrency()), n, args.width, args.queue_scale, args.repeats);
   const U32View input = make_input(n);
   const Stage stages[4] = {{1, 90}, {2, 70}, {3, 50}, {4, 80}};
   df::Options opt;
   opt.vector_width = args.width;
+  opt.team_size = args.team_size;
+  opt.queue_scale = args.queue_scale;
   bench_filter_chain(input, n, stages, opt, args.repeats);
   bench_expander(input, n, stages[2], opt, args.repeats);
   return 0;

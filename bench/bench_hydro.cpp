@@ -6,6 +6,7 @@
 // the same run. Ratios are printed, nothing is asserted.
 //
 //   OMP_NUM_THREADS=2 korch-bench-hydro [threads=2] [cells_per_block=64] [blocks=4] [steps=10] [dim=2]
+//                                       [--variants cpu,device,...]
 //
 // "update" times the bundle (Runtime::execute) against the plain parallel loop; "step" adds the
 // work between cycles that both share (commit of the new state + guard fill + CFL reduction).
@@ -150,12 +151,18 @@ struct VariantTimes {
 // ("plain-device") and with the data kept on the device ("plain-dev-resident", kernels alone); and
 // the device configuration with its fused kernel ("device-fused") beside its face-flux kernels
 // ("device", the default; docs/benchmarks.md, "The device kernels").
-std::vector<std::string> bench_variants() {
-  std::vector<std::string> variants = {"plain-kokkos", "cpu", "device", "split", "action-parallel", "plain-resident"};
-  if (korch::device_is_accelerator) {
-    variants.push_back("device-fused");
-    variants.push_back("plain-device");
-    variants.push_back("plain-dev-resident");
+// --variants keeps the chosen ones, plain-kokkos first when chosen (the ratios' reference).
+std::vector<std::string> bench_variants(const std::vector<std::string>& chosen) {
+  const std::vector<std::string>& names = korch::bench::hydro_bench_variant_names();
+  const std::size_t gpu_only = 6;  // the names from device-fused on
+  std::vector<std::string> variants;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const bool wanted = chosen.empty() || std::find(chosen.begin(), chosen.end(), names[i]) != chosen.end();
+    if (!wanted || (i >= gpu_only && !korch::device_is_accelerator && chosen.empty())) continue;
+    if (i >= gpu_only && !korch::device_is_accelerator)
+      throw korch::cli::UsageError("--variants: '" + names[i] +
+                                   "' needs a GPU build (this one runs its device space on the host): leave it out");
+    variants.push_back(names[i]);
   }
   return variants;
 }
@@ -172,7 +179,7 @@ VariantTimes time_variants(const Args& args, const std::vector<std::string>& var
   for (int rep = 0; rep < args.steps + 1; ++rep) {
     for (std::size_t v = 0; v < variants.size(); ++v) {
       Result r;
-      if (v == 0) {
+      if (variants[v] == "plain-kokkos") {
         r = plain_step(sim);
       } else if (variants[v] == "plain-resident") {
         r = plain_resident_step(sim, plain_resident);
@@ -202,6 +209,7 @@ void print_variant_table(const std::vector<std::string>& variants, const Variant
   const auto& stp = times.stp;
   const Result plain{median(upd[0]), median(stp[0])};
   const double plain_min = fastest(upd[0]);
+  std::printf("  ratio columns: %s's time / the variant's\n", variants[0].c_str());
   std::printf("  %-16s %28s %22s %22s %26s\n", "variant", "update: median (min) [ms]", "cells/s (median)",
               "plain/this med (min)", "step median [ms], ratio");
   for (std::size_t v = 0; v < variants.size(); ++v) {
@@ -220,24 +228,33 @@ void print_variant_table(const std::vector<std::string>& variants, const Variant
   }
 }
 
-// The device configurations against the same device kernel without the runtime (GPU builds).
+// The device configurations against the same device kernel without the runtime (GPU builds), for
+// each reference among the variants: update against plain-device (copies the grid each step) and
+// plain-dev-resident (kernels alone), whole step against plain-resident.
 void print_device_ratios(const std::vector<std::string>& variants, const VariantTimes& times) {
   auto index = [&](const char* name) {
     return static_cast<std::size_t>(std::find(variants.begin(), variants.end(), name) - variants.begin());
   };
-  const double copies = median(times.upd[index("plain-device")]),
-               resident = median(times.upd[index("plain-dev-resident")]),
-               athenak = median(times.stp[index("plain-resident")]);
+  struct Reference {
+    const char* name;
+    bool whole_step;
+  };
+  const Reference references[] = {{"plain-device", false}, {"plain-dev-resident", false}, {"plain-resident", true}};
   for (const char* name : {"device", "device-fused", "split"}) {
-    const double t = median(times.upd[index(name)]);
-    std::printf(
-        "  device ratio %-12s: plain-device/this %.3f, plain-dev-resident/this %.3f, plain-resident/this (whole "
-        "step) %.3f\n",
-        name, copies / t, resident / t, athenak / median(times.stp[index(name)]));
+    if (index(name) == variants.size()) continue;
+    std::printf("  device ratio %-12s:", name);
+    for (const Reference& ref : references) {
+      if (index(ref.name) == variants.size()) continue;
+      const auto& of = ref.whole_step ? times.stp : times.upd;
+      std::printf(" %s/this%s %.3f", ref.name, ref.whole_step ? " (whole step)" : "",
+                  median(of[index(ref.name)]) / median(of[index(name)]));
+    }
+    std::printf("\n");
   }
 }
 
 int run(const Args& args) {
+  const std::vector<std::string> variants = bench_variants(args.variants);  // a usage error before any output
   const int cells = args.cells;
   const int blocks = args.blocks;
   const int dim = args.dim;
@@ -258,7 +275,6 @@ int run(const Args& args) {
           ? stream_triad<Kokkos::DefaultExecutionSpace, Kokkos::DefaultExecutionSpace::memory_space>(
                 std::size_t{1} << 27, 20)
           : 0.0;
-  const std::vector<std::string> variants = bench_variants();
   const VariantTimes times = time_variants(args, variants);
   std::printf("  STREAM triad %.2f GB/s (host, 2^24 doubles per array)\n", 1e-9 * triad);
   if (device_triad > 0.0) {

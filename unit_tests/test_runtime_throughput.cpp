@@ -4,6 +4,7 @@
 // few blocks from its second cycle on.
 #include "test_runtime_support.hpp"
 
+#include <korch/block_list.hpp>
 #include <korch/bundle.hpp>
 #include <korch/distributor.hpp>
 #include <korch/runtime.hpp>
@@ -127,35 +128,59 @@ TEST_CASE("Distributor: groups of the other policies ignore observe()") {
   d.distribute(g);
   CHECK_FALSE(d.observe(0, {10.0, 0.1}));
   CHECK(d.weights(0)[0] == doctest::Approx(1.0 / 3.0));
-  CHECK_FALSE(d.observe(5, {1.0, 1.0}));
+  CHECK_THROWS_WITH_AS(d.observe(5, {1.0, 1.0}), doctest::Contains("group 5, but the distributor has 1 group(s)"),
+                       Error);
 }
+
+namespace {
+
+// Two one-thread teams, one data-parallel group of both distributed by throughput.
+Configuration slow_and_fast() {
+  return Configuration::from_json(R"({
+    "name": "slow_and_fast",
+    "teams": [ {"name": "slow", "type": "block", "action": "S", "threads": 1},
+               {"name": "fast", "type": "block", "action": "F", "threads": 1} ],
+    "distributor": {"kind": "data_parallel", "groups": [ {"pipelines": ["slow", "fast"], "policy": "throughput"} ]}
+  })");
+}
+
+// S sleeps 4 ms per block, F 0.1 ms; both add 1 to every interior cell of variable 0.
+Bundle sleeping_bundle() {
+  auto sleeping = [](const char* name, std::chrono::microseconds per_block) {
+    return TypedAction(name)
+        .on_block([per_block](const ActionContext&, Block& b) {
+          const auto v = b.view();
+          const Box& in = b.interior();
+          for (int i = in.lo[0]; i < in.hi[0]; ++i)
+            for (int j = in.lo[1]; j < in.hi[1]; ++j)
+              for (int k = in.lo[2]; k < in.hi[2]; ++k) v(0, i, j, k) += 1.0;
+          std::this_thread::sleep_for(per_block);
+        })
+        .routine();
+  };
+  Bundle bundle("throughput");
+  bundle.add(sleeping("S", std::chrono::microseconds(4000)));
+  bundle.add(sleeping("F", std::chrono::microseconds(100)));
+  return bundle;
+}
+
+std::size_t items_of(const Runtime& rt, const std::string& pipeline) {
+  for (const auto& [name, items] : rt.last_distribution())
+    if (name == pipeline) return items;
+  return 0;
+}
+
+}  // namespace
 
 TEST_CASE("Runtime: a throughput group gives a far slower pipeline few blocks from its second cycle on") {
   Runtime rt;
   GridSpec s = small_tiled_spec();
   s.blocks = {6, 4, 1};  // 24 blocks
   Grid grid(s);
-  const auto c = Configuration::from_json(R"({
-    "name": "slow_and_fast",
-    "teams": [ {"name": "slow", "type": "block", "action": "S", "threads": 1},
-               {"name": "fast", "type": "block", "action": "F", "threads": 1} ],
-    "distributor": {"kind": "data_parallel", "groups": [ {"pipelines": ["slow", "fast"], "policy": "throughput"} ]}
-  })");
-  auto sleeping = [](const char* name, std::chrono::microseconds per_block) {
-    return TypedAction(name)
-        .on_block([per_block](const ActionContext&, Block&) { std::this_thread::sleep_for(per_block); })
-        .routine();
-  };
-  Bundle bundle("throughput");
-  bundle.add(sleeping("S", std::chrono::microseconds(4000)));
-  bundle.add(sleeping("F", std::chrono::microseconds(100)));
-  auto slow_share = [&] {
-    for (const auto& [pipeline, items] : rt.last_distribution())
-      if (pipeline == "slow") return items;
-    return std::size_t{0};
-  };
+  const Configuration c = slow_and_fast();
+  const Bundle bundle = sleeping_bundle();
   rt.execute(bundle, c, grid);
-  CHECK(slow_share() == 12);
+  CHECK(items_of(rt, "slow") == 12);
   // Another configuration over the same teams (as a code alternating two state sets runs) starts
   // from what the first learned.
   Configuration renamed = c;
@@ -164,7 +189,61 @@ TEST_CASE("Runtime: a throughput group gives a far slower pipeline few blocks fr
     rt.execute(bundle, cycle % 2 == 0 ? renamed : c, grid);
     // At 40 times the rate, fast finishes 23 blocks before slow finishes one: slow gets one block
     // or none. A loaded machine stretches the short sleeps more than the long ones: a few.
-    CHECK(slow_share() <= 4);
+    CHECK(items_of(rt, "slow") <= 4);
+  }
+}
+
+TEST_CASE(
+    "Runtime: distribution by throughput over a code's own blocks (Fortran order, padded rows, odd sizes) "
+    "updates every block once per cycle while the shares move") {
+  // 24 blocks, each its own array u(i, j, k, var) with 2 variables, 1 guard cell in x and y and
+  // 2 unused doubles after every row; interiors of 5x3 to 9x5 cells.
+  constexpr int n_blocks = 24, vars = 2, pad = 2;
+  struct Array {
+    std::array<std::ptrdiff_t, 3> extent;
+    std::vector<double> storage;
+  };
+  std::vector<Array> arrays(n_blocks);
+  BlockList list("code mesh", vars);
+  for (int b = 0; b < n_blocks; ++b) {
+    BlockShape shape;
+    shape.cells = {5 + 2 * (b % 3), 3 + b % 3, 1};
+    shape.guard = {1, 1, 0};
+    shape.index = {b % 6, b / 6, 0};
+    Array& a = arrays[static_cast<std::size_t>(b)];
+    a.extent = {std::ptrdiff_t{shape.cells[0]} + 2, std::ptrdiff_t{shape.cells[1]} + 2, 1};
+    const std::ptrdiff_t row = a.extent[0] + pad, plane = row * a.extent[1];
+    a.storage.assign(static_cast<std::size_t>(plane * vars), -3.0);
+    list.add(shape, BlockArray::of(a.storage.data(), IndexOrder::i_j_k_var, {a.extent[0], a.extent[1], 1, vars},
+                                   {1, row, plane, plane}));
+  }
+  for (Array& a : arrays) std::fill(a.storage.begin(), a.storage.end(), 0.0);
+  Runtime rt;
+  const Configuration c = slow_and_fast();
+  const Bundle bundle = sleeping_bundle();
+  constexpr int cycles = 4;
+  std::vector<std::size_t> slow;
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    rt.execute(bundle, c, list);
+    slow.push_back(items_of(rt, "slow"));
+  }
+  CHECK(slow.front() == 12);
+  CHECK(slow.back() <= 4);
+  // Every interior cell of variable 0 was updated once per cycle; guard cells, padding and the
+  // other variable untouched.
+  for (int b = 0; b < n_blocks; ++b) {
+    const Array& a = arrays[static_cast<std::size_t>(b)];
+    const std::ptrdiff_t row = a.extent[0] + pad, plane = row * a.extent[1];
+    for (std::ptrdiff_t v = 0; v < vars; ++v)
+      for (std::ptrdiff_t j = 0; j < a.extent[1]; ++j)
+        for (std::ptrdiff_t i = 0; i < row; ++i) {
+          const bool interior = v == 0 && i >= 1 && i < a.extent[0] - 1 && j >= 1 && j < a.extent[1] - 1;
+          CAPTURE(b);
+          CAPTURE(i);
+          CAPTURE(j);
+          CAPTURE(v);
+          REQUIRE(a.storage[static_cast<std::size_t>(v * plane + j * row + i)] == (interior ? cycles : 0.0));
+        }
   }
 }
 

@@ -54,7 +54,11 @@ std::vector<std::size_t> fastest_shares(std::size_t total, const std::vector<dou
 }  // namespace
 
 bool Distributor::observe(std::size_t group, const std::vector<double>& seconds) {
-  if (group >= config_.groups.size() || config_.groups[group].policy != DistributionPolicy::throughput) return false;
+  if (group >= config_.groups.size()) {
+    throw Error::format("distributor: observe() for group {}, but the distributor has {} group(s): pass 0 to {}", group,
+                        config_.groups.size(), config_.groups.size() - 1);
+  }
+  if (config_.groups[group].policy != DistributionPolicy::throughput) return false;
   auto& rates = rates_[group];
   const auto& shares = shares_[group];
   if (seconds.size() != rates.size()) {

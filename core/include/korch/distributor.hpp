@@ -67,7 +67,8 @@ class Distributor {
   // After a cycle: the seconds each pipeline of `group` took to finish what the last distribute()
   // gave it (0 for one that got nothing). A throughput group sets its shares for the next cycles
   // from the rates so measured (docs/configurations.md, "Distribution by throughput"); other
-  // groups ignore it. Returns whether the shares changed.
+  // groups ignore it. Returns whether the shares changed. A group index the distributor does not
+  // have, or a count of times other than its pipelines', is a korch::Error.
   bool observe(std::size_t group, const std::vector<double>& seconds);
   // What a throughput group has learned (its pipelines' rates, 0 where never measured, and its
   // weights), and a new distributor's group starting from it: a runtime that alternates between
