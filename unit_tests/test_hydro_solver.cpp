@@ -3,6 +3,7 @@
 // and bitwise identity across configurations.
 #include "exact_riemann.hpp"
 #include "options.hpp"
+#include "runtime_configuration.hpp"
 #include "simulation.hpp"
 
 #include <korch/configurations/builtin.hpp>
@@ -97,6 +98,28 @@ TEST_CASE("hydro: options that make no sense are rejected, naming the option") {
   bool help = false;
   parse_options({"--help"}, &help);
   CHECK(help);
+}
+
+TEST_CASE("hydro: --packet-blocks takes a count or auto; auto sizes packets to fill a GPU, 2 blocks elsewhere") {
+  CHECK(parse_options({"--config", "device"}).packet_blocks == 0);
+  CHECK(parse_options({"--config", "device", "--packet-blocks", "auto"}).packet_blocks == 0);
+  CHECK(parse_options({"--config", "device", "--packet-blocks", "7"}).packet_blocks == 7);
+  for (const char* bad : {"0", "-3", "many", "2.5"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_options({"--config", "device", "--packet-blocks", bad}),
+                         doctest::Contains("--packet-blocks"), korch::Error);
+  }
+  Options o = parse_options({"--config", "device", "--threads", "8", "--blocks", "16", "--cells-per-block", "256"});
+  // 2D 4096^2 in blocks of 256^2: 16 blocks make 2^20 cells; 256 blocks over 8 threads allow 32
+  CHECK(device_packet_blocks(o) == (device_is_accelerator ? 16 : 2));
+  o.dim = 3;
+  o.blocks = 8;
+  o.cells_per_block = 32;  // 3D 256^3 in blocks of 32^3: 32 blocks make 2^20 cells; 512 / 8 allow 64
+  CHECK(device_packet_blocks(o) == (device_is_accelerator ? 32 : 2));
+  o.blocks = 2;  // 8 blocks over 8 threads: one each
+  CHECK(device_packet_blocks(o) == (device_is_accelerator ? 1 : 2));
+  o.packet_blocks = 5;
+  CHECK(device_packet_blocks(o) == 5);
 }
 
 TEST_CASE("hydro: Sedov conserves mass and energy (periodic box)") {

@@ -5,6 +5,8 @@
 #include <korch/error.hpp>
 #include <korch/excerpt.hpp>
 
+#include "helper_types.hpp"
+
 #include <fmt/format.h>
 
 #include <functional>
@@ -36,49 +38,6 @@ struct Node {
   DataType output() const { return team ? t->type : h->output; }
   std::string what() const { return fmt::format("{} '{}'", team ? "team" : "helper", excerpt(name)); }
 };
-
-bool helper_types_ok(const HelperConfig& h, std::string& why) {
-  const DataType in = h.input, out = h.output;
-  switch (h.kind) {
-    case HelperKind::mover:
-    case HelperKind::unpacker:
-    case HelperKind::mover_unpacker:
-      if (!is_packet(in) || out != in) {
-        why = "takes and gives the same packet type (packet_of_blocks or packet_of_tiles)";
-        return false;
-      }
-      return true;
-    case HelperKind::splitter:
-    case HelperKind::mover_unpacker_splitter:
-      if ((in == DataType::packet_of_blocks && (out == DataType::block || out == DataType::tile)) ||
-          (in == DataType::packet_of_tiles && out == DataType::tile) ||
-          (h.kind == HelperKind::splitter && in == DataType::block && out == DataType::tile)) {
-        return true;
-      }
-      why =
-          "splits packet_of_blocks into blocks or tiles, packet_of_tiles into tiles, or (splitter only) blocks into "
-          "tiles";
-      return false;
-    case HelperKind::aggregator:
-    case HelperKind::aggregator_mover:
-      if ((in == DataType::tile && (out == DataType::packet_of_tiles || out == DataType::packet_of_blocks)) ||
-          (in == DataType::block && out == DataType::packet_of_blocks) ||
-          (h.kind == HelperKind::aggregator && in == DataType::tile && out == DataType::block) ||
-          (h.kind == HelperKind::aggregator && (in == DataType::tile || in == DataType::block) &&
-           out == DataType::action_metadata)) {
-        return true;
-      }
-      why =
-          "aggregates tiles into packet_of_tiles or packet_of_blocks, blocks into packet_of_blocks, or (aggregator "
-          "only) tiles into blocks and tiles or blocks into action_metadata";
-      return false;
-    case HelperKind::router:
-      if ((in == DataType::tile || in == DataType::block) && out == in) return true;
-      why = "hands on the items it takes: tiles as tiles or blocks as blocks";
-      return false;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -162,7 +121,7 @@ class Checker {
       if (!nodes.emplace(h.name, n).second)
         throw Error::format("configuration '{}': two nodes are named '{}': rename one", cn, excerpt(h.name));
       std::string why;
-      if (!helper_types_ok(h, why)) {
+      if (!detail::helper_types_ok(h, why)) {
         throw Error::format("configuration '{}': helper '{}' ({}) cannot take {} and give {}: a {} {}", cn,
                             excerpt(h.name), to_string(h.kind), to_string(h.input), to_string(h.output),
                             to_string(h.kind), why);

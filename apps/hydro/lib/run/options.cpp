@@ -66,9 +66,24 @@ void add_config_option(CLI::App& app, Options& o) {
 // How device packets are made and run, and how split shares the blocks: --packet-blocks,
 // --device-kernel and --split-even.
 void add_packet_options(CLI::App& app, Options& o) {
-  korch::cli::add_integer(app, "--packet-blocks", o.packet_blocks,
-                          "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel)",
-                          1);
+  app.add_option("--packet-blocks", o.packet_blocks,
+                 "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel); "
+                 "auto: on GPU builds packets of at least 2^20 cells but no more than the blocks over --threads, "
+                 "2 elsewhere")
+      ->type_name("N|auto")
+      ->default_str("auto")
+      ->transform(CLI::Validator(
+          [](std::string& v) {
+            if (v == "auto") {
+              v = "0";  // Options::packet_blocks 0: chosen by device_packet_blocks()
+              return std::string();
+            }
+            const std::string given = v;
+            if (!korch::cli::integer()(v).empty() || !korch::cli::within(1, INT_MAX)(v).empty())
+              return fmt::format("'{}' is neither a count of blocks (1 or more) nor auto", given);
+            return std::string();
+          },
+          "", "packet blocks"));
   app.add_option_function<std::string>(
          "--device-kernel",
          [&o](const std::string& v) { o.device_kernel = v == "fused" ? DeviceKernel::fused : DeviceKernel::faces; },
@@ -147,7 +162,7 @@ void validate(const Options& o) {
     if (o.inject_failure >= 0)
       throw Error("option --inject-failure works on the hand-bundled step only: leave out --plan and --operation");
   }
-  if (o.packet_blocks < 1) throw Error::format("option --packet-blocks: {}: use 1 or more", o.packet_blocks);
+  if (o.packet_blocks < 0) throw Error::format("option --packet-blocks: {}: use 1 or more, or auto", o.packet_blocks);
   if (o.steps < 0) throw Error::format("option --steps: {}: use 1 or more", o.steps);
   if (o.tmax < 0) throw Error::format("option --tmax: {}: use a positive time", o.tmax);
   if (o.steps > 0 && o.tmax > 0)

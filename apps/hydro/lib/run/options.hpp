@@ -28,7 +28,7 @@ struct Options {
   HydroConfiguration config = HydroConfiguration::cpu;  // --config (configuration_names.hpp)
   unsigned threads = 2;                                 // threads per team
   int tile = 0;                                         // tile cells per direction; 0: whole block
-  int packet_blocks = 2;                                // blocks per device packet
+  int packet_blocks = 0;                                // blocks per device packet; 0: device_packet_blocks()
   DeviceKernel device_kernel = DeviceKernel::faces;     // device packets' kernels on GPU builds
   bool split_even = false;   // split: half the blocks each side every step, not shares by throughput
   int blocks = 4;            // blocks per direction

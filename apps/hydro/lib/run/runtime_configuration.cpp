@@ -6,6 +6,7 @@
 
 #include <korch/configurations/builtin.hpp>
 
+#include <algorithm>
 #include <string>
 
 namespace korch::hydro {
@@ -32,6 +33,21 @@ PacketVariables packet_variables(const Options& o, int state) {
 
 }  // namespace
 
+int device_packet_blocks(const Options& o) {
+  if (o.packet_blocks > 0) return o.packet_blocks;
+  constexpr int host_default = 2;
+  if (!device_is_accelerator || o.max_level > 0) return host_default;
+  constexpr long long target_cells = 1LL << 20;
+  long long block_cells = 1, blocks = 1;
+  for (int d = 0; d < o.dim; ++d) {
+    block_cells *= o.cells_per_block;
+    blocks *= o.blocks;
+  }
+  const long long enough = (target_cells + block_cells - 1) / block_cells;
+  const long long per_thread = std::max(1LL, blocks / std::max(1LL, static_cast<long long>(o.threads)));
+  return static_cast<int>(std::max(1LL, std::min(enough, per_thread)));
+}
+
 Configuration make_configuration(const Options& o, int state) {
   Configuration c = configurations::get(builtin_name(o.config));
   // split: the host's share of the blocks follows the rates measured in the cycles before, so that
@@ -47,7 +63,7 @@ Configuration make_configuration(const Options& o, int state) {
   for (auto& h : c.helpers) {
     h.threads = 1;
     if (h.kind == HelperKind::aggregator_mover || h.kind == HelperKind::aggregator) {
-      h.packet_blocks = static_cast<std::size_t>(o.packet_blocks);
+      h.packet_blocks = static_cast<std::size_t>(device_packet_blocks(o));
       h.variables = packet_variables(o, state);
     }
   }
