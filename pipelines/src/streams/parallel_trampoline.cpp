@@ -181,9 +181,10 @@ class Scheduler::ThreadLoop {
   }
 
   // Counts the time since the last sweep as polling if the thread polled and kept its core all
-  // along (time off the core, yielded or preempted, cost this thread nothing).
+  // along (time off the core, yielded or preempted, cost this thread nothing). After a yield the
+  // gap is mostly the run's other threads on this core, however short it is, so it is not counted.
   void count_poll(Clock::time_point now) {
-    if (polling_ && now - last_sweep_ <= SpinBudget::preemption_gap) poll_total_ += now - last_sweep_;
+    if (polling_ && !yielded_ && now - last_sweep_ <= SpinBudget::preemption_gap) poll_total_ += now - last_sweep_;
   }
 
   // The idle period's polling is over (the thread sleeps, or found work).
