@@ -29,6 +29,18 @@ std::string join_names(const std::vector<std::string>& names) {
   return s;
 }
 
+namespace {
+
+// The GPU-only variants, for the help text.
+std::string gpu_variants() {
+  std::vector<std::string> gpu;
+  for (const auto& name : hydro_bench_variant_names())
+    if (hydro_bench_variant_needs_gpu(name)) gpu.push_back(name);
+  return join_names(gpu);
+}
+
+}  // namespace
+
 std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& args) {
   auto program =
       std::make_unique<cli::Program>("korch-bench-dataflow",
@@ -74,6 +86,10 @@ const std::vector<std::string>& hydro_bench_variant_names() {
   return names;
 }
 
+bool hydro_bench_variant_needs_gpu(const std::string& name) {
+  return name == "device-fused" || name == "plain-device" || name == "plain-dev-resident";
+}
+
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
   auto program = std::make_unique<cli::Program>(
       "korch-bench-hydro",
@@ -82,8 +98,9 @@ std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {
   CLI::App& app = program->app();
   add_hydro_bench_arguments(app, args);
   app.add_option("--variants", args.variants,
-                 "comma list of the variants to time: " + join_names(hydro_bench_variant_names()) +
-                     "; the last three need a GPU build. The ratio columns divide the first variant's time "
+                 "comma list of the variants to time: " + join_names(hydro_bench_variant_names()) + "; " +
+                     gpu_variants() +
+                     " need a GPU build. The ratio columns divide the first variant's time "
                      "(plain-kokkos when it is listed)")
       ->type_name("LIST")
       ->default_str("every variant of the build")

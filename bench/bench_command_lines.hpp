@@ -31,8 +31,10 @@ struct HydroBenchArgs {
   int cells = 64, blocks = 4, steps = 10, dim = 2;
   std::vector<std::string> variants;  // korch-bench-hydro --variants; empty: every variant of the build
 };
-// korch-bench-hydro's variants; the last three need a GPU build.
+// korch-bench-hydro's variants, in the order they run.
 const std::vector<std::string>& hydro_bench_variant_names();
+// Whether a variant exists only on GPU builds (the plain device kernels and the fused kernel).
+bool hydro_bench_variant_needs_gpu(const std::string& name);
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args);
 // korch-bench-hydro_plan: the same arguments.
 std::unique_ptr<cli::Program> hydro_plan_bench_command_line(HydroBenchArgs& args);

@@ -153,16 +153,15 @@ struct VariantTimes {
 // ("device", the default; docs/benchmarks.md, "The device kernels").
 // --variants keeps the chosen ones, plain-kokkos first when chosen (the ratios' reference).
 std::vector<std::string> bench_variants(const std::vector<std::string>& chosen) {
-  const std::vector<std::string>& names = korch::bench::hydro_bench_variant_names();
-  const std::size_t gpu_only = 6;  // the names from device-fused on
   std::vector<std::string> variants;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const bool wanted = chosen.empty() || std::find(chosen.begin(), chosen.end(), names[i]) != chosen.end();
-    if (!wanted || (i >= gpu_only && !korch::device_is_accelerator && chosen.empty())) continue;
-    if (i >= gpu_only && !korch::device_is_accelerator)
-      throw korch::cli::UsageError("--variants: '" + names[i] +
+  for (const std::string& name : korch::bench::hydro_bench_variant_names()) {
+    const bool wanted = chosen.empty() || std::find(chosen.begin(), chosen.end(), name) != chosen.end();
+    const bool unavailable = korch::bench::hydro_bench_variant_needs_gpu(name) && !korch::device_is_accelerator;
+    if (!wanted || (unavailable && chosen.empty())) continue;
+    if (unavailable)
+      throw korch::cli::UsageError("--variants: '" + name +
                                    "' needs a GPU build (this one runs its device space on the host): leave it out");
-    variants.push_back(names[i]);
+    variants.push_back(name);
   }
   return variants;
 }

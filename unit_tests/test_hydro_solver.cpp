@@ -116,6 +116,9 @@ TEST_CASE("hydro: --packet-blocks takes a count or auto; auto sizes packets to f
   o.blocks = 8;
   o.cells_per_block = 32;  // 3D 256^3 in blocks of 32^3: 32 blocks make 2^20 cells; 512 / 8 allow 64
   CHECK(device_packet_blocks(o) == (device_is_accelerator ? 32 : 2));
+  // 2 ranks: 256 blocks each over 8 threads allow 32; 16 ranks: 32 each, 4 per thread
+  CHECK(device_packet_blocks(o, 2) == (device_is_accelerator ? 32 : 2));
+  CHECK(device_packet_blocks(o, 16) == (device_is_accelerator ? 4 : 2));
   o.blocks = 2;  // 8 blocks over 8 threads: one each
   CHECK(device_packet_blocks(o) == (device_is_accelerator ? 1 : 2));
   o.packet_blocks = 5;

@@ -130,7 +130,7 @@ std::string Simulation::transfer_summary() const {
     s += fmt::format("  {:<34} {:>14}  (items per pipeline, the last step)\n", "distribution", parts);
   }
   if (options_.config != HydroConfiguration::cpu && options_.operation.empty())
-    s += fmt::format("  {:<34} {:>14}\n", "blocks per device packet", device_packet_blocks(options_));
+    s += fmt::format("  {:<34} {:>14}\n", "blocks per device packet", device_packet_blocks(options_, comm_.size()));
   s += fmt::format("  {:<34} {:>14}\n", "transfer events", transfer_events_);
   // Outputs read since the last step (the final ones) count too.
   const auto pending = static_cast<double>(grid_->residency_transfers().total() - grid_moved_.total());

@@ -60,8 +60,8 @@ AmrSimulation::AmrSimulation(Options options, const Communicator& comm) : option
   if (o.max_level < 1)
     throw Error("AmrSimulation: options without levels (--max-level 0): run the uniform grid's Simulation");
   mesh_ = std::make_unique<ForestMesh>("hydro", mesh_shape(o), comm_);
-  configurations_[0] = make_configuration(o, 0);
-  configurations_[1] = make_configuration(o, var_new);
+  configurations_[0] = make_configuration(o, 0, comm_.size());
+  configurations_[1] = make_configuration(o, var_new, comm_.size());
   // The host configuration hands out whole leaves: each fills its own guard cells in the step.
   // Tiles of a leaf cannot: one fill cycle before the step fills each leaf once.
   // Nor can a plan's items (tiles or blocks, as the operation declares them): the same fill cycle.

@@ -66,10 +66,11 @@ void add_config_option(CLI::App& app, Options& o) {
 // How device packets are made and run, and how split shares the blocks: --packet-blocks,
 // --device-kernel and --split-even.
 void add_packet_options(CLI::App& app, Options& o) {
-  app.add_option("--packet-blocks", o.packet_blocks,
-                 "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel); "
-                 "auto: on GPU builds packets of at least 2^20 cells but no more than the blocks over --threads, "
-                 "2 elsewhere")
+  app.add_option(
+         "--packet-blocks", o.packet_blocks,
+         "blocks per device packet (with gpu_only, cpu_gpu_data_parallel or cpu_gpu_action_parallel); "
+         "auto: on GPU builds packets of at least 2^20 cells but no more than the rank's blocks over --threads, "
+         "2 elsewhere")
       ->type_name("N|auto")
       ->default_str("auto")
       ->transform(CLI::Validator(

@@ -33,7 +33,7 @@ PacketVariables packet_variables(const Options& o, int state) {
 
 }  // namespace
 
-int device_packet_blocks(const Options& o) {
+int device_packet_blocks(const Options& o, int ranks) {
   if (o.packet_blocks > 0) return o.packet_blocks;
   constexpr int host_default = 2;
   if (!device_is_accelerator || o.max_level > 0) return host_default;
@@ -44,11 +44,12 @@ int device_packet_blocks(const Options& o) {
     blocks *= o.blocks;
   }
   const long long enough = (target_cells + block_cells - 1) / block_cells;
-  const long long per_thread = std::max(1LL, blocks / std::max(1LL, static_cast<long long>(o.threads)));
+  const long long rank_blocks = blocks / std::max(1, ranks);  // Decomposition shares them about evenly
+  const long long per_thread = std::max(1LL, rank_blocks / std::max(1LL, static_cast<long long>(o.threads)));
   return static_cast<int>(std::max(1LL, std::min(enough, per_thread)));
 }
 
-Configuration make_configuration(const Options& o, int state) {
+Configuration make_configuration(const Options& o, int state, int ranks) {
   Configuration c = configurations::get(builtin_name(o.config));
   // split: the host's share of the blocks follows the rates measured in the cycles before, so that
   // host teams add to what the device does instead of holding it up (docs/configurations.md,
@@ -63,7 +64,7 @@ Configuration make_configuration(const Options& o, int state) {
   for (auto& h : c.helpers) {
     h.threads = 1;
     if (h.kind == HelperKind::aggregator_mover || h.kind == HelperKind::aggregator) {
-      h.packet_blocks = static_cast<std::size_t>(device_packet_blocks(o));
+      h.packet_blocks = static_cast<std::size_t>(device_packet_blocks(o, ranks));
       h.variables = packet_variables(o, state);
     }
   }

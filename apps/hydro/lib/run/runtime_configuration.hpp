@@ -13,15 +13,15 @@
 namespace korch::hydro {
 
 // The runtime configuration for an Options value when the current state starts at variable
-// `state` (0 or var_new).
-Configuration make_configuration(const Options& options, int state = 0);
+// `state` (0 or var_new), on one of `ranks` ranks that share the grid's blocks.
+Configuration make_configuration(const Options& options, int state = 0, int ranks = 1);
 
 // Blocks per device packet: options.packet_blocks, or when that is 0 (--packet-blocks auto), on GPU
 // builds with a uniform grid the fewest blocks that make a packet of at least 2^20 interior cells
 // (a packet is one launch per kernel over all its blocks, and resident blocks leave no copies for
-// small packets to overlap), but no more than the blocks over the device team's threads, so that
-// each thread has a packet to launch; 2 elsewhere.
-int device_packet_blocks(const Options& options);
+// small packets to overlap), but no more than one rank's blocks (of `ranks` sharing the grid) over
+// the device team's threads, so that each thread has a packet to launch; 2 elsewhere.
+int device_packet_blocks(const Options& options, int ranks = 1);
 
 // The runtime every hydro run makes: two teams of options.threads and two helper teams of one
 // thread, which fit every hydro configuration (a run may switch between them).

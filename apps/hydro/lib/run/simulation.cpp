@@ -70,8 +70,8 @@ Simulation::Simulation(Options options)
   exchange_ = std::make_unique<GuardCellExchange>(*grid_, *decomposition_,
                                                   std::array<BoundaryKind, 3>{edge, edge, edge}, comm_);
   blocks_when_ready_ = std::make_unique<GuardCellIterator>(*exchange_, state_, n_cons);
-  configurations_[0] = make_configuration(o, 0);
-  configurations_[1] = make_configuration(o, var_new);
+  configurations_[0] = make_configuration(o, 0, comm_.size());
+  configurations_[1] = make_configuration(o, var_new, comm_.size());
   runtime_ = std::make_unique<Runtime>(runtime_options(o));
   diagnostics_.assign(static_cast<std::size_t>(grid_->n_blocks()), BlockDiagnostics{});
   {
@@ -102,15 +102,15 @@ void Simulation::set_configuration(HydroConfiguration configuration) {
   if (o.tile != options_.tile)
     throw Error::format("set_configuration: --config {} needs whole-block tiles; build the Simulation with tile 0",
                         builtin_name(configuration));
-  configurations_[0] = make_configuration(o, 0);
-  configurations_[1] = make_configuration(o, var_new);
+  configurations_[0] = make_configuration(o, 0, comm_.size());
+  configurations_[1] = make_configuration(o, var_new, comm_.size());
   options_ = o;
 }
 
 void Simulation::set_device_kernel(DeviceKernel kernel) {
   options_.device_kernel = kernel;
-  configurations_[0] = make_configuration(options_, 0);
-  configurations_[1] = make_configuration(options_, var_new);
+  configurations_[0] = make_configuration(options_, 0, comm_.size());
+  configurations_[1] = make_configuration(options_, var_new, comm_.size());
 }
 
 std::array<int, 3> Simulation::global_cells() const noexcept {
