@@ -57,6 +57,13 @@ std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& arg
                 "queue capacity in upstream runs (dataflow::Options::queue_scale; smaller instances, more of them "
                 "resident per multiprocessor)",
                 1.0, 64.0);
+  cli::add_integer(program->app(), "--instances", args.instances,
+                   "pipeline instances, the kernel's league (dataflow::Options::instances; fewer live longer and pay "
+                   "their start and final flush less often); 0: the library's default",
+                   0, 1 << 20);
+  cli::add_integer(program->app(), "--chunk", args.chunk,
+                   "input items an instance claims at a time (dataflow::Options::chunk); 0: the library's default", 0,
+                   1 << 24);
   return program;
 }
 

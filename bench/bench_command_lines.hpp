@@ -23,6 +23,8 @@ struct DataflowBenchArgs {
   int width = 64, repeats = 5;
   int team_size = 0;         // 0: the library's default (one lane per item of a run on GPUs, 1 on hosts)
   double queue_scale = 4.0;  // dataflow::Options::queue_scale
+  int instances = 0;         // dataflow::Options::instances; 0: the library's default
+  int chunk = 0;             // dataflow::Options::chunk; 0: the library's default
 };
 std::unique_ptr<cli::Program> dataflow_bench_command_line(DataflowBenchArgs& args);
 

@@ -6,7 +6,7 @@
 // memory against team scratch (docs/dataflow.md, "Instance memory"). Never asserts on time.
 //
 //   korch-bench-dataflow [items (default 4194304)] [vector width (default 64)] [repeats (5)]
-//                        [--team-size N] [--queue-scale X]  (--help)
+//                        [--team-size N] [--queue-scale X] [--instances N] [--chunk N]  (--help)
 #include "bench_command_lines.hpp"
 #include <korch/dataflow.hpp>
 #include <korch/error.hpp>
@@ -274,12 +274,15 @@ int run(const Args& args) {
       "korch dataflow benchmark: %s, concurrency %d, %lld items, vector width %d, queue scale %g, best "
       "of %d\n",
       Exec::name(), static_cast<int>(Exec().concurrency()), n, args.width, args.queue_scale, args.repeats);
+  if (args.chunk > 0) std::printf("  instances claim %d input items at a time\n", args.chunk);
   const U32View input = make_input(n);
   const Stage stages[4] = {{1, 90}, {2, 70}, {3, 50}, {4, 80}};
   df::Options opt;
   opt.vector_width = args.width;
   opt.team_size = args.team_size;
   opt.queue_scale = args.queue_scale;
+  opt.instances = args.instances;
+  opt.chunk = args.chunk;
   bench_filter_chain(input, n, stages, opt, args.repeats);
   bench_expander(input, n, stages[2], opt, args.repeats);
   return 0;

@@ -305,47 +305,36 @@ Comp expects(const Comp& c, const std::string& var, ItemType type) {
   return Comp(n);
 }
 
-Comp pipe(Comp a, Comp b) {
-  require(a, ">>>", "upstream");
-  require(b, ">>>", "downstream");
+namespace {
+
+// a >>> b or a |>>>| b (`symbol`): a's input, b's output, the computer's value; a parallel pipe is
+// a barrier of its own.
+Comp make_pipe(Op op, const char* symbol, Comp a, Comp b) {
+  require(a, symbol, "upstream");
+  require(b, symbol, "downstream");
   if (a.is_computer() && b.is_computer()) {
-    throw Error::format("stream program: '{}' >>> '{}' pipes two computers; at most one side of a pipe may finish",
-                        a.name(), b.name());
+    throw Error::format("stream program: '{}' {} '{}' pipes two computers; at most one side of a pipe may finish",
+                        a.name(), symbol, b.name());
   }
-  check_flow(a, b, ">>>");
-  auto n = make_node(Op::Pipe, a.name() + ">>>" + b.name());
+  check_flow(a, b, symbol);
+  auto n = make_node(op, a.name() + symbol + b.name());
   n->in_type = a.in_type();
   n->out_type = b.out_type();
   n->computer = a.is_computer() || b.is_computer();
   n->value_type = a.is_computer() ? a.value_type() : b.value_type();
   add_reads(*n, a);
   add_reads(*n, b);
-  n->barrier = a.has_barrier() || b.has_barrier();
+  n->barrier = op == Op::ParPipe || a.has_barrier() || b.has_barrier();
   n->a = std::move(a);
   n->b = std::move(b);
   return Comp(n);
 }
 
-Comp par_pipe(Comp a, Comp b) {
-  require(a, "|>>>|", "upstream");
-  require(b, "|>>>|", "downstream");
-  if (a.is_computer() && b.is_computer()) {
-    throw Error::format("stream program: '{}' |>>>| '{}' pipes two computers; at most one side of a pipe may finish",
-                        a.name(), b.name());
-  }
-  check_flow(a, b, "|>>>|");
-  auto n = make_node(Op::ParPipe, a.name() + "|>>>|" + b.name());
-  n->in_type = a.in_type();
-  n->out_type = b.out_type();
-  n->computer = a.is_computer() || b.is_computer();
-  n->value_type = a.is_computer() ? a.value_type() : b.value_type();
-  add_reads(*n, a);
-  add_reads(*n, b);
-  n->barrier = true;
-  n->a = std::move(a);
-  n->b = std::move(b);
-  return Comp(n);
-}
+}  // namespace
+
+Comp pipe(Comp a, Comp b) { return make_pipe(Op::Pipe, ">>>", std::move(a), std::move(b)); }
+
+Comp par_pipe(Comp a, Comp b) { return make_pipe(Op::ParPipe, "|>>>|", std::move(a), std::move(b)); }
 
 Comp bind(std::string var, Comp c1, Comp c2) {
   require(c1, "bind", "first component");

@@ -365,6 +365,10 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       Kokkos::single(Kokkos::PerTeam(t), [&]() { flag(E_SCRATCH, 0); });
       return;
     }
+    // All lanes clear the state (hundreds of ints), then the boss sets the few that start nonzero.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, ints_per_instance), [&](const int i) { in.state[i] = 0; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(t, N * ST_FIELDS), [&](const int i) { in.stats[i] = 0; });
+    sync(t);
     Kokkos::single(Kokkos::PerTeam(t), [&]() { start_instance(in); });
     sync(t);
     for (;;) {
@@ -376,11 +380,10 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
       dispatch(t, in, cur);
       sync(t);
     }
-    Kokkos::single(Kokkos::PerTeam(t), [&]() {
-      check_claim(in);
-      if (in_scratch)
-        for (int i = 0; i < N * ST_FIELDS; ++i) stats(in.rank, i) = in.stats[i];
-    });
+    Kokkos::single(Kokkos::PerTeam(t), [&]() { check_claim(in); });
+    if (in_scratch)
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(t, N * ST_FIELDS),
+                           [&](const int i) { stats(in.rank, i) = in.stats[i]; });
   }
 
   // This league member's instance: its rows of the Views, or one block of team scratch memory
@@ -398,11 +401,9 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
                          reinterpret_cast<long long*>(base + scratch_wide_off), r};
   }
 
-  // Boss lane: an instance starts with zeroed state, no flush, no open parent; the source is
-  // active, all other nodes inactive, nothing blocked.
+  // Boss lane, on zeroed state: no flush, no open parent; the source is active, all other nodes
+  // inactive, nothing blocked.
   KOKKOS_INLINE_FUNCTION void start_instance(const InstanceState& in) const {
-    for (int i = 0; i < ints_per_instance; ++i) in.state[i] = 0;
-    for (int i = 0; i < N * ST_FIELDS; ++i) in.stats[i] = 0;
     for (int x = 0; x < N; ++x) {
       node_field(in, x, N_FLUSH) = NOT_FLUSHING;
       for (int k = 0; k < 32; ++k) open_slot(in, x, k) = -1;
