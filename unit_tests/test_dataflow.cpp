@@ -346,13 +346,19 @@ TEST_CASE("Dataflow: emitting more than the declared maximum is reported on ever
   const auto d = to_view(input);
   auto g1 = df::graph("liar").source("in", df::from_view(d)).node("l", Liar{}, "in").sink<Item>("out", "l", 1000);
   auto g2 = df::graph("liar2").source("in", df::from_view(d)).node("l", Liar2{}, "in").sink<Item>("out", "l", 1000);
-  for (int width : {1, 16, 64}) {
-    CAPTURE(width);
-    auto p1 = df::make_pipeline(g1, opts(width, 1.0, 2));
-    CHECK_THROWS_AS(p1.run(), korch::Error);
-    auto p2 = df::make_pipeline(g2, opts(width, 1.0, 2));
-    CHECK_THROWS_AS(p2.run(), korch::Error);
-  }
+  // one lane per team, and two where the space has the threads (outputs in registers, scanned)
+  const int lanes = std::min(2, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
+  for (int team : {1, lanes})
+    for (int width : {1, 16, 64}) {
+      CAPTURE(team);
+      CAPTURE(width);
+      df::Options o = opts(width, 1.0, 2);
+      o.team_size = team;
+      auto p1 = df::make_pipeline(g1, o);
+      CHECK_THROWS_WITH_AS(p1.run(), doctest::Contains("'l'"), korch::Error);
+      auto p2 = df::make_pipeline(g2, o);
+      CHECK_THROWS_AS(p2.run(), korch::Error);
+    }
 }
 
 TEST_CASE(

@@ -35,6 +35,7 @@ struct NodeSpec {
   std::size_t state_size = 0;         // Aggregate: sizeof accumulator
   int raises = 0;                     // most user signals raised per input, item, element or parent
   std::size_t raise_record_size = 0;  // Map: sizeof the staged record of one raised signal
+  bool stages_on_one_lane = false;    // Map: stages its outputs only on one-lane teams (in registers)
 };
 
 // A region: the connected part of the graph headed by an enumerate node (or, for region 0, the

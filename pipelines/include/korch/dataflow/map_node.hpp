@@ -16,7 +16,9 @@ namespace korch::dataflow {
 // A node whose functor emits 0..K items per input on each of its channels. A run: every lane
 // calls the functor on one input and stages its outputs; a team scan per channel gives each lane
 // its offset in the downstream queue; the boss publishes the totals. One-lane teams (host
-// spaces) skip staging and scan: see lanes_one_lane. A functor that raises user signals
+// spaces) skip staging and scan: see lanes_one_lane. A node that emits at most one item per
+// channel and input and raises nothing skips the staging on any team: see lanes_scanned, and
+// docs/dataflow.md, "A run's lanes". A functor that raises user signals
 // (F::raises > 0, emit.raise) always stages: each lane records its signals with the counts it had
 // emitted, and the boss places them among the run's outputs (commit_raised). A functor with
 // on_signal(const UserSignal&, SignalContext&) handles the user signals that reach the node; other
@@ -27,8 +29,10 @@ struct MapNode : Node<MapNode<F>> {
   using input_type = typename F::input_type;
   using outputs = typename F::outputs;
   static constexpr int n_channels = outputs::size;
-  static constexpr bool scatters = true;
   static constexpr int raises = detail::raises_per_input<F>::value;
+  // Outputs kept in registers and placed by the lanes themselves (lanes_one_lane, lanes_scanned).
+  static constexpr bool in_registers = single_outputs<outputs>::value && raises == 0;
+  static constexpr bool scatters = !in_registers;
   using raised_type = RaisedSignal<n_channels>;
   F fn;
 
@@ -58,6 +62,10 @@ struct MapNode : Node<MapNode<F>> {
         return;
       }
     }
+    if constexpr (in_registers) {
+      lanes_scanned(kernel, t, in, id, n);
+      return;
+    }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
       char* base[n_channels];
       detail::static_for<n_channels>([&](auto ic) {
@@ -75,6 +83,43 @@ struct MapNode : Node<MapNode<F>> {
       if constexpr (raises > 0) in.state[nd.raised_off + l] = emit.raised();
       if (emit.overflow()) kernel.flag(E_EMIT_OVERFLOW, id);
     });
+  }
+
+  // The run's total per channel, which lanes_scanned accumulates: none yet (boss lane, before the
+  // lanes).
+  template <class Kernel>
+  KOKKOS_INLINE_FUNCTION void plan_run(const Kernel& kernel, const InstanceState& in, int id, int) const {
+    if constexpr (in_registers) {
+      const auto& nd = kernel.desc(id);
+      for (int c = 0; c < n_channels; ++c) in.state[nd.counts_off[c] + kernel.vector_width()] = 0;
+    }
+  }
+
+  // A run on a multi-lane team of a node that emits at most one item per channel and input and
+  // raises nothing: each lane keeps its input's outputs in registers; per channel, a team scan of
+  // the lanes' counts gives each lane its place behind the downstream tail (and adds the round's
+  // total to the run's), and the lane writes its output there. One pass, no staging buffer and no
+  // barrier between computing and placing. Runs wider than the team take several rounds.
+  template <class Kernel, class Member>
+  KOKKOS_INLINE_FUNCTION void lanes_scanned(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
+                                            int n) const {
+    const auto& nd = kernel.desc(id);
+    const DataQueue<input_type> q = kernel.template queue<input_type>(in, id);
+    int ovf = 0;
+    for (int first = 0; first < n; first += t.team_size()) {  // every lane takes every round
+      const int l = first + t.team_rank();
+      RegisterEmitter<outputs> e;
+      if (l < n) fn(q.at(l), e);
+      ovf |= e.overflow();
+      detail::static_for<n_channels>([&](auto ic) {
+        constexpr int c = decltype(ic)::value;
+        using T = typename RegisterEmitter<outputs>::template channel_type<c>;
+        const int count = e.template count<c>();
+        const int at = t.team_scan(count, &in.state[nd.counts_off[c] + kernel.vector_width()]);
+        if (count > 0) kernel.template queue<T>(in, nd.child[c]).after_tail(at) = e.template value<c>();
+      });
+    }
+    if (ovf) kernel.flag(E_EMIT_OVERFLOW, id);
   }
 
   // Where a one-lane run writes each channel's outputs: the downstream ring, its capacity and the

@@ -311,9 +311,12 @@ class Pipeline {
       d.terminates = graph_.terminates[i];
       if (s.kind == NodeKind::Aggregate) d.closes = graph_.heads[graph_.index_of(s.closes)];
       if (s.kind == NodeKind::Map) {
+        // a node whose lanes keep their outputs in registers stages nothing on multi-lane teams
+        const bool staged = !s.stages_on_one_lane || team_ == 1;
         for (int c = 0; c < d.n_channels; ++c) {
           d.stage_off[c] = static_cast<int>(bytes);
-          bytes = detail::align64(bytes + static_cast<std::size_t>(W) * s.max_outputs[c] * s.channel_sizes[c]);
+          if (staged)
+            bytes = detail::align64(bytes + static_cast<std::size_t>(W) * s.max_outputs[c] * s.channel_sizes[c]);
           d.counts_off[c] = ints;
           ints += W + 1;
         }
