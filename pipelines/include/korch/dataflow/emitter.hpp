@@ -68,7 +68,10 @@ KOKKOS_INLINE_FUNCTION void static_for(const Fn& fn) {
 template <class OutputsT>
 class Emitter;
 
-// One lane's emitter: stages up to Out::max items per channel for the current input.
+// One lane's emitter: stages up to Out::max items per channel for the current input. Item k of
+// the lane goes `stride` items after item k - 1, so that with the lanes' first items side by side
+// (stride: the run's width) a team writes its k-th items to neighbouring words, not to words
+// Out::max apart (on a GPU: shared-memory bank conflicts, or one memory sector per lane).
 template <class... Outs>
 class Emitter<Outputs<Outs...>> {
  public:
@@ -78,7 +81,7 @@ class Emitter<Outputs<Outs...>> {
   template <int C>
   static constexpr int channel_max = detail::type_at<C, Outs...>::type::max;
 
-  KOKKOS_INLINE_FUNCTION explicit Emitter(char* const* base) {
+  KOKKOS_INLINE_FUNCTION Emitter(char* const* base, int stride) : stride_(stride) {
     for (int c = 0; c < channels; ++c) {
       base_[c] = base[c];
       count_[c] = 0;
@@ -89,7 +92,7 @@ class Emitter<Outputs<Outs...>> {
   KOKKOS_INLINE_FUNCTION void to(const channel_type<C>& value) {
     constexpr int max = detail::type_at<C, Outs...>::type::max;
     if (count_[C] < max) {
-      reinterpret_cast<channel_type<C>*>(base_[C])[count_[C]++] = value;
+      reinterpret_cast<channel_type<C>*>(base_[C])[count_[C]++ * stride_] = value;
     } else {
       overflow_ = true;
     }
@@ -126,6 +129,7 @@ class Emitter<Outputs<Outs...>> {
 
  private:
   char* base_[channels];
+  int stride_;
   int count_[channels];
   char* raise_base_ = nullptr;
   int raise_max_ = 0;

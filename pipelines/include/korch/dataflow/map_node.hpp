@@ -67,14 +67,14 @@ struct MapNode : Node<MapNode<F>> {
       return;
     }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
+      // the stage of a channel: item j of lane l at j * W + l (Emitter)
       char* base[n_channels];
       detail::static_for<n_channels>([&](auto ic) {
         constexpr int c = decltype(ic)::value;
         using T = typename Emitter<outputs>::template channel_type<c>;
-        constexpr int K = Emitter<outputs>::template channel_max<c>;
-        base[c] = in.arena + nd.stage_off[c] + static_cast<std::size_t>(l) * K * sizeof(T);
+        base[c] = in.arena + nd.stage_off[c] + static_cast<std::size_t>(l) * sizeof(T);
       });
-      Emitter<outputs> emit(base);
+      Emitter<outputs> emit(base, kernel.vector_width());
       if constexpr (raises > 0)
         emit.record_raises(in.arena + nd.raise_off + static_cast<std::size_t>(l) * raises * sizeof(raised_type),
                            raises);
@@ -257,14 +257,14 @@ struct MapNode : Node<MapNode<F>> {
     detail::static_for<n_channels>([&](auto ic) {
       constexpr int c = decltype(ic)::value;
       using T = typename Emitter<outputs>::template channel_type<c>;
-      constexpr int K = Emitter<outputs>::template channel_max<c>;
+      const int W = kernel.vector_width();
       const T* stage = reinterpret_cast<const T*>(in.arena + nd.stage_off[c]);
       int* counts = in.state + nd.counts_off[c];
       const DataQueue<T> out = kernel.template queue<T>(in, nd.child[c]);
       Kokkos::parallel_scan(Kokkos::TeamThreadRange(t, n), [&](const int l, int& offset, const bool final) {
         const int cnt = counts[l];
         if (final) {
-          for (int j = 0; j < cnt; ++j) out.after_tail(offset + j) = stage[l * K + j];
+          for (int j = 0; j < cnt; ++j) out.after_tail(offset + j) = stage[j * W + l];
           if (l == n - 1) counts[kernel.vector_width()] = offset + cnt;
         }
         offset += cnt;
