@@ -31,11 +31,11 @@ struct NodeSpec {
   // sizes for the memory layout
   std::vector<std::size_t> channel_sizes;  // sizeof each channel's item type
   std::size_t input_size = 0;
-  std::size_t parent_size = 0;        // Enumerate
-  std::size_t state_size = 0;         // Aggregate: sizeof accumulator
-  int raises = 0;                     // most user signals raised per input, item, element or parent
-  std::size_t raise_record_size = 0;  // Map: sizeof the staged record of one raised signal
-  bool stages_on_one_lane = false;    // Map: stages its outputs only on one-lane teams (in registers)
+  std::size_t parent_size = 0;         // Enumerate
+  std::size_t state_size = 0;          // Aggregate: sizeof accumulator
+  int raises = 0;                      // most user signals raised per input, item, element or parent
+  std::size_t raise_record_size = 0;   // Map: sizeof the staged record of one raised signal
+  bool places_from_registers = false;  // Map: no staging on a multi-lane team as wide as a run
 };
 
 // A region: the connected part of the graph headed by an enumerate node (or, for region 0, the

@@ -92,7 +92,7 @@ class Graph {
     s.raises = MapNode<F>::raises;
     static_assert(MapNode<F>::raises >= 0, "F::raises is the most user signals raised per input");
     s.raise_record_size = sizeof(typename MapNode<F>::raised_type);
-    s.stages_on_one_lane = MapNode<F>::in_registers;
+    s.places_from_registers = MapNode<F>::in_registers;
     return add(MapNode<F>{{}, fn}, std::move(s));
   }
 

@@ -17,8 +17,8 @@ namespace korch::dataflow {
 // calls the functor on one input and stages its outputs; a team scan per channel gives each lane
 // its offset in the downstream queue; the boss publishes the totals. One-lane teams (host
 // spaces) skip staging and scan: see lanes_one_lane. A node that emits at most one item per
-// channel and input and raises nothing skips the staging on any team: see lanes_scanned, and
-// docs/dataflow.md, "A run's lanes". A functor that raises user signals
+// channel and input and raises nothing skips the staging on teams as wide as a run too: see
+// lanes_scanned, and docs/dataflow.md, "A run's lanes". A functor that raises user signals
 // (F::raises > 0, emit.raise) always stages: each lane records its signals with the counts it had
 // emitted, and the boss places them among the run's outputs (commit_raised). A functor with
 // on_signal(const UserSignal&, SignalContext&) handles the user signals that reach the node; other
@@ -30,9 +30,18 @@ struct MapNode : Node<MapNode<F>> {
   using outputs = typename F::outputs;
   static constexpr int n_channels = outputs::size;
   static constexpr int raises = detail::raises_per_input<F>::value;
-  // Outputs kept in registers and placed by the lanes themselves (lanes_one_lane, lanes_scanned).
+  // Outputs kept in registers and placed by the lanes themselves on one lane (lanes_one_lane) and
+  // on teams as wide as a run (lanes_scanned).
   static constexpr bool in_registers = single_outputs<outputs>::value && raises == 0;
-  static constexpr bool scatters = !in_registers;
+  static constexpr bool scatters = true;
+
+  // Whether a run on team `t` (runs of up to W items) places its outputs from the staging buffer
+  // in scatter(), after a barrier; otherwise lanes() placed them.
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION static bool scatters_on(const Member& t, int W) {
+    if (raises == 0 && t.team_size() == 1) return false;
+    return !(in_registers && t.team_size() >= W);
+  }
   using raised_type = RaisedSignal<n_channels>;
   F fn;
 
@@ -63,8 +72,10 @@ struct MapNode : Node<MapNode<F>> {
       }
     }
     if constexpr (in_registers) {
-      lanes_scanned(kernel, t, in, id, n);
-      return;
+      if (t.team_size() >= kernel.vector_width()) {  // one round: a team scan per channel
+        lanes_scanned(kernel, t, in, id, n);
+        return;
+      }
     }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, n), [&](const int l) {
       // the stage of a channel: item j of lane l at j * W + l (Emitter)
@@ -95,31 +106,29 @@ struct MapNode : Node<MapNode<F>> {
     }
   }
 
-  // A run on a multi-lane team of a node that emits at most one item per channel and input and
-  // raises nothing: each lane keeps its input's outputs in registers; per channel, a team scan of
-  // the lanes' counts gives each lane its place behind the downstream tail (and adds the round's
-  // total to the run's), and the lane writes its output there. One pass, no staging buffer and no
-  // barrier between computing and placing. Runs wider than the team take several rounds.
+  // A run of a node that emits at most one item per channel and input and raises nothing, on a
+  // multi-lane team at least as wide as the run (GPU teams by default): each lane keeps its
+  // input's outputs in registers; per channel, a team scan of the lanes' counts gives each lane
+  // its place behind the downstream tail (and adds the total to the run's), and the lane writes its
+  // output there. One pass, no staging buffer and no barrier between computing and placing.
+  // Narrower teams stage instead: there a lane takes several items, and a team scan per item
+  // would cost a barrier each (a rendezvous of threads on a host).
   template <class Kernel, class Member>
   KOKKOS_INLINE_FUNCTION void lanes_scanned(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
                                             int n) const {
     const auto& nd = kernel.desc(id);
     const DataQueue<input_type> q = kernel.template queue<input_type>(in, id);
-    int ovf = 0;
-    for (int first = 0; first < n; first += t.team_size()) {  // every lane takes every round
-      const int l = first + t.team_rank();
-      RegisterEmitter<outputs> e;
-      if (l < n) fn(q.at(l), e);
-      ovf |= e.overflow();
-      detail::static_for<n_channels>([&](auto ic) {
-        constexpr int c = decltype(ic)::value;
-        using T = typename RegisterEmitter<outputs>::template channel_type<c>;
-        const int count = e.template count<c>();
-        const int at = t.team_scan(count, &in.state[nd.counts_off[c] + kernel.vector_width()]);
-        if (count > 0) kernel.template queue<T>(in, nd.child[c]).after_tail(at) = e.template value<c>();
-      });
-    }
-    if (ovf) kernel.flag(E_EMIT_OVERFLOW, id);
+    const int l = t.team_rank();
+    RegisterEmitter<outputs> e;
+    if (l < n) fn(q.at(l), e);
+    detail::static_for<n_channels>([&](auto ic) {  // every lane scans, with or without an item
+      constexpr int c = decltype(ic)::value;
+      using T = typename RegisterEmitter<outputs>::template channel_type<c>;
+      const int count = e.template count<c>();
+      const int at = t.team_scan(count, &in.state[nd.counts_off[c] + kernel.vector_width()]);
+      if (count > 0) kernel.template queue<T>(in, nd.child[c]).after_tail(at) = e.template value<c>();
+    });
+    if (e.overflow()) kernel.flag(E_EMIT_OVERFLOW, id);
   }
 
   // Where a one-lane run writes each channel's outputs: the downstream ring, its capacity and the
@@ -252,7 +261,7 @@ struct MapNode : Node<MapNode<F>> {
   template <class Kernel, class Member>
   KOKKOS_INLINE_FUNCTION void scatter(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
                                       int n) const {
-    if (raises == 0 && t.team_size() == 1) return;  // lanes() already wrote the outputs
+    if (!scatters_on(t, kernel.vector_width())) return;  // lanes() already placed the outputs
     const auto& nd = kernel.desc(id);
     detail::static_for<n_channels>([&](auto ic) {
       constexpr int c = decltype(ic)::value;

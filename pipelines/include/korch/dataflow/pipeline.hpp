@@ -311,8 +311,9 @@ class Pipeline {
       d.terminates = graph_.terminates[i];
       if (s.kind == NodeKind::Aggregate) d.closes = graph_.heads[graph_.index_of(s.closes)];
       if (s.kind == NodeKind::Map) {
-        // a node whose lanes keep their outputs in registers stages nothing on multi-lane teams
-        const bool staged = !s.stages_on_one_lane || team_ == 1;
+        // a node whose lanes place their outputs from registers stages nothing on multi-lane
+        // teams as wide as a run (MapNode::lanes_scanned)
+        const bool staged = !(s.places_from_registers && team_ > 1 && team_ >= W);
         for (int c = 0; c < d.n_channels; ++c) {
           d.stage_off[c] = static_cast<int>(bytes);
           if (staged)

@@ -157,8 +157,10 @@ class PipelineKernel : public PipelineProtocol<ExecSpace, Nodes...> {
         node.lanes(*this, t, in, id, n);
         sync(t);
         if constexpr (NodeT::scatters) {
-          node.scatter(*this, t, in, id, n);
-          sync(t);
+          if (node.scatters_on(t, W)) {
+            node.scatter(*this, t, in, id, n);
+            sync(t);
+          }
         }
       }
     }
