@@ -270,8 +270,8 @@ TEST_CASE(
 
 // A host-only build runs its default space on one thread: multi-lane host teams need two.
 TEST_CASE(
-    "Dataflow: multi-lane teams (the GPU code path: per-lane staging, team scan, one boss "
-    "lane, barriers) give the same results as one-lane teams" *
+    "Dataflow: multi-lane teams (the GPU code path: per-lane staging or outputs from registers, team "
+    "scan, one boss lane, barriers) give the same results as one-lane teams" *
     doctest::skip(std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>)) {
   const int team = std::min(4, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
   REQUIRE_MESSAGE(team >= 2, "multi-lane teams need at least 2 threads in the default space (OMP_NUM_THREADS)");
@@ -299,7 +299,7 @@ TEST_CASE(
                .node("route", Route{}, "in", {"accept", "reject"})
                .sink<Item>("yes", "route.accept", n)
                .sink<int>("no", "route.reject", n);
-  for (int width : {1, 8, 64})
+  for (int width : {1, 2, 8, 64})  // up to the team (2 or more lanes): outputs placed from registers
     for (double scale : {1.0, 3.0}) {
       CAPTURE(width);
       CAPTURE(scale);

@@ -176,7 +176,7 @@ TEST_CASE(
                   .enumerate("elements", MarkedRange{}, "in", 2)
                   .aggregate("sum", SumMarked{}, "elements", "elements")
                   .node("double", Double{}, "sum");
-  for (int width : {1, 8, 32}) {
+  for (int width : {1, 2, 8, 32}) {
     CAPTURE(width);
     df::Options o = opts(width, 2.0, 3, 24);
     o.team_size = team;

@@ -89,12 +89,12 @@ TEST_CASE(
 
 // A host-only build runs its default space on one thread: multi-lane host teams need two.
 TEST_CASE(
-    "User signals: multi-lane teams (the GPU code path: per-lane staging, team scan, one boss "
-    "lane) place them as one-lane teams do" *
+    "User signals: multi-lane teams (the GPU code path: per-lane staging or outputs from registers, "
+    "team scan, one boss lane) place them as one-lane teams do" *
     doctest::skip(std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::Serial>)) {
   const int team = std::min(4, static_cast<int>(Kokkos::DefaultExecutionSpace().concurrency()));
   REQUIRE_MESSAGE(team >= 2, "multi-lane teams need at least 2 threads in the default space (OMP_NUM_THREADS)");
-  for (int width : {1, 8, 32})
+  for (int width : {1, 2, 8, 32})
     for (double scale : {1.0, 3.0}) {
       CAPTURE(width);
       CAPTURE(scale);
