@@ -16,6 +16,7 @@
 // entry. policy() spans the largest entry; updates() and stores() say which indices an entry has.
 #pragma once
 
+#include <korch/backend/cell_range.hpp>
 #include <korch/data_packet.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -44,11 +45,11 @@ class PacketPack {
   const PacketEntryMeta& host_entry(int e) const noexcept { return host_entries_[e]; }
   const DataSource& source() const noexcept { return *source_; }
 
-  // (entry, i, j, k) over every entry and the largest entry's stored cells, on `space`.
+  // (entry, i, j, k) over every entry and the largest entry's stored cells, on `space`: k runs
+  // fastest, and on a GPU a warp's threads take neighbouring cells (cell_policy).
   template <class Space>
-  Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>> policy(const Space& space) const {
-    return Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>>(space, {0, 0, 0, 0},
-                                                         {n_entries_, extent_[0], extent_[1], extent_[2]});
+  CellPolicy<4, Space> policy(const Space& space) const {
+    return cell_policy<4>(space, {0, 0, 0, 0}, {n_entries_, extent_[0], extent_[1], extent_[2]});
   }
 
   // Whether entry e stores cell (i, j, k), and whether the cell is one the action updates (the
@@ -69,9 +70,8 @@ class PacketPack {
   // has face (i, j, k) across `axis`, and whether that face bounds a cell the action updates.
   bool carries_face(int var) const noexcept { return var >= 0 && var < max_variables && face_place_[var] >= 0; }
   template <class Space>
-  Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>> face_policy(const Space& space) const {
-    return Kokkos::MDRangePolicy<Space, Kokkos::Rank<4>>(space, {0, 0, 0, 0},
-                                                         {n_entries_, extent_[0] + 1, extent_[1] + 1, extent_[2] + 1});
+  CellPolicy<4, Space> face_policy(const Space& space) const {
+    return cell_policy<4>(space, {0, 0, 0, 0}, {n_entries_, extent_[0] + 1, extent_[1] + 1, extent_[2] + 1});
   }
   KOKKOS_INLINE_FUNCTION bool stores_face(int e, int axis, int i, int j, int k) const noexcept {
     const PacketEntryMeta& m = entries_[e];

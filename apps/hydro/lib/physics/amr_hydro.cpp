@@ -4,6 +4,7 @@
 #include "euler_host_sweep.hpp"
 #include "initial_state.hpp"
 
+#include <korch/backend/cell_range.hpp>
 #include <korch/box_view.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/packet_entry.hpp>
@@ -111,7 +112,6 @@ template <class Box>
 void update_amr_box(const AmrStepParameters& step, const Box& box) {
   const EulerParams& base = step.euler;
   using View = typename Box::var_type;
-  using Space = typename Box::execution_space;
   EulerParams p = base;
   for (int d = 0; d < 3; ++d) p.dx[d] = box.delta()[d];
   const int* lo = box.lo();
@@ -147,9 +147,8 @@ void update_amr_box(const AmrStepParameters& step, const Box& box) {
     k.unew[v] = box.var(p.next_state + v);
   }
   k.p = p;
-  Kokkos::parallel_for(
-      "korch hydro amr update",
-      Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>(box.space(), {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+  Kokkos::parallel_for("korch hydro amr update",
+                       cell_policy<3>(box.space(), {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
   box.space().fence();
 }
 

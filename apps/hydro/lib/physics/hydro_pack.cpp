@@ -4,6 +4,7 @@
 #include "layout_right_var.hpp"
 #include "static_dim.hpp"
 
+#include <korch/backend/cell_range.hpp>
 #include <korch/error.hpp>
 #include <korch/grid.hpp>
 
@@ -13,8 +14,6 @@
 namespace korch::hydro {
 
 namespace {
-
-using Policy4 = Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<4>>;
 
 KOKKOS_INLINE_FUNCTION LayoutRightVar pack_var(const PacketPack& pack, int e, int var) {
   const PacketEntryMeta& m = pack.entry(e);
@@ -33,25 +32,8 @@ KOKKOS_INLINE_FUNCTION EulerKernel<LayoutRightVar, Dim> pack_kernel(const Packet
   return kernel;
 }
 
-// The fused kernel: a thread per cell computes the cell's 2 * Dim face fluxes and its update, and
-// in the same pass the smallest stable dt of the new state.
-template <int Dim>
-double launch_fused_update(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack) {
-  double dt = std::numeric_limits<double>::infinity();
-  Kokkos::parallel_reduce(
-      "korch hydro update (packet, fused)", pack.policy(space),
-      KOKKOS_LAMBDA(int e, int i, int j, int k, double& m) {
-        if (!pack.updates(e, i, j, k)) return;
-        double U[5];
-        pack_kernel<Dim>(pack, e, p).update(i, j, k, U);
-        const double t = cell_dt<Dim>(U, p);
-        m = t < m ? t : m;
-      },
-      Kokkos::Min<double>(dt));
-  return dt;
-}
-
-// The largest interior of any entry, per direction: the index space of the face-flux kernels.
+// The largest interior of any entry, per direction: the index space of the kernels, a thread per
+// cell (or face) in a flat range (CellRange: neighbouring threads, neighbouring cells).
 Kokkos::Array<int, 3> largest_interior(const PacketPack& pack) {
   Kokkos::Array<int, 3> n{0, 0, 0};
   for (int e = 0; e < pack.size(); ++e) {
@@ -61,25 +43,60 @@ Kokkos::Array<int, 3> largest_interior(const PacketPack& pack) {
   return n;
 }
 
+// Every entry's interior cells, or with face_along = D its low faces along D and the last cell's
+// high face.
+CellRange cells_of(const PacketPack& pack, const Kokkos::Array<int, 3>& n, int face_along = -1) {
+  const int extent[3] = {n[0] + (face_along == 0), n[1] + (face_along == 1), n[2] + (face_along == 2)};
+  return CellRange(pack.size(), extent);
+}
+
+// Entry e's interior cell (or low face along D) c as entry-local indices into x; false where the
+// entry's interior is smaller than the range.
+KOKKOS_INLINE_FUNCTION bool entry_local(const PacketEntryMeta& m, const int (&c)[3], int D, int (&x)[3]) {
+  for (int d = 0; d < 3; ++d) {
+    if (c[d] >= m.interior_hi[d] - m.interior_lo[d] + (d == D)) return false;
+    x[d] = m.interior_lo[d] - m.lo[d] + c[d];
+  }
+  return true;
+}
+
+// The fused kernel: a thread per cell computes the cell's 2 * Dim face fluxes and its update, and
+// in the same pass the smallest stable dt of the new state.
+template <int Dim>
+double launch_fused_update(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack,
+                           const Kokkos::Array<int, 3> n) {
+  const CellRange range = cells_of(pack, n);
+  double dt = std::numeric_limits<double>::infinity();
+  Kokkos::parallel_reduce(
+      "korch hydro update (packet, fused)", range.policy(space),
+      KOKKOS_LAMBDA(std::int64_t t, double& m) {
+        int e, c[3], x[3];
+        range.cell(t, e, c[0], c[1], c[2]);
+        if (!entry_local(pack.entry(e), c, -1, x)) return;
+        double U[5];
+        pack_kernel<Dim>(pack, e, p).update(x[0], x[1], x[2], U);
+        const double dt_cell = cell_dt<Dim>(U, p);
+        m = dt_cell < m ? dt_cell : m;
+      },
+      Kokkos::Min<double>(dt));
+  return dt;
+}
+
 // Every face along D of every entry's interior, each once: the flux through the low face of
 // interior cell f (f up to the interior's extent along D: the last cell's high face too) into
 // scratch variables D * 5 .. D * 5 + 4 at that cell.
 template <int Dim, int D>
 void launch_face_fluxes(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack,
                         const Kokkos::Array<int, 3> n) {
+  const CellRange range = cells_of(pack, n, D);
   Kokkos::parallel_for(
-      "korch hydro face fluxes (packet)",
-      Policy4(space, {0, 0, 0, 0}, {pack.size(), n[0] + (D == 0), n[1] + (D == 1), n[2] + (D == 2)}),
-      KOKKOS_LAMBDA(int e, int fi, int fj, int fk) {
-        const PacketEntryMeta& m = pack.entry(e);
-        const int f[3] = {fi, fj, fk};
-        for (int d = 0; d < 3; ++d)
-          if (f[d] > m.interior_hi[d] - m.interior_lo[d] - (d == D ? 0 : 1)) return;
-        const int i = m.interior_lo[0] - m.lo[0] + fi, j = m.interior_lo[1] - m.lo[1] + fj,
-                  k = m.interior_lo[2] - m.lo[2] + fk;
+      "korch hydro face fluxes (packet)", range.policy(space), KOKKOS_LAMBDA(std::int64_t t) {
+        int e, c[3], x[3];
+        range.cell(t, e, c[0], c[1], c[2]);
+        if (!entry_local(pack.entry(e), c, D, x)) return;
         double F[5];
-        pack_kernel<Dim>(pack, e, p).template low_face_flux<D>(i, j, k, F);
-        for (int v = 0; v < n_cons; ++v) pack.scratch(e, D * n_cons + v, i, j, k) = F[v];
+        pack_kernel<Dim>(pack, e, p).template low_face_flux<D>(x[0], x[1], x[2], F);
+        for (int v = 0; v < n_cons; ++v) pack.scratch(e, D * n_cons + v, x[0], x[1], x[2]) = F[v];
       });
 }
 
@@ -89,16 +106,15 @@ void launch_face_fluxes(const DeviceTaskSpace& space, const EulerParams p, const
 template <int Dim>
 double launch_update_from_fluxes(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack,
                                  const Kokkos::Array<int, 3> n) {
+  const CellRange range = cells_of(pack, n);
   double dt = std::numeric_limits<double>::infinity();
   Kokkos::parallel_reduce(
-      "korch hydro update (packet, from face fluxes)", Policy4(space, {0, 0, 0, 0}, {pack.size(), n[0], n[1], n[2]}),
-      KOKKOS_LAMBDA(int e, int ci, int cj, int ck, double& m) {
-        const PacketEntryMeta& me = pack.entry(e);
-        if (ci >= me.interior_hi[0] - me.interior_lo[0] || cj >= me.interior_hi[1] - me.interior_lo[1] ||
-            ck >= me.interior_hi[2] - me.interior_lo[2])
-          return;
-        const int i = me.interior_lo[0] - me.lo[0] + ci, j = me.interior_lo[1] - me.lo[1] + cj,
-                  k = me.interior_lo[2] - me.lo[2] + ck;
+      "korch hydro update (packet, from face fluxes)", range.policy(space),
+      KOKKOS_LAMBDA(std::int64_t t, double& m) {
+        int e, c[3], x[3];
+        range.cell(t, e, c[0], c[1], c[2]);
+        if (!entry_local(pack.entry(e), c, -1, x)) return;
+        const int i = x[0], j = x[1], k = x[2];
         double dU[5] = {0, 0, 0, 0, 0};
         for (int d = 0; d < Dim; ++d) {
           const int di = d == 0, dj = d == 1, dk = d == 2;
@@ -112,8 +128,8 @@ double launch_update_from_fluxes(const DeviceTaskSpace& space, const EulerParams
           U[v] = pack(e, p.state + v, i, j, k) + dU[v];
           pack(e, p.next_state + v, i, j, k) = U[v];
         }
-        const double t = cell_dt<Dim>(U, p);
-        m = t < m ? t : m;
+        const double dt_cell = cell_dt<Dim>(U, p);
+        m = dt_cell < m ? dt_cell : m;
       },
       Kokkos::Min<double>(dt));
   return dt;
@@ -122,8 +138,8 @@ double launch_update_from_fluxes(const DeviceTaskSpace& space, const EulerParams
 template <int Dim>
 double launch_update(const DeviceTaskSpace& space, const StepParameters& P, const PacketPack& pack,
                      DeviceKernel kernel) {
-  if (kernel == DeviceKernel::fused) return launch_fused_update<Dim>(space, P.euler, pack);
   const Kokkos::Array<int, 3> n = largest_interior(pack);
+  if (kernel == DeviceKernel::fused) return launch_fused_update<Dim>(space, P.euler, pack, n);
   launch_face_fluxes<Dim, 0>(space, P.euler, pack, n);
   if constexpr (Dim > 1) launch_face_fluxes<Dim, 1>(space, P.euler, pack, n);
   if constexpr (Dim > 2) launch_face_fluxes<Dim, 2>(space, P.euler, pack, n);

@@ -9,6 +9,7 @@
 #include "hydro_update.hpp"
 #include "static_dim.hpp"
 
+#include <korch/backend/cell_range.hpp>
 #include <korch/data_packet.hpp>
 #include <korch/error.hpp>
 #include <korch/typed_action.hpp>
@@ -33,8 +34,7 @@ void launch_with_dim(const Space& space, const View (&vars)[n_grid_vars], const 
     k.unew[v] = vars[p.next_state + v];
   }
   k.p = p;
-  using Policy = Kokkos::MDRangePolicy<Space, Kokkos::Rank<3>>;
-  Kokkos::parallel_for("korch hydro update", Policy(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
+  Kokkos::parallel_for("korch hydro update", cell_policy<3>(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}), k);
 }
 
 template <class Space, class View>
@@ -64,8 +64,7 @@ void update_packet_entry(const Space& space, const View (&vars)[n_grid_vars], co
                         U3 = vars[p.next_state + 3], U4 = vars[p.next_state + 4];
   double m = 0;
   Kokkos::parallel_reduce(
-      "korch hydro box dt",
-      Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<3>>(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}),
+      "korch hydro box dt", cell_policy<3>(space, {lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}),
       KOKKOS_LAMBDA(int i, int j, int k, double& lo_dt) {
         const double U[5] = {U0(i, j, k), U1(i, j, k), U2(i, j, k), U3(i, j, k), U4(i, j, k)};
         const double t = cell_dt(U, p);
@@ -181,8 +180,7 @@ namespace {
 // named function, not a lambda, so that its KOKKOS_LAMBDAs are valid extended lambdas on CUDA).
 void density_stats(const DeviceTaskSpace& space, const DataPacket::DeviceVar rho, const int lo3[3], const int hi3[3],
                    double& sum, double& lo, double& hi) {
-  using Policy = Kokkos::MDRangePolicy<DeviceTaskSpace, Kokkos::Rank<3>>;
-  Policy policy(space, {lo3[0], lo3[1], lo3[2]}, {hi3[0], hi3[1], hi3[2]});
+  const auto policy = cell_policy<3>(space, {lo3[0], lo3[1], lo3[2]}, {hi3[0], hi3[1], hi3[2]});
   Kokkos::parallel_reduce(
       "korch hydro mass", policy, KOKKOS_LAMBDA(int i, int j, int k, double& s) { s += rho(i, j, k); },
       Kokkos::Sum<double>(sum));

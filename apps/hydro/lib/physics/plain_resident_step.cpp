@@ -4,6 +4,7 @@
 #include "layout_right_var.hpp"
 #include "static_dim.hpp"
 
+#include <korch/backend/cell_range.hpp>
 #include <korch/error.hpp>
 
 #include <limits>
@@ -13,7 +14,6 @@ namespace korch::hydro {
 namespace {
 
 using Cells = Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>;
-using Policy4 = Kokkos::MDRangePolicy<DeviceExecSpace, Kokkos::Rank<4>>;
 
 // Captured by device lambdas (std::array's members are not device functions).
 Kokkos::Array<int, 3> device_array(const std::array<int, 3>& a) { return {a[0], a[1], a[2]}; }
@@ -35,15 +35,26 @@ KOKKOS_INLINE_FUNCTION EulerKernel<LayoutRightVar, Dim> block_kernel(const Cells
 template <int Dim, int D>
 void face_fluxes(const Cells& cells, const Kokkos::View<double*****, Kokkos::LayoutRight, DeviceMemSpace>& flux,
                  const Kokkos::Array<int, 3>& g, const EulerParams& p) {
+  // A thread per face in a flat range (CellRange: neighbouring threads, neighbouring faces).
+  const int extent[3] = {static_cast<int>(flux.extent(2)), static_cast<int>(flux.extent(3)),
+                         static_cast<int>(flux.extent(4))};
+  const CellRange range(static_cast<int>(flux.extent(0)), extent);
   Kokkos::parallel_for(
-      "plain resident hydro fluxes",
-      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(flux.extent(0)), static_cast<std::int64_t>(flux.extent(2)),
-                             static_cast<std::int64_t>(flux.extent(3)), static_cast<std::int64_t>(flux.extent(4))}),
-      KOKKOS_LAMBDA(int b, int fi, int fj, int fk) {
+      "plain resident hydro fluxes", range.policy(DeviceExecSpace()), KOKKOS_LAMBDA(std::int64_t t) {
+        int b, fi, fj, fk;
+        range.cell(t, b, fi, fj, fk);
         double F[5];
         block_kernel<Dim>(cells, b, p).template low_face_flux<D>(g[0] + fi, g[1] + fj, g[2] + fk, F);
         for (int v = 0; v < n_cons; ++v) flux(b, v, fi, fj, fk) = F[v];
       });
+}
+
+// Every block's interior cells, or with `stored` every cell it stores.
+CellRange block_cells(const Cells& cells, const std::array<int, 3>& interior, bool stored = false) {
+  const int extent[3] = {stored ? static_cast<int>(cells.extent(2)) : interior[0],
+                         stored ? static_cast<int>(cells.extent(3)) : interior[1],
+                         stored ? static_cast<int>(cells.extent(4)) : interior[2]};
+  return CellRange(static_cast<int>(cells.extent(0)), extent);
 }
 
 }  // namespace
@@ -78,15 +89,16 @@ double PlainResidentStep::stable_dt(const EulerParams& params) const {
   const Cells cells = cells_;
   const auto g = device_array(guard_);
   double dt = std::numeric_limits<double>::infinity();
+  const CellRange range = block_cells(cells, interior_);
   Kokkos::parallel_reduce(
-      "plain resident hydro dt",
-      Policy4({0, g[0], g[1], g[2]}, {static_cast<std::int64_t>(cells.extent(0)), g[0] + interior_[0],
-                                      g[1] + interior_[1], g[2] + interior_[2]}),
-      KOKKOS_LAMBDA(int b, int i, int j, int k, double& m) {
+      "plain resident hydro dt", range.policy(DeviceExecSpace()),
+      KOKKOS_LAMBDA(std::int64_t t, double& m) {
+        int b, i, j, k;
+        range.cell(t, b, i, j, k);
         double U[5];
-        for (int v = 0; v < n_cons; ++v) U[v] = cells(b, p.state + v, i, j, k);
-        const double t = cell_dt(U, p);
-        m = t < m ? t : m;
+        for (int v = 0; v < n_cons; ++v) U[v] = cells(b, p.state + v, g[0] + i, g[1] + j, g[2] + k);
+        const double dt_cell = cell_dt(U, p);
+        m = dt_cell < m ? dt_cell : m;
       },
       Kokkos::Min<double>(dt));
   return dt;
@@ -101,11 +113,11 @@ void PlainResidentStep::fill_guards() const {
                             boundary_[2] == BoundaryKind::periodic};
   const bool px = periodic[0], py = periodic[1], pz = periodic[2];
   const int first = state_;
+  const CellRange range = block_cells(cells, interior_, true);
   Kokkos::parallel_for(
-      "plain resident hydro guard fill",
-      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(cells.extent(0)), static_cast<std::int64_t>(cells.extent(2)),
-                             static_cast<std::int64_t>(cells.extent(3)), static_cast<std::int64_t>(cells.extent(4))}),
-      KOKKOS_LAMBDA(int b, int i, int j, int k) {
+      "plain resident hydro guard fill", range.policy(DeviceExecSpace()), KOKKOS_LAMBDA(std::int64_t t) {
+        int b, i, j, k;
+        range.cell(t, b, i, j, k);
         const int local[3] = {i, j, k};
         const int index[3] = {b % nb[0], (b / nb[0]) % nb[1], b / (nb[0] * nb[1])};
         const bool wraps[3] = {px, py, pz};
@@ -140,11 +152,12 @@ void PlainResidentStep::update(const EulerParams& params) {
   });
   const Cells cells = cells_;
   const Faces fx = flux_[0], fy = flux_[1], fz = flux_[2];
-  const auto g = device_array(guard_), n = device_array(interior_);
+  const auto g = device_array(guard_);
+  const CellRange range = block_cells(cells, interior_);
   Kokkos::parallel_for(
-      "plain resident hydro update",
-      Policy4({0, 0, 0, 0}, {static_cast<std::int64_t>(cells.extent(0)), n[0], n[1], n[2]}),
-      KOKKOS_LAMBDA(int b, int i, int j, int k) {
+      "plain resident hydro update", range.policy(DeviceExecSpace()), KOKKOS_LAMBDA(std::int64_t t) {
+        int b, i, j, k;
+        range.cell(t, b, i, j, k);
         // The fused kernel's sums in its order: direction by direction, high face minus low face.
         double dU[5] = {0, 0, 0, 0, 0};
         for (int d = 0; d < p.dim; ++d) {

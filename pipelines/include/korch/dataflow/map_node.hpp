@@ -258,10 +258,11 @@ struct MapNode : Node<MapNode<F>> {
     return emit.overflow() ? 1 : 0;
   }
 
+  // The staged outputs of a run into the children's queues; the kernel calls it only where
+  // scatters_on(t, W).
   template <class Kernel, class Member>
   KOKKOS_INLINE_FUNCTION void scatter(const Kernel& kernel, const Member& t, const InstanceState& in, int id,
                                       int n) const {
-    if (!scatters_on(t, kernel.vector_width())) return;  // lanes() already placed the outputs
     const auto& nd = kernel.desc(id);
     detail::static_for<n_channels>([&](auto ic) {
       constexpr int c = decltype(ic)::value;
