@@ -62,21 +62,24 @@ TEST_CASE("CellRange: negative counts and boxes of 2^31 cells or more are errors
   CHECK(korch::CellRange(3, largest).size() == 3LL * 2048 * 2048 * 511);
 }
 
-TEST_CASE("gpu_cell_tiles: a warp runs along the contiguous index, few threads fall past its end") {
+TEST_CASE("gpu_cell_tiles: a warp reads rows of contiguous cells, few threads fall past their end") {
   using korch::gpu_cell_tiles;
-  // 3-D blocks of 32^3 with 3 guard cells: 38 = 5 tiles of 8 (2 idle), 16 j per tile: 128 threads.
-  CHECK(gpu_cell_tiles<4>({16, 38, 38, 38}) == Extents4{1, 1, 16, 8});
+  // 3-D blocks of 32^3 with 3 guard cells: 38 = 5 tiles of 8 (2 idle), 4 rows of them per warp.
+  CHECK(gpu_cell_tiles<4>({16, 38, 38, 38}, 32) == Extents4{1, 1, 4, 8});
   // Their faces along k: 33 needs 5 tiles of 8 (7 idle), not 2 of 32 (31 idle).
-  CHECK(gpu_cell_tiles<4>({16, 32, 32, 33}) == Extents4{1, 1, 16, 8});
-  CHECK(gpu_cell_tiles<4>({16, 32, 32, 32}) == Extents4{1, 1, 4, 32});
+  CHECK(gpu_cell_tiles<4>({16, 32, 32, 33}, 32) == Extents4{1, 1, 4, 8});
+  CHECK(gpu_cell_tiles<4>({16, 32, 32, 32}, 32) == Extents4{1, 1, 1, 32});
+  CHECK(gpu_cell_tiles<4>({16, 32, 32, 32}, 64) == Extents4{1, 1, 2, 32});
   // 2-D blocks stored with extent 1 along k: j is the contiguous index.
-  CHECK(gpu_cell_tiles<4>({16, 262, 262, 1}) == Extents4{1, 4, 32, 1});
-  CHECK(gpu_cell_tiles<4>({16, 130, 130, 1}) == Extents4{1, 8, 16, 1});
-  // Short rows: a power of two at or above them; the box index takes the rest.
-  CHECK(gpu_cell_tiles<4>({64, 3, 5, 1}) == Extents4{4, 4, 8, 1});
-  CHECK(gpu_cell_tiles<3>({7, 3, 1}) == std::array<std::int64_t, 3>{8, 4, 1});
-  CHECK(gpu_cell_tiles<4>({1, 1, 1, 1}) == Extents4{1, 1, 1, 1});
-  CHECK(gpu_cell_tiles<4>({0, 0, 0, 0}) == Extents4{1, 1, 1, 1});
+  CHECK(gpu_cell_tiles<4>({16, 262, 262, 1}, 32) == Extents4{1, 1, 32, 1});
+  CHECK(gpu_cell_tiles<4>({16, 130, 130, 1}, 32) == Extents4{1, 2, 16, 1});
+  // Short rows: a power of two at or above them; the indices before them take the rest.
+  CHECK(gpu_cell_tiles<4>({64, 3, 5, 1}, 32) == Extents4{1, 4, 8, 1});
+  CHECK(gpu_cell_tiles<4>({64, 3, 5, 1}, 64) == Extents4{2, 4, 8, 1});
+  CHECK(gpu_cell_tiles<3>({7, 3, 1}, 32) == std::array<std::int64_t, 3>{8, 4, 1});
+  CHECK(gpu_cell_tiles<4>({1, 1, 1, 1}, 32) == Extents4{1, 1, 1, 1});
+  CHECK(gpu_cell_tiles<4>({0, 0, 0, 0}, 32) == Extents4{1, 1, 1, 1});
+  CHECK(gpu_cell_tiles<4>({16, 38, 38, 38}) == gpu_cell_tiles<4>({16, 38, 38, 38}, korch::gpu_warp_threads));
 }
 
 TEST_CASE("cell_policy: every index of the box once, none outside it, for odd extents and offsets") {

@@ -7,7 +7,7 @@
 //   CellRange   the cells of several boxes as one flat range, k fastest: neighbouring threads take
 //               neighbouring cells, no thread falls past an odd extent, whatever Kokkos' version;
 //   cell_policy an MDRangePolicy iterating its last index fastest, tiled on a GPU so that a warp
-//               runs along the contiguous index (for kernels that keep Kokkos' (i, j, k) form).
+//               reads rows of contiguous cells (for kernels that keep Kokkos' (i, j, k) form).
 #pragma once
 
 #include "korch/backend/spaces.hpp"
@@ -58,13 +58,21 @@ class CellRange {
   int n_[3];
 };
 
+// The threads that run in lockstep on the backend's GPU (a warp; a wavefront on AMD's).
+#if defined(KOKKOS_ENABLE_HIP)
+inline constexpr int gpu_warp_threads = 64;
+#else
+inline constexpr int gpu_warp_threads = 32;
+#endif
+
 // The tile of an MDRangePolicy over LayoutRight cells on a GPU, for extents `extent` (any rank):
-// the last index with more than one value (k, or j for a box stored with extent 1 along k) gets
-// the widest tile of 32, 16 or 8 that leaves at most an eighth of its threads past the end (else
-// the one that leaves the fewest; a power of two at or above extents under 8), the indices before
-// it what makes 128 threads, innermost first; the others get 1.
+// one warp of `warp` threads. The last index with more than one value (k, or j for a box stored
+// with extent 1 along k) gets the widest tile of 32, 16 or 8 (at most `warp`) that leaves at most
+// an eighth of its threads past the end (else the one that leaves the fewest; a power of two at or
+// above extents under 8), the indices before it the rest of the warp, innermost first. A tile of
+// one warp is read as its rows of contiguous cells however Kokkos orders threads inside a block.
 template <std::size_t N>
-std::array<std::int64_t, N> gpu_cell_tiles(const std::array<std::int64_t, N>& extent) {
+std::array<std::int64_t, N> gpu_cell_tiles(const std::array<std::int64_t, N>& extent, int warp = gpu_warp_threads) {
   std::array<std::int64_t, N> tile;
   tile.fill(1);
   int c = static_cast<int>(N) - 1;
@@ -81,11 +89,11 @@ std::array<std::int64_t, N> gpu_cell_tiles(const std::array<std::int64_t, N>& ex
   } else {
     tile[c] = 8;
     for (std::int64_t t : {16, 32})
-      if (past_end(t) * 8 <= (extent[c] + past_end(t)) || past_end(t) < past_end(tile[c])) tile[c] = t;
+      if (t <= warp && (past_end(t) * 8 <= extent[c] + past_end(t) || past_end(t) < past_end(tile[c]))) tile[c] = t;
   }
   std::int64_t threads = tile[c];
-  for (int d = c - 1; d >= 0 && threads < 128; --d) {
-    tile[d] = std::min(128 / threads, round_up_pow2(extent[d] < 1 ? 1 : extent[d]));
+  for (int d = c - 1; d >= 0 && threads < warp; --d) {
+    tile[d] = std::min(warp / threads, round_up_pow2(extent[d] < 1 ? 1 : extent[d]));
     threads *= tile[d];
   }
   return tile;
