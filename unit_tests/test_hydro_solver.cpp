@@ -125,6 +125,20 @@ TEST_CASE("hydro: --packet-blocks takes a count or auto; auto sizes packets to f
   CHECK(device_packet_blocks(o) == 5);
 }
 
+TEST_CASE("hydro: split learns its shares from a first cycle that gives a GPU 15 blocks of 16") {
+  CHECK(split_start_weights(true) == std::vector<double>{1, 15});
+  CHECK(split_start_weights(false) == std::vector<double>{1, 1});
+  const auto group = [](const std::vector<std::string>& args) {
+    return make_configuration(parse_options(args)).distributor.groups.at(0);
+  };
+  const auto learned = group({"--config", "split"});
+  CHECK(learned.policy == korch::DistributionPolicy::throughput);
+  CHECK(learned.weights == split_start_weights(korch::device_is_accelerator));
+  const auto even = group({"--config", "split", "--split-even"});
+  CHECK(even.policy == korch::DistributionPolicy::fixed_fraction);
+  CHECK(even.weights == std::vector<double>{1, 1});
+}
+
 TEST_CASE("hydro: Sedov conserves mass and energy (periodic box)") {
   Options o = small(Problem::sedov);
   o.boundary = Boundary::periodic;

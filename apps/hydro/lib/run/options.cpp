@@ -95,7 +95,8 @@ void add_packet_options(CLI::App& app, Options& o) {
       ->check(korch::cli::one_of({"faces", "fused"}));
   app.add_flag("--split-even", o.split_even,
                "with --config split: half the blocks to each side every step (default: each side's share follows "
-               "the rate it was measured at in the steps before)");
+               "the rate it was measured at in the steps before, from 1 block in 16 on the host where the device "
+               "is a GPU)");
 }
 
 // The adaptive mesh's options.

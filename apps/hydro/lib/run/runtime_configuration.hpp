@@ -10,6 +10,8 @@
 #include <korch/configuration.hpp>
 #include <korch/runtime.hpp>
 
+#include <vector>
+
 namespace korch::hydro {
 
 // The runtime configuration for an Options value when the current state starts at variable
@@ -22,6 +24,11 @@ Configuration make_configuration(const Options& options, int state = 0, int rank
 // small packets to overlap), but no more than one rank's blocks (of `ranks` sharing the grid) over
 // the device team's threads, so that each thread has a packet to launch; 2 elsewhere.
 int device_packet_blocks(const Options& options, int ranks = 1);
+
+// The starting weights (host, device) of --config split, whose shares then follow the measured
+// rates: 1 and 1 where the device is the host's cores too, 1 and 15 for a GPU (`accelerator`), so
+// that the first cycle, which measures both sides, gives the host teams a sixteenth of the blocks.
+std::vector<double> split_start_weights(bool accelerator);
 
 // The runtime every hydro run makes: two teams of options.threads and two helper teams of one
 // thread, which fit every hydro configuration (a run may switch between them).
