@@ -81,20 +81,14 @@ void add_hydro_bench_arguments(CLI::App& app, HydroBenchArgs& args) {
 }  // namespace
 
 const std::vector<std::string>& hydro_bench_variant_names() {
-  static const std::vector<std::string> names = {"plain-kokkos",
-                                                 "cpu",
-                                                 "device",
-                                                 "split",
-                                                 "action-parallel",
-                                                 "plain-resident",
-                                                 "device-fused",
-                                                 "plain-device",
-                                                 "plain-dev-resident"};
+  static const std::vector<std::string> names = {
+      "plain-kokkos",   "cpu",          "device",        "split",        "action-parallel",
+      "plain-resident", "device-fused", "device-staged", "plain-device", "plain-dev-resident"};
   return names;
 }
 
 bool hydro_bench_variant_needs_gpu(const std::string& name) {
-  return name == "device-fused" || name == "plain-device" || name == "plain-dev-resident";
+  return name == "device-fused" || name == "device-staged" || name == "plain-device" || name == "plain-dev-resident";
 }
 
 std::unique_ptr<cli::Program> hydro_bench_command_line(HydroBenchArgs& args) {

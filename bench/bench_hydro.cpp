@@ -149,8 +149,9 @@ struct VariantTimes {
 // step on the device, on its own copy of the state). On a GPU build two more references: the same
 // device kernel without the runtime, with the whole grid copied to the device and back each step
 // ("plain-device") and with the data kept on the device ("plain-dev-resident", kernels alone); and
-// the device configuration with its fused kernel ("device-fused") beside its face-flux kernels
-// ("device", the default; docs/benchmarks.md, "The device kernels").
+// the device configuration with its fused kernel ("device-fused") and its staged kernels
+// ("device-staged") beside its face-flux kernels ("device", the default; docs/benchmarks.md, "The
+// device kernels").
 // --variants keeps the chosen ones, plain-kokkos first when chosen (the ratios' reference).
 std::vector<std::string> bench_variants(const std::vector<std::string>& chosen) {
   std::vector<std::string> variants;
@@ -185,9 +186,10 @@ VariantTimes time_variants(const Args& args, const std::vector<std::string>& var
       } else if (variants[v].rfind("plain-dev", 0) == 0) {
         r = plain_device_step(sim, plain_device, variants[v] == "plain-device");
       } else {
-        const bool fused = variants[v] == "device-fused";
-        sim.set_configuration(korch::hydro::parse_configuration(fused ? "device" : variants[v]));
-        sim.set_device_kernel(fused ? korch::hydro::DeviceKernel::fused : korch::hydro::DeviceKernel::faces);
+        using korch::hydro::DeviceKernel;
+        const bool fused = variants[v] == "device-fused", staged = variants[v] == "device-staged";
+        sim.set_configuration(korch::hydro::parse_configuration(fused || staged ? "device" : variants[v]));
+        sim.set_device_kernel(fused ? DeviceKernel::fused : staged ? DeviceKernel::staged : DeviceKernel::faces);
         r = runtime_step(sim);
       }
       if (rep > 0) {  // the first round warms pools and caches
@@ -239,7 +241,7 @@ void print_device_ratios(const std::vector<std::string>& variants, const Variant
     bool whole_step;
   };
   const Reference references[] = {{"plain-device", false}, {"plain-dev-resident", false}, {"plain-resident", true}};
-  for (const char* name : {"device", "device-fused", "split"}) {
+  for (const char* name : {"device", "device-fused", "device-staged", "split"}) {
     if (index(name) == variants.size()) continue;
     std::printf("  device ratio %-12s:", name);
     for (const Reference& ref : references) {

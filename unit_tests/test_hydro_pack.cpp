@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The hydro update of a whole packet in a few launches (hydro_pack.hpp), which device packets run
-// on CUDA and HIP builds, run here on the host: both kernels (face fluxes in the packet's scratch,
-// and fused) give the same bits as the host sweep per block, in 2-D and 3-D, on a resident grid and
-// on one whose packets carry copies, and the packet's stable dt.
+// on CUDA and HIP builds, run here on the host: every kernel (face fluxes in the packet's scratch,
+// fused, staged predictions and face fluxes) gives the same bits as the host sweep per block, in 2-D and 3-D, on a
+// resident grid and on one whose packets carry copies, and the packet's stable dt.
 #include "hydro_pack.hpp"
 #include "options.hpp"
 #include "simulation.hpp"
@@ -49,7 +49,7 @@ PackResult run_case(const PackCase& c) {
   Options o;
   o.dim = c.dim;
   o.blocks = c.dim == 3 ? 2 : 3;
-  o.cells_per_block = c.dim == 3 ? 6 : 10;
+  o.cells_per_block = c.dim == 3 ? 7 : 11;  // odd sizes: no kernel may assume even extents
   o.threads = 1;
   o.quiet = true;
   o.write_output = false;
@@ -115,26 +115,42 @@ PackResult run_case(const PackCase& c) {
 
 }  // namespace
 
-TEST_CASE("hydro pack: both device kernels give the host sweep's bits and the packet's dt") {
+TEST_CASE("hydro pack: every device kernel gives the host sweep's bits and the packet's dt") {
   for (const int dim : {2, 3})
-    for (const DeviceKernel kernel : {DeviceKernel::faces, DeviceKernel::fused})
+    for (const DeviceKernel kernel : {DeviceKernel::faces, DeviceKernel::fused, DeviceKernel::staged})
       for (const bool resident : {false, true}) {
         CAPTURE(dim);
         CAPTURE(static_cast<int>(kernel));
         CAPTURE(resident);
-        const PackResult r = run_case({dim, kernel, resident, face_flux_scratch(dim)});
+        const PackResult r = run_case({dim, kernel, resident, kernel_scratch(kernel, dim)});
         CHECK(r.different == 0);
         REQUIRE(!r.ran.empty());
         for (const DeviceKernel k : r.ran) CHECK(k == kernel);
       }
 }
 
-TEST_CASE("hydro pack: a packet without room for the face fluxes runs the fused kernel, with the same bits") {
-  for (const int scratch : {0, face_flux_scratch(2) - 1}) {
-    CAPTURE(scratch);
-    const PackResult r = run_case({2, DeviceKernel::faces, true, scratch});
-    CHECK(r.different == 0);
-    REQUIRE(!r.ran.empty());
-    for (const DeviceKernel k : r.ran) CHECK(k == DeviceKernel::fused);
+TEST_CASE("hydro pack: a packet without room for the kernels asked for runs those it has room for, same bits") {
+  struct Room {
+    DeviceKernel wanted;
+    int scratch;
+    DeviceKernel runs;
+  };
+  for (const int dim : {2, 3}) {
+    const int faces = kernel_scratch(DeviceKernel::faces, dim), staged = kernel_scratch(DeviceKernel::staged, dim);
+    CHECK(kernel_scratch(DeviceKernel::fused, dim) == 0);
+    CHECK(staged > faces);
+    for (const Room room :
+         {Room{DeviceKernel::faces, 0, DeviceKernel::fused}, Room{DeviceKernel::faces, faces - 1, DeviceKernel::fused},
+          Room{DeviceKernel::staged, staged - 1, DeviceKernel::faces},
+          Room{DeviceKernel::staged, faces - 1, DeviceKernel::fused},
+          Room{DeviceKernel::fused, staged, DeviceKernel::fused}}) {
+      CAPTURE(dim);
+      CAPTURE(static_cast<int>(room.wanted));
+      CAPTURE(room.scratch);
+      const PackResult r = run_case({dim, room.wanted, true, room.scratch});
+      CHECK(r.different == 0);
+      REQUIRE(!r.ran.empty());
+      for (const DeviceKernel k : r.ran) CHECK(k == room.runs);
+    }
   }
 }

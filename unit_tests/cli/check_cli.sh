@@ -126,6 +126,7 @@ case $name in
     bad --device-kernel --plan --config device --device-kernel fused
     bad --device-kernel --config device --max-level 1 --device-kernel faces
     good "${small[@]}" --config device --device-kernel fused
+    good "${small[@]}" --config device --device-kernel staged
     bad --split-even --config device --split-even
     good "${small[@]}" --config split --split-even
     good "${small[@]}" --config cpu_gpu_data_parallel --tile 4

@@ -291,6 +291,22 @@ struct EulerKernel {
     hancock_predict(W, Wm, Wp, p, dim(), Wh, S);
   }
 
+  // predict() and strong_shock() of cell (i, j, k) from one load of each cell they read: the staged
+  // device kernels' prediction, the same bits as the two.
+  KOKKOS_INLINE_FUNCTION bool predict_with_shock(int i, int j, int k, double Wh[5], double S[3][5]) const {
+    double W[5], Wm[3][5], Wp[3][5], lo_d[3], hi_d[3];
+    load(i, j, k, W);
+    KORCH_DIRECTIONS_UNROLL
+    for (int d = 0; d < dim(); ++d) {
+      load(i - (d == 0), j - (d == 1), k - (d == 2), Wm[d]);
+      load(i + (d == 0), j + (d == 1), k + (d == 2), Wp[d]);
+      lo_d[d] = Wm[d][4];
+      hi_d[d] = Wp[d][4];
+    }
+    hancock_predict(W, Wm, Wp, p, dim(), Wh, S);
+    return strong_shock_from(W[4], lo_d, hi_d, dim());
+  }
+
   // The flux through the low face along d of cell (i, j, k), by the arithmetic operator() uses for
   // that face from the same cells (so the same bits): what an adaptive mesh's flux correction
   // needs at a block's faces. Reads cells i - 2 .. i + 1 along d.

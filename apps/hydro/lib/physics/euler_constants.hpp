@@ -17,9 +17,11 @@ inline constexpr double pi = 3.14159265358979323846;
 enum class Limiter : int { minmod = 0, mc = 1 };
 
 // How device packets update their cells on CUDA and HIP builds (docs/benchmarks.md, "The device
-// kernels"); the same bits either way. faces: one kernel per direction computes every face flux
+// kernels"); the same bits every way. faces: one kernel per direction computes every face flux
 // once into the packet's scratch, one more updates the cells from them; fused: one kernel, each
-// cell computing its own 2 * dim face fluxes (twice the flux arithmetic, no flux memory).
-enum class DeviceKernel : int { faces = 0, fused = 1 };
+// cell computing its own 2 * dim face fluxes (twice the flux arithmetic, no flux memory); staged:
+// one kernel first predicts every cell's half-step state and slopes once into scratch, then the
+// face kernels read them (the flux arithmetic of faces without its repeated predictions).
+enum class DeviceKernel : int { faces = 0, fused = 1, staged = 2 };
 
 }  // namespace korch::hydro

@@ -135,24 +135,125 @@ double launch_update_from_fluxes(const DeviceTaskSpace& space, const EulerParams
   return dt;
 }
 
+// The staged kernels' scratch variables after the face fluxes (variables 0 .. Dim * 5 - 1): each
+// cell's Hancock-predicted state, its limited slope along every direction, and whether it is at a
+// strong shock (1 or 0).
+template <int Dim>
+struct StagedScratch {
+  static constexpr int predicted = Dim * n_cons;
+  static constexpr int slopes = predicted + n_cons;  // slope d of variable v: slopes + d * 5 + v
+  static constexpr int shock = slopes + Dim * n_cons;
+  static constexpr int count = shock + 1;
+};
+
+// Entry e's cell c of its interior grown by one cell along each of the Dim directions, as
+// entry-local indices x; false outside that box, and for the cells that lie beyond the interior
+// along two directions or more (no interior face has them as a neighbour).
+template <int Dim>
+KOKKOS_INLINE_FUNCTION bool entry_local_grown(const PacketEntryMeta& m, const int (&c)[3], int (&x)[3]) {
+  int beyond = 0;
+  for (int d = 0; d < 3; ++d) {
+    const int grow = d < Dim;
+    const int n = m.interior_hi[d] - m.interior_lo[d];
+    if (c[d] >= n + 2 * grow) return false;
+    beyond += grow & static_cast<int>(c[d] == 0 || c[d] == n + 1);
+    x[d] = m.interior_lo[d] - m.lo[d] + c[d] - grow;
+  }
+  return beyond <= 1;
+}
+
+// The staged kernels' first pass: every cell that a face of an entry's interior lies on (the
+// interior and the layer around it) predicts its half-step state and slopes once, from one load of
+// itself and its face neighbours, into StagedScratch.
+template <int Dim>
+void launch_predictions(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack,
+                        const Kokkos::Array<int, 3> n) {
+  const int extent[3] = {n[0] + 2, n[1] + (Dim > 1 ? 2 : 0), n[2] + (Dim > 2 ? 2 : 0)};
+  const CellRange range(pack.size(), extent);
+  using Staged = StagedScratch<Dim>;
+  Kokkos::parallel_for(
+      "korch hydro predictions (packet, staged)", range.policy(space), KOKKOS_LAMBDA(std::int64_t t) {
+        int e, c[3], x[3];
+        range.cell(t, e, c[0], c[1], c[2]);
+        if (!entry_local_grown<Dim>(pack.entry(e), c, x)) return;
+        double Wh[5], S[3][5];
+        const bool shock = pack_kernel<Dim>(pack, e, p).predict_with_shock(x[0], x[1], x[2], Wh, S);
+        for (int v = 0; v < n_cons; ++v) pack.scratch(e, Staged::predicted + v, x[0], x[1], x[2]) = Wh[v];
+        KORCH_DIRECTIONS_UNROLL
+        for (int d = 0; d < Dim; ++d)
+          for (int v = 0; v < n_cons; ++v) pack.scratch(e, Staged::slopes + d * n_cons + v, x[0], x[1], x[2]) = S[d][v];
+        pack.scratch(e, Staged::shock, x[0], x[1], x[2]) = shock ? 1.0 : 0.0;
+      });
+}
+
+// The staged kernels' face fluxes along D: launch_face_fluxes' flux from the two cells' predictions
+// in scratch, by the same arithmetic as EulerKernel::low_face_flux.
+template <int Dim, int D>
+void launch_staged_face_fluxes(const DeviceTaskSpace& space, const EulerParams p, const PacketPack pack,
+                               const Kokkos::Array<int, 3> n) {
+  const CellRange range = cells_of(pack, n, D);
+  using Staged = StagedScratch<Dim>;
+  Kokkos::parallel_for(
+      "korch hydro face fluxes (packet, staged)", range.policy(space), KOKKOS_LAMBDA(std::int64_t t) {
+        int e, c[3], x[3];
+        range.cell(t, e, c[0], c[1], c[2]);
+        if (!entry_local(pack.entry(e), c, D, x)) return;
+        const int i = x[0], j = x[1], k = x[2];
+        const int il = i - (D == 0), jl = j - (D == 1), kl = k - (D == 2);
+        double L[5], R[5], F[5];
+        for (int v = 0; v < n_cons; ++v) {
+          const int slope = Staged::slopes + D * n_cons + v;
+          L[v] = pack.scratch(e, Staged::predicted + v, il, jl, kl) + 0.5 * pack.scratch(e, slope, il, jl, kl);
+          R[v] = pack.scratch(e, Staged::predicted + v, i, j, k) - 0.5 * pack.scratch(e, slope, i, j, k);
+        }
+        const bool shock =
+            pack.scratch(e, Staged::shock, i, j, k) != 0.0 || pack.scratch(e, Staged::shock, il, jl, kl) != 0.0;
+        face_flux(L, R, D, p.gamma, shock, F);
+        for (int v = 0; v < n_cons; ++v) pack.scratch(e, D * n_cons + v, i, j, k) = F[v];
+      });
+}
+
 template <int Dim>
 double launch_update(const DeviceTaskSpace& space, const StepParameters& P, const PacketPack& pack,
                      DeviceKernel kernel) {
   const Kokkos::Array<int, 3> n = largest_interior(pack);
   if (kernel == DeviceKernel::fused) return launch_fused_update<Dim>(space, P.euler, pack, n);
-  launch_face_fluxes<Dim, 0>(space, P.euler, pack, n);
-  if constexpr (Dim > 1) launch_face_fluxes<Dim, 1>(space, P.euler, pack, n);
-  if constexpr (Dim > 2) launch_face_fluxes<Dim, 2>(space, P.euler, pack, n);
+  if (kernel == DeviceKernel::staged) {
+    launch_predictions<Dim>(space, P.euler, pack, n);
+    launch_staged_face_fluxes<Dim, 0>(space, P.euler, pack, n);
+    if constexpr (Dim > 1) launch_staged_face_fluxes<Dim, 1>(space, P.euler, pack, n);
+    if constexpr (Dim > 2) launch_staged_face_fluxes<Dim, 2>(space, P.euler, pack, n);
+  } else {
+    launch_face_fluxes<Dim, 0>(space, P.euler, pack, n);
+    if constexpr (Dim > 1) launch_face_fluxes<Dim, 1>(space, P.euler, pack, n);
+    if constexpr (Dim > 2) launch_face_fluxes<Dim, 2>(space, P.euler, pack, n);
+  }
   return launch_update_from_fluxes<Dim>(space, P.euler, pack, n);
+}
+
+// The kernels a packet with `scratch` scratch variables runs when `wanted` are asked for: those,
+// or the next ones that need fewer (staged, faces, fused).
+DeviceKernel kernel_with_room(DeviceKernel wanted, int scratch, int dim) {
+  if (wanted == DeviceKernel::staged && scratch < kernel_scratch(DeviceKernel::staged, dim))
+    wanted = DeviceKernel::faces;
+  if (wanted == DeviceKernel::faces && scratch < kernel_scratch(DeviceKernel::faces, dim)) wanted = DeviceKernel::fused;
+  return wanted;
 }
 
 }  // namespace
 
-int face_flux_scratch(int dim) { return dim * n_cons; }
+int kernel_scratch(DeviceKernel kernel, int dim) {
+  switch (kernel) {
+    case DeviceKernel::faces: return dim * n_cons;
+    case DeviceKernel::staged:
+      return with_static_dim(dim, [](auto d) { return StagedScratch<decltype(d)::value>::count; });
+    case DeviceKernel::fused: break;
+  }
+  return 0;
+}
 
 DeviceKernel update_pack(const DeviceTaskSpace& space, const StepParameters& P, const PacketPack& pack) {
-  const DeviceKernel kernel =
-      pack.scratch_count() < face_flux_scratch(P.euler.dim) ? DeviceKernel::fused : P.device_kernel;
+  const DeviceKernel kernel = kernel_with_room(P.device_kernel, pack.scratch_count(), P.euler.dim);
   if (pack.size() == 0) return kernel;
   const auto& grid = as_grid(pack.source());
   for (int e = 0; e < pack.size(); ++e)

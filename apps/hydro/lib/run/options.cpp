@@ -87,12 +87,17 @@ void add_packet_options(CLI::App& app, Options& o) {
           "", "packet blocks"));
   app.add_option_function<std::string>(
          "--device-kernel",
-         [&o](const std::string& v) { o.device_kernel = v == "fused" ? DeviceKernel::fused : DeviceKernel::faces; },
-         "device packets' kernels on CUDA and HIP builds: faces (a flux kernel per direction, then the update) or "
-         "fused (one kernel); the same results")
+         [&o](const std::string& v) {
+           o.device_kernel = v == "fused"    ? DeviceKernel::fused
+                             : v == "staged" ? DeviceKernel::staged
+                                             : DeviceKernel::faces;
+         },
+         "device packets' kernels on CUDA and HIP builds: faces (a flux kernel per direction, then the update), "
+         "fused (one kernel) or staged (every cell's half-step prediction once, then the faces' fluxes, then the "
+         "update); the same results")
       ->type_name("NAME")
       ->default_str("faces")
-      ->check(korch::cli::one_of({"faces", "fused"}));
+      ->check(korch::cli::one_of({"faces", "fused", "staged"}));
   app.add_flag("--split-even", o.split_even,
                "with --config split: half the blocks to each side every step (default: each side's share follows "
                "the rate it was measured at in the steps before, from 1 block in 16 on the host where the device "

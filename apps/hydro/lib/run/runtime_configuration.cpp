@@ -15,7 +15,8 @@ namespace korch::hydro {
 namespace {
 
 // The packets' variables: the hydro update reads the current state and writes the other set, and
-// on a GPU the uniform grid's face-flux kernels keep their fluxes in scratch (update_pack); the
+// on a GPU the uniform grid's face-flux and staged kernels keep their fluxes and predictions in
+// scratch (update_pack); the
 // diagnostics read the density alone.
 PacketVariables packet_variables(const Options& o, int state) {
   PacketVariables v;
@@ -27,8 +28,7 @@ PacketVariables packet_variables(const Options& o, int state) {
     v.copy_in.push_back(state + i);
     v.copy_out.push_back(other_set(state) + i);
   }
-  if (device_is_accelerator && o.max_level == 0 && o.device_kernel == DeviceKernel::faces)
-    v.scratch = face_flux_scratch(o.dim);
+  if (device_is_accelerator && o.max_level == 0) v.scratch = kernel_scratch(o.device_kernel, o.dim);
   return v;
 }
 
