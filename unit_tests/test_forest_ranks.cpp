@@ -235,7 +235,18 @@ TEST_CASE("ForestMesh on ranks: regrids by measured cost balance the ranks' cost
     wrong += differences(shared, alone, b, shape.n_vars);
   CHECK(world.sum(wrong) == 0);
 
+  // The curve's first leaf measured as costing more than all others together: each rank still
+  // gets leaves (a rank without any could not run its cycles).
+  measured.assign(shared.own_leaves().size(), 1.0);
+  if (!measured.empty() && shared.owner(0) == world.rank()) measured[0] = 1000.0;
+  shared.regrid(keep);
+  std::vector<int> leaves_of(static_cast<std::size_t>(world.size()), 0);
+  for (int i = 0; i < n; ++i) ++leaves_of[static_cast<std::size_t>(shared.owner(i))];
+  CHECK(*std::min_element(leaves_of.begin(), leaves_of.end()) >= 1);
+  CHECK(shared.owner(0) == 0);
+
   // Costs that do not fit are errors naming them, before anything changes.
+  measured.assign(shared.own_leaves().size(), 1.0);
   measured.push_back(1.0);
   CHECK_THROWS_WITH_AS(shared.regrid(keep), doctest::Contains("costs for this rank's"), korch::Error);
   measured.assign(shared.own_leaves().size(), -1.0);

@@ -27,9 +27,18 @@ std::vector<int> morton_partition(const std::vector<double>& costs, int ranks) {
   if (!(total > 0)) return morton_partition(n, ranks);
   std::vector<int> owner(costs.size());
   double before = 0;
+  int previous = -1;
   for (std::size_t i = 0; i < costs.size(); ++i) {
     const double middle = before + 0.5 * costs[i];
-    owner[i] = std::min(ranks - 1, static_cast<int>(middle / total * ranks));
+    int rank = std::min(ranks - 1, static_cast<int>(middle / total * ranks));
+    // With as many leaves as ranks, no rank is passed over (a rank without leaves cannot run its
+    // cycles): the pieces advance a rank at a time, early enough for each rank left to get a leaf.
+    if (n >= ranks) {
+      const int leaves_left = n - static_cast<int>(i);
+      rank = std::clamp(rank, std::max(previous, ranks - leaves_left), std::min(previous + 1, ranks - 1));
+    }
+    owner[i] = rank;
+    previous = rank;
     before += costs[i];
   }
   return owner;

@@ -14,8 +14,9 @@ namespace korch::detail {
 // The owner of each of n leaves in Morton order: contiguous pieces, sizes differing by at most one.
 std::vector<int> morton_partition(int n, int ranks);
 // The same by cost: contiguous pieces whose summed costs are as equal as the curve allows (a leaf
-// goes to the rank whose share of the total holds the middle of its cost). Costs are >= 0; when
-// they sum to 0, the pieces of morton_partition(n, ranks).
+// goes to the rank whose share of the total holds the middle of its cost), and every rank gets a
+// piece when there are as many leaves as ranks. Costs are >= 0; when they sum to 0, the pieces of
+// morton_partition(n, ranks).
 std::vector<int> morton_partition(const std::vector<double>& costs, int ranks);
 // The largest rank's summed cost over the mean (1: balanced; 1 when nothing costs).
 double partition_imbalance(const std::vector<double>& costs, const std::vector<int>& owners, int ranks);
