@@ -16,8 +16,7 @@ namespace {
 
 // The packets' variables: the hydro update reads the current state and writes the other set, and
 // on a GPU the uniform grid's face-flux and staged kernels keep their fluxes and predictions in
-// scratch (update_pack); the
-// diagnostics read the density alone.
+// scratch (update_pack); the diagnostics read the density alone.
 PacketVariables packet_variables(const Options& o, int state) {
   PacketVariables v;
   if (o.config == HydroConfiguration::action_parallel) {
