@@ -87,34 +87,35 @@ std::array<double, 5> Simulation::totals() const {
   return t;
 }
 
+namespace {
+
+// splitmix64's finalizer: a bijection of 64-bit words in which every input bit reaches every
+// output bit.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+// A sum over every interior cell and variable, modulo 2^64, of a mix of the value's bits with its
+// place in the whole grid: the same whatever the ranks, the blocks' size and the order of the sum,
+// and a change to any one value always changes it (mix64 is a bijection).
 std::uint64_t Simulation::state_hash() const {
   const auto data = grid_->read_data();
-  std::vector<std::uint64_t> mine;  // (global id, hash) pairs
-  for (const auto& m : grid_->blocks()) {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bits, over each double's bytes
-    for (int v = 0; v < n_cons; ++v)
-      for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
-        for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-          for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) {
-            std::uint64_t bits = 0;
-            const double x = data(m.id, state_ + v, i, j, k);
-            std::memcpy(&bits, &x, sizeof bits);
-            for (int byte = 0; byte < 8; ++byte) {
-              h ^= (bits >> (8 * byte)) & 0xffu;
-              h *= 1099511628211ull;
-            }
-          }
-    mine.push_back(static_cast<std::uint64_t>(m.global_id));
-    mine.push_back(h);
-  }
-  const std::vector<std::uint64_t> all = comm_.all_gather(mine);
-  std::vector<std::uint64_t> by_block(static_cast<std::size_t>(decomposition_->n_blocks()));
-  for (std::size_t p = 0; p + 1 < all.size(); p += 2) by_block[static_cast<std::size_t>(all[p])] = all[p + 1];
-  std::uint64_t h = 1469598103934665603ull;
-  for (const std::uint64_t b : by_block) {
-    h ^= b;
-    h *= 1099511628211ull;
-  }
+  std::uint64_t mine = 0;
+  for_each_interior_cell(*grid_, [&](int b, int i, int j, int k, std::size_t c) {
+    for (int v = 0; v < n_cons; ++v) {
+      const double x = data(b, state_ + v, i, j, k);
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x, sizeof bits);
+      const std::uint64_t place = static_cast<std::uint64_t>(c) * n_cons + static_cast<std::uint64_t>(v);
+      mine += mix64(bits ^ mix64(place + 0x9e3779b97f4a7c15ull));
+    }
+  });
+  std::uint64_t h = 0;
+  for (const std::uint64_t rank_sum : comm_.all_gather(std::vector<std::uint64_t>{mine})) h += rank_sum;
   return h;
 }
 

@@ -13,41 +13,48 @@ namespace korch::hydro {
 
 namespace {
 
-// Cell centres and their distance from the domain's centre, on the grid's spacing.
+// Cell centres and their distance from the domain's centre. A centre is computed from the cell's
+// index in the whole grid, so a cell has the same coordinates, to the bit, whatever the size of
+// the blocks it is cut into (and runs in any blocks give the same state hash).
 struct Geometry {
+  std::array<double, 3> lo;
   std::array<double, 3> d;
+  std::array<int, 3> block_cells;
   int dim;
 
+  explicit Geometry(const Grid& grid, int dimensions)
+      : lo(grid.spec().domain_lo), d(grid.block(0).delta), block_cells(grid.spec().block_cells), dim(dimensions) {}
+
+  double centre_of(int a, int global_cell) const {
+    const auto A = static_cast<std::size_t>(a);
+    return lo[A] + (global_cell + 0.5) * d[A];
+  }
+  // Block m's cell i along a (block-local, guard cells included).
   double centre(const BlockMeta& m, int a, int i) const {
     const auto A = static_cast<std::size_t>(a);
-    return m.lo_coord[A] + (i - m.interior.lo[A] + 0.5) * d[A];
+    return centre_of(a, m.index[A] * block_cells[A] + i - m.interior.lo[A]);
+  }
+  double radius2(const double (&x)[3]) const {
+    const double r[3] = {x[0] - 0.5, x[1] - 0.5, dim == 3 ? x[2] - 0.5 : 0.0};
+    return r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
   }
   double radius2(const BlockMeta& m, int i, int j, int k) const {
-    double r2 = 0;
-    const double x[3] = {centre(m, 0, i) - 0.5, centre(m, 1, j) - 0.5, dim == 3 ? centre(m, 2, k) - 0.5 : 0.0};
-    for (double v : x) r2 += v * v;
-    return r2;
+    return radius2({centre(m, 0, i), centre(m, 1, j), centre(m, 2, k)});
   }
 };
 
-// Sedov's deposit: the number of cells whose centre is within r0 of the domain centre, over every
-// block of the whole grid, not only this rank's. Their metadata as korch::Grid computes it (the
-// same arithmetic, so the same cells count).
-int deposit_cells(const Grid& grid, const Decomposition& decomposition, const Geometry& geo, double r0) {
+// Sedov's deposit: the number of cells of the whole grid (not only this rank's blocks) whose
+// centre is within r0 of the domain centre.
+int deposit_cells(const Grid& grid, const Geometry& geo, double r0) {
   const GridSpec& spec = grid.spec();
-  const BlockMeta& first = grid.block(0);
+  int n[3];
+  for (int a = 0; a < 3; ++a)
+    n[a] = spec.blocks[static_cast<std::size_t>(a)] * spec.block_cells[static_cast<std::size_t>(a)];
   int deposit = 0;
-  for (int g = 0; g < decomposition.n_blocks(); ++g) {
-    BlockMeta m = first;
-    m.index = decomposition.index_of(g);
-    for (int a = 0; a < 3; ++a) {
-      const auto A = static_cast<std::size_t>(a);
-      m.lo_coord[A] = spec.domain_lo[A] + m.index[A] * spec.block_cells[A] * m.delta[A];
-    }
-    for (int i = m.interior.lo[0]; i < m.interior.hi[0]; ++i)
-      for (int j = m.interior.lo[1]; j < m.interior.hi[1]; ++j)
-        for (int k = m.interior.lo[2]; k < m.interior.hi[2]; ++k) deposit += geo.radius2(m, i, j, k) < r0 * r0;
-  }
+  for (int i = 0; i < n[0]; ++i)
+    for (int j = 0; j < n[1]; ++j)
+      for (int k = 0; k < n[2]; ++k)
+        deposit += geo.radius2({geo.centre_of(0, i), geo.centre_of(1, j), geo.centre_of(2, k)}) < r0 * r0;
   return deposit;
 }
 
@@ -81,15 +88,15 @@ std::array<double, 5> conserved_initial_state(const Options& o, const double (&x
   return {s.rho, s.rho * s.u[0], s.rho * s.u[1], s.rho * s.u[2], E};
 }
 
-void set_initial_state(Grid& grid, const Decomposition& decomposition, const Options& o) {
+void set_initial_state(Grid& grid, const Options& o) {
   const double g = o.gamma;
-  const Geometry geo{grid.block(0).delta, o.dim};
+  const Geometry geo(grid, o.dim);
   const auto& d = geo.d;
   auto data = grid.data();
   // Sedov: energy E0 = 1 (per unit length in 2D) in the cells whose centre is within r0 of the
   // domain centre (a cell corner, so the set is symmetric under every reflection of the quadrants).
   const double r0 = 3.5 * d[0];
-  const int deposit = o.problem == Problem::sedov ? deposit_cells(grid, decomposition, geo, r0) : 0;
+  const int deposit = o.problem == Problem::sedov ? deposit_cells(grid, geo, r0) : 0;
   const double cell_volume = d[0] * d[1] * (o.dim == 3 ? d[2] : 1.0);
   for (const auto& m : grid.blocks()) {
     for (int i = 0; i < static_cast<int>(data.extent(2)); ++i)

@@ -5,7 +5,6 @@
 
 #include "options.hpp"
 
-#include <korch/decomposition.hpp>
 #include <korch/grid.hpp>
 
 #include <array>
@@ -13,9 +12,9 @@
 namespace korch::hydro {
 
 // Sets every cell (guard cells included) of `grid`'s blocks to the initial state of
-// options.problem; `decomposition` gives the whole grid's blocks, over which Sedov's deposit is
-// counted.
-void set_initial_state(Grid& grid, const Decomposition& decomposition, const Options& options);
+// options.problem, from each cell's place in the whole grid (Sedov's deposit is counted over the
+// whole grid, not only the blocks this rank holds).
+void set_initial_state(Grid& grid, const Options& options);
 
 // The conserved state (rho, mx, my, mz, E) at point x of the problems other than Sedov (Sod's
 // tubes, the wave), whose states are functions of the point alone.

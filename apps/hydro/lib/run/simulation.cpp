@@ -85,7 +85,7 @@ Simulation::Simulation(Options options)
         "korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1), [](int, double& x) { x = x < 1 ? x : 1; },
         Kokkos::Min<double>(s));
   }
-  set_initial_state(*grid_, *decomposition_, o);
+  set_initial_state(*grid_, o);
   initial_totals_ = totals();
   if (!o.restart.empty()) restore(o.restart);
   fill_guards();

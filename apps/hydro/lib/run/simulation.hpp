@@ -104,8 +104,9 @@ class Simulation {
   // Sum over interior cells of the conserved variables times the cell volume: per block, then the
   // blocks in global order, so that the figures do not depend on the number of ranks. Collective.
   std::array<double, 5> totals() const;
-  // A hash of the current state's interior bits (FNV-1a per block, combined in global block
-  // order): equal for equal states whatever the number of ranks. Collective.
+  // A hash of the current state's interior bits, each value mixed with its place in the whole grid
+  // and summed: equal for equal states whatever the number of ranks and the size of the blocks.
+  // Collective.
   std::uint64_t state_hash() const;
   // First variable of the current state (0 or var_new).
   int state() const noexcept { return state_; }
