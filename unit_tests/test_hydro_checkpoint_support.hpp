@@ -5,7 +5,7 @@
 #pragma once
 
 #include "checkpoint.hpp"
-#include "checkpoint_checksum.hpp"
+#include "fnv1a64.hpp"
 #include "options.hpp"
 #include "simulation.hpp"
 
@@ -72,7 +72,7 @@ inline std::string resigned(std::string bytes) {
   const std::size_t end = bytes.find("\nend\n", line) + 5;
   REQUIRE(line > 0);
   REQUIRE(end > line + 4);
-  CheckpointChecksum sum;
+  Fnv1a64 sum;
   sum.add(bytes.data(), line);
   sum.add(bytes.data() + end, bytes.size() - end);
   bytes.replace(line + std::strlen("checksum fnv1a64 "), 16, fmt::format("{:016x}", sum.value()));

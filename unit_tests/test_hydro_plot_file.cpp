@@ -26,6 +26,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace korch::hydro;
@@ -227,6 +228,70 @@ TEST_CASE("hydro plots: read back through HDF5, a plot holds the simulation's st
     CHECK(series.find("CollectionType=\"Temporal\"") != std::string::npos);
     fs::remove_all(dir);
   }
+}
+
+namespace {
+
+// The first chunk of `name`: its address in the file and its size in bytes.
+std::pair<haddr_t, hsize_t> first_chunk(const fs::path& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  hsize_t offset[3] = {0, 0, 0}, size = 0;
+  unsigned filters = 0;
+  haddr_t address = 0;
+  const hid_t space = H5Dget_space(d);
+  CHECK(H5Dget_chunk_info(d, space, 0, offset, &filters, &address, &size) >= 0);
+  H5Sclose(space);
+  H5Dclose(d);
+  H5Fclose(f);
+  return {address, size};
+}
+
+// Whether HDF5 reads every value of `name`; its error stack is cleared either way.
+bool reads(const fs::path& file, const std::string& name) {
+  H5E_auto2_t handler = nullptr;
+  void* data = nullptr;
+  H5Eget_auto2(H5E_DEFAULT, &handler, &data);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = f >= 0 ? H5Dopen2(f, name.c_str(), H5P_DEFAULT) : -1;
+  std::vector<double> v(1 << 16);
+  const bool ok = d >= 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0;
+  if (d >= 0) H5Dclose(d);
+  if (f >= 0) H5Fclose(f);
+  H5Eclear2(H5E_DEFAULT);
+  H5Eset_auto2(H5E_DEFAULT, handler, data);
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("hydro plots: every chunk of a plot carries a checksum, so a flipped bit fails to read") {
+  const fs::path dir = scratch("checksum");
+  Options o = plotted(Problem::sedov, 2, dir);
+  o.steps = 1;
+  o.plot.every_steps = 1;
+  Simulation(o).run();
+  const fs::path file = dir / "plot_000001.h5";
+  REQUIRE(reads(file, "pressure"));
+  const auto [address, size] = first_chunk(file, "pressure");
+  REQUIRE(size >= 8 * 32 * 32);  // the values and their checksum
+  for (const hsize_t at : {hsize_t{0}, size / 2, size - 1}) {
+    CAPTURE(at);
+    const fs::path damaged = dir / "damaged.h5";
+    fs::copy_file(file, damaged, fs::copy_options::overwrite_existing);
+    std::fstream bytes(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    bytes.seekg(static_cast<std::streamoff>(address + at));
+    const char c = static_cast<char>(bytes.get());
+    bytes.seekp(static_cast<std::streamoff>(address + at));
+    bytes.put(static_cast<char>(c ^ 0x04));
+    bytes.close();
+    CHECK_FALSE(reads(damaged, "pressure"));
+    CHECK(reads(damaged, "density"));  // the other datasets' chunks are whole
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("hydro plots: --plot-every Tt writes at each multiple of T, the steps shortened to land on it") {

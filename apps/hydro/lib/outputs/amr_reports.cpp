@@ -7,6 +7,7 @@
 
 #include "configuration_names.hpp"
 #include "field_figure.hpp"
+#include "fnv1a64.hpp"
 #include "hydro_operation.hpp"
 #include "image.hpp"
 
@@ -27,12 +28,6 @@ namespace {
 // Leaf outlines, finest last: white, black, magenta, cyan, then again.
 constexpr Rgb kLevelColours[] = {{255, 255, 255}, {0, 0, 0}, {255, 0, 255}, {0, 255, 255}};
 constexpr const char* kLevelColourNames[] = {"white", "black", "magenta", "cyan"};
-
-std::uint64_t fnv1a(std::uint64_t h, const void* bytes, std::size_t n) {
-  const auto* b = static_cast<const unsigned char*>(bytes);
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
 
 // The cell of leaf array `a` at interior cell (i, j, k), variable v.
 double cell_of(const BlockArray& a, const ForestMeshShape& s, int v, int i, int j, int k) {
@@ -113,21 +108,22 @@ std::uint64_t AmrSimulation::state_hash() const {
   for (int b = 0; b < static_cast<int>(mesh_->own_leaves().size()); ++b) {
     const BlockKey& leaf = mesh_->own_leaves()[static_cast<std::size_t>(b)];
     const BlockArray& a = mesh_->array(b);
-    std::uint64_t h = fnv1a(1469598103934665603ull, &leaf.level, sizeof leaf.level);
-    h = fnv1a(h, leaf.position.data(), sizeof leaf.position);
+    Fnv1a64 h;
+    h.add(&leaf.level, sizeof leaf.level);
+    h.add(leaf.position.data(), sizeof leaf.position);
     for (int v = 0; v < n_cons; ++v)
       for (int k = 0; k < s.cells[2]; ++k)
         for (int j = 0; j < s.cells[1]; ++j)
           for (int i = 0; i < s.cells[0]; ++i) {
             const double x = cell_of(a, s, state_ + v, i, j, k);
-            h = fnv1a(h, &x, sizeof x);
+            h.add(&x, sizeof x);
           }
-    mine.push_back(h);
+    mine.push_back(h.value());
   }
   const std::vector<std::uint64_t> all = comm_.size() > 1 ? comm_.all_gather(mine) : mine;
-  std::uint64_t h = 1469598103934665603ull;
-  for (const std::uint64_t leaf : all) h = fnv1a(h, &leaf, sizeof leaf);
-  return h;
+  Fnv1a64 h;
+  for (const std::uint64_t leaf : all) h.add(&leaf, sizeof leaf);
+  return h.value();
 }
 
 std::vector<int> AmrSimulation::leaves_per_level() const {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "checkpoint.hpp"
 
-#include "checkpoint_checksum.hpp"
 #include "checkpoint_header.hpp"
+#include "fnv1a64.hpp"
 #include "options.hpp"
 
 #include <korch/error.hpp>
@@ -133,7 +133,7 @@ void read_state(const CheckpointInput& in, const std::string& head, CheckpointHe
   const auto cells = static_cast<std::size_t>(h.cells);
   const std::size_t chunk = std::min<std::size_t>(cells, std::size_t{1} << 16);  // doubles per read
   std::vector<double> buffer(keep ? 0 : chunk);
-  CheckpointChecksum sum;
+  Fnv1a64 sum;
   sum.add(head.data(), h.checksummed);
   std::int64_t offset = static_cast<std::int64_t>(h.length);
   if (h.fields.max_level > 0) {
@@ -270,7 +270,7 @@ void write_checkpoint_file(const std::string& path, const CheckpointContent& c) 
       throw Error::format("checkpoint '{}': the five state variables have {} and {} cells: give each the whole grid",
                           path, c.state[0].size(), v.size());
   const std::string fields = checkpoint_header_fields(c);
-  CheckpointChecksum sum;
+  Fnv1a64 sum;
   sum.add(fields.data(), fields.size());
   const std::size_t key_bytes = c.max_level > 0 ? c.leaves.size() * sizeof(c.leaves[0]) : 0;
   sum.add(c.leaves.data(), key_bytes);

@@ -6,7 +6,7 @@
 // boundary), the time and step count, and the current conserved state of every cell of the whole
 // grid, x fastest, one variable after another (an adaptive mesh's leaves, below). The file is a short text header, one
 // 'name value' line per field between a version line and an 'end' line, followed by the raw doubles (little-endian IEEE
-// 754). The header's last field is a checksum (checkpoint_checksum.hpp) over every byte before its line and every byte
+// 754). The header's last field is a checksum (fnv1a64.hpp) over every byte before its line and every byte
 // of the state, so a changed bit anywhere is seen. Rank 0 gathers the state and writes it atomically
 // (output_files.hpp); at a restart every rank reads it and takes its own blocks, so a run may restart on another number
 // of ranks. A restarted run is bitwise the uninterrupted one: the state is restored to the bit and the next time step

@@ -2,6 +2,7 @@
 // Which run a plot series belongs to (see plot_series.hpp).
 #include "plot_series.hpp"
 
+#include "fnv1a64.hpp"
 #include "rank_agreement.hpp"
 
 #include <korch/error.hpp>
@@ -10,8 +11,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace korch::hydro {
@@ -19,15 +23,73 @@ namespace korch::hydro {
 namespace {
 
 constexpr const char* kHeader = "korch-hydro plot series";
+constexpr const char* kChecksumAlgorithm = "fnv1a64";
+// The options series_identity keeps (run_shaping_options' spelling), and --max-level.
+constexpr const char* kIdentityOptions[] = {"--problem", "--dim", "--blocks", "--cells-per-block", "--boundary",
+                                            "--limiter", "--cfl", "gamma",    "--conduction",      "--max-level"};
+// A record lists at most every step of a run's plots; anything larger is not one.
+constexpr std::uintmax_t kLargestRecord = std::uintmax_t{1} << 24;
+
+bool is_identity_option(const std::string& key) {
+  return std::find_if(std::begin(kIdentityOptions), std::end(kIdentityOptions),
+                      [&](const char* option) { return key == option; }) != std::end(kIdentityOptions);
+}
+
+std::string checksum_line(const std::string& text) {
+  Fnv1a64 sum;
+  sum.add(text.data(), text.size());
+  return fmt::format("checksum {} {:016x}\n", kChecksumAlgorithm, sum.value());
+}
+
+[[noreturn]] void refuse(const std::string& path, const std::string& why) {
+  throw Error::format("plot series record '{}' {}: remove it, or choose another --plot-dir or --plot-prefix", path,
+                      why);
+}
+
+// The record's text, its checksum line checked and removed.
+std::string checked_text(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || status.type() != std::filesystem::file_type::regular) refuse(path, "is not a regular file");
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > kLargestRecord) refuse(path, fmt::format("is larger than {} bytes", kLargestRecord));
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.eof() && !in) refuse(path, "cannot be read");
+  const std::size_t last = text.size() > 1 ? text.rfind('\n', text.size() - 2) : std::string::npos;
+  const std::size_t start = last == std::string::npos ? 0 : last + 1;
+  if (text.empty() || text.back() != '\n' ||
+      text.compare(start, std::string::npos, checksum_line(text.substr(0, start))) != 0)
+    refuse(path, fmt::format("fails its checksum (its last line must be 'checksum {} ' and the FNV-1a of the lines "
+                             "before it in 16 hexadecimal digits)",
+                             kChecksumAlgorithm));
+  return text.substr(0, start);
+}
+
+// "plots 0 2 4": the steps, each a non-negative integer above the one before.
+bool parse_steps(const std::string& value, std::vector<int>& steps) {
+  std::istringstream in(value);
+  std::string word;
+  while (in >> word) {
+    std::size_t used = 0;
+    int step = -1;
+    try {
+      step = std::stoi(word, &used);
+    } catch (const std::exception&) {
+      return false;
+    }
+    if (used != word.size() || step < 0 || (!steps.empty() && step <= steps.back())) return false;
+    steps.push_back(step);
+  }
+  return true;
+}
 
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> series_identity(const Options& options) {
-  static const char* const kept[] = {"--problem", "--dim", "--blocks", "--cells-per-block", "--boundary",
-                                     "--limiter", "--cfl", "gamma",    "--conduction"};
   std::vector<std::pair<std::string, std::string>> identity;
   for (const auto& option : run_shaping_options(options))
-    if (std::find(std::begin(kept), std::end(kept), option.first) != std::end(kept)) identity.push_back(option);
+    if (option.first != "--max-level" && is_identity_option(option.first)) identity.push_back(option);
   // An adaptive run's plots are another mesh than a uniform run's of the same grid.
   if (options.max_level > 0) identity.emplace_back("--max-level", std::to_string(options.max_level));
   return identity;
@@ -40,25 +102,25 @@ std::string series_record_path(const std::string& folder, const std::string& pre
 std::optional<SeriesRecord> read_series_record(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path);
+  std::istringstream in(checked_text(path));
   std::string line;
-  if (!in || !std::getline(in, line) || line != kHeader)
-    throw Error::format(
-        "plot series record '{}' cannot be read (its first line is not '{}'): remove it, or choose "
-        "another --plot-dir or --plot-prefix",
-        path, kHeader);
+  if (!std::getline(in, line) || line != kHeader) refuse(path, fmt::format("does not begin with '{}'", kHeader));
   SeriesRecord record;
-  while (std::getline(in, line)) {
+  bool plots = false;
+  for (int number = 2; std::getline(in, line); ++number) {
     const auto space = line.find(' ');
-    if (space == std::string::npos) continue;
-    const std::string key = line.substr(0, space), value = line.substr(space + 1);
-    if (key == "plots") {
-      std::istringstream steps(value);
-      for (int step = 0; steps >> step;) record.cycles.push_back(step);
-    } else {
+    const std::string key = line.substr(0, space), value = space == std::string::npos ? "" : line.substr(space + 1);
+    if (key == "plots" && !plots && parse_steps(value, record.cycles)) {
+      plots = true;
+    } else if (space != std::string::npos && is_identity_option(key) && !plots) {
       record.identity.emplace_back(key, value);
+    } else {
+      refuse(path, fmt::format("line {} ('{}') is not an option of the run and its value, nor the one 'plots' line "
+                               "of ascending steps after them",
+                               number, line));
     }
   }
+  if (!plots) refuse(path, "has no 'plots' line");
   return record;
 }
 
@@ -68,6 +130,7 @@ void write_series_record(const std::string& path, const SeriesRecord& record) {
   text += "plots";
   for (const int step : record.cycles) text += " " + std::to_string(step);
   text += "\n";
+  text += checksum_line(text);
   write_file_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     out << text;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The checksum of a checkpoint file: FNV-1a over 64 bits, fed in pieces as the file is written or
-// read. Each step xors one byte into the state and multiplies by an odd prime, a bijection of the
-// state for a given byte, so any change confined to one byte (every single flipped bit) always
-// changes the result; other damage goes unseen with a chance of about 2^-64.
+// FNV-1a over 64 bits, fed in pieces: the checksum of the files korch-hydro reads back
+// (checkpoints, as they are written or read, and plot series records) and the adaptive mesh's
+// state hash. Each step xors one byte into the state and multiplies by an odd prime, a bijection
+// of the state for a given byte, so any change confined to one byte (every single flipped bit)
+// always changes the result; other damage goes unseen with a chance of about 2^-64.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 
 namespace korch::hydro {
 
-class CheckpointChecksum {
+class Fnv1a64 {
  public:
   void add(const void* bytes, std::size_t n) noexcept {
     const auto* p = static_cast<const unsigned char*>(bytes);
