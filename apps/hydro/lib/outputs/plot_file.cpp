@@ -142,7 +142,7 @@ std::vector<hsize_t> chunk_dims(const std::vector<hsize_t>& dims, hsize_t max_va
 // Dataset creation: chunked, each chunk with HDF5's Fletcher-32 checksum, which every HDF5 reader
 // verifies when it reads the chunk (a damaged file fails to read instead of giving wrong values).
 void add_checksums(hid_t dcpl, const std::vector<hsize_t>& dims, const std::string& path) {
-  constexpr hsize_t max_chunk_values = hsize_t{1} << 22;  // 32 MiB of doubles
+  constexpr hsize_t max_chunk_values = hsize_t{1} << 17;  // 1 MiB: a chunk fits HDF5's default chunk cache
   const std::vector<hsize_t> chunk = chunk_dims(dims, max_chunk_values);
   check(H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data()), path, "choosing the chunks");
   check(H5Pset_fletcher32(dcpl), path, "adding the Fletcher-32 checksum");
