@@ -75,6 +75,23 @@ if run 0 "$dir/whole" "${args_r[@]}" --steps 8 && run 0 "$dir/parts" "${args_r[@
   fi
 fi
 
+# A continued run reads back the earlier plots' own XDMF files: one with a changed byte is refused,
+# naming it, and the series is left as it was.
+if run 0 "$dir/damaged" "${args_r[@]}" --steps 4 --checkpoint-every 4; then
+  sed -i 's/Precision="8"/Precision="4"/' "$dir/damaged/plot_000002.xmf"
+  cp "$dir/damaged/plot.xmf" "$dir/damaged-series.xmf"
+  if timeout 60 "$hydro" --quiet --threads 1 --out "$dir/damaged" "${args_r[@]}" --steps 8 \
+    --restart "$dir/damaged/checkpoint.bin" > "$dir/log" 2>&1; then
+    fail "a run continued over a damaged plot_000002.xmf exited 0"
+  elif ! grep -q "plot file '.*plot_000002.xmf' is damaged" "$dir/log"; then
+    fail "a run continued over a damaged plot_000002.xmf: the error does not name it: $(cat "$dir/log")"
+  elif ! cmp -s "$dir/damaged/plot.xmf" "$dir/damaged-series.xmf"; then
+    fail "a refused continued run changed plot.xmf"
+  else
+    echo "ok: a run continued over a damaged plot XDMF file refuses, naming it"
+  fi
+fi
+
 # A run continued into a folder holding another run's series (another problem) refuses, naming the
 # difference, and leaves that series as it was; a fresh run there starts a series of its own.
 if run 0 "$dir/other" --problem sod-x --blocks 4 --cells-per-block 8 --plot-every 2 --steps 4 &&

@@ -2,6 +2,7 @@
 // A run's plot files (see plot_writer.hpp).
 #include "plot_writer.hpp"
 
+#include "fnv1a64.hpp"
 #include "host_cells.hpp"
 #include "plot_series.hpp"
 #include "simulation.hpp"
@@ -33,11 +34,34 @@ void write_text_file(const std::string& path, const std::string& text) {
 
 std::string plot_folder(const PlotOptions& plot, const std::string& out) { return plot.dir.empty() ? out : plot.dir; }
 
-// The XDMF grids of the plots an earlier run wrote into `folder` before step `cycle`, in step order,
-// read back from their PREFIX_<step>.xmf files (those whose .h5 file is there too), with their
-// steps. A run continued from a checkpoint lists them first in its series, so that the series spans
-// the whole simulation; the earlier run's plots from `cycle` on are left out, since the continued
-// run writes them again.
+// A plot's own XDMF file, which a continued run reads back, ends with an XML comment holding the
+// FNV-1a checksum of the bytes before it (a comment after the root element is still well-formed XML).
+std::string checksum_comment(const std::string& text) {
+  Fnv1a64 sum;
+  sum.add(text.data(), text.size());
+  return fmt::format("<!-- korch-hydro checksum fnv1a64 {:016x} -->\n", sum.value());
+}
+
+// The text of a plot's XDMF file before its checksum comment; throws korch::Error naming the file
+// when the comment is missing or does not match.
+std::string verified_plot_xdmf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t last = text.size() > 1 ? text.rfind('\n', text.size() - 2) : std::string::npos;
+  const std::size_t start = last == std::string::npos ? 0 : last + 1;
+  if (text.empty() || text.compare(start, std::string::npos, checksum_comment(text.substr(0, start))) != 0)
+    throw Error::format(
+        "plot file '{}' is damaged (its last line is not the checksum of the lines before it), so this continued "
+        "run cannot list it in its series: remove it and its .h5 file, or choose another --plot-dir or --plot-prefix",
+        path);
+  return text.substr(0, start);
+}
+
+// The plots an earlier run wrote into `folder` before step `cycle`, in step order: their steps and
+// PREFIX_<step>.xmf files (those whose .h5 file is there too). A run continued from a checkpoint
+// lists those its series record names first in its series, so that the series spans the whole
+// simulation; the earlier run's plots from `cycle` on are left out, since the continued run writes
+// them again.
 std::vector<std::pair<int, std::string>> earlier_plots(const std::string& folder, const std::string& prefix,
                                                        int cycle) {
   namespace fs = std::filesystem;
@@ -57,17 +81,25 @@ std::vector<std::pair<int, std::string>> earlier_plots(const std::string& folder
     const int step = std::stoi(digits);
     const fs::path h5 = entry.path().parent_path() / (name.substr(0, name.size() - 4) + ".h5");
     if (step >= cycle || !fs::exists(h5, ec)) continue;
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // A single-plot file is xdmf_document({grid}, false): the grid is all of its Domain.
-    const std::string open = "  <Domain>\n", close = "  </Domain>";
-    const auto from = text.find(open);
-    const auto to = text.rfind(close);
-    if (from == std::string::npos || to == std::string::npos || to < from + open.size()) continue;
-    found.emplace_back(step, text.substr(from + open.size(), to - from - open.size()));
+    found.emplace_back(step, entry.path().string());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return found;
+}
+
+// The XDMF grid of a plot's own file, checked: a single-plot file is xdmf_document({grid}, false)
+// and its checksum comment, so the grid is all of its Domain.
+std::string plot_grid(const std::string& path) {
+  const std::string text = verified_plot_xdmf(path);
+  const std::string open = "  <Domain>\n", close = "  </Domain>";
+  const auto from = text.find(open);
+  const auto to = text.rfind(close);
+  if (from == std::string::npos || to == std::string::npos || to < from + open.size())
+    throw Error::format(
+        "plot file '{}' holds no XDMF Domain: remove it and its .h5 file, or choose another "
+        "--plot-dir or --plot-prefix",
+        path);
+  return text.substr(from + open.size(), to - from - open.size());
 }
 
 }  // namespace
@@ -175,9 +207,13 @@ std::string PlotWriter::continue_series() {
   if (!difference.empty())
     return fmt::format("option --plot-dir: the plot series {} in {} is another run's ({}): {}", plot_.prefix, folder(),
                        difference, fix);
-  for (const auto& [step, grid] : earlier) {
+  for (const auto& [step, path] : earlier) {
     if (std::find(record->cycles.begin(), record->cycles.end(), step) == record->cycles.end()) continue;
-    series_.push_back(grid);
+    try {
+      series_.push_back(plot_grid(path));
+    } catch (const Error& e) {
+      return e.what();
+    }
     cycles_.push_back(step);
   }
   return "";
@@ -211,7 +247,8 @@ void PlotWriter::write() {
   cycles_.push_back(frame.cycle);
   if (run_.comm.rank() != 0) return;
   const std::string stem = h5.substr(0, h5.size() - 3);
-  write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), xdmf_document({series_.back()}, false));
+  const std::string own = xdmf_document({series_.back()}, false);
+  write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), own + checksum_comment(own));
   write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
   write_series_record(series_record_path(folder(), plot_.prefix),
                       SeriesRecord{series_identity((*run_.options)), cycles_});
