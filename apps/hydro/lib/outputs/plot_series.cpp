@@ -2,7 +2,7 @@
 // Which run a plot series belongs to (see plot_series.hpp).
 #include "plot_series.hpp"
 
-#include "fnv1a64.hpp"
+#include "checksum_line.hpp"
 #include "rank_agreement.hpp"
 
 #include <korch/error.hpp>
@@ -23,7 +23,7 @@ namespace korch::hydro {
 namespace {
 
 constexpr const char* kHeader = "korch-hydro plot series";
-constexpr const char* kChecksumAlgorithm = "fnv1a64";
+constexpr const char* kRecordChecksumPrefix = "checksum ";
 // The options series_identity keeps (run_shaping_options' spelling), and --max-level.
 constexpr const char* kIdentityOptions[] = {"--problem", "--dim", "--blocks", "--cells-per-block", "--boundary",
                                             "--limiter", "--cfl", "gamma",    "--conduction",      "--max-level"};
@@ -33,12 +33,6 @@ constexpr std::uintmax_t kLargestRecord = std::uintmax_t{1} << 24;
 bool is_identity_option(const std::string& key) {
   return std::find_if(std::begin(kIdentityOptions), std::end(kIdentityOptions),
                       [&](const char* option) { return key == option; }) != std::end(kIdentityOptions);
-}
-
-std::string checksum_line(const std::string& text) {
-  Fnv1a64 sum;
-  sum.add(text.data(), text.size());
-  return fmt::format("checksum {} {:016x}\n", kChecksumAlgorithm, sum.value());
 }
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
@@ -56,14 +50,12 @@ std::string checked_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.eof() && !in) refuse(path, "cannot be read");
-  const std::size_t last = text.size() > 1 ? text.rfind('\n', text.size() - 2) : std::string::npos;
-  const std::size_t start = last == std::string::npos ? 0 : last + 1;
-  if (text.empty() || text.back() != '\n' ||
-      text.compare(start, std::string::npos, checksum_line(text.substr(0, start))) != 0)
-    refuse(path, fmt::format("fails its checksum (its last line must be 'checksum {} ' and the FNV-1a of the lines "
-                             "before it in 16 hexadecimal digits)",
-                             kChecksumAlgorithm));
-  return text.substr(0, start);
+  std::optional<std::string> before = text_before_checksum(text, kRecordChecksumPrefix, "");
+  if (!before)
+    refuse(path,
+           "fails its checksum (its last line must be 'checksum fnv1a64 ' and the FNV-1a of the lines before "
+           "it in 16 hexadecimal digits)");
+  return *before;
 }
 
 // "plots 0 2 4": the steps, each a non-negative integer above the one before.
@@ -130,7 +122,7 @@ void write_series_record(const std::string& path, const SeriesRecord& record) {
   text += "plots";
   for (const int step : record.cycles) text += " " + std::to_string(step);
   text += "\n";
-  text += checksum_line(text);
+  text += checksum_line(text, kRecordChecksumPrefix, "");
   write_file_atomically(path, [&](const std::string& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     out << text;

@@ -2,7 +2,7 @@
 // A run's plot files (see plot_writer.hpp).
 #include "plot_writer.hpp"
 
-#include "fnv1a64.hpp"
+#include "checksum_line.hpp"
 #include "host_cells.hpp"
 #include "plot_series.hpp"
 #include "simulation.hpp"
@@ -36,25 +36,21 @@ std::string plot_folder(const PlotOptions& plot, const std::string& out) { retur
 
 // A plot's own XDMF file, which a continued run reads back, ends with an XML comment holding the
 // FNV-1a checksum of the bytes before it (a comment after the root element is still well-formed XML).
-std::string checksum_comment(const std::string& text) {
-  Fnv1a64 sum;
-  sum.add(text.data(), text.size());
-  return fmt::format("<!-- korch-hydro checksum fnv1a64 {:016x} -->\n", sum.value());
-}
+constexpr const char* kXdmfChecksumPrefix = "<!-- korch-hydro checksum ";
+constexpr const char* kXdmfChecksumSuffix = " -->";
 
 // The text of a plot's XDMF file before its checksum comment; throws korch::Error naming the file
 // when the comment is missing or does not match.
 std::string verified_plot_xdmf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t last = text.size() > 1 ? text.rfind('\n', text.size() - 2) : std::string::npos;
-  const std::size_t start = last == std::string::npos ? 0 : last + 1;
-  if (text.empty() || text.compare(start, std::string::npos, checksum_comment(text.substr(0, start))) != 0)
+  std::optional<std::string> before = text_before_checksum(text, kXdmfChecksumPrefix, kXdmfChecksumSuffix);
+  if (!before)
     throw Error::format(
         "plot file '{}' is damaged (its last line is not the checksum of the lines before it), so this continued "
         "run cannot list it in its series: remove it and its .h5 file, or choose another --plot-dir or --plot-prefix",
         path);
-  return text.substr(0, start);
+  return *before;
 }
 
 // The plots an earlier run wrote into `folder` before step `cycle`, in step order: their steps and
@@ -248,7 +244,8 @@ void PlotWriter::write() {
   if (run_.comm.rank() != 0) return;
   const std::string stem = h5.substr(0, h5.size() - 3);
   const std::string own = xdmf_document({series_.back()}, false);
-  write_text_file((fs::path(folder()) / (stem + ".xmf")).string(), own + checksum_comment(own));
+  write_text_file((fs::path(folder()) / (stem + ".xmf")).string(),
+                  own + checksum_line(own, kXdmfChecksumPrefix, kXdmfChecksumSuffix));
   write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
   write_series_record(series_record_path(folder(), plot_.prefix),
                       SeriesRecord{series_identity((*run_.options)), cycles_});
