@@ -8,6 +8,7 @@
 #include "amr_simulation.hpp"
 #include "checkpoint.hpp"
 #include "options.hpp"
+#include "output_folders.hpp"
 #include "plot_writer.hpp"
 #include "rank_agreement.hpp"
 #include "simulation.hpp"
@@ -64,9 +65,10 @@ int main(int argc, char** argv) {
   if (!parse_rc) {
     try {
       korch::hydro::check_options(program.app(), options);  // before Kokkos starts or memory is taken
-      // A checkpoint that cannot continue (damaged, of another run, --steps or --tmax reached) is
-      // refused here, before any output is touched.
+      // A checkpoint that cannot continue (damaged, of another run, --steps or --tmax reached) and
+      // an output folder that cannot be written are refused here, before any output is touched.
       if (!options.restart.empty()) korch::hydro::check_checkpoint_file(options.restart, options);
+      if (ranks.rank() == 0) korch::hydro::check_output_folders(options);
     } catch (const std::exception& e) {
       refused = e.what();
     }

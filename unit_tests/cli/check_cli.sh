@@ -113,6 +113,12 @@ case $name in
     bad --packet-blocks --packet-blocks 0
     bad --packet-blocks --config cpu --packet-blocks 2
     bad --out --out ""
+    # A folder that cannot be made is refused before Kokkos starts, naming its option.
+    : > "$tmp/a-file"
+    bad "option --out: output directory" --blocks 1 --cells-per-block 8 --steps 1 --quiet --out "$tmp/a-file"
+    if run "${small[@]}" --plot-every 1 && ((rc == 0)); then  # a build with HDF5
+      bad "option --plot-dir: output directory" "${small[@]}" --plot-every 1 --plot-dir "$tmp/a-file/plots"
+    fi
     bad --steps --steps 3 --tmax 0.1
     bad --log --log=maybe
     bad "unknown option or argument: extra" "${small[@]}" extra
