@@ -10,6 +10,7 @@
 #include <korch/cli/program.hpp>
 #include <korch/error.hpp>
 #include <korch/input_files.hpp>
+#include <korch/output_files.hpp>
 #include <korch/plan/driver_generator.hpp>
 #include <korch/plan/kernel_graph.hpp>
 #include <korch/plan/scheduler.hpp>
@@ -18,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <system_error>
 
 namespace fs = std::filesystem;
 
@@ -26,11 +29,32 @@ namespace {
 // Far above any operation a person writes; a file beyond it is not one.
 constexpr std::size_t max_operation_bytes = std::size_t{64} << 20;
 
+// Under a temporary name, then renamed: a run stopped at any moment leaves no half-written file.
 void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) throw korch::Error::format("cannot write '{}'", path.string());
+  korch::write_file_atomically(path.string(), [&](const std::string& temporary) {
+    std::ofstream out(temporary, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) throw korch::Error::format("cannot write '{}': check the free space and permissions", path.string());
+  });
+}
+
+// Before planning: the output folder made and tried, and the driver's folder there, or a usage
+// error naming the option.
+void check_destinations(const std::string& out_dir, const std::string& driver_file) {
+  try {
+    korch::prepare_output_directory(out_dir);
+  } catch (const korch::Error& e) {
+    throw korch::cli::UsageError(std::string("option --out: ") + e.what());
+  }
+  if (driver_file.empty()) return;
+  const fs::path folder = fs::path(driver_file).parent_path();
+  std::error_code ec;
+  if (!folder.empty() && !fs::is_directory(folder, ec))
+    throw korch::cli::UsageError("option --driver: the folder '" + folder.string() + "' of '" + driver_file +
+                                 "' does not exist");
+  if (fs::is_directory(driver_file, ec))
+    throw korch::cli::UsageError("option --driver: '" + driver_file + "' is a folder; give a file name");
 }
 
 // The driver's function name must be a C++ identifier free to use (not a keyword, not reserved).
@@ -72,6 +96,7 @@ int main(int argc, char* argv[]) {
       ->check(identifier());
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
+    check_destinations(out_dir, driver_file);
     const auto operation = korch::plan::Operation::from_json(
         korch::read_regular_file(operation_file, max_operation_bytes, "operation file"));
     korch::plan::SchedulerOptions options;
@@ -83,9 +108,6 @@ int main(int argc, char* argv[]) {
     const korch::plan::KernelGraph graph(operation);
     const korch::plan::Plan plan = korch::plan::Scheduler(options).plan(graph);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    if (ec) throw korch::Error::format("cannot create output folder '{}': {}", out_dir, ec.message());
     write_file(fs::path(out_dir) / "graph.json", graph.to_json());
     write_file(fs::path(out_dir) / "graph.dot", graph.to_dot());
     write_file(fs::path(out_dir) / "plan.json", plan.to_json());

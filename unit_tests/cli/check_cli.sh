@@ -420,6 +420,11 @@ JSON
     bad "--driver-function: 'int' is a C++ keyword" "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function int
     bad --driver-function "$tmp/op.json" --driver "$tmp/d.cpp" --driver-function _Run
     bad --driver "$tmp/op.json" --driver ""
+    # Destinations that cannot be written: usage errors naming the option, before planning.
+    : > "$tmp/a-file"
+    bad "option --out: output directory" "$tmp/op.json" --out "$tmp/a-file"
+    bad "option --driver: the folder" "$tmp/op.json" --out "$tmp/plan" --driver "$tmp/no-such-folder/d.cpp"
+    bad "option --driver: '$tmp' is a folder" "$tmp/op.json" --out "$tmp/plan" --driver "$tmp"
     good "$tmp/op.json" --out "$tmp/plan" --driver "$tmp/plan/driver.cpp" --driver-function run_op
     grep -q 'void run_op(korch::Runtime& runtime' "$tmp/plan/driver.cpp" || fail "driver.cpp: no function run_op"
     # PNG drawings through Graphviz's dot when it is on PATH; a clear word when it is not.
