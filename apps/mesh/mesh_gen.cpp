@@ -5,9 +5,11 @@
 #include "airfoil.hpp"
 #include "mesh_gen_command_line.hpp"
 
+#include <korch/error.hpp>
+#include <korch/output_files.hpp>
+
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <string>
 
 int main(int argc, char** argv) {
@@ -21,7 +23,11 @@ int main(int argc, char** argv) {
           fmt::format("NI x NJ: {} x {} has more nodes and edges than an int counts: use a "
                       "smaller mesh",
                       a.ni, a.nj));
-    std::filesystem::create_directories(a.out);
+    try {
+      korch::prepare_output_directory(a.out);
+    } catch (const korch::Error& e) {
+      throw korch::cli::UsageError(std::string("OUTDIR: ") + e.what());
+    }
     const af::MeshData m = af::generate_ogrid(a.ni, a.nj, a.far);
     af::write_mesh(m, a.out + "/mesh.dat");
     af::write_constants(af::reference_constants(), a.out + "/constants.txt");

@@ -211,6 +211,8 @@ case $name in
     bad NJ 16 0 "$tmp/m"
     bad NJ 16 -1 "$tmp/m"
     bad OUTDIR 16 4
+    : > "$tmp/a-file"
+    bad "OUTDIR: output directory" 16 4 "$tmp/a-file"
     bad "unknown option or argument: junk" 16 4 "$tmp/m" junk
     bad --kokkos-threads=2 16 4 "$tmp/m" --kokkos-threads=2
     bad "NI x NJ" 100000 100000 "$tmp/m"

@@ -3,6 +3,7 @@
 #include "airfoil_files.hpp"
 
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 
 #include <fmt/format.h>
 
@@ -266,17 +267,20 @@ CellState read_state(const std::string& path, int ncell) {
 }
 
 void write_mesh(const MeshData& m, const std::string& path) {
-  std::ofstream o(path);
-  if (!o) throw Error::format("cannot write '{}': check the directory", path);
-  o << fmt::format("{} {} {} {}\n", m.nnode, m.ncell, m.nedge, m.nbedge);
-  for (int n = 0; n < m.nnode; ++n) o << fmt::format("{:.17g} {:.17g}\n", m.x[2 * n], m.x[2 * n + 1]);
-  for (int c = 0; c < m.ncell; ++c)
-    o << fmt::format("{} {} {} {}\n", m.cell[4 * c], m.cell[4 * c + 1], m.cell[4 * c + 2], m.cell[4 * c + 3]);
-  for (int e = 0; e < m.nedge; ++e)
-    o << fmt::format("{} {} {} {}\n", m.edge[2 * e], m.edge[2 * e + 1], m.ecell[2 * e], m.ecell[2 * e + 1]);
-  for (int e = 0; e < m.nbedge; ++e)
-    o << fmt::format("{} {} {} {}\n", m.bedge[2 * e], m.bedge[2 * e + 1], m.becell[e], m.bound[e]);
-  if (!o) throw Error::format("writing '{}' failed", path);
+  write_file_atomically(path, [&](const std::string& temporary) {
+    std::ofstream o(temporary);
+    if (!o) throw Error::format("cannot write '{}': check the directory", path);
+    o << fmt::format("{} {} {} {}\n", m.nnode, m.ncell, m.nedge, m.nbedge);
+    for (int n = 0; n < m.nnode; ++n) o << fmt::format("{:.17g} {:.17g}\n", m.x[2 * n], m.x[2 * n + 1]);
+    for (int c = 0; c < m.ncell; ++c)
+      o << fmt::format("{} {} {} {}\n", m.cell[4 * c], m.cell[4 * c + 1], m.cell[4 * c + 2], m.cell[4 * c + 3]);
+    for (int e = 0; e < m.nedge; ++e)
+      o << fmt::format("{} {} {} {}\n", m.edge[2 * e], m.edge[2 * e + 1], m.ecell[2 * e], m.ecell[2 * e + 1]);
+    for (int e = 0; e < m.nbedge; ++e)
+      o << fmt::format("{} {} {} {}\n", m.bedge[2 * e], m.bedge[2 * e + 1], m.becell[e], m.bound[e]);
+    o.close();
+    if (!o) throw Error::format("writing '{}' failed: check the free space", path);
+  });
 }
 
 Constants reference_constants() {
@@ -293,12 +297,16 @@ Constants reference_constants() {
 }
 
 void write_constants(const Constants& c, const std::string& path) {
-  std::ofstream o(path);
-  if (!o) throw Error::format("cannot write '{}': check the directory", path);
-  o << fmt::format(
-      "gam {:.17g}\ngm1 {:.17g}\ncfl {:.17g}\neps {:.17g}\nmach {:.17g}\nalpha {:.17g}\nqinf {:.17g} {:.17g} {:.17g} "
-      "{:.17g}\n",
-      c.gam, c.gm1, c.cfl, c.eps, c.mach, c.alpha, c.qinf[0], c.qinf[1], c.qinf[2], c.qinf[3]);
+  write_file_atomically(path, [&](const std::string& temporary) {
+    std::ofstream o(temporary);
+    if (!o) throw Error::format("cannot write '{}': check the directory", path);
+    o << fmt::format(
+        "gam {:.17g}\ngm1 {:.17g}\ncfl {:.17g}\neps {:.17g}\nmach {:.17g}\nalpha {:.17g}\nqinf {:.17g} {:.17g} "
+        "{:.17g} {:.17g}\n",
+        c.gam, c.gm1, c.cfl, c.eps, c.mach, c.alpha, c.qinf[0], c.qinf[1], c.qinf[2], c.qinf[3]);
+    o.close();
+    if (!o) throw Error::format("writing '{}' failed: check the free space", path);
+  });
 }
 
 }  // namespace korch::mesh::airfoil
