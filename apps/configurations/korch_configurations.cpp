@@ -9,21 +9,14 @@
 #include <korch/configurations/builtin.hpp>
 #include <korch/configurations/drawing.hpp>
 #include <korch/error.hpp>
+#include <korch/output_files.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 namespace fs = std::filesystem;
 
 namespace {
-
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) throw korch::Error::format("cannot write '{}'", path.string());
-}
 
 void print(const std::string& name, bool with_json) {
   std::cout << name << "\n";
@@ -59,12 +52,18 @@ int main(int argc, char* argv[]) {
   if (auto rc = program.parse(argc, argv)) return *rc;
   return program.run([&] {
     if (names.empty()) names = korch::configurations::names();
-    if (!dot_dir.empty()) fs::create_directories(dot_dir);
+    if (!dot_dir.empty()) {
+      try {
+        korch::prepare_output_directory(dot_dir);
+      } catch (const korch::Error& e) {
+        throw korch::cli::UsageError(std::string("option --dot: ") + e.what());
+      }
+    }
     for (const auto& name : names) {
       print(name, with_json);
       if (!dot_dir.empty())
-        write_file(fs::path(dot_dir) / (name + ".dot"),
-                   korch::configurations::to_dot(korch::configurations::get(name)));
+        korch::write_text_file_atomically((fs::path(dot_dir) / (name + ".dot")).string(),
+                                          korch::configurations::to_dot(korch::configurations::get(name)));
     }
     return 0;
   });

@@ -17,7 +17,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -31,12 +30,7 @@ constexpr std::size_t max_operation_bytes = std::size_t{64} << 20;
 
 // Under a temporary name, then renamed: a run stopped at any moment leaves no half-written file.
 void write_file(const fs::path& path, const std::string& text) {
-  korch::write_file_atomically(path.string(), [&](const std::string& temporary) {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw korch::Error::format("cannot write '{}': check the free space and permissions", path.string());
-  });
+  korch::write_text_file_atomically(path.string(), text);
 }
 
 // Before planning: the output folder made and tried, and the driver's folder there, or a usage

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -100,6 +101,16 @@ void write_file_atomically(const std::string& path, const std::function<void(con
     std::remove(temporary.c_str());
     throw Error::format("cannot write '{}' (renaming '{}' over it failed): {}", path, temporary, reason);
   }
+}
+
+void write_text_file_atomically(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&](const std::string& temporary) {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw Error::format("cannot open '{}' for writing: check the folder and its permissions", path);
+    out << text;
+    out.close();
+    if (!out) throw Error::format("writing '{}' failed: check the free space", path);
+  });
 }
 
 }  // namespace korch

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 
 namespace korch {
@@ -161,13 +160,7 @@ void Trace::write_chrome_json(const std::string& path) const { write_chrome_trac
 
 void write_chrome_trace(const std::vector<TraceEvent>& events, const std::string& path) {
   const std::string text = chrome_json(events);
-  write_file_atomically(path, [&](const std::string& temporary) {
-    std::ofstream out(temporary);
-    if (!out) throw Error::format("trace: cannot open '{}' for writing: check the directory and permissions", path);
-    out << text;
-    out.close();
-    if (!out) throw Error::format("trace: writing '{}' failed: check the free space", path);
-  });
+  write_text_file_atomically(path, text);
 }
 
 }  // namespace korch

@@ -450,6 +450,8 @@ JSON
     bad --bogus --bogus
     bad "'cpu_onl' is not one of" cpu_onl
     bad --dot --dot ""
+    : > "$tmp/a-file"
+    bad "option --dot: output directory" --dot "$tmp/a-file"
     bad --kokkos-threads --kokkos-threads=1
     good
     grep -q "^split_itor$" "$tmp/out" || fail "[]: split_itor not listed"

@@ -32,4 +32,8 @@ bool is_temporary_name(const std::string& filename);
 // korch::Error naming `path` and the reason.
 void write_file_atomically(const std::string& path, const std::function<void(const std::string& temporary)>& write);
 
+// write_file_atomically of `text` as the file's bytes; a file that cannot be opened or written
+// (no such folder, no permission, a full disk) is a korch::Error naming `path` and what to check.
+void write_text_file_atomically(const std::string& path, const std::string& text);
+
 }  // namespace korch

@@ -123,12 +123,7 @@ void write_series_record(const std::string& path, const SeriesRecord& record) {
   for (const int step : record.cycles) text += " " + std::to_string(step);
   text += "\n";
   text += checksum_line(text, kRecordChecksumPrefix, "");
-  write_file_atomically(path, [&](const std::string& temporary) {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw Error::format("cannot write '{}': check the free space and permissions", path);
-  });
+  write_text_file_atomically(path, text);
 }
 
 std::string series_difference(const SeriesRecord& there, const std::vector<std::pair<std::string, std::string>>& here) {

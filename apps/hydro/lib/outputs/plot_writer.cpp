@@ -23,15 +23,6 @@ namespace korch::hydro {
 
 namespace {
 
-void write_text_file(const std::string& path, const std::string& text) {
-  write_file_atomically(path, [&](const std::string& temporary) {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw Error::format("cannot write '{}': check the free space and permissions", path);
-  });
-}
-
 std::string plot_folder(const PlotOptions& plot, const std::string& out) { return plot.dir.empty() ? out : plot.dir; }
 
 // A plot's own XDMF file, which a continued run reads back, ends with an XML comment holding the
@@ -244,9 +235,9 @@ void PlotWriter::write() {
   if (run_.comm.rank() != 0) return;
   const std::string stem = h5.substr(0, h5.size() - 3);
   const std::string own = xdmf_document({series_.back()}, false);
-  write_text_file((fs::path(folder()) / (stem + ".xmf")).string(),
-                  own + checksum_line(own, kXdmfChecksumPrefix, kXdmfChecksumSuffix));
-  write_text_file((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
+  write_text_file_atomically((fs::path(folder()) / (stem + ".xmf")).string(),
+                             own + checksum_line(own, kXdmfChecksumPrefix, kXdmfChecksumSuffix));
+  write_text_file_atomically((fs::path(folder()) / (plot_.prefix + ".xmf")).string(), xdmf_document(series_, true));
   write_series_record(series_record_path(folder(), plot_.prefix),
                       SeriesRecord{series_identity((*run_.options)), cycles_});
 }
