@@ -90,6 +90,16 @@ if run 0 "$dir/damaged" "${args_r[@]}" --steps 4 --checkpoint-every 4; then
   else
     echo "ok: a run continued over a damaged plot XDMF file refuses, naming it"
   fi
+  # A FIFO in a plot's place is refused at once, never waited on.
+  rm "$dir/damaged/plot_000002.xmf" && mkfifo "$dir/damaged/plot_000002.xmf"
+  if timeout 60 "$hydro" --quiet --threads 1 --out "$dir/damaged" "${args_r[@]}" --steps 8 \
+    --restart "$dir/damaged/checkpoint.bin" > "$dir/log" 2>&1; then
+    fail "a run continued over a FIFO plot_000002.xmf exited 0"
+  elif ! grep -q "plot_000002.xmf': it is not a regular file" "$dir/log"; then
+    fail "a run continued over a FIFO plot_000002.xmf: $(cat "$dir/log")"
+  else
+    echo "ok: a FIFO in a plot XDMF file's place is refused at once"
+  fi
 fi
 
 # A run continued into a folder holding another run's series (another problem) refuses, naming the

@@ -135,12 +135,12 @@ TEST_CASE("hydro plot series: a folder, a FIFO or a huge file in the record's pl
   const Folder dir;
   const fs::path folder = dir.path / "plot.series";
   fs::create_directories(folder);
-  CHECK(refusal(folder).find("not a regular file") != std::string::npos);
+  CHECK(refusal(folder).find("is a folder") != std::string::npos);
   const fs::path fifo = dir.path / "fifo.series";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK(refusal(fifo).find("not a regular file") != std::string::npos);
   const fs::path huge = dir.path / "huge.series";
   std::ofstream{huge}.close();
   fs::resize_file(huge, std::uintmax_t{1} << 25);
-  CHECK(refusal(huge).find("larger than") != std::string::npos);
+  CHECK(refusal(huge).find("more than the 16777216") != std::string::npos);
 }

@@ -6,16 +6,15 @@
 #include "rank_agreement.hpp"
 
 #include <korch/error.hpp>
+#include <korch/input_files.hpp>
 #include <korch/output_files.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
+#include <cstddef>
 #include <exception>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 namespace korch::hydro {
@@ -28,7 +27,7 @@ constexpr const char* kRecordChecksumPrefix = "checksum ";
 constexpr const char* kIdentityOptions[] = {"--problem", "--dim", "--blocks", "--cells-per-block", "--boundary",
                                             "--limiter", "--cfl", "gamma",    "--conduction",      "--max-level"};
 // A record lists at most every step of a run's plots; anything larger is not one.
-constexpr std::uintmax_t kLargestRecord = std::uintmax_t{1} << 24;
+constexpr std::size_t kLargestRecord = std::size_t{1} << 24;
 
 bool is_identity_option(const std::string& key) {
   return std::find_if(std::begin(kIdentityOptions), std::end(kIdentityOptions),
@@ -40,16 +39,15 @@ bool is_identity_option(const std::string& key) {
                       why);
 }
 
-// The record's text, its checksum line checked and removed.
+// The record's text, its checksum line checked and removed. Only a regular file is read (a FIFO or
+// a device is refused at once).
 std::string checked_text(const std::string& path) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || status.type() != std::filesystem::file_type::regular) refuse(path, "is not a regular file");
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec || size > kLargestRecord) refuse(path, fmt::format("is larger than {} bytes", kLargestRecord));
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() && !in) refuse(path, "cannot be read");
+  std::string text;
+  try {
+    text = read_regular_file(path, kLargestRecord, "plot series record");
+  } catch (const Error& e) {
+    throw Error::format("{}: remove it, or choose another --plot-dir or --plot-prefix", e.what());
+  }
   std::optional<std::string> before = text_before_checksum(text, kRecordChecksumPrefix, "");
   if (!before)
     refuse(path,

@@ -8,14 +8,13 @@
 #include "simulation.hpp"
 
 #include <korch/error.hpp>
+#include <korch/input_files.hpp>
 #include <korch/output_files.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <numeric>
 #include <optional>
 
@@ -31,16 +30,22 @@ constexpr const char* kXdmfChecksumPrefix = "<!-- korch-hydro checksum ";
 constexpr const char* kXdmfChecksumSuffix = " -->";
 
 // The text of a plot's XDMF file before its checksum comment; throws korch::Error naming the file
-// when the comment is missing or does not match.
+// when it is not a regular file of a plausible size, or the comment is missing or does not match.
 std::string verified_plot_xdmf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr std::size_t largest = std::size_t{1} << 28;  // an adaptive plot's grid per leaf, with room
+  const std::string fix = "remove it and its .h5 file, or choose another --plot-dir or --plot-prefix";
+  std::string text;
+  try {
+    text = read_regular_file(path, largest, "plot file");
+  } catch (const Error& e) {
+    throw Error::format("{}: {}", e.what(), fix);
+  }
   std::optional<std::string> before = text_before_checksum(text, kXdmfChecksumPrefix, kXdmfChecksumSuffix);
   if (!before)
     throw Error::format(
         "plot file '{}' is damaged (its last line is not the checksum of the lines before it), so this continued "
-        "run cannot list it in its series: remove it and its .h5 file, or choose another --plot-dir or --plot-prefix",
-        path);
+        "run cannot list it in its series: {}",
+        path, fix);
   return *before;
 }
 
