@@ -112,6 +112,21 @@ TEST_CASE("output files: the final name only ever holds a complete file") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("output files: a text file is written whole, or not at all with an error naming it") {
+  const fs::path dir = scratch("text");
+  const std::string path = (dir / "notes.txt").string();
+  const std::string text = std::string("line one\n") + std::string(100000, 'x') + "\nend\n";
+  korch::write_text_file_atomically(path, text);
+  CHECK(read_all(path) == text);
+  CHECK(count_files(dir) == 1);
+  const std::string nowhere = (dir / "no-such-folder" / "notes.txt").string();
+  CHECK_THROWS_WITH_AS(korch::write_text_file_atomically(nowhere, text), doctest::Contains(nowhere.c_str()),
+                       korch::Error);
+  CHECK_FALSE(fs::exists(nowhere));
+  CHECK(count_files(dir) == 1);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("output files: the directory is created and checked; stale temporaries of dead runs go") {
   const fs::path dir = scratch("prepare");
   const fs::path nested = dir / "a" / "b";
