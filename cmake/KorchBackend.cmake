@@ -2,7 +2,7 @@
 # Maps KORCH_BACKEND to a Kokkos installation and checks that the installation has that backend.
 #
 #   -DKORCH_BACKEND=serial|openmp|threads|cuda|hip   (default openmp)
-#   -DKokkos_ROOT=/path      use this Kokkos (3.4 or 4.x) instead of the one scripts/setup-kokkos built
+#   -DKokkos_ROOT=/path      use this Kokkos (3.4, 4.x or 5.x) instead of the one scripts/setup-kokkos built
 #
 # Without Kokkos_ROOT the prefix is $KORCH_CACHE_DIR/kokkos-3.4.01-<backend>
 # (KORCH_CACHE_DIR defaults to ~/.cache/korch), as made by `scripts/setup-kokkos <backend>`.
@@ -20,7 +20,7 @@ if(NOT Kokkos_ROOT AND NOT DEFINED ENV{Kokkos_ROOT} AND NOT Kokkos_DIR)
 endif()
 cmake_policy(SET CMP0074 NEW)   # honour <Package>_ROOT
 # No version in find_package: Kokkos' version file accepts only its own major version, and korch
-# supports 3.4 through 4.x and newer.
+# supports 3.4 through 5.x.
 find_package(Kokkos REQUIRED)
 if(Kokkos_VERSION VERSION_LESS 3.4)
   message(FATAL_ERROR "korch needs Kokkos 3.4 or newer; ${Kokkos_DIR} has ${Kokkos_VERSION}")

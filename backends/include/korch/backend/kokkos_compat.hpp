@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-// The one place that knows how Kokkos 3.4 and Kokkos 4.x differ in the APIs korch uses.
+// The one place that knows how Kokkos 3.4, 4.x and 5.x differ in the APIs korch uses.
 // Everything else in korch calls these shims instead of testing KOKKOS_VERSION itself.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace korch::compat {
 
-// KOKKOS_VERSION is major*10000 + minor*100 + patch in both 3.x and 4.x.
+// KOKKOS_VERSION is major*10000 + minor*100 + patch in 3.x, 4.x and 5.x.
 inline constexpr int kokkos_version_major = KOKKOS_VERSION / 10000;
 inline constexpr int kokkos_version_minor = (KOKKOS_VERSION / 100) % 100;
 inline constexpr int kokkos_version_patch = KOKKOS_VERSION % 100;

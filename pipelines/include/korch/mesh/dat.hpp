@@ -69,7 +69,7 @@ template <class T, int D>
 class DatImpl final : public DatCore {
  public:
   using device_view = Kokkos::View<T*, DeviceMemSpace>;
-  using host_view = typename device_view::HostMirror;
+  using host_view = typename device_view::host_mirror_type;
 
   DatImpl(std::string name, Set set)
       : DatCore(std::move(name), set, D, sizeof(T), typeid(T)),
