@@ -5,7 +5,7 @@
 // measured in the same run; and against the same per-tile code run by as many std::threads taking
 // tiles from an atomic counter (no teams, no queues). All three run the same per-tile code, so the
 // ratios are the runtime's cost (goal <= 1.15). One more runtime variant writes each tile as a
-// Kokkos kernel on the action's Serial instance, which adds Kokkos' dispatch per tile.
+// Kokkos kernel on the action's host instance, which adds Kokkos' dispatch per tile.
 //
 //   korch-bench-runtime [threads] [repetitions]
 #include "bench_command_lines.hpp"
@@ -156,7 +156,7 @@ void print_update_times(int iterations, int reps, unsigned threads, const Update
       "    runtime, kernel per tile   %8.3f ms | %8.3f ms\n"
       "    ratio runtime / plain loop    %6.3f | %6.3f   (goal <= 1.15)\n"
       "    ratio runtime / std::threads  %6.3f | %6.3f\n"
-      "    ratio kernel per tile / plain %6.3f | %6.3f   (Kokkos::Serial dispatch per tile included)\n",
+      "    ratio kernel per tile / plain %6.3f | %6.3f   (host task space dispatch per tile included)\n",
       iterations, reps, p * 1e3, pm * 1e3, threads, h * 1e3, hm * 1e3, q * 1e3, qm * 1e3, qk * 1e3, qkm * 1e3, q / p,
       qm / pm, q / h, qm / hm, qk / p, qkm / pm);
 }

@@ -43,9 +43,16 @@ if(NOT _korch_found_device)
     "which lack the '${KORCH_BACKEND}' backend asked for by KORCH_BACKEND.\n"
     "Build a matching Kokkos with `scripts/setup-kokkos ${KORCH_BACKEND}` or choose another KORCH_BACKEND.")
 endif()
+# Each team thread runs its own host work on Kokkos::Serial, or on a one-thread Kokkos::OpenMP
+# instance where a Kokkos 4 or newer has OpenMP and no Serial (docs/backends.md).
 if(NOT "SERIAL" IN_LIST Kokkos_DEVICES)
-  message(FATAL_ERROR "korch runs each team thread's host work on Kokkos::Serial; "
-    "the Kokkos in ${Kokkos_DIR} (devices '${Kokkos_DEVICES}') must be built with -DKokkos_ENABLE_SERIAL=ON")
+  if(Kokkos_VERSION VERSION_LESS 4.0 OR NOT "OPENMP" IN_LIST Kokkos_DEVICES)
+    message(FATAL_ERROR "korch runs each team thread's host work on Kokkos::Serial, or on one-thread "
+      "Kokkos::OpenMP instances with Kokkos 4 or newer; the Kokkos ${Kokkos_VERSION} in ${Kokkos_DIR} "
+      "(devices '${Kokkos_DEVICES}') has neither: build it with -DKokkos_ENABLE_SERIAL=ON")
+  endif()
+  message(STATUS "korch: this Kokkos has no Serial backend; team threads run their host work on "
+    "one-thread Kokkos::OpenMP instances")
 endif()
 
 # Kokkos Kernels: used by the hydro app's conduction solve; optional for a user's own Kokkos.

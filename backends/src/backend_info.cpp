@@ -50,6 +50,8 @@ BackendInfo backend_info() {
 #endif
   info.device_execution_space = DeviceExecSpace::name();
   info.kokkos_default_execution_space = Kokkos::DefaultExecutionSpace::name();
+  info.team_host_space = compat::serial_host_space_is_serial ? "Serial, one instance per team thread"
+                                                             : "OpenMP, a one-thread instance per team thread";
   if (compat::is_initialized()) info.concurrency = compat::concurrency<DeviceExecSpace>();
   return info;
 }
@@ -63,6 +65,7 @@ void print_backend_info(std::ostream& out, const BackendInfo& info) {
       << "execution spaces:        " << join(info.execution_spaces) << '\n'
       << "device execution space:  " << info.device_execution_space << '\n'
       << "Kokkos default space:    " << info.kokkos_default_execution_space << '\n'
+      << "team host space:         " << info.team_host_space << '\n'
       << "memory spaces:           " << join(info.memory_spaces) << '\n'
       << "concurrency:             " << info.concurrency << '\n';
 }

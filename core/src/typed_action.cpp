@@ -54,8 +54,8 @@ struct TypedRoutines {
   // strided view on any other source. False when the action has none for that kind.
   bool run_host_box(const ActionContext& ctx, DataItem& item, const DataSource& source, const BlockMeta& meta, int tile,
                     const Box& box) const {
-    // No fence after it: the host instance is Kokkos::Serial, whose kernels have finished when
-    // their dispatch returns (a fence per tile cost more than the rest of the call).
+    // No fence after it: the host instance (Kokkos::Serial, or one-thread OpenMP) has finished its
+    // kernels when their dispatch returns (a fence per tile cost more than the rest of the call).
     if (source.grid_or_null() != nullptr) {
       if (!grid_box) return false;
       grid_box(ctx, GridBoxView(ctx, item, source, meta, tile, box));

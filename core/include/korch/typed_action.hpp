@@ -10,12 +10,12 @@
 // korch picks the routine by the item's type: on_tile / on_block / on_packet_entry when given for
 // that type, else the box routine (a GridBoxView for a korch::Grid's tiles and blocks, a
 // StridedBoxView for those of any other source, a PacketBoxView for packet entries). A packet is
-// handed over entry by entry, and the thread's device
-// instance is fenced after its last entry (also when an entry's routine threw), so the packet's
-// results are complete when its next owner takes it (a tile's or block's kernels run on the host
-// instance, Kokkos::Serial, which finishes them before their dispatch returns). An item no routine covers, or an item
-// without the guard cells an action reads (reads_guard_cells), fails the call with a korch::Error naming the action,
-// the item and the fix. Design and rules (CUDA's for lambdas included): docs/typed-actions.md.
+// handed over entry by entry, and the thread's device instance is fenced after its last entry (also
+// when an entry's routine threw), so the packet's results are complete when its next owner takes it
+// (a tile's or block's kernels run on the host instance, Kokkos::Serial or one-thread OpenMP, which
+// finishes them before their dispatch returns). An item no routine covers, or an item without the
+// guard cells an action reads (reads_guard_cells), fails the call with a korch::Error naming the
+// action, the item and the fix. Design and rules (CUDA's for lambdas included): docs/typed-actions.md.
 #pragma once
 
 #include <korch/action_context.hpp>

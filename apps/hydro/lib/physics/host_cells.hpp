@@ -6,6 +6,7 @@
 
 #include "euler.hpp"
 
+#include <korch/backend/kokkos_compat.hpp>
 #include <korch/grid.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -24,7 +25,8 @@ inline HostVar host_var(const Grid& grid, int block, int var) {
   return HostVar(grid.block_pointer(block) + static_cast<std::size_t>(var) * n, e[0], e[1], e[2]);
 }
 
-// The work between cycles runs on the main thread: on Kokkos::Serial by default, or on the backend's
+// The work between cycles runs on the main thread: on Kokkos::Serial by default (a one-thread OpenMP
+// instance where Kokkos has no Serial: compat::calling_thread_instance), or on the backend's
 // host space (OpenMP on the openmp build) with Options::host_parallel. Why not OpenMP always: after
 // a parallel region libgomp's workers spin-wait (unless OMP_WAIT_POLICY=passive) on the cores the
 // runtime's team threads need; on a 2-core machine that made a step of the openmp build ~20x slower.
@@ -52,7 +54,7 @@ void on_host_space(bool parallel, F&& f) {
   if (parallel)
     f(Kokkos::DefaultHostExecutionSpace());
   else
-    f(Kokkos::Serial());
+    f(compat::calling_thread_instance());
 }
 
 }  // namespace korch::hydro

@@ -110,8 +110,9 @@ void hydro_update_block_per_cell(const Grid& grid, int block, const EulerParams&
   HostVar vars[n_grid_vars];
   for (int v = 0; v < n_grid_vars; ++v) vars[v] = host_var(grid, block, v);
   const Box& bx = grid.block(block).interior;
-  launch(Kokkos::Serial(), vars, params, bx.lo.data(), bx.hi.data());
-  Kokkos::Serial().fence();
+  const auto space = compat::calling_thread_instance();
+  launch(space, vars, params, bx.lo.data(), bx.hi.data());
+  space.fence();
 }
 
 PlainDeviceStep::PlainDeviceStep(const Grid& grid)

@@ -78,12 +78,11 @@ Simulation::Simulation(Options options)
     // Kokkos 3.4: the first reduction of a size resizes Serial's shared buffer; run them once here.
     // Host lambdas: Serial runs on the host, and nvcc forbids extended lambdas in constructors.
     double s = 0;
+    const Kokkos::RangePolicy<compat::SerialHostSpace> once(compat::calling_thread_instance(), 0, 1);
     Kokkos::parallel_reduce(
-        "korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1), [](int, double& x) { x += 1; },
-        Kokkos::Sum<double>(s));
+        "korch hydro warm-up", once, [](int, double& x) { x += 1; }, Kokkos::Sum<double>(s));
     Kokkos::parallel_reduce(
-        "korch hydro warm-up", Kokkos::RangePolicy<Kokkos::Serial>(0, 1), [](int, double& x) { x = x < 1 ? x : 1; },
-        Kokkos::Min<double>(s));
+        "korch hydro warm-up", once, [](int, double& x) { x = x < 1 ? x : 1; }, Kokkos::Min<double>(s));
   }
   set_initial_state(*grid_, o);
   initial_totals_ = totals();

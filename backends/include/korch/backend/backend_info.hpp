@@ -16,6 +16,7 @@ struct BackendInfo {
   std::vector<std::string> memory_spaces;      // enabled Kokkos memory spaces
   std::string device_execution_space;          // korch::DeviceExecSpace, chosen by the backend
   std::string kokkos_default_execution_space;  // Kokkos::DefaultExecutionSpace
+  std::string team_host_space;                 // what each team thread runs its host work on (HostTaskSpace)
   int concurrency = 0;                         // of DeviceExecSpace (needs Kokkos initialized; else 0)
   bool kokkos_kernels = false;
   bool device_fp_contract = false;  // KORCH_DEVICE_FP_CONTRACT: device code may use FMAs (docs/floating-point.md)

@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace korch::compat {
@@ -44,15 +46,54 @@ using HIPHostPinnedSpace = Kokkos::Experimental::HIPHostPinnedSpace;
 
 // ---- Execution-space instances for team threads (see thread_spaces.hpp) ----
 
+// The space each team thread runs its own host work on, one thread wide and private to it. Kokkos::Serial
+// wherever Kokkos has it. A Kokkos 4 or 5 built with OpenMP alone (Debian's libkokkos-dev is one) gets
+// one-thread Kokkos::OpenMP instances instead: since Kokkos 4 an OpenMP instance made with a pool size
+// has its own pool and buffers and may be dispatched to from any thread (docs/backends.md).
+#if defined(KOKKOS_ENABLE_SERIAL)
+using SerialHostSpace = Kokkos::Serial;
+inline constexpr bool serial_host_space_is_serial = true;
+#elif defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION >= 40000
+using SerialHostSpace = Kokkos::OpenMP;
+inline constexpr bool serial_host_space_is_serial = false;
+#else
+#error "korch needs Kokkos::Serial, or Kokkos 4 or newer with OpenMP, for its team threads' host work"
+#endif
+
 // Kokkos 4 can make a Kokkos::Serial instance with its own internal state (Serial(NewInstance)).
 // Kokkos 3.4 has one: every Kokkos::Serial object shares one global scratch/reduction buffer.
 inline constexpr bool serial_instances_are_independent = KOKKOS_VERSION >= 40000;
 
-inline Kokkos::Serial make_serial_instance() {
-#if KOKKOS_VERSION >= 40000
+// A new instance of SerialHostSpace with its own state (on Kokkos 3.4, the shared Serial one).
+inline SerialHostSpace make_serial_instance() {
+#if !defined(KOKKOS_ENABLE_SERIAL)
+  return Kokkos::OpenMP(1);
+#elif KOKKOS_VERSION >= 40000
   return Kokkos::Serial(Kokkos::NewInstance{});
 #else
   return Kokkos::Serial();
+#endif
+}
+
+// A SerialHostSpace instance for work the calling thread does on its own outside the teams (the
+// hydro app's work between cycles): Serial's default instance, or one one-thread OpenMP instance
+// kept until Kokkos::finalize. Not the backend's full OpenMP pool: after a parallel region libgomp's
+// workers spin on the cores the team threads need.
+inline SerialHostSpace calling_thread_instance() {
+#if defined(KOKKOS_ENABLE_SERIAL)
+  return Kokkos::Serial();
+#else
+  static std::mutex guard;
+  static std::optional<Kokkos::OpenMP> kept;
+  std::lock_guard<std::mutex> lock(guard);
+  if (!kept) {
+    kept.emplace(1);
+    Kokkos::push_finalize_hook([] {
+      std::lock_guard<std::mutex> release(guard);
+      kept.reset();
+    });
+  }
+  return *kept;
 #endif
 }
 

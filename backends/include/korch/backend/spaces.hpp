@@ -12,8 +12,9 @@ namespace korch {
 
 // Work a team thread does on its own on the host. Kokkos 3.4's OpenMP space may only be dispatched
 // from the thread that initialized Kokkos, and Serial is safe to dispatch from many std::threads,
-// so every host team thread runs its per-item kernels on Serial.
-using HostTaskSpace = Kokkos::Serial;
+// so every host team thread runs its per-item kernels on Serial (on a one-thread OpenMP instance
+// where a Kokkos 4 or 5 has no Serial: compat::SerialHostSpace).
+using HostTaskSpace = compat::SerialHostSpace;
 
 // The backend's primary space, as chosen by KORCH_BACKEND (not Kokkos' default, which can differ
 // when a user's Kokkos has several backends): the GPU for cuda/hip, the parallel host space otherwise.

@@ -2,7 +2,8 @@
 // The Kokkos execution-space instances one thread of a thread team owns for its whole life.
 //
 // Every team thread gets
-//   host():   a Kokkos::Serial instance for the per-item host work the thread does itself, and
+//   host():   a Kokkos::Serial instance for the per-item host work the thread does itself (a
+//             one-thread Kokkos::OpenMP instance where Kokkos has no Serial, see kokkos_compat.hpp), and
 //   device(): on CUDA/HIP builds an instance on a stream that belongs to this thread alone, so that
 //             the kernels and copies of different team threads overlap; on host-only builds the
 //             "device" is the thread's Serial instance again (device data is still a distinct
