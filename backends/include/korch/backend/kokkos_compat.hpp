@@ -76,9 +76,9 @@ inline SerialHostSpace make_serial_instance() {
 }
 
 // A SerialHostSpace instance for work the calling thread does on its own outside the teams (the
-// hydro app's work between cycles): Serial's default instance, or one one-thread OpenMP instance
-// kept until Kokkos::finalize. Not the backend's full OpenMP pool: after a parallel region libgomp's
-// workers spin on the cores the team threads need.
+// hydro app's work between cycles): Serial's default instance, or a single one-thread OpenMP
+// instance shared by all callers and kept until Kokkos::finalize. Not the backend's full OpenMP
+// pool: after a parallel region libgomp's workers spin on the cores the team threads need.
 inline SerialHostSpace calling_thread_instance() {
 #if defined(KOKKOS_ENABLE_SERIAL)
   return Kokkos::Serial();
