@@ -89,17 +89,20 @@ using Args = korch::bench::DataflowBenchArgs;
 using FlagView = Kokkos::View<int*, Exec::memory_space>;
 
 // A graph's pipeline with its instances in global memory and in team scratch (when one instance
-// fits there), run alternately in the same process: the best seconds of each, and what
-// InstanceMemory::automatic chooses, with that choice's statistics and output size.
+// fits there), and on GPU spaces the automatic choice with its registers capped, run alternately in
+// the same process: the best seconds of each, and what InstanceMemory::automatic chooses, with that
+// choice's statistics and output size.
 struct MemoryTimes {
   double global = 1e30;
   double scratch = -1;  // -1: one instance does not fit the space's team scratch
+  double capped = -1;   // the automatic choice with Options::cap_registers; -1: not timed (host spaces)
   bool automatic_scratch = false;
   long long bytes = 0;  // one instance's state
   int instances = 0;
   int team_size = 0;
   df::RunStats st;
   std::size_t out_items = 0;
+  std::size_t capped_items = 0;
   double automatic() const { return automatic_scratch ? scratch : global; }
   const char* automatic_name() const { return automatic_scratch ? "team scratch" : "global memory"; }
 };
@@ -120,7 +123,12 @@ MemoryTimes time_pipelines(const Graph& g, df::Options opt, int repeats) {
   t.bytes = global.instance_bytes();
   t.instances = global.instances();
   t.team_size = global.team_size();
+  // The register cap matters only where a launch has launch bounds: on GPU spaces.
+  std::optional<decltype(global)> capped;
+  opt.cap_registers = true;
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Exec::memory_space>::accessible) capped.emplace(g, opt);
   for (int r = 0; r < repeats; ++r) {
+    if (capped) t.capped = std::min(t.capped < 0 ? 1e30 : t.capped, capped->run().seconds);
     const df::RunStats in_global = global.run();
     t.global = std::min(t.global, in_global.seconds);
     if (!t.automatic_scratch) t.st = in_global;
@@ -130,6 +138,7 @@ MemoryTimes time_pipelines(const Graph& g, df::Options opt, int repeats) {
     if (t.automatic_scratch) t.st = in_scratch;
   }
   t.out_items = (t.automatic_scratch ? *scratch : global).template output<std::uint32_t>("out").values.size();
+  if (capped) t.capped_items = capped->template output<std::uint32_t>("out").values.size();
   return t;
 }
 
@@ -144,6 +153,10 @@ void print_pipeline(const MemoryTimes& t, long long n, double base_best) {
   else
     std::printf("  instance memory (%lld bytes per instance): global %.3f ms, team scratch %.3f ms, ratio %.2f\n",
                 t.bytes, t.global * 1e3, t.scratch * 1e3, t.global / t.scratch);
+  if (t.capped > 0)
+    std::printf(
+        "  at most 64 registers per lane (Options::cap_registers): %.3f ms, ratio to uncapped %.2f (%zu items)\n",
+        t.capped * 1e3, t.automatic() / t.capped, t.capped_items);
 }
 
 // The input items: mix(i) for i < n.

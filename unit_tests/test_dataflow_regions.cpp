@@ -450,4 +450,28 @@ TEST_CASE("Instance memory: automatic keeps host instances in global memory" * d
   CHECK(p.instance_bytes() > 0);
 }
 
+// On a GPU the capped kernel spills part of the boss lane's bookkeeping to local memory; the
+// enumeration regions' parent buffers and reference counts must come through it unchanged.
+TEST_CASE("Register cap: the nested parser capped at 64 registers per lane gives the same records and firings") {
+  const Corpus c = make_corpus(300, 23);
+  const auto ref = nested_reference(c);
+  for (int width : {7, 32}) {
+    CAPTURE(width);
+    df::Options o = opts(width, 1.0, 1);
+    auto plain = df::make_pipeline(nested_graph(c, 8, 8), o);
+    o.cap_registers = true;
+    auto capped = df::make_pipeline(nested_graph(c, 8, 8), o);
+    const df::RunStats uncapped_stats = plain.run();
+    const df::RunStats capped_stats = capped.run();
+    check_records(capped.output<RecordSum>("out"), ref);
+    check_same_stats(uncapped_stats, capped_stats);
+    CHECK(capped_stats.registers_capped == kDeviceBuild);  // host spaces launch the one kernel
+    CHECK_FALSE(uncapped_stats.registers_capped);
+    o.instances = 0;  // the space's default league, every instance capped
+    auto many = df::make_pipeline(nested_graph(c, 8, 8), o);
+    many.run();
+    check_records(many.output<RecordSum>("out"), ref);
+  }
+}
+
 }  // namespace test_dataflow_regions

@@ -32,6 +32,9 @@ std::unique_ptr<cli::Program> dataflow_command_line(DataflowArgs& a) {
       ->type_name("WHERE")
       ->default_str("automatic")
       ->check(cli::one_of({"automatic", "team_scratch", "global"}));
+  app.add_flag("--cap-registers", a.opt.cap_registers,
+               "GPU builds: launch each pipeline with at most 64 registers per lane (more instances resident, "
+               "some state spilled); no effect on host spaces");
   cli::add_integer(app, "--buffer", a.buffer, "parent buffer slots of the enumerating nodes of parser and nested", 1,
                    1 << 20);
   for (const DemoName& d : demo_names) app.add_subcommand(d.name, d.help)->fallthrough();

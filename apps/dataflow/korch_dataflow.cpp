@@ -73,8 +73,9 @@ Kokkos::View<std::uint32_t*> random_input(int n, std::vector<std::uint32_t>& hos
 }
 
 void print_stats(const df::RunStats& st) {
-  std::printf("  %d instances (state in %s), vector width %d, %.3f ms\n", st.instances,
-              st.team_scratch ? "team scratch" : "global memory", st.vector_width, st.seconds * 1e3);
+  std::printf("  %d instances (state in %s%s), vector width %d, %.3f ms\n", st.instances,
+              st.team_scratch ? "team scratch" : "global memory",
+              st.registers_capped ? ", at most 64 registers per lane" : "", st.vector_width, st.seconds * 1e3);
   std::printf("  %-12s %-15s %10s %10s %12s %8s %8s %8s %6s\n", "node", "kind", "firings", "runs", "items", "signals",
               "flushes", "blocks", "util");
   for (const auto& n : st.nodes)

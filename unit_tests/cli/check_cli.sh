@@ -254,6 +254,8 @@ case $name in
     good --n 300 --width 8 --instance-memory team_scratch filters parser
     grep -q "state in team scratch" "$tmp/out" || fail "[--instance-memory team_scratch]: instances not in team scratch"
     if grep -q "MISMATCH" "$tmp/out"; then fail "[--instance-memory team_scratch]: output differs from the reference"; fi
+    good --n 300 --width 8 --cap-registers nested parser
+    if grep -q "MISMATCH" "$tmp/out"; then fail "[--cap-registers]: output differs from the reference"; fi
     run filters --help && ((rc == 0)) && head -n 1 "$tmp/out" | grep -q "^$name: " \
       || fail "[filters --help]: not the program's help"
     ;;

@@ -22,6 +22,8 @@ struct Options {
   int team_size = 0;         // 0: 1 on host spaces, vector_width on GPUs
   int signal_log = 0;        // user signals each sink records (Pipeline::signals); 0: count only
   InstanceMemory instance_memory = InstanceMemory::automatic;
+  bool cap_registers = false;  // GPU spaces: at most 64 registers per lane (Kokkos::LaunchBounds<1024, 1>),
+                               // more instances resident, some of a lane's state spilled; hosts: no effect
 };
 
 }  // namespace korch::dataflow

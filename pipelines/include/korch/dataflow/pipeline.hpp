@@ -74,6 +74,9 @@ class Pipeline {
   using exec_space = ExecSpace;
   using kernel_type = detail::PipelineKernel<ExecSpace, Nodes...>;
   static constexpr int N = sizeof...(Nodes);
+  // whether the host can reach the space's memory (host spaces: one-lane teams, global memory)
+  static constexpr bool host_space =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
 
   Pipeline(const Graph<Nodes...>& graph, Options options = {})
       : graph_(graph.compile()),
@@ -115,9 +118,7 @@ class Pipeline {
     Kokkos::deep_copy(k_.sig_counts, 0ULL);
     Kokkos::fence();
     const auto t0 = std::chrono::steady_clock::now();
-    typename kernel_type::policy policy(instances_, team_);
-    if (k_.in_scratch) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_request()));
-    Kokkos::parallel_for("korch::dataflow::" + graph_.name, policy, k_);
+    launch();
     Kokkos::fence();
     const auto t1 = std::chrono::steady_clock::now();
     auto err = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), k_.errors);
@@ -134,6 +135,7 @@ class Pipeline {
     st.vector_width = W_;
     st.input_items = k_.n_input;
     st.team_scratch = k_.in_scratch;
+    st.registers_capped = registers_capped();
     st.nodes = node_stats();
     return st;
   }
@@ -222,12 +224,11 @@ class Pipeline {
     off += static_cast<long long>(detail::align64(N * detail::ST_FIELDS * sizeof(long long)));
     k_.scratch_wide_off = off;
     k_.scratch_bytes = off + 8 * static_cast<long long>(sizeof(long long));
-    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
     const typename kernel_type::policy probe(1, team_);
     const long long limit = probe.scratch_size_max(0);
     const bool fits = scratch_request() <= limit;
     switch (options_.instance_memory) {
-      case InstanceMemory::automatic: k_.in_scratch = !host && fits; break;
+      case InstanceMemory::automatic: k_.in_scratch = !host_space && fits; break;
       case InstanceMemory::global: k_.in_scratch = false; break;
       case InstanceMemory::team_scratch:
         if (!fits)
@@ -239,6 +240,25 @@ class Pipeline {
         break;
     }
   }
+  // Launches the kernel over every instance. With Options::cap_registers on a GPU space, under
+  // launch bounds of 1024 lanes and one team per multiprocessor, from which nvcc and hipcc allot at
+  // most 64 registers per lane (docs/dataflow.md, "The run's shape"); host spaces have one launch.
+  void launch() {
+    if constexpr (!host_space) {
+      if (options_.cap_registers) {
+        launch_with(Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>(instances_, team_));
+        return;
+      }
+    }
+    launch_with(typename kernel_type::policy(instances_, team_));
+  }
+  bool registers_capped() const { return options_.cap_registers && !host_space; }
+  template <class Policy>
+  void launch_with(Policy policy) {
+    if (k_.in_scratch) policy.set_scratch_size(0, Kokkos::PerTeam(scratch_request()));
+    Kokkos::parallel_for("korch::dataflow::" + graph_.name, policy, k_);
+  }
+
   // The team scratch a team asks for: the instance's block and room to align it to 64 bytes.
   long long scratch_request() const { return k_.scratch_bytes + 64; }
 
@@ -251,9 +271,8 @@ class Pipeline {
 
   // Vector width, team size, instances, input size and chunk from the options and the space.
   void choose_shape(const Options& options) {
-    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
     const std::string& name = graph_.name;
-    int W = options.vector_width > 0 ? options.vector_width : (host ? 64 : 128);
+    int W = options.vector_width > 0 ? options.vector_width : (host_space ? 64 : 128);
     if (W > 1024)
       throw Error::format(
           "dataflow pipeline '{}': vector width {} is above 1024: use a smaller "
@@ -261,8 +280,8 @@ class Pipeline {
           name, W);
     // On GPUs a team is one lane per item of a run, rounded up to a power of two: the team scan
     // that places a run's outputs needs a power-of-two block (Kokkos' CUDA and HIP scans).
-    int team = options.team_size > 0 ? options.team_size : (host ? 1 : detail::next_power_of_two(W));
-    if (!host && (team & (team - 1)) != 0)
+    int team = options.team_size > 0 ? options.team_size : (host_space ? 1 : detail::next_power_of_two(W));
+    if (!host_space && (team & (team - 1)) != 0)
       throw Error::format(
           "dataflow pipeline '{}': team size {} on {}: a GPU team's scan needs a power "
           "of two: use {} (or 0 for the default)",
@@ -275,7 +294,7 @@ class Pipeline {
     int instances = options.instances;
     if (instances <= 0) {
       const int conc = static_cast<int>(ExecSpace().concurrency());
-      instances = host ? std::max(1, conc) : std::max(1, conc / team);
+      instances = host_space ? std::max(1, conc) : std::max(1, conc / team);
     }
     const long long n_input = static_cast<long long>(graph_.nodes[0].sink_capacity);
     if (n_input > INT_MAX / 2)

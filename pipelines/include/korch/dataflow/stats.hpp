@@ -28,7 +28,8 @@ struct RunStats {
   int instances = 0;
   int vector_width = 0;
   long long input_items = 0;
-  bool team_scratch = false;  // instances kept their state in team scratch memory (Options::instance_memory)
+  bool team_scratch = false;      // instances kept their state in team scratch memory (Options::instance_memory)
+  bool registers_capped = false;  // launched with at most 64 registers per lane (Options::cap_registers, GPUs)
   std::vector<NodeStats> nodes;
   const NodeStats& node(const std::string& name) const {
     for (const auto& n : nodes)
