@@ -20,10 +20,16 @@ function(korch_project_options target)
     target_compile_options(${target} PRIVATE
       $<$<COMPILE_LANGUAGE:Fortran>:-Wno-compare-reals -Wno-unused-dummy-argument>)
   endif()
-  # Sanitized code at -O1 with line tables only (-g1: reports name files and lines): instrumented
-  # -O3 with full debug information compiles about three times slower and finds nothing more.
+  # Sanitized code with line tables only (-g1: reports name files and lines), at -O1 for
+  # ThreadSanitizer and -Og for AddressSanitizer with UndefinedBehaviorSanitizer, whose checks make
+  # -O1 about three times slower to compile than -Og (docs/testing.md, "Build time").
   if(KORCH_SANITIZE)
-    target_compile_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS} -fno-omit-frame-pointer -O1 -g1)
+    if(KORCH_SANITIZE STREQUAL "address")
+      set(_korch_sanitize_optimize -Og)
+    else()
+      set(_korch_sanitize_optimize -O1)
+    endif()
+    target_compile_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS} -fno-omit-frame-pointer ${_korch_sanitize_optimize} -g1)
     target_link_options(${target} PRIVATE ${KORCH_SANITIZE_FLAGS})
   endif()
 endfunction()

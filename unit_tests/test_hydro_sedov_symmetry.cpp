@@ -4,6 +4,7 @@
 // channel behind the shock where it crosses the axes. Compares the density behind the shock along
 // an axis with the density along the diagonal at the same radii, in 2D and 3D.
 #include "simulation.hpp"
+#include "test_sanitized.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,12 +15,6 @@
 using namespace korch::hydro;
 
 namespace {
-
-#ifdef KORCH_TEST_SANITIZED
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
 
 struct Profile {
   std::vector<double> r, rho;
@@ -101,7 +96,7 @@ TEST_CASE("hydro: Sedov 2D is as dense along the axis as along the diagonal behi
 // Physics alone, and two minutes of a sanitizer build's suites: the 2-D case runs the same solver and
 // runtime paths, and other suites the 3-D ones.
 TEST_CASE("hydro: Sedov 3D is as dense along the axis as along the diagonal behind the shock (no carbuncle)" *
-          doctest::skip(kSanitized)) {
+          doctest::skip(korch::test::kSanitized)) {
   double radius = 0;
   const double d = axis_asymmetry(3, 4, 12, 0.05, radius);
   MESSAGE("3D 48^3: shock radius " << radius << ", largest relative density difference axis/diagonal " << d);

@@ -5,6 +5,7 @@
 #include "options.hpp"
 #include "runtime_configuration.hpp"
 #include "simulation.hpp"
+#include "test_sanitized.hpp"
 
 #include <korch/configurations/builtin.hpp>
 #include <korch/error.hpp>
@@ -448,7 +449,8 @@ TEST_CASE("hydro: the per-cell kernel (device path) and the host scratch version
   }
 }
 
-TEST_CASE("hydro: smooth density wave converges at second order in 3D") {
+// Skipped in sanitizer builds: the 2-D order check and the 3-D Sod tube take the same paths.
+TEST_CASE("hydro: smooth density wave converges at second order in 3D" * doctest::skip(korch::test::kSanitized)) {
   const double e1 = wave_l1(2, 8, 3, 0.1), e2 = wave_l1(2, 16, 3, 0.1);
   const double order = std::log2(e1 / e2);
   INFO("3D L1 errors " << e1 << " " << e2 << " order " << order);

@@ -8,6 +8,7 @@
 #include <korch/communicator.hpp>
 #include <korch/mesh.hpp>
 #include "airfoil.hpp"
+#include "test_sanitized.hpp"
 
 #include <array>
 #include <cmath>
@@ -61,11 +62,7 @@ std::unique_ptr<Executor> make_executor(Kind kind, const Partition* part, RankSy
 
 // The long runs' length: 1000 iterations bring the update down to round-off, where any reordering
 // of increments shows; a sanitized build checks the same code over 100 (unit_tests/CMakeLists.txt).
-#ifdef KORCH_TEST_SANITIZED
-constexpr int kLongRun = 100;
-#else
-constexpr int kLongRun = 1000;
-#endif
+constexpr int kLongRun = korch::test::kSanitized ? 100 : 1000;
 
 af::Constants stored_constants() {
   return af::read_constants(std::string(KORCH_MESH_DATA_DIR) + "/airfoil-162/constants.txt");
