@@ -35,26 +35,16 @@ constexpr void check_item_type() {
   static_assert(alignof(T) <= kItemAlign, "korch::streams: a stream item type may need at most 16-byte alignment");
 }
 
-class Item {
+// A 16-byte cell holding one value of a trivially copyable type as its bytes: what Item and Value
+// (korch/streams/value.hpp) share; each adds the conversions of the type its programs use most.
+template <class Derived>
+class Cell {
  public:
-  Item() = default;
-  // Untyped programs carry doubles: a double converts to a cell and back without a cast.
-  Item(double x) noexcept { std::memcpy(bytes_, &x, sizeof x); }  // NOLINT(google-explicit-constructor)
-  operator double() const noexcept {                              // NOLINT(google-explicit-constructor)
-    double x;
-    std::memcpy(&x, bytes_, sizeof x);
-    return x;
-  }
-  Item& operator+=(double x) noexcept { return *this = static_cast<double>(*this) + x; }
-  Item& operator-=(double x) noexcept { return *this = static_cast<double>(*this) - x; }
-  Item& operator*=(double x) noexcept { return *this = static_cast<double>(*this) * x; }
-  Item& operator/=(double x) noexcept { return *this = static_cast<double>(*this) / x; }
-
   template <class T>
-  static Item of(const T& x) noexcept {
+  static Derived of(const T& x) noexcept {
     check_item_type<T>();
-    Item c;
-    std::memcpy(c.bytes_, &x, sizeof(T));
+    Derived c;
+    std::memcpy(static_cast<Cell&>(c).bytes_, &x, sizeof(T));
     return c;
   }
   template <class T>
@@ -67,6 +57,18 @@ class Item {
 
  private:
   alignas(kItemAlign) unsigned char bytes_[kItemBytes] = {};
+};
+
+class Item : public Cell<Item> {
+ public:
+  Item() = default;
+  // Untyped programs carry doubles: a double converts to a cell and back without a cast.
+  Item(double x) noexcept { *this = of(x); }                 // NOLINT(google-explicit-constructor)
+  operator double() const noexcept { return as<double>(); }  // NOLINT(google-explicit-constructor)
+  Item& operator+=(double x) noexcept { return *this = static_cast<double>(*this) + x; }
+  Item& operator-=(double x) noexcept { return *this = static_cast<double>(*this) - x; }
+  Item& operator*=(double x) noexcept { return *this = static_cast<double>(*this) * x; }
+  Item& operator/=(double x) noexcept { return *this = static_cast<double>(*this) / x; }
 };
 
 static_assert(sizeof(Item) == kItemBytes && std::is_trivially_copyable<Item>::value,

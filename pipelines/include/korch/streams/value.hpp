@@ -13,20 +13,15 @@
 #include <korch/streams/item.hpp>
 
 #include <cstdint>
-#include <cstring>
 
 namespace korch::streams {
 
-class Value {
+class Value : public Cell<Value> {
  public:
   Value() = default;
   // Integer-valued programs: an integer converts to a cell and back without a cast.
-  Value(std::int64_t x) noexcept { std::memcpy(bytes_, &x, sizeof x); }  // NOLINT(google-explicit-constructor)
-  operator std::int64_t() const noexcept {                               // NOLINT(google-explicit-constructor)
-    std::int64_t x;
-    std::memcpy(&x, bytes_, sizeof x);
-    return x;
-  }
+  Value(std::int64_t x) noexcept { *this = of(x); }                      // NOLINT(google-explicit-constructor)
+  operator std::int64_t() const noexcept { return as<std::int64_t>(); }  // NOLINT(google-explicit-constructor)
   // Integer arithmetic in place, as on the std::int64_t the cell holds.
   Value& operator+=(std::int64_t x) noexcept { return *this = std::int64_t(*this) + x; }
   Value& operator-=(std::int64_t x) noexcept { return *this = std::int64_t(*this) - x; }
@@ -50,24 +45,6 @@ class Value {
     *this -= 1;
     return old;
   }
-
-  template <class T>
-  static Value of(const T& x) noexcept {
-    check_item_type<T>();
-    Value c;
-    std::memcpy(c.bytes_, &x, sizeof(T));
-    return c;
-  }
-  template <class T>
-  T as() const noexcept {
-    check_item_type<T>();
-    T x;
-    std::memcpy(&x, bytes_, sizeof(T));
-    return x;
-  }
-
- private:
-  alignas(kItemAlign) unsigned char bytes_[kItemBytes] = {};
 };
 
 static_assert(sizeof(Value) == kItemBytes && std::is_trivially_copyable<Value>::value,
