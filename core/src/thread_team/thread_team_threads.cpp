@@ -174,9 +174,12 @@ constexpr std::chrono::microseconds item_worth_a_wakeup{30};
 // A team whose cycles have stopped (naps in vain) lets its threads sleep until woken again. Only
 // where the team's cycles are long (TeamOptions::naps_per_cycle): a thread napping when a cycle
 // starts joins it when the nap ends, and a nap as long as a short cycle leaves it to the caller.
+// Before the first timed cycle has ended the length is unknown, and the threads do not nap: a
+// thread that napped from its start could sleep through the first cycles of a team of short ones.
 bool ThreadTeam::Impl::may_nap(const Worker& w) const {
-  const bool cycles_long = options_.naps_per_cycle == 0 || recent_cycle_time_.count() == 0 ||
-                           recent_cycle_time_ >= options_.naps_per_cycle * options_.contended_nap;
+  const bool cycles_long =
+      options_.naps_per_cycle == 0 ||
+      (recent_cycle_time_.count() > 0 && recent_cycle_time_ >= options_.naps_per_cycle * options_.contended_nap);
   return options_.contended_nap.count() > 0 && options_.waiter_works && !options_.waiter_joins &&
          work_publishers_.empty() && thread_publishers_.empty() && w.naps_in_vain < max_naps_in_vain && cycles_long &&
          w.contention.contended(detail::PollClock::now());
