@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include <korch/backend/cell_range.hpp>
 #include <korch/backend/spaces.hpp>
+#include <korch/backend/thread_spaces.hpp>
 #include <korch/error.hpp>
 
 #include <doctest/doctest.h>
@@ -9,6 +10,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -97,5 +101,61 @@ TEST_CASE("cell_policy: every index of the box once, none outside it, for odd ex
             wrong += count(e, i, j, k) != (inside ? 1 : 0);
           }
     CHECK(wrong == 0);
+  }
+}
+
+namespace {
+
+// A kernel whose functor is larger than 512 bytes, as a PacketPack's is: Kokkos 3.4 would pass it
+// through its one constant-memory buffer unless the policy carries ConcurrentLaunchHint.
+struct LargeFunctor {
+  static constexpr int n_weights = 96;  // 768 bytes
+  Kokkos::View<double*, korch::DeviceMemSpace> out;
+  double weights[n_weights];
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t t) const { out(t) = weights[t % n_weights]; }
+};
+
+}  // namespace
+
+TEST_CASE("CellRange: large functors launched by several team threads at once each run their own") {
+  constexpr int threads = 8, rounds = 40;
+  constexpr int cells[3] = {4, 16, 64};
+  const korch::CellRange range(4, cells);
+  using Out = Kokkos::View<double*, korch::DeviceMemSpace>;
+  // Instances and arrays made here, as a team makes its threads' (Kokkos 3.4 allocates and
+  // initializes Views on the thread that initialized it).
+  std::vector<std::unique_ptr<korch::ThreadSpaces>> spaces;
+  std::vector<Out> outs;
+  std::vector<Out::HostMirror> copies;
+  for (int t = 0; t < threads; ++t) {
+    spaces.push_back(std::make_unique<korch::ThreadSpaces>());
+    outs.emplace_back("large functor out", range.size());
+    copies.push_back(Kokkos::create_mirror_view(outs.back()));
+  }
+  std::vector<int> wrong(threads, 0);
+  std::vector<std::thread> team;
+  for (int t = 0; t < threads; ++t)
+    team.emplace_back([&, t] {
+      const auto& device = spaces[static_cast<std::size_t>(t)]->device();
+      const auto& copy = copies[static_cast<std::size_t>(t)];
+      LargeFunctor f;
+      f.out = outs[static_cast<std::size_t>(t)];
+      for (int round = 0; round < rounds; ++round) {
+        const double value = 1000.0 * t + round;
+        for (int w = 0; w < LargeFunctor::n_weights; ++w) f.weights[w] = value + 1e-3 * w;
+        Kokkos::parallel_for("test.large functor", range.policy(device), f);
+        Kokkos::deep_copy(device, copy, f.out);
+        device.fence();
+        for (std::int64_t c = 0; c < range.size(); ++c)
+          if (copy(c) != value + 1e-3 * static_cast<double>(c % LargeFunctor::n_weights)) {
+            ++wrong[static_cast<std::size_t>(t)];
+            break;
+          }
+      }
+    });
+  for (auto& th : team) th.join();
+  for (int t = 0; t < threads; ++t) {
+    CAPTURE(t);
+    CHECK(wrong[static_cast<std::size_t>(t)] == 0);
   }
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // doctest main for every suite: Kokkos is initialized once around the whole run, and every test
-// case runs under the watchdog (test_watchdog.hpp), so a hang fails that case by name.
+// case runs under the watchdog (test_watchdog.hpp), so a hang fails that case by name; a crash
+// prints its call stack (test_crash_report.hpp).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include "test_crash_report.hpp"
 #include "test_watchdog.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -38,6 +40,7 @@ struct WatchdogListener : doctest::IReporter {
 }  // namespace
 
 REGISTER_LISTENER("watchdog", 1, WatchdogListener);
+REGISTER_LISTENER("crash report", 2, korch::test::CrashReport);
 
 int main(int argc, char** argv) {
   Kokkos::initialize(argc, argv);

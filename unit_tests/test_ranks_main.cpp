@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // doctest main of the ranks suite: MPI (when built with it) and Kokkos around the whole run, so the
-// same cases run as one process and under mpirun; every rank runs every case.
+// same cases run as one process and under mpirun; every rank runs every case. A crash prints its
+// call stack (test_crash_report.hpp).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include "test_crash_report.hpp"
 
 #include <korch/communicator.hpp>
 
 #include <Kokkos_Core.hpp>
+
+REGISTER_LISTENER("crash report", 2, korch::test::CrashReport);
 
 int main(int argc, char** argv) {
   korch::MpiSession mpi(&argc, &argv);

@@ -179,6 +179,8 @@ TEST_CASE("Packet: each direction is one contiguous range; the device copy is a 
   CHECK(p.bytes_to_host() == (p.entry(0).offset[3] - p.entry(0).offset[1]) * sizeof(double));
   CHECK(p.host_var(1, 0)(1, 2, 3) == g.data()(3, 0, 1, 2, 3));
   CHECK_THROWS_WITH_AS(p.device_var(0, 0), doctest::Contains("data mover"), Error);
+  // The scratch variables live on the device alone: the pinned buffer ends where they begin.
+  CHECK(pinned.outstanding_bytes() == p.entry(0).offset[3] * sizeof(double));
 
   void* host_side = p.host_var(1, 1).data();
   ThreadSpaces spaces;

@@ -207,7 +207,9 @@ void DataPacket::pack() {
   }
   section_begin_[4] = at;
   total_doubles_ = at;
-  host_ = pinned_pool_->acquire(total_doubles_ * sizeof(double));
+  // The scratch variables live on the device alone: the host's buffer ends where they begin (for
+  // a resident packet, after its metadata), so pinned memory holds only what crosses.
+  host_ = pinned_pool_->acquire(section_begin_[3] * sizeof(double));
   auto* base = static_cast<double*>(host_.data());
   for (std::size_t i = 0; i < entries_.size() && !residency_; ++i) {
     const auto& e = entries_[i];

@@ -2,7 +2,8 @@
 // DataPacket: blocks or tiles gathered into one pool buffer so that each transfer direction is a
 // single contiguous copy (design: docs/data-packets.md).
 //
-// Layout of the buffer (the same on the pinned host side and on the device side), in doubles:
+// Layout of the buffer (the same on the pinned host side and on the device side, where the host's
+// ends before the scratch variables, which live on the device alone), in doubles:
 //   [ entry metadata | copy-in | copy-in-out | copy-out | scratch ]
 //   host -> device: metadata + copy-in + copy-in-out   (one copy)
 //   device -> host: copy-in-out + copy-out              (one copy)

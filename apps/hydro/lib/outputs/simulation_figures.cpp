@@ -177,12 +177,24 @@ std::string Simulation::summary() const {
         "  ranks: {} (rank 0: {} blocks, {} neighbour ranks, {} guard cells per variable received per step)\n",
         comm_.size(), grid_->n_blocks(), c.neighbour_ranks, c.cells_sent);
   }
-  const double total = run_seconds_ > 0 ? run_seconds_ : (phases_.execute + phases_.dt + phases_.conduction);
+  // The rate of whole steps (guard fill, halos, time step): the steps after the first where there
+  // are such, as the first also fills pools, makes copy lists and brings the state to a device.
+  const int steps = steps_ - first_step_;
+  const double stepping = first_step_seconds_ + later_steps_seconds_;
+  const bool later = steps > 1 && later_steps_seconds_ > 0;
+  const double timed = later ? later_steps_seconds_ : stepping > 0 ? stepping : run_seconds_;
+  const int timed_steps = later ? steps - 1 : steps;
   s += fmt::format("  {:<34} {:>14}\n", "metric", "value");
-  s += fmt::format("  {:<34} {:>14.4e}\n", "cell updates / s",
-                   steps_ > first_step_ && total > 0 ? cells * (steps_ - first_step_) / total : 0.0);
-  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]",
-                   steps_ > first_step_ ? total / (steps_ - first_step_) : 0.0);
+  s += fmt::format("  {:<34} {:>14.4e}{}\n", "cell updates / s",
+                   timed_steps > 0 && timed > 0 ? cells * timed_steps / timed : 0.0,
+                   later ? "  (whole steps after the first)" : "");
+  s += fmt::format("  {:<34} {:>14.4e}\n", "time per step [s]", timed_steps > 0 ? timed / timed_steps : 0.0);
+  if (later) s += fmt::format("  {:<34} {:>14.4e}\n", "first step [s]", first_step_seconds_);
+  if (stepping > 0)
+    s += fmt::format("  {:<34} {:>14.4e}  (the run outside its steps: pictures, plot files, checkpoints)\n",
+                     "outputs [s]", std::max(run_seconds_ - stepping, 0.0));
+  // Shares of every step's time, the first included.
+  const double total = stepping > 0 ? stepping : run_seconds_;
   auto share = [&](const char* name, double t) {
     s += fmt::format("  {:<34} {:>13.1f}%\n", name, total > 0 ? 100.0 * t / total : 0.0);
   };

@@ -399,7 +399,9 @@ void Simulation::run() {
   (void)stable_dt();
   PlotWriter plots(plot_run(*this));
   while (!done()) {
+    const auto step_start = Clock::now();
     const double dt = step(std::min(o.steps > 0 ? 1e300 : tmax - time_, plots.max_dt()));
+    (steps_ == first_step_ + 1 ? first_step_seconds_ : later_steps_seconds_) += seconds_since(step_start);
     const double fraction = done() ? 1.0 : (o.steps > 0 ? static_cast<double>(steps_) / o.steps : time_ / tmax);
     progress.update(fraction, steps_, time_, dt, seconds_since(start));
     plots.after_step();

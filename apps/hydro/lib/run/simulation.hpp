@@ -224,6 +224,10 @@ class Simulation {
   TransferOverlap overlap_;
   TransferOverlap comm_overlap_;  // guard-cell messages in flight and the tasks that hid them
   double run_seconds_ = 0.0;
+  // run()'s steps: the first (pools, copy lists and the state's first upload to a device) apart
+  // from the later ones, whose time the summary's rate is made of; outputs are in neither.
+  double first_step_seconds_ = 0.0;
+  double later_steps_seconds_ = 0.0;
 };
 
 }  // namespace korch::hydro

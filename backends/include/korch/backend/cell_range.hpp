@@ -10,6 +10,7 @@
 //               reads rows of contiguous cells (for kernels that keep Kokkos' (i, j, k) form).
 #pragma once
 
+#include "korch/backend/launch_hint.hpp"
 #include "korch/backend/spaces.hpp"
 #include "korch/error.hpp"
 
@@ -20,13 +21,6 @@
 #include <cstdint>
 
 namespace korch {
-
-// The kernels over cells hand their functor to the GPU as kernel arguments (Kokkos' light-weight
-// hint; 4 KB at most, larger ones go through the execution space instance's global memory). Left
-// to itself Kokkos 3.4 sends a functor over 512 bytes, a PacketPack's among them, through one
-// constant-memory buffer and one staging buffer without a lock: device team threads launching at
-// the same time then run each other's functors (docs/backends.md, "Kernels from several threads").
-using CellLaunchHint = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
 
 class CellRange {
  public:
@@ -44,8 +38,8 @@ class CellRange {
 
   std::int64_t size() const noexcept { return std::int64_t{boxes_} * per_box_; }
   template <class Space>
-  Kokkos::RangePolicy<Space, Policy, CellLaunchHint> policy(const Space& space) const {
-    return Kokkos::RangePolicy<Space, Policy, CellLaunchHint>(space, 0, size());
+  Kokkos::RangePolicy<Space, Policy, ConcurrentLaunchHint> policy(const Space& space) const {
+    return Kokkos::RangePolicy<Space, Policy, ConcurrentLaunchHint>(space, 0, size());
   }
 
   // Flat index t as (box, i, j, k). One 64-bit division, the rest in 32 bits.
@@ -108,7 +102,7 @@ std::array<std::int64_t, N> gpu_cell_tiles(const std::array<std::int64_t, N>& ex
 
 template <int N, class Space>
 using CellPolicy =
-    Kokkos::MDRangePolicy<Space, Kokkos::Rank<N, Kokkos::Iterate::Right, Kokkos::Iterate::Right>, CellLaunchHint>;
+    Kokkos::MDRangePolicy<Space, Kokkos::Rank<N, Kokkos::Iterate::Right, Kokkos::Iterate::Right>, ConcurrentLaunchHint>;
 
 // An MDRangePolicy from lo to hi (N indices) whose last index runs fastest, on `space`; tiled by
 // gpu_cell_tiles where the space's memory is not the host's, Kokkos' own tiles on the host.

@@ -246,7 +246,8 @@ class Pipeline {
   void launch() {
     if constexpr (!host_space) {
       if (options_.cap_registers) {
-        launch_with(Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>(instances_, team_));
+        launch_with(
+            Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>, ConcurrentLaunchHint>(instances_, team_));
         return;
       }
     }

@@ -11,6 +11,8 @@
 #include <korch/dataflow/queue.hpp>
 #include <korch/dataflow/signal.hpp>
 
+#include <korch/backend/launch_hint.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -39,7 +41,8 @@ class PipelineProtocol {
   static constexpr int C = max_channels<Nodes...>();
   using exec_space = ExecSpace;
   using mem_space = typename ExecSpace::memory_space;
-  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  // Pipelines launched by several threads at once (launch_hint.hpp).
+  using policy = Kokkos::TeamPolicy<ExecSpace, ConcurrentLaunchHint>;
   using member_type = typename policy::member_type;
 
   Kokkos::Array<NodeDesc<C>, N> nd;

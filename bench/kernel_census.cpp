@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+// The kernel census: a Kokkos profiling library (loaded with KOKKOS_PROFILE_LIBRARY, no change to
+// the program) that counts every parallel_for, parallel_reduce, parallel_scan and deep_copy by name
+// and sums the host time from each one's start to its end. When the program ends it prints one
+// table: how many launches each kernel had, their time, and how much of the run they cover.
+//
+// On a GPU a launch returns before its kernel runs, so run with CUDA_LAUNCH_BLOCKING=1 (HIP:
+// AMD_SERIALIZE_KERNEL=3) to make each kernel's time its run time: the table then splits a run into
+// kernels, copies and everything else (the orchestration between them), and its launch counts
+// divided by the steps show what each step launches. On a host build the times are the kernels'
+// own. Used by scripts/gpu-check; docs/backends.md says how to read it.
+//
+//   KORCH_KERNEL_CENSUS_ROWS   rows of the table (default 25; the rest are summed in one line)
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Tally {
+  std::uint64_t launches = 0;
+  double seconds = 0;
+};
+
+struct Census {
+  std::mutex mutex;
+  Clock::time_point start = Clock::now();
+  std::uint64_t next_id = 1;
+  // Open launches: several team threads launch at once, so each start is keyed by its id.
+  std::unordered_map<std::uint64_t, std::pair<std::string, Clock::time_point>> open;
+  std::map<std::string, Tally> tallies;
+
+  void begin(const char* kind, const char* name, std::uint64_t* id) {
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(mutex);
+    *id = next_id++;
+    open.emplace(*id, std::make_pair(std::string(kind) + (name ? name : "(unnamed)"), now));
+  }
+  void end(std::uint64_t id) {
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = open.find(id);
+    if (it == open.end()) return;
+    Tally& t = tallies[it->second.first];
+    ++t.launches;
+    t.seconds += std::chrono::duration<double>(now - it->second.second).count();
+    open.erase(it);
+  }
+  void print() {
+    std::lock_guard<std::mutex> lock(mutex);
+    const double run = std::chrono::duration<double>(Clock::now() - start).count();
+    std::vector<std::pair<std::string, Tally>> rows(tallies.begin(), tallies.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    double kernels = 0, copies = 0;
+    std::uint64_t launches = 0, copy_count = 0;
+    for (const auto& [name, t] : rows) {
+      const bool copy = name.rfind("copy ", 0) == 0;
+      (copy ? copies : kernels) += t.seconds;
+      (copy ? copy_count : launches) += t.launches;
+    }
+    std::fprintf(stderr,
+                 "kernel census: %.3f s from Kokkos' start to its end: kernels %.3f s (%.1f %%) in %llu launches, "
+                 "copies %.3f s (%.1f %%) in %llu\n",
+                 run, kernels, 100 * kernels / run, static_cast<unsigned long long>(launches), copies,
+                 100 * copies / run, static_cast<unsigned long long>(copy_count));
+    const char* env = std::getenv("KORCH_KERNEL_CENSUS_ROWS");
+    const std::size_t limit = env && std::atoi(env) > 0 ? static_cast<std::size_t>(std::atoi(env)) : 25;
+    std::fprintf(stderr, "kernel census: %10s %10s %10s %6s  %s\n", "launches", "total [s]", "mean [us]", "run %",
+                 "kernel or copy");
+    Tally rest;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const Tally& t = rows[r].second;
+      if (r >= limit) {
+        rest.launches += t.launches;
+        rest.seconds += t.seconds;
+        continue;
+      }
+      std::fprintf(stderr, "kernel census: %10llu %10.4f %10.1f %6.2f  %s\n",
+                   static_cast<unsigned long long>(t.launches), t.seconds,
+                   1e6 * t.seconds / static_cast<double>(t.launches), 100 * t.seconds / run, rows[r].first.c_str());
+    }
+    if (rest.launches > 0)
+      std::fprintf(stderr, "kernel census: %10llu %10.4f %10s %6.2f  (%zu more names)\n",
+                   static_cast<unsigned long long>(rest.launches), rest.seconds, "", 100 * rest.seconds / run,
+                   rows.size() - limit);
+  }
+};
+
+Census& census() {
+  static Census c;
+  return c;
+}
+
+// Kokkos' handle of a memory space in the deep-copy callbacks.
+struct SpaceHandle {
+  char name[64];
+};
+
+// Kokkos calls the deep-copy pair from the copying thread without an id: one open copy per thread.
+thread_local std::uint64_t open_copy = 0;
+
+}  // namespace
+
+// The Kokkos profiling interface: plain C functions that Kokkos looks up by name.
+extern "C" {
+void kokkosp_init_library(int, std::uint64_t, std::uint32_t, void*) { (void)census(); }
+void kokkosp_finalize_library() { census().print(); }
+void kokkosp_begin_parallel_for(const char* name, std::uint32_t, std::uint64_t* id) {
+  census().begin("for ", name, id);
+}
+void kokkosp_end_parallel_for(std::uint64_t id) { census().end(id); }
+void kokkosp_begin_parallel_reduce(const char* name, std::uint32_t, std::uint64_t* id) {
+  census().begin("reduce ", name, id);
+}
+void kokkosp_end_parallel_reduce(std::uint64_t id) { census().end(id); }
+void kokkosp_begin_parallel_scan(const char* name, std::uint32_t, std::uint64_t* id) {
+  census().begin("scan ", name, id);
+}
+void kokkosp_end_parallel_scan(std::uint64_t id) { census().end(id); }
+void kokkosp_begin_deep_copy(SpaceHandle dst, const char*, const void*, SpaceHandle src, const char*, const void*,
+                             std::uint64_t) {
+  const std::string name = std::string(src.name) + " -> " + dst.name;
+  census().begin("copy ", name.c_str(), &open_copy);
+}
+void kokkosp_end_deep_copy() { census().end(open_copy); }
+}
