@@ -8,6 +8,8 @@
 // Register it once per executable, next to its main: REGISTER_LISTENER("crash report", 2, ...).
 #pragma once
 
+#include "test_listener.hpp"
+
 #include <doctest/doctest.h>
 
 #include <execinfo.h>
@@ -15,7 +17,7 @@
 
 namespace korch::test {
 
-struct CrashReport : doctest::IReporter {
+struct CrashReport : Listener {
   explicit CrashReport(const doctest::ContextOptions&) {}
   // Runs inside doctest's signal handler, on the crashed thread: only async-signal-safe calls
   // (backtrace() is, once its unwinder is loaded: the constructor of the static below does that).
@@ -27,17 +29,6 @@ struct CrashReport : doctest::IReporter {
     if (write(STDERR_FILENO, header, sizeof(header) - 1) < 0) return;
     backtrace_symbols_fd(frames, n, STDERR_FILENO);
   }
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_start(const doctest::TestCaseData&) override {}
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 
  private:
   // backtrace() loads libgcc's unwinder on its first call, which allocates: done here, at start.

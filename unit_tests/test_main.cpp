@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "test_crash_report.hpp"
+#include "test_listener.hpp"
 #include "test_watchdog.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -15,7 +16,7 @@
 namespace {
 
 // Arms the watchdog for each run of a test case (each subcase path runs the case again).
-struct WatchdogListener : doctest::IReporter {
+struct WatchdogListener : korch::test::Listener {
   explicit WatchdogListener(const doctest::ContextOptions&) {}
   void arm() {
     scope.reset();
@@ -24,15 +25,6 @@ struct WatchdogListener : doctest::IReporter {
   void test_case_start(const doctest::TestCaseData&) override { arm(); }
   void test_case_reenter(const doctest::TestCaseData&) override { arm(); }
   void test_case_end(const doctest::CurrentTestCaseStats&) override { scope.reset(); }
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 
   std::unique_ptr<korch::test::Watchdog::Scope> scope;
 };
