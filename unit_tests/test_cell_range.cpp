@@ -126,11 +126,11 @@ TEST_CASE("CellRange: large functors launched by several team threads at once ea
   // initializes Views on the thread that initialized it).
   std::vector<std::unique_ptr<korch::ThreadSpaces>> spaces;
   std::vector<Out> outs;
-  std::vector<Out::HostMirror> copies;
+  std::vector<Kokkos::View<double*, Kokkos::HostSpace>> copies;
   for (int t = 0; t < threads; ++t) {
     spaces.push_back(std::make_unique<korch::ThreadSpaces>());
     outs.emplace_back("large functor out", range.size());
-    copies.push_back(Kokkos::create_mirror_view(outs.back()));
+    copies.emplace_back("large functor out (host)", range.size());
   }
   std::vector<int> wrong(threads, 0);
   std::vector<std::thread> team;
