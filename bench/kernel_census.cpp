@@ -31,6 +31,18 @@ struct Tally {
   double seconds = 0;
 };
 
+// KORCH_KERNEL_CENSUS_ROWS, or 25; a value that is not a positive number is named, then ignored.
+std::size_t rows_wanted() {
+  const char* env = std::getenv("KORCH_KERNEL_CENSUS_ROWS");
+  if (!env) return 25;
+  char* end = nullptr;
+  const long rows = std::strtol(env, &end, 10);
+  if (end != env && *end == '\0' && rows > 0) return static_cast<std::size_t>(rows);
+  std::fprintf(stderr, "kernel census: KORCH_KERNEL_CENSUS_ROWS is '%s': give a positive number of rows; showing 25\n",
+               env);
+  return 25;
+}
+
 struct Census {
   std::mutex mutex;
   Clock::time_point start = Clock::now();
@@ -73,8 +85,7 @@ struct Census {
                  "copies %.3f s (%.1f %%) in %llu\n",
                  run, kernels, 100 * kernels / run, static_cast<unsigned long long>(launches), copies,
                  100 * copies / run, static_cast<unsigned long long>(copy_count));
-    const char* env = std::getenv("KORCH_KERNEL_CENSUS_ROWS");
-    const std::size_t limit = env && std::atoi(env) > 0 ? static_cast<std::size_t>(std::atoi(env)) : 25;
+    const std::size_t limit = rows_wanted();
     std::fprintf(stderr, "kernel census: %10s %10s %10s %6s  %s\n", "launches", "total [s]", "mean [us]", "run %",
                  "kernel or copy");
     Tally rest;
