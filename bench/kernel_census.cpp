@@ -8,7 +8,10 @@
 // AMD_SERIALIZE_KERNEL=3) to make each kernel's time its run time: the table then splits a run into
 // kernels, copies and everything else (the orchestration between them), and its launch counts
 // divided by the steps show what each step launches. On a host build the times are the kernels'
-// own. Used by scripts/gpu-check; docs/backends.md says how to read it.
+// own. A second table counts the allocations of Kokkos memory by space and label: on a GPU each
+// one is a cudaMalloc or cudaHostAlloc (slow, and its free waits for the whole device), so a label
+// whose count grows with the steps names an allocation inside the step. Used by scripts/gpu-check;
+// docs/backends.md says how to read it.
 //
 //   KORCH_KERNEL_CENSUS_ROWS   rows of the table (default 25; the rest are summed in one line)
 #include <algorithm>
@@ -31,6 +34,11 @@ struct Tally {
   double seconds = 0;
 };
 
+struct Allocations {
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+};
+
 // KORCH_KERNEL_CENSUS_ROWS, or 25; a value that is not a positive number is named, then ignored.
 std::size_t rows_wanted() {
   const char* env = std::getenv("KORCH_KERNEL_CENSUS_ROWS");
@@ -50,6 +58,7 @@ struct Census {
   // Open launches: several team threads launch at once, so each start is keyed by its id.
   std::unordered_map<std::uint64_t, std::pair<std::string, Clock::time_point>> open;
   std::map<std::string, Tally> tallies;
+  std::map<std::string, Allocations> allocations;  // by "space: label"
 
   void begin(const char* kind, const char* name, std::uint64_t* id) {
     const auto now = Clock::now();
@@ -66,6 +75,28 @@ struct Census {
     ++t.launches;
     t.seconds += std::chrono::duration<double>(now - it->second.second).count();
     open.erase(it);
+  }
+  void allocated(const char* space, const char* label, std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Allocations& a = allocations[std::string(space) + ": " + (label && *label ? label : "(unlabelled)")];
+    ++a.count;
+    a.bytes += bytes;
+  }
+  void print_allocations(std::size_t limit) {
+    std::vector<std::pair<std::string, Allocations>> rows(allocations.begin(), allocations.end());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
+    std::uint64_t count = 0, bytes = 0;
+    for (const auto& row : rows) {
+      count += row.second.count;
+      bytes += row.second.bytes;
+    }
+    std::fprintf(stderr, "kernel census: %llu allocations of %.1f MB in all\n", static_cast<unsigned long long>(count),
+                 1e-6 * static_cast<double>(bytes));
+    std::fprintf(stderr, "kernel census: %10s %10s  %s\n", "allocs", "MB", "space: label");
+    for (std::size_t r = 0; r < rows.size() && r < limit; ++r)
+      std::fprintf(stderr, "kernel census: %10llu %10.1f  %s\n", static_cast<unsigned long long>(rows[r].second.count),
+                   1e-6 * static_cast<double>(rows[r].second.bytes), rows[r].first.c_str());
+    if (rows.size() > limit) std::fprintf(stderr, "kernel census: (%zu more labels)\n", rows.size() - limit);
   }
   void print() {
     std::lock_guard<std::mutex> lock(mutex);
@@ -104,6 +135,7 @@ struct Census {
       std::fprintf(stderr, "kernel census: %10llu %10.4f %10s %6.2f  (%zu more names)\n",
                    static_cast<unsigned long long>(rest.launches), rest.seconds, "", 100 * rest.seconds / run,
                    rows.size() - limit);
+    print_allocations(limit);
   }
 };
 
@@ -144,4 +176,7 @@ void kokkosp_begin_deep_copy(SpaceHandle dst, const char*, const void*, SpaceHan
   census().begin("copy ", name.c_str(), &open_copy);
 }
 void kokkosp_end_deep_copy() { census().end(open_copy); }
+void kokkosp_allocate_data(SpaceHandle space, const char* label, const void*, std::uint64_t bytes) {
+  census().allocated(space.name, label, bytes);
+}
 }
