@@ -32,6 +32,7 @@ using Clock = std::chrono::steady_clock;
 struct Tally {
   std::uint64_t launches = 0;
   double seconds = 0;
+  std::uint64_t bytes = 0;  // copies: bytes moved
 };
 
 struct Allocations {
@@ -51,29 +52,45 @@ std::size_t rows_wanted() {
   return 25;
 }
 
+// A copy row's bytes and their rate, e.g. "  [12.6 MB, 8.31 GB/s]"; empty for kernels.
+std::string copy_volume(const Tally& t) {
+  if (t.bytes == 0) return {};
+  char text[64];
+  std::snprintf(text, sizeof text, "  [%.1f MB, %.3g GB/s]", 1e-6 * static_cast<double>(t.bytes),
+                t.seconds > 0 ? 1e-9 * static_cast<double>(t.bytes) / t.seconds : 0.0);
+  return text;
+}
+
 struct Census {
   std::mutex mutex;
   Clock::time_point start = Clock::now();
   std::uint64_t next_id = 1;
   // Open launches: several team threads launch at once, so each start is keyed by its id.
-  std::unordered_map<std::uint64_t, std::pair<std::string, Clock::time_point>> open;
   std::map<std::string, Tally> tallies;
   std::map<std::string, Allocations> allocations;  // by "space: label"
 
-  void begin(const char* kind, const char* name, std::uint64_t* id) {
+  struct Open {
+    std::string name;
+    Clock::time_point start;
+    std::uint64_t bytes;
+  };
+  std::unordered_map<std::uint64_t, Open> open;
+
+  void begin(const char* kind, const char* name, std::uint64_t* id, std::uint64_t bytes = 0) {
     const auto now = Clock::now();
     std::lock_guard<std::mutex> lock(mutex);
     *id = next_id++;
-    open.emplace(*id, std::make_pair(std::string(kind) + (name ? name : "(unnamed)"), now));
+    open.emplace(*id, Open{std::string(kind) + (name ? name : "(unnamed)"), now, bytes});
   }
   void end(std::uint64_t id) {
     const auto now = Clock::now();
     std::lock_guard<std::mutex> lock(mutex);
     const auto it = open.find(id);
     if (it == open.end()) return;
-    Tally& t = tallies[it->second.first];
+    Tally& t = tallies[it->second.name];
     ++t.launches;
-    t.seconds += std::chrono::duration<double>(now - it->second.second).count();
+    t.seconds += std::chrono::duration<double>(now - it->second.start).count();
+    t.bytes += it->second.bytes;
     open.erase(it);
   }
   void allocated(const char* space, const char* label, std::uint64_t bytes) {
@@ -127,9 +144,10 @@ struct Census {
         rest.seconds += t.seconds;
         continue;
       }
-      std::fprintf(stderr, "kernel census: %10llu %10.4f %10.1f %6.2f  %s\n",
+      std::fprintf(stderr, "kernel census: %10llu %10.4f %10.1f %6.2f  %s%s\n",
                    static_cast<unsigned long long>(t.launches), t.seconds,
-                   1e6 * t.seconds / static_cast<double>(t.launches), 100 * t.seconds / run, rows[r].first.c_str());
+                   1e6 * t.seconds / static_cast<double>(t.launches), 100 * t.seconds / run, rows[r].first.c_str(),
+                   copy_volume(t).c_str());
     }
     if (rest.launches > 0)
       std::fprintf(stderr, "kernel census: %10llu %10.4f %10s %6.2f  (%zu more names)\n",
@@ -148,6 +166,15 @@ Census& census() {
 struct SpaceHandle {
   char name[64];
 };
+
+// A copy's row: its spaces, and the Views' labels where they have one (unmanaged Views have none),
+// so that the packets' copies show apart from the guard fill's and the outputs'.
+std::string copy_name(const char* src_space, const char* src_label, const char* dst_space, const char* dst_label) {
+  const auto side = [](const char* space, const char* label) {
+    return label && *label ? std::string(space) + " '" + label + "'" : std::string(space);
+  };
+  return side(src_space, src_label) + " -> " + side(dst_space, dst_label);
+}
 
 // Kokkos calls the deep-copy pair from the copying thread without an id: one open copy per thread.
 thread_local std::uint64_t open_copy = 0;
@@ -170,10 +197,9 @@ void kokkosp_begin_parallel_scan(const char* name, std::uint32_t, std::uint64_t*
   census().begin("scan ", name, id);
 }
 void kokkosp_end_parallel_scan(std::uint64_t id) { census().end(id); }
-void kokkosp_begin_deep_copy(SpaceHandle dst, const char*, const void*, SpaceHandle src, const char*, const void*,
-                             std::uint64_t) {
-  const std::string name = std::string(src.name) + " -> " + dst.name;
-  census().begin("copy ", name.c_str(), &open_copy);
+void kokkosp_begin_deep_copy(SpaceHandle dst, const char* dst_label, const void*, SpaceHandle src,
+                             const char* src_label, const void*, std::uint64_t bytes) {
+  census().begin("copy ", copy_name(src.name, src_label, dst.name, dst_label).c_str(), &open_copy, bytes);
 }
 void kokkosp_end_deep_copy() { census().end(open_copy); }
 void kokkosp_allocate_data(SpaceHandle space, const char* label, const void*, std::uint64_t bytes) {
