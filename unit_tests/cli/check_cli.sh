@@ -41,10 +41,13 @@ bad() {
   grep -q "^$name: " "$tmp/err" || fail "[$*]: stderr does not start with '$name: '"
 }
 
-# good ARGS...: exits 0.
+# good ARGS...: exits 0 (else the failure shows the end of stdout too: a program's own verdict,
+# such as a mismatch against its reference, is there).
 good() {
   run "$@" || return
-  ((rc == 0)) || fail "[$*]: exit status $rc, expected 0"
+  ((rc == 0)) && return
+  fail "[$*]: exit status $rc, expected 0"
+  tail -n 8 "$tmp/out" | sed 's/^/  stdout: /' >&2
 }
 
 # failure ARGS...: a runtime failure (exit 1) reported in one line "NAME: ...".
