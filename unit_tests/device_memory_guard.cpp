@@ -37,7 +37,7 @@ constexpr int max_regions = 4096;
 
 struct Region {
   std::uintptr_t begin = 0, end = 0;  // the whole pages inside the data
-  std::uintptr_t data = 0;             // where the data starts, for the offset in a report
+  std::uintptr_t data = 0;            // where the data starts, for the offset in a report
   char label[64] = {};
   bool used = false;
 };
@@ -145,15 +145,18 @@ extern "C" {
 void kokkosp_init_library(int, std::uint64_t, std::uint32_t, void*) {
   const char* labels = std::getenv("KORCH_DEVICE_GUARD_LABELS");
   if (!labels || !*labels) {
-    write_text("[device memory guard] KORCH_DEVICE_GUARD_LABELS is not set: give a regular expression of the "
-               "labels of device allocations; guarding nothing\n");
+    write_text(
+        "[device memory guard] KORCH_DEVICE_GUARD_LABELS is not set: give a regular expression of the "
+        "labels of device allocations; guarding nothing\n");
     return;
   }
   try {
     wanted = new std::regex(labels, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    std::fprintf(stderr, "[device memory guard] KORCH_DEVICE_GUARD_LABELS '%s' is not a regular expression (%s): "
-                 "guarding nothing\n", labels, e.what());
+    std::fprintf(stderr,
+                 "[device memory guard] KORCH_DEVICE_GUARD_LABELS '%s' is not a regular expression (%s): "
+                 "guarding nothing\n",
+                 labels, e.what());
     return;
   }
   const long page = ::sysconf(_SC_PAGESIZE);
