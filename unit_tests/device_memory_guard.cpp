@@ -46,7 +46,7 @@ struct Region {
 Region regions[max_regions];
 std::atomic_flag lock = ATOMIC_FLAG_INIT;
 int open_operations = 0;  // kernels and copies running now
-std::uint64_t guarded_allocations = 0, guarded_pages = 0;
+std::uint64_t guarded_allocations = 0, guarded_pages = 0, table_full = 0;
 bool enabled = false;
 std::regex* wanted = nullptr;
 struct sigaction previous_handler;
@@ -172,6 +172,9 @@ void kokkosp_finalize_library() {
   enabled = false;
   std::fprintf(stderr, "[device memory guard] guarded %llu allocations (%llu pages in all)\n",
                static_cast<unsigned long long>(guarded_allocations), static_cast<unsigned long long>(guarded_pages));
+  if (table_full > 0)
+    std::fprintf(stderr, "[device memory guard] %llu more were not guarded: more than %d were alive at once\n",
+                 static_cast<unsigned long long>(table_full), max_regions);
 }
 
 void kokkosp_allocate_data(SpaceHandle, const char* label, const void* ptr, std::uint64_t bytes) {
@@ -193,6 +196,7 @@ void kokkosp_allocate_data(SpaceHandle, const char* label, const void* ptr, std:
     r.used = true;  // protected when the next kernel or copy ends: Kokkos may still initialize it
     return;
   }
+  ++table_full;
 }
 
 void kokkosp_deallocate_data(SpaceHandle, const char*, const void* ptr, std::uint64_t) {
