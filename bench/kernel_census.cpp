@@ -65,10 +65,10 @@ struct Census {
   std::mutex mutex;
   Clock::time_point start = Clock::now();
   std::uint64_t next_id = 1;
-  // Open launches: several team threads launch at once, so each start is keyed by its id.
   std::map<std::string, Tally> tallies;
   std::map<std::string, Allocations> allocations;  // by "space: label"
 
+  // Open launches: several team threads launch at once, so each start is keyed by its id.
   struct Open {
     std::string name;
     Clock::time_point start;
